@@ -1,0 +1,114 @@
+# cartsim: `make run` builds and runs the main job, `make test` the suite.
+# Both install missing Debian packages first (see `deps`).
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+CUDA_HOME ?= /usr/local/cuda
+DEB_PACKAGES = build-essential pkg-config libcriterion-dev libinih-dev libsdl2-dev libstb-dev librandom123-dev
+
+WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -I$(BUILD)/gen
+LDLIBS  = -lm -ldl -lpthread
+
+# The CUDA headers are optional: without them the cuda backend builds as "unavailable".
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+CFLAGS += -DCS_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include
+endif
+
+LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c)
+LIB_SRC := $(filter-out sim/main.c sim/cli_%.c,$(LIB_SRC))
+CLI_SRC  = sim/main.c $(wildcard sim/cli_*.c)
+TEST_SRC = $(wildcard tests/test_*.c)
+PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h
+
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/builtin_envs.o
+CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+.PHONY: all run test asan deps install clean bench
+
+all: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example
+
+run: deps all
+	$(BUILD)/cartsim --envs 2048 --steps 10000 --unroll 10
+
+test: deps all $(BUILD)/tests
+	CARTSIM_ROOT=$(CURDIR) $(BUILD)/tests --jobs 2 $(TEST_ARGS)
+
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+asan: deps
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+		LDFLAGS="-fsanitize=address,undefined" test
+
+# Install what the build needs from Debian, as root or through sudo; otherwise
+# stop with the exact command to run.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		cmd="apt-get install -y --no-install-recommends$$missing"; \
+		if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; \
+			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$cmd) >/dev/null || exit 1; \
+		elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then \
+			sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null || exit 1; \
+		else echo "cartsim needs:$$missing"; echo "run: sudo apt-get update && sudo $$cmd"; exit 1; fi; \
+	fi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The headers every generated kernel starts with, as one string.
+$(BUILD)/gen/prelude.c: $(PRELUDE)
+	@mkdir -p $(dir $@)
+	@{ echo '/* generated from $(PRELUDE) */'; echo 'const char cs_prelude_text[] ='; \
+	   cat $(PRELUDE) | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; echo ';'; } > $@
+
+# Every envs/*.env, compiled in so `--env NAME` works from anywhere.
+$(BUILD)/gen/builtin_envs.c: $(wildcard envs/*.env)
+	@mkdir -p $(dir $@)
+	@{ echo '/* generated from envs/*.env */'; echo '#include "builtin_envs.h"'; \
+	   echo 'const cs_builtin_env cs_builtin_envs[] = {'; \
+	   for f in $^; do n=$$(basename $$f .env); echo "{\"$$n\","; \
+	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo '},'; done; \
+	   echo '{0, 0}};'; } > $@
+
+$(BUILD)/libcartsim.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/libcartsim.so: $(LIB_OBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/cartsim: $(CLI_OBJ) $(BUILD)/libcartsim.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The example of cartsim.h and README.md, built against the installed layout.
+$(BUILD)/example: tests/example.c $(BUILD)/libcartsim.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcartsim.a $(LDLIBS)
+
+$(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libcartsim.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
+
+install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/share/cartsim/envs
+	install -m 755 $(BUILD)/cartsim $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libcartsim.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcartsim.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 sim/cartsim.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 envs/*.env $(DESTDIR)$(PREFIX)/share/cartsim/envs/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/.*CS_VERSION_STRING "\(.*\)"/\1/p' sim/cartsim.h)|' \
+		sim/cartsim.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cartsim.pc
+
+bench: all
+	bench/ablation.sh
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,161 @@
+/* The compiler's internal interface, one banner per defining file.
+ *
+ * Pipeline (jit/compile.c), straight-line:
+ *
+ *   source --cs_parse--> program --fold--> --concat (full only)--> --dce-->
+ *          --cs_partition_build (none | rules | full)--> --cs_emit (C | CUDA)-->
+ *          backend: cpu (cc + dlopen, cached) | cuda (NVRTC + driver) | interp
+ */
+#ifndef CS_JIT_H
+#define CS_JIT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir.h"
+#include "lanes.h"
+#include "program.h"
+
+/* text.c: a growing string; a failed allocation sticks (failed = true). */
+typedef struct {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} cs_text;
+
+void cs_text_printf(cs_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cs_text_vprintf(cs_text *t, const char *fmt, va_list ap);
+void cs_text_append(cs_text *t, const char *s, size_t n);
+void cs_text_free(cs_text *t);
+/* The shortest decimal that reads back as exactly v ("%.17g" at most). */
+void cs_text_real(cs_text *t, double v);
+
+/* parse.c, lex.c: the .env DSL (docs/dsl.md). */
+typedef struct {
+    char name[CS_NAME_MAX];
+    bool is_range;      /* NAME=LO:HI, drawn per lane at every restart */
+    double value;       /* NAME=VALUE */
+    double low, high;
+} cs_param_override;
+
+/* Parses "NAME=VALUE" or "NAME=LO:HI". 0, or -1 with a message. */
+int cs_parse_override(const char *text, cs_param_override *out, char *err, size_t err_size);
+
+/* Parses a whole .env source (not NUL-terminated: len counts). On success
+ * *out is a finished program (cs_program_finish done) and 0 is returned; on
+ * failure -1 with "file:line:col: message" in err and *out NULL. */
+int cs_parse(const char *src, size_t len, const char *filename, cs_type real,
+             const cs_param_override *overrides, unsigned n_overrides,
+             cs_program **out, char *err, size_t err_size);
+
+/* fold.c, concat.c, dce.c: passes. Each rewrites the program's roots (the
+ * graph is append-only; dce rebuilds it with the live nodes only) and returns
+ * how many nodes it changed, or -1 when memory ran out. */
+int cs_pass_fold(cs_program *p);    /* IEEE-safe constant folding */
+int cs_pass_concat(cs_program *p);  /* index(stack(..)) forwards the operand */
+int cs_pass_dce(cs_program *p);     /* keep only what the roots reach */
+
+typedef struct {
+    const char *name;
+    int (*run)(cs_program *p);
+    const char *what;
+} cs_pass_info;
+
+extern const cs_pass_info cs_pass_table[];   /* in pipeline order, ends with {0} */
+
+/* partition.c: which nodes of an entry share a kernel. */
+typedef enum { CS_POLICY_FULL, CS_POLICY_RULES, CS_POLICY_NONE } cs_policy;
+
+#define CS_NO_KERNEL UINT32_MAX
+
+typedef struct {
+    cs_policy policy;
+    unsigned n_kernels;
+    uint32_t *kernel;     /* [cs_graph_count] kernel of each computed node; CS_NO_KERNEL for
+                             nodes outside the entry and for leaves loaded in place
+                             (CONST, CARRIED, INPUT, PARAM, SEGSTEP) */
+    char (*reason)[160];  /* [n_kernels] why kernel k does not fuse with k-1 ("" for 0) */
+} cs_partition;
+
+int cs_partition_build(const cs_graph *g, const cs_node *roots, unsigned n_roots,
+                       cs_policy policy, cs_partition *out);
+void cs_partition_free(cs_partition *part);
+const char *cs_policy_name(cs_policy p);
+
+/* The roots of the step entry: policy (when `with_policy`), next, obs_next,
+ * reward, terminated, truncated. Returns the count; `roots` holds at least
+ * cs_program_step_root_max(p). */
+unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots);
+unsigned cs_program_step_root_max(const cs_program *p);
+
+/* dump.c */
+int cs_dump_graph(const cs_program *p, bool dot, cs_text *out);
+int cs_dump_partition(const cs_program *p, const cs_partition *part, cs_text *out);
+
+/* emit.c: one emitter, two dialects. */
+typedef struct {
+    cs_policy fusion;
+    int unroll;           /* steps per loop iteration (>= 1) */
+    int block;            /* CUDA: threads per block the source assumes (0: any) */
+    int arch;             /* CUDA: sm_XY as XY (0: unknown) */
+} cs_schedule;
+
+typedef enum { CS_DIALECT_C, CS_DIALECT_CUDA } cs_dialect;
+
+int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *out,
+            char *err, size_t err_size);
+/* Kernels one step launches (loops on the cpu) under that policy. */
+unsigned cs_emit_kernels_per_step(const cs_program *p, cs_policy fusion);
+
+extern const char cs_prelude_text[];   /* lanes.h, philox.h, rng.h, mathf.h (generated) */
+
+/* interp.c: the reference evaluator, the oracle of the tests. */
+void cs_interp_restart(const cs_program *p, const cs_lanes *l);
+void cs_interp_step(const cs_program *p, const cs_lanes *l);
+void cs_interp_rollout(const cs_program *p, const cs_lanes *l);
+
+/* hash.c: 128-bit content hashes for cache keys and entry checksums. */
+typedef struct {
+    uint64_t lo, hi;
+} cs_hash128;
+
+cs_hash128 cs_hash_bytes(const void *data, size_t n, cs_hash128 seed);
+void cs_hash_hex(cs_hash128 h, char out[33]);
+
+/* cache.c: the on-disk kernel cache (DESIGN.md: private, atomic, verified). */
+typedef struct {
+    char dir[4096];        /* "" when running without a cache */
+    char warning[512];     /* why the cache was refused or degraded, or "" */
+} cs_cache;
+
+/* Opens `dir` (NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim),
+ * creating it 0700. Never fails: a refused directory falls back to a private
+ * temporary one or to no cache, and says why in c->warning. */
+void cs_cache_open(cs_cache *c, const char *dir);
+/* 1 and the entry's path when `key` (32 hex digits) has a verified entry
+ * with that suffix (".so", ".cubin"); 0 otherwise (a corrupt one is removed). */
+int cs_cache_lookup(cs_cache *c, const char *key, const char *suffix, char *path, size_t path_size);
+/* Installs the file at `built` as the entry for key: written to a temporary
+ * name with its checksum, then renamed. 0, or -1 (entry not stored; warning set). */
+int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char *built,
+                   char *path, size_t path_size);
+/* Removes the private temporary directory, if one was made. */
+void cs_cache_close(cs_cache *c);
+
+/* backend_cpu.c: C source -> shared object -> entry points. */
+typedef void (*cs_entry)(const cs_lanes *l);
+
+typedef struct {
+    cs_entry restart, step, rollout;
+    void *handle;
+    bool cache_hit;
+    double compile_ms;
+} cs_cpu_kernel;
+
+int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_kernel *out,
+                   char *err, size_t err_size);
+void cs_cpu_unload(cs_cpu_kernel *k);
+
+#endif

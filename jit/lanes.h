@@ -1,0 +1,42 @@
+/* The calling convention between the runtime and a generated kernel.
+ *
+ * This file is pasted verbatim in front of every generated source, C and CUDA
+ * alike, so it compiles as C11 and as CUDA C++ and includes nothing. Bump
+ * CS_LANES_ABI whenever a field changes: it is part of the kernel cache key.
+ *
+ * Buffers are struct-of-arrays indexed by the global lane number, so a call
+ * on lanes [begin, end) of a bigger batch touches only its own slice.
+ */
+#ifndef CS_LANES_H
+#define CS_LANES_H
+
+#define CS_LANES_ABI 1
+
+/* cs_lanes.mode for the step entry point */
+#define CS_MODE_NO_RESTART 0  /* never restart (replays, the DISABLED mode) */
+#define CS_MODE_SAME_STEP 1   /* restart at once; obs of the ending step go to final_obs */
+#define CS_MODE_NEXT_STEP 2   /* the step after the ending one restarts instead of stepping */
+
+typedef struct cs_lanes {
+    long long begin, end;     /* global lanes of this call */
+    long long t;              /* global step count before this call's first step */
+    long long steps;          /* rollout: steps to take */
+    unsigned long long seed;
+    int mode;                 /* step: CS_MODE_* */
+    long long stride;         /* lanes in the whole batch: the row length of obs */
+    void **carried;           /* [n_carried] arrays of the carried slot's type */
+    void **params;            /* [n_params] arrays of the program's real type */
+    int *segstep;             /* steps since the lane's last restart */
+    void **inputs;            /* step: [n_inputs] arrays, int (discrete) or float (box) */
+    float *obs;               /* [n_obs][stride] */
+    float *final_obs;         /* [n_obs][stride], same-step mode */
+    double *reward;
+    unsigned char *terminated, *truncated;
+    unsigned char *pending;   /* next-step mode: restart at the lane's next step */
+    double *seg_return;       /* return of the running episode */
+    long long *segments;      /* episodes finished */
+    double *return_sum;       /* sum of the finished episodes' returns */
+    long long *nonfinite;     /* restarts forced by a NaN or infinite state */
+} cs_lanes;
+
+#endif

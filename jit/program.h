@@ -1,0 +1,88 @@
+/* A lane program: what the compiler compiles. One step function over N
+ * independent lanes, each with carried values, plus the graph that gives a lane
+ * a fresh start (the reset) when its `done` condition holds.
+ *
+ * Everything is a node of one graph. Step-side nodes may read CARRIED (the
+ * value before the step), INPUT (the per-step inputs: an action), PARAM,
+ * SEGSTEP and UNIFORM draws of the step stream; restart-side nodes read PARAM
+ * and UNIFORM draws of the restart stream. Observations are written as
+ * functions of CARRIED (an observation of a state); the program holds them
+ * already substituted for the state after a step and after a restart.
+ */
+#ifndef CS_PROGRAM_H
+#define CS_PROGRAM_H
+
+#include "ir.h"
+
+/* UNIFORM's imm.i: stream in the high bits, draw number in the low 16. */
+enum { CS_STREAM_STEP = 0, CS_STREAM_RESTART = 1 };
+#define CS_UNIFORM_ID(stream, k) (((int64_t)(stream) << 16) | (int64_t)(k))
+#define CS_UNIFORM_STREAM(imm) ((int)((imm) >> 16))
+#define CS_UNIFORM_DRAW(imm) ((unsigned)((imm) & 0xffff))
+
+#define CS_NAME_MAX 48
+
+typedef struct {
+    char name[CS_NAME_MAX];
+    cs_type type;
+} cs_slot;
+
+typedef enum { CS_ACTION_DISCRETE, CS_ACTION_BOX } cs_action_kind;
+
+typedef struct cs_program {
+    cs_graph *graph;
+    cs_type real;                 /* CS_F32 or CS_F64, fixed per compile */
+
+    unsigned n_carried;
+    cs_slot *carried;
+    cs_node *next;                /* [n_carried] value after one step */
+    cs_node *restart;             /* [n_carried] fresh value */
+
+    unsigned n_obs;
+    cs_node *obs;                 /* [n_obs] over CARRIED */
+    cs_node *obs_next;            /* [n_obs] of the state after the step */
+    cs_node *obs_restart;         /* [n_obs] of the fresh state */
+
+    cs_node reward;               /* real */
+    cs_node terminated;           /* bool */
+    cs_node truncated;            /* bool */
+
+    /* The inputs (action components). A rollout computes them in the kernel
+     * from `policy` (over CARRIED, PARAM, step-stream UNIFORM); 0 there means
+     * the program has no in-kernel policy yet. */
+    cs_action_kind action_kind;
+    unsigned n_actions;           /* discrete: number of choices */
+    unsigned n_inputs;            /* components per step (1 for discrete) */
+    cs_slot *inputs;              /* i32 for discrete, real for box */
+    double *input_low, *input_high;
+    cs_node *policy;              /* [n_inputs] */
+
+    /* Per-lane parameters, read from buffers (domain randomization, policy
+     * weights). param_restart[k] != 0 redraws it at every restart. */
+    unsigned n_params;
+    cs_slot *params;
+    cs_node *param_restart;
+
+    /* Draws per step in each stream: one past the largest draw number used. */
+    unsigned n_step_draws, n_restart_draws;
+
+    /* Facts about the environment, carried through to the runtime. */
+    char name[CS_NAME_MAX];       /* short name, e.g. "cartpole" */
+    char title[CS_NAME_MAX];      /* e.g. "CartPole-v1" */
+    int64_t max_steps;            /* truncation limit; 0 = none */
+    double reward_threshold;      /* NaN when not declared */
+} cs_program;
+
+/* Allocation helpers (jit/program.c). A program owns its graph. */
+cs_program *cs_program_new(cs_type real);
+void cs_program_free(cs_program *p);
+/* Append a slot; returns its index or -1 when out of memory. */
+int cs_program_add_carried(cs_program *p, const char *name, cs_type t);
+int cs_program_add_input(cs_program *p, const char *name, cs_type t, double low, double high);
+int cs_program_add_param(cs_program *p, const char *name, cs_type t);
+int cs_program_add_obs(cs_program *p, cs_node over_carried);
+/* Derive obs_next/obs_restart, truncated (from max_steps), the draw counts;
+ * checks that every slot has a node. Returns 0, or -1 with the reason in err. */
+int cs_program_finish(cs_program *p, char *err, size_t err_size);
+
+#endif

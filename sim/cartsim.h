@@ -1,0 +1,189 @@
+/* cartsim: thousands of reinforcement-learning environments stepped at once by
+ * one fused, JIT-compiled kernel.
+ *
+ * A complete program (tests/example.c builds and runs this very code):
+ *
+ *     #include <cartsim.h>
+ *     #include <stdio.h>
+ *
+ *     int main(void)
+ *     {
+ *         cs_config cfg;
+ *         cs_config_init(&cfg);
+ *         cfg.env = "cartpole";              // a name from envs/, or a path to a .env file
+ *         cfg.num_envs = 8;
+ *
+ *         cs_env *env;
+ *         if (cs_env_open(&cfg, &env) != CS_OK) {
+ *             fprintf(stderr, "cartsim: %s\n", env ? cs_env_error(env) : "out of memory");
+ *             cs_env_close(env);
+ *             return 1;
+ *         }
+ *         cs_env_reset(env, 42);
+ *         int actions[8];
+ *         double total = 0;
+ *         for (int t = 0; t < 100; t++) {
+ *             const float *obs = cs_env_obs(env);        // [obs_dim][num_envs]
+ *             for (int i = 0; i < 8; i++)
+ *                 actions[i] = obs[2 * 8 + i] > 0;       // push toward the pole's lean
+ *             cs_env_step(env, actions);
+ *             for (int i = 0; i < 8; i++)
+ *                 total += cs_env_rewards(env)[i];
+ *         }
+ *         cs_rollout_stats stats;                      // 10,000 fused steps, random policy
+ *         cs_env_rollout(env, 10000, &stats);
+ *         printf("return %.0f, %lld episodes\n", total, (long long)stats.episodes);
+ *         cs_env_close(env);
+ *         return 0;
+ *     }
+ *
+ * Conventions: every function returns a cs_status (or a value that cannot
+ * fail); on failure the handle keeps a message, cs_env_error(). The library
+ * never prints and never exits. Buffers are struct-of-arrays: component k of
+ * environment i is at [k * num_envs + i]. Returned pointers stay valid until
+ * the next call on the same handle. A handle is used by one thread at a time;
+ * different handles are independent.
+ */
+#ifndef CARTSIM_H
+#define CARTSIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CS_VERSION_MAJOR 0
+#define CS_VERSION_MINOR 1
+#define CS_VERSION_PATCH 0
+#define CS_VERSION_STRING "0.1.0"
+
+const char *cs_version(void);
+
+typedef enum {
+    CS_OK = 0,
+    CS_ERR_ARGUMENT,     /* a bad argument or configuration value */
+    CS_ERR_PARSE,        /* the .env source is malformed ("file:line:col: ...") */
+    CS_ERR_NOT_FOUND,    /* no such environment or file */
+    CS_ERR_COMPILE,      /* the kernel did not compile */
+    CS_ERR_UNAVAILABLE,  /* the backend cannot run here (no GPU, no compiler) */
+    CS_ERR_NUMERIC,      /* strict mode: a state became NaN or infinite */
+    CS_ERR_LIMIT,        /* a size or count beyond what can be held */
+    CS_ERR_IO,           /* reading or writing a file failed */
+    CS_ERR_NOMEM,
+    CS_ERR_STATE,        /* called in the wrong order (step before reset) or on a failed handle */
+    CS_STATUS_COUNT
+} cs_status;
+
+const char *cs_status_string(cs_status s);
+
+typedef enum { CS_BACKEND_AUTO, CS_BACKEND_CPU, CS_BACKEND_CUDA, CS_BACKEND_INTERP, CS_BACKEND_COUNT } cs_backend;
+typedef enum { CS_FUSION_FULL, CS_FUSION_RULES, CS_FUSION_NONE, CS_FUSION_COUNT } cs_fusion;
+typedef enum { CS_DTYPE_F32, CS_DTYPE_F64 } cs_dtype;
+typedef enum { CS_AUTORESET_NEXT_STEP, CS_AUTORESET_SAME_STEP, CS_AUTORESET_DISABLED } cs_autoreset;
+
+const char *cs_backend_name(cs_backend b);
+const char *cs_fusion_name(cs_fusion f);
+
+#define CS_MAX_PARAM_OVERRIDES 64
+
+typedef struct {
+    const char *env;            /* "cartpole", or a path ending in .env */
+    const char *env_dir;        /* where names are looked up; NULL: $CARTSIM_ENV_DIR, then the built-in list */
+    int64_t num_envs;           /* default 1 */
+    cs_backend backend;         /* default AUTO */
+    cs_fusion fusion;           /* default FULL */
+    cs_dtype dtype;             /* default F32 */
+    int unroll;                 /* steps per loop iteration; default 1 */
+    int threads;                /* 0: every core */
+    int block;                  /* CUDA threads per block; 0: from the occupancy API */
+    cs_autoreset autoreset;     /* default NEXT_STEP, Gymnasium's */
+    const char *params[CS_MAX_PARAM_OVERRIDES];  /* "NAME=VALUE" or "NAME=LO:HI" */
+    int n_params;
+    const char *cache_dir;      /* NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim */
+    bool no_cache;
+    const char *cc;             /* C compiler for the cpu backend; NULL: $CC, else "cc" */
+} cs_config;
+
+void cs_config_init(cs_config *cfg);
+
+typedef struct cs_env cs_env;
+
+/* Parses, compiles and allocates. On failure *out is still a handle that
+ * holds the message (or NULL when memory ran out); close it either way. */
+cs_status cs_env_open(const cs_config *cfg, cs_env **out);
+void cs_env_close(cs_env *env);        /* NULL is fine */
+const char *cs_env_error(const cs_env *env);
+
+typedef struct {
+    const char *name;           /* "cartpole" */
+    const char *title;          /* "CartPole-v1" */
+    int64_t num_envs;
+    unsigned state_dim, obs_dim;
+    bool discrete;              /* discrete: actions are int32 in [0, n_actions) */
+    unsigned n_actions;
+    unsigned action_dim;        /* box: float32 components per environment */
+    const double *action_low, *action_high;
+    int64_t max_steps;
+    double reward_threshold;    /* NaN when the environment declares none */
+    const char *const *state_names;
+    cs_backend backend;         /* the backend actually used */
+    cs_fusion fusion;
+    cs_dtype dtype;
+    int unroll, threads;
+    int kernels_per_step;       /* fused kernels (loops on the cpu) per step */
+    double compile_ms;
+    bool cache_hit;
+    const char *notice;         /* why AUTO fell back, or "" */
+} cs_env_info;
+
+cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
+
+/* Every environment starts a fresh episode drawn from `seed`. */
+cs_status cs_env_reset(cs_env *env, uint64_t seed);
+
+/* One step of every environment. `actions`: int32_t[num_envs] for discrete
+ * spaces, float[action_dim][num_envs] for box spaces. */
+cs_status cs_env_step(cs_env *env, const void *actions);
+
+const float *cs_env_obs(cs_env *env);            /* [obs_dim][num_envs] */
+const float *cs_env_final_obs(cs_env *env);      /* same-step mode: obs that ended an episode */
+const double *cs_env_rewards(cs_env *env);       /* [num_envs] */
+const uint8_t *cs_env_terminated(cs_env *env);   /* [num_envs] */
+const uint8_t *cs_env_truncated(cs_env *env);    /* [num_envs] */
+
+/* The raw state, always as doubles: [state_dim][num_envs]; and the steps
+ * taken in each running episode. set_state is for replays and tests. */
+cs_status cs_env_get_state(cs_env *env, double *out);
+cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *episode_steps);
+
+typedef struct {
+    int64_t steps;              /* per environment */
+    int64_t env_steps;          /* steps x num_envs */
+    int64_t episodes;           /* finished */
+    double mean_return;         /* over finished episodes; NaN when none */
+    int64_t nonfinite;          /* environments restarted for a NaN/inf state */
+    int64_t launches;           /* kernel launches (loop passes on the cpu) */
+    double run_ms;
+    uint64_t checksum;          /* hash of the final state's bits and episode counts */
+} cs_rollout_stats;
+
+/* `steps` steps of every environment with the built-in policy (random
+ * actions), same-step auto-reset, all inside the compiled kernel. Continues
+ * from the current state (reset first). */
+cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out);
+
+/* Looking inside the compiler (`cartsim dump`). `after` names the last pass
+ * to run ("parse", "fold", "concat", "dce"; NULL: all of them); `format` is
+ * "text" (graph, partition into kernels with the reason for each boundary),
+ * "dot" (Graphviz), "c" or "cuda" (the generated source). On CS_OK *text is
+ * malloc'ed, else *error is; free() whichever is set. */
+cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char **error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
