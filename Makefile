@@ -37,7 +37,8 @@ run: deps all
 	$(BUILD)/cartsim --envs 2048 --steps 10000 --unroll 10
 
 test: deps all $(BUILD)/tests
-	CARTSIM_ROOT=$(CURDIR) $(BUILD)/tests --jobs 2 $(TEST_ARGS)
+	CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
+		$(BUILD)/tests --jobs 2 $(TEST_ARGS)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps

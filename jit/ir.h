@@ -101,10 +101,10 @@ cs_node cs_index(cs_graph *g, cs_node vector, unsigned k);
 /* The one general constructor the others use: hash-consed, type-checked. */
 cs_node cs_make(cs_graph *g, cs_op op, cs_type t, unsigned n_in, const cs_node *in, cs_imm imm);
 
-/* Rebuild `n` with every leaf (op, index) for which map_leaf returns nonzero
- * replaced by that node; used to splice a policy's outputs into a step's
- * inputs. `memo` has cs_graph_count(g) entries, zeroed by the caller. */
+/* Rewrite each root (0 stays 0) so that every leaf for which `map` returns a
+ * node is replaced by it: how observations of a state become observations of
+ * the next state. Iterative, so any graph depth is fine. 0, or -1 on failure. */
 typedef cs_node (*cs_leaf_map)(void *ctx, const cs_node_data *leaf);
-cs_node cs_substitute(cs_graph *g, cs_node n, cs_leaf_map map, void *ctx, cs_node *memo);
+int cs_substitute(cs_graph *g, cs_node *roots, unsigned n_roots, cs_leaf_map map, void *ctx);
 
 #endif

@@ -85,4 +85,8 @@ int cs_program_add_obs(cs_program *p, cs_node over_carried);
  * checks that every slot has a node. Returns 0, or -1 with the reason in err. */
 int cs_program_finish(cs_program *p, char *err, size_t err_size);
 
+/* Calls visit on every non-zero root slot (next, restart, obs*, policy,
+ * param_restart, reward, terminated, truncated): how passes rewrite them. */
+void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx);
+
 #endif

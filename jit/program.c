@@ -1,0 +1,211 @@
+/* Lane programs: slots, and the derived roots that every backend reads. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit.h"
+
+cs_program *cs_program_new(cs_type real)
+{
+    cs_program *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->graph = cs_graph_new();
+    if (!p->graph) {
+        free(p);
+        return NULL;
+    }
+    p->real = real;
+    p->reward_threshold = NAN;
+    return p;
+}
+
+void cs_program_free(cs_program *p)
+{
+    if (!p)
+        return;
+    cs_graph_free(p->graph);
+    free(p->carried);
+    free(p->next);
+    free(p->restart);
+    free(p->obs);
+    free(p->obs_next);
+    free(p->obs_restart);
+    free(p->inputs);
+    free(p->input_low);
+    free(p->input_high);
+    free(p->policy);
+    free(p->params);
+    free(p->param_restart);
+    free(p);
+}
+
+/* Grow each array in `arrays` (element sizes in `sizes`) to hold n + 1. */
+static bool grow(unsigned n, void **arrays[], const size_t sizes[], unsigned count)
+{
+    for (unsigned k = 0; k < count; k++) {
+        void *a = realloc(*arrays[k], (n + 1) * sizes[k]);
+        if (!a)
+            return false;
+        memset((char *)a + n * sizes[k], 0, sizes[k]);
+        *arrays[k] = a;
+    }
+    return true;
+}
+
+static void set_slot(cs_slot *s, const char *name, cs_type t)
+{
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->type = t;
+}
+
+int cs_program_add_carried(cs_program *p, const char *name, cs_type t)
+{
+    void **arrays[] = {(void **)&p->carried, (void **)&p->next, (void **)&p->restart};
+    const size_t sizes[] = {sizeof *p->carried, sizeof *p->next, sizeof *p->restart};
+    if (!grow(p->n_carried, arrays, sizes, 3))
+        return -1;
+    set_slot(&p->carried[p->n_carried], name, t);
+    return (int)p->n_carried++;
+}
+
+int cs_program_add_input(cs_program *p, const char *name, cs_type t, double low, double high)
+{
+    void **arrays[] = {(void **)&p->inputs, (void **)&p->input_low, (void **)&p->input_high,
+                       (void **)&p->policy};
+    const size_t sizes[] = {sizeof *p->inputs, sizeof *p->input_low, sizeof *p->input_high,
+                            sizeof *p->policy};
+    if (!grow(p->n_inputs, arrays, sizes, 4))
+        return -1;
+    set_slot(&p->inputs[p->n_inputs], name, t);
+    p->input_low[p->n_inputs] = low;
+    p->input_high[p->n_inputs] = high;
+    return (int)p->n_inputs++;
+}
+
+int cs_program_add_param(cs_program *p, const char *name, cs_type t)
+{
+    void **arrays[] = {(void **)&p->params, (void **)&p->param_restart};
+    const size_t sizes[] = {sizeof *p->params, sizeof *p->param_restart};
+    if (!grow(p->n_params, arrays, sizes, 2))
+        return -1;
+    set_slot(&p->params[p->n_params], name, t);
+    return (int)p->n_params++;
+}
+
+int cs_program_add_obs(cs_program *p, cs_node over_carried)
+{
+    void **arrays[] = {(void **)&p->obs, (void **)&p->obs_next, (void **)&p->obs_restart};
+    const size_t sizes[] = {sizeof *p->obs, sizeof *p->obs_next, sizeof *p->obs_restart};
+    if (!grow(p->n_obs, arrays, sizes, 3))
+        return -1;
+    p->obs[p->n_obs] = over_carried;
+    return (int)p->n_obs++;
+}
+
+/* Leaf maps for observations: CARRIED k -> the next, or the fresh, value. */
+static cs_node map_to_next(void *ctx, const cs_node_data *leaf)
+{
+    const cs_program *p = ctx;
+    return leaf->op == CS_OP_CARRIED ? p->next[leaf->imm.i] : 0;
+}
+
+static cs_node map_to_restart(void *ctx, const cs_node_data *leaf)
+{
+    const cs_program *p = ctx;
+    return leaf->op == CS_OP_CARRIED ? p->restart[leaf->imm.i] : 0;
+}
+
+static void count_draws(cs_program *p)
+{
+    p->n_step_draws = p->n_restart_draws = 0;
+    uint32_t n = cs_graph_count(p->graph);
+    for (cs_node id = 1; id < n; id++) {
+        const cs_node_data *d = cs_graph_node(p->graph, id);
+        if (d->op != CS_OP_UNIFORM)
+            continue;
+        unsigned *count = CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_STEP ? &p->n_step_draws : &p->n_restart_draws;
+        if (CS_UNIFORM_DRAW(d->imm.i) + 1 > *count)
+            *count = CS_UNIFORM_DRAW(d->imm.i) + 1;
+    }
+}
+
+int cs_program_finish(cs_program *p, char *err, size_t err_size)
+{
+    cs_graph *g = p->graph;
+    for (unsigned k = 0; k < p->n_carried; k++) {
+        if (!p->next[k] || !p->restart[k]) {
+            snprintf(err, err_size, "state '%s' has no %s value", p->carried[k].name,
+                     !p->next[k] ? "next (name')" : "reset");
+            return -1;
+        }
+    }
+    if (!p->reward || !p->terminated) {
+        snprintf(err, err_size, "the step defines no %s", !p->reward ? "reward" : "terminated");
+        return -1;
+    }
+    if (p->n_inputs == 0) {
+        snprintf(err, err_size, "no action declared");
+        return -1;
+    }
+    if (p->max_steps > 0) {
+        /* truncated = steps + 1 >= max_steps, Gymnasium's TimeLimit */
+        cs_node steps = cs_leaf(g, CS_OP_SEGSTEP, CS_I32, 0);
+        cs_node next = cs_binary(g, CS_OP_ADD, steps, cs_const(g, CS_I32, 1));
+        p->truncated = cs_binary(g, CS_OP_GE, next, cs_const(g, CS_I32, (double)p->max_steps));
+    } else {
+        p->truncated = cs_const(g, CS_BOOL, 0);
+    }
+    memcpy(p->obs_next, p->obs, p->n_obs * sizeof *p->obs);
+    memcpy(p->obs_restart, p->obs, p->n_obs * sizeof *p->obs);
+    if (cs_substitute(g, p->obs_next, p->n_obs, map_to_next, p) ||
+        cs_substitute(g, p->obs_restart, p->n_obs, map_to_restart, p) || cs_graph_error(g)[0]) {
+        snprintf(err, err_size, "building the program: %s", cs_graph_error(g)[0] ? cs_graph_error(g) : "out of memory");
+        return -1;
+    }
+    count_draws(p);
+    return 0;
+}
+
+unsigned cs_program_step_root_max(const cs_program *p)
+{
+    return p->n_inputs + p->n_carried + p->n_obs + 3;
+}
+
+unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots)
+{
+    unsigned n = 0;
+    if (with_policy)
+        for (unsigned k = 0; k < p->n_inputs; k++)
+            if (p->policy[k])
+                roots[n++] = p->policy[k];
+    for (unsigned k = 0; k < p->n_carried; k++)
+        roots[n++] = p->next[k];
+    for (unsigned k = 0; k < p->n_obs; k++)
+        roots[n++] = p->obs_next[k];
+    roots[n++] = p->reward;
+    roots[n++] = p->terminated;
+    roots[n++] = p->truncated;
+    return n;
+}
+
+void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx)
+{
+    cs_node *arrays[] = {p->next, p->restart, p->obs, p->obs_next, p->obs_restart};
+    unsigned counts[] = {p->n_carried, p->n_carried, p->n_obs, p->n_obs, p->n_obs};
+    for (unsigned a = 0; a < 5; a++)
+        for (unsigned k = 0; k < counts[a]; k++)
+            if (arrays[a][k])
+                visit(ctx, &arrays[a][k]);
+    for (unsigned k = 0; k < p->n_inputs; k++)
+        if (p->policy[k])
+            visit(ctx, &p->policy[k]);
+    for (unsigned k = 0; k < p->n_params; k++)
+        if (p->param_restart[k])
+            visit(ctx, &p->param_restart[k]);
+    cs_node *single[] = {&p->reward, &p->terminated, &p->truncated};
+    for (unsigned k = 0; k < 3; k++)
+        if (*single[k])
+            visit(ctx, single[k]);
+}
