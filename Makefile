@@ -11,7 +11,7 @@ DEB_PACKAGES = build-essential pkg-config libcriterion-dev libinih-dev libsdl2-d
 
 WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -I$(BUILD)/gen
+CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -I$(BUILD)/gen
 LDLIBS  = -lm -ldl -lpthread
 
 # The CUDA headers are optional: without them the cuda backend builds as "unavailable".

@@ -84,8 +84,13 @@ int cs_partition_build(const cs_graph *g, const cs_node *roots, unsigned n_roots
 void cs_partition_free(cs_partition *part);
 const char *cs_policy_name(cs_policy p);
 
-/* The roots of the step entry: policy (when `with_policy`), next, obs_next,
- * reward, terminated, truncated. Returns the count; `roots` holds at least
+/* compile.c: runs the passes a fusion policy calls for (concat only under
+ * `full`), stopping after the pass named `after` (NULL: all; "parse": none). */
+int cs_optimize(cs_program *p, cs_policy fusion, const char *after, char *err, size_t err_size);
+
+/* The roots of a step: with_policy, the rollout's (roll_next, roll_reward,
+ * roll_terminated, roll_truncated); otherwise next, obs_next, reward,
+ * terminated, truncated. Returns the count; `roots` holds at least
  * cs_program_step_root_max(p). */
 unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots);
 unsigned cs_program_step_root_max(const cs_program *p);

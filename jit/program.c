@@ -29,6 +29,7 @@ void cs_program_free(cs_program *p)
     free(p->carried);
     free(p->next);
     free(p->restart);
+    free(p->roll_next);
     free(p->obs);
     free(p->obs_next);
     free(p->obs_restart);
@@ -62,9 +63,11 @@ static void set_slot(cs_slot *s, const char *name, cs_type t)
 
 int cs_program_add_carried(cs_program *p, const char *name, cs_type t)
 {
-    void **arrays[] = {(void **)&p->carried, (void **)&p->next, (void **)&p->restart};
-    const size_t sizes[] = {sizeof *p->carried, sizeof *p->next, sizeof *p->restart};
-    if (!grow(p->n_carried, arrays, sizes, 3))
+    void **arrays[] = {(void **)&p->carried, (void **)&p->next, (void **)&p->restart,
+                       (void **)&p->roll_next};
+    const size_t sizes[] = {sizeof *p->carried, sizeof *p->next, sizeof *p->restart,
+                            sizeof *p->roll_next};
+    if (!grow(p->n_carried, arrays, sizes, 4))
         return -1;
     set_slot(&p->carried[p->n_carried], name, t);
     return (int)p->n_carried++;
@@ -115,6 +118,34 @@ static cs_node map_to_restart(void *ctx, const cs_node_data *leaf)
 {
     const cs_program *p = ctx;
     return leaf->op == CS_OP_CARRIED ? p->restart[leaf->imm.i] : 0;
+}
+
+static cs_node map_to_policy(void *ctx, const cs_node_data *leaf)
+{
+    const cs_program *p = ctx;
+    return leaf->op == CS_OP_INPUT ? p->policy[leaf->imm.i] : 0;
+}
+
+static void count_draws(cs_program *p);
+
+int cs_program_bind_policy(cs_program *p)
+{
+    for (unsigned k = 0; k < p->n_inputs; k++)
+        if (!p->policy[k])
+            return -1;
+    memcpy(p->roll_next, p->next, p->n_carried * sizeof *p->next);
+    p->roll_reward = p->reward;
+    p->roll_terminated = p->terminated;
+    p->roll_truncated = p->truncated;
+    cs_node single[3] = {p->roll_reward, p->roll_terminated, p->roll_truncated};
+    if (cs_substitute(p->graph, p->roll_next, p->n_carried, map_to_policy, p) ||
+        cs_substitute(p->graph, single, 3, map_to_policy, p))
+        return -1;
+    p->roll_reward = single[0];
+    p->roll_terminated = single[1];
+    p->roll_truncated = single[2];
+    count_draws(p);
+    return 0;
 }
 
 static void count_draws(cs_program *p)
@@ -176,10 +207,14 @@ unsigned cs_program_step_root_max(const cs_program *p)
 unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots)
 {
     unsigned n = 0;
-    if (with_policy)
-        for (unsigned k = 0; k < p->n_inputs; k++)
-            if (p->policy[k])
-                roots[n++] = p->policy[k];
+    if (with_policy) {
+        for (unsigned k = 0; k < p->n_carried; k++)
+            roots[n++] = p->roll_next[k];
+        roots[n++] = p->roll_reward;
+        roots[n++] = p->roll_terminated;
+        roots[n++] = p->roll_truncated;
+        return n;
+    }
     for (unsigned k = 0; k < p->n_carried; k++)
         roots[n++] = p->next[k];
     for (unsigned k = 0; k < p->n_obs; k++)
@@ -192,9 +227,9 @@ unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *r
 
 void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx)
 {
-    cs_node *arrays[] = {p->next, p->restart, p->obs, p->obs_next, p->obs_restart};
-    unsigned counts[] = {p->n_carried, p->n_carried, p->n_obs, p->n_obs, p->n_obs};
-    for (unsigned a = 0; a < 5; a++)
+    cs_node *arrays[] = {p->next, p->restart, p->roll_next, p->obs, p->obs_next, p->obs_restart};
+    unsigned counts[] = {p->n_carried, p->n_carried, p->n_carried, p->n_obs, p->n_obs, p->n_obs};
+    for (unsigned a = 0; a < 6; a++)
         for (unsigned k = 0; k < counts[a]; k++)
             if (arrays[a][k])
                 visit(ctx, &arrays[a][k]);
@@ -204,8 +239,9 @@ void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *roo
     for (unsigned k = 0; k < p->n_params; k++)
         if (p->param_restart[k])
             visit(ctx, &p->param_restart[k]);
-    cs_node *single[] = {&p->reward, &p->terminated, &p->truncated};
-    for (unsigned k = 0; k < 3; k++)
+    cs_node *single[] = {&p->reward, &p->terminated, &p->truncated,
+                         &p->roll_reward, &p->roll_terminated, &p->roll_truncated};
+    for (unsigned k = 0; k < 6; k++)
         if (*single[k])
             visit(ctx, single[k]);
 }

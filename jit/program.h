@@ -56,6 +56,10 @@ typedef struct cs_program {
     cs_slot *inputs;              /* i32 for discrete, real for box */
     double *input_low, *input_high;
     cs_node *policy;              /* [n_inputs] */
+    /* The step with the policy spliced in for the inputs: what a rollout
+     * computes (cs_program_bind_policy). */
+    cs_node *roll_next;           /* [n_carried] */
+    cs_node roll_reward, roll_terminated, roll_truncated;
 
     /* Per-lane parameters, read from buffers (domain randomization, policy
      * weights). param_restart[k] != 0 redraws it at every restart. */
@@ -84,6 +88,10 @@ int cs_program_add_obs(cs_program *p, cs_node over_carried);
 /* Derive obs_next/obs_restart, truncated (from max_steps), the draw counts;
  * checks that every slot has a node. Returns 0, or -1 with the reason in err. */
 int cs_program_finish(cs_program *p, char *err, size_t err_size);
+
+/* Sets roll_* from next/reward/terminated/truncated with every INPUT k
+ * replaced by policy[k], and recounts the draws. 0, or -1. */
+int cs_program_bind_policy(cs_program *p);
 
 /* Calls visit on every non-zero root slot (next, restart, obs*, policy,
  * param_restart, reward, terminated, truncated): how passes rewrite them. */

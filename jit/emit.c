@@ -1,0 +1,791 @@
+/* The emitter: one program + schedule -> source text, in a C or CUDA dialect.
+ *
+ * Shared by both dialects: naming, literals, the expression of every op,
+ * loads of leaves, values materialized between kernels, and the RNG words.
+ * What differs is the skeleton around the kernels: the C dialect walks blocks
+ * of lanes that stay in L1 for the whole rollout (time loop inside the block
+ * loop), each kernel being one vectorizable loop over the block; the CUDA
+ * dialect (filled by the CUDA backend) gives each thread its lanes.
+ *
+ * The semantics are the interpreter's (interp.c), op for op: in f64 the cpu
+ * backend must reproduce it bit for bit.
+ *
+ * Generated C, for a rollout with fusion full:
+ *
+ *   cs_kernel_rollout(L): for each block of CS_BLOCK lanes:
+ *       load carried state into B->c; for t in steps (U per iteration):
+ *           step: [RNG words] kernel 0 loop { loads, ops, next state, return, done }
+ *                 restart pass over the lanes that finished (rare, scalar)
+ *       store the state back
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit.h"
+
+#define CS_BLOCK_LANES 256
+
+typedef enum { SCOPE_ROLLOUT, SCOPE_STEP, SCOPE_FRESH } scope_kind;
+
+typedef struct {
+    const cs_program *p;
+    const cs_graph *g;
+    cs_dialect dialect;
+    cs_text *out;
+    bool f32;
+    const char *real;
+    scope_kind scope;
+    uint32_t *stamp;        /* [count]: the scope stamp at which a node became available */
+    uint32_t now;           /* current scope stamp */
+    const cs_partition *part;
+    unsigned kernel;        /* the kernel being emitted */
+    bool *materialized;     /* [count] stored to B->m<id> by its kernel */
+    bool *any_materialized; /* [count] over all entries: declared in the block struct */
+    bool dw_local;          /* draws are locals dw<k> in this kernel */
+    char err[256];
+} emitter;
+
+/* libm names per dialect and precision. ORDER OP: indexed by cs_op. */
+typedef struct {
+    const char *f64, *f32;
+} fn_names;
+
+static const fn_names c_functions[CS_OP_COUNT] = {
+    [CS_OP_ABS] = {"fabs", "fabsf"},     [CS_OP_SQRT] = {"sqrt", "sqrtf"}, [CS_OP_EXP] = {"exp", "expf"},
+    [CS_OP_LOG] = {"log", "logf"},       [CS_OP_SIN] = {"sin", "cs_sinf"}, [CS_OP_COS] = {"cos", "cs_cosf"},
+    [CS_OP_TAN] = {"tan", "tanf"},       [CS_OP_TANH] = {"tanh", "tanhf"}, [CS_OP_FLOOR] = {"floor", "floorf"},
+    [CS_OP_POW] = {"cs_pow", "cs_powf"}, [CS_OP_ATAN2] = {"atan2", "atan2f"}, [CS_OP_FMOD] = {"fmod", "fmodf"},
+    [CS_OP_MOD] = {"cs_mod", "cs_modf"},
+};
+static const fn_names cuda_functions[CS_OP_COUNT] = {
+    [CS_OP_ABS] = {"fabs", "fabsf"},     [CS_OP_SQRT] = {"sqrt", "sqrtf"}, [CS_OP_EXP] = {"exp", "expf"},
+    [CS_OP_LOG] = {"log", "logf"},       [CS_OP_SIN] = {"sin", "sinf"},    [CS_OP_COS] = {"cos", "cosf"},
+    [CS_OP_TAN] = {"tan", "tanf"},       [CS_OP_TANH] = {"tanh", "tanhf"}, [CS_OP_FLOOR] = {"floor", "floorf"},
+    [CS_OP_POW] = {"pow", "powf"},       [CS_OP_ATAN2] = {"atan2", "atan2f"}, [CS_OP_FMOD] = {"fmod", "fmodf"},
+    [CS_OP_MOD] = {"cs_mod", "cs_modf"},
+};
+static_assert(sizeof c_functions / sizeof c_functions[0] == CS_OP_COUNT, "c_functions: one row per op");
+static_assert(sizeof cuda_functions / sizeof cuda_functions[0] == CS_OP_COUNT, "cuda_functions: one row per op");
+
+/* Infix operators. ORDER OP. */
+static const char *const infix[CS_OP_COUNT] = {
+    [CS_OP_ADD] = "+", [CS_OP_SUB] = "-", [CS_OP_MUL] = "*", [CS_OP_DIV] = "/",
+    [CS_OP_LT] = "<",  [CS_OP_LE] = "<=", [CS_OP_GT] = ">",  [CS_OP_GE] = ">=",
+    [CS_OP_EQ] = "==", [CS_OP_NE] = "!=", [CS_OP_AND] = "&", [CS_OP_OR] = "|",
+};
+static_assert(sizeof infix / sizeof infix[0] == CS_OP_COUNT, "infix: one row per op");
+
+static const char *c_type(cs_type t)
+{
+    switch (t) {
+    case CS_BOOL: case CS_I32: return "int";
+    case CS_U32: return "unsigned int";
+    case CS_F32: return "float";
+    default: return "double";
+    }
+}
+
+static void out(emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out(emitter *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cs_text_vprintf(e->out, fmt, ap);
+    va_end(ap);
+}
+
+static const cs_node_data *node(const emitter *e, cs_node n) { return cs_graph_node(e->g, n); }
+
+static bool is_const(const emitter *e, cs_node n) { return node(e, n)->op == CS_OP_CONST; }
+
+/* An exact literal: hex floats read back to the same bits in C and CUDA. */
+static void literal(emitter *e, cs_type t, double v)
+{
+    if (t == CS_BOOL || t == CS_I32) {
+        out(e, "%d", (int)v);
+    } else if (t == CS_U32) {
+        out(e, "%uu", (unsigned)v);
+    } else if (isnan(v)) {
+        out(e, t == CS_F32 ? "(0.0f/0.0f)" : "(0.0/0.0)");
+    } else if (isinf(v)) {
+        out(e, v < 0 ? (t == CS_F32 ? "(-1.0f/0.0f)" : "(-1.0/0.0)") : (t == CS_F32 ? "(1.0f/0.0f)" : "(1.0/0.0)"));
+    } else {
+        out(e, "(%a%s)", t == CS_F32 ? (double)(float)v : v, t == CS_F32 ? "f" : "");
+    }
+}
+
+/* How an operand is referred to once available. */
+static void ref(emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    if (d->op == CS_OP_CONST)
+        literal(e, (cs_type)d->type, d->imm.f);
+    else
+        out(e, "v%u", n);
+}
+
+static bool in_this_kernel(const emitter *e, cs_node n)
+{
+    return e->part && e->part->kernel[n] == e->kernel;
+}
+
+static void emit_node(emitter *e, cs_node n);
+
+/* Make n available in the current scope: a leaf is loaded, a value from
+ * another kernel is read back from memory, a node of this kernel was already
+ * emitted (id order). */
+static void need(emitter *e, cs_node n)
+{
+    if (is_const(e, n) || e->stamp[n] == e->now)
+        return;
+    const cs_node_data *d = node(e, n);
+    const char *T = c_type((cs_type)d->type);
+    if (e->scope != SCOPE_FRESH && !in_this_kernel(e, n) && d->n_in > 0 && e->materialized[n]) {
+        if (d->op == CS_OP_STACK) {
+            out(e, "        const %s v%u[%u] = {", T, n, d->n_in);
+            for (unsigned k = 0; k < d->n_in; k++)
+                out(e, "%sB->m%u[%u][i]", k ? ", " : "", n, k);
+            out(e, "};\n");
+        } else {
+            out(e, "        const %s v%u = B->m%u[i];\n", T, n, n);
+        }
+        e->stamp[n] = e->now;
+        return;
+    }
+    if (d->op == CS_OP_UNIFORM && e->scope != SCOPE_FRESH && !in_this_kernel(e, n) && e->materialized[n]) {
+        out(e, "        const %s v%u = B->m%u[i];\n", T, n, n);
+        e->stamp[n] = e->now;
+        return;
+    }
+    if (d->n_in > 0 || d->op == CS_OP_UNIFORM) {
+        emit_node(e, n);   /* only reached for nodes computed in place (fresh scope) */
+        return;
+    }
+    const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
+    switch ((cs_op)d->op) {
+    case CS_OP_CARRIED:
+        if (e->scope == SCOPE_ROLLOUT)
+            out(e, "%sconst %s v%u = B->c[%d][i];\n", ind, T, n, (int)d->imm.i);
+        else if (e->scope == SCOPE_STEP)
+            out(e, "%sconst %s v%u = ((const %s *)L->carried[%d])[lane];\n", ind, T, n, T, (int)d->imm.i);
+        else
+            snprintf(e->err, sizeof e->err, "the reset reads the state '%s'", e->p->carried[d->imm.i].name);
+        break;
+    case CS_OP_SEGSTEP:
+        if (e->scope == SCOPE_ROLLOUT)
+            out(e, "%sconst int v%u = B->ss[i];\n", ind, n);
+        else if (e->scope == SCOPE_STEP)
+            out(e, "%sconst int v%u = L->segstep[lane];\n", ind, n);
+        else
+            out(e, "%sconst int v%u = 0;\n", ind, n);
+        break;
+    case CS_OP_PARAM:
+        out(e, "%sconst %s v%u = ((const %s *)L->params[%d])[lane];\n", ind, T, n, e->real, (int)d->imm.i);
+        break;
+    case CS_OP_INPUT:
+        if (e->scope != SCOPE_STEP)
+            snprintf(e->err, sizeof e->err, "input %d read outside a step", (int)d->imm.i);
+        else if (e->p->inputs[d->imm.i].type == CS_I32)
+            out(e, "%sconst int v%u = ((const int *)L->inputs[%d])[lane];\n", ind, n, (int)d->imm.i);
+        else
+            out(e, "%sconst %s v%u = (%s)((const float *)L->inputs[%d])[lane];\n", ind, T, n, T, (int)d->imm.i);
+        break;
+    default:
+        snprintf(e->err, sizeof e->err, "cannot load %s", cs_op_table[d->op].name);
+        break;
+    }
+    e->stamp[n] = e->now;
+}
+
+static void emit_expr(emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    const fn_names *fns = e->dialect == CS_DIALECT_CUDA ? cuda_functions : c_functions;
+    cs_node a = d->n_in > 0 ? cs_graph_input(e->g, n, 0) : 0;
+    cs_node b = d->n_in > 1 ? cs_graph_input(e->g, n, 1) : 0;
+    cs_node c = d->n_in > 2 ? cs_graph_input(e->g, n, 2) : 0;
+    bool f = d->type == CS_F32;
+    switch ((cs_op)d->op) {
+    case CS_OP_NEG: out(e, "(-"); ref(e, a); out(e, ")"); return;
+    case CS_OP_NOT: out(e, "(!"); ref(e, a); out(e, ")"); return;
+    case CS_OP_ROUND_F32:
+        if (f) { ref(e, a); } else { out(e, "((double)(float)"); ref(e, a); out(e, ")"); }
+        return;
+    case CS_OP_CAST: out(e, "((%s)", c_type((cs_type)d->type)); ref(e, a); out(e, ")"); return;
+    case CS_OP_MIN: out(e, "("); ref(e, b); out(e, " < "); ref(e, a); out(e, " ? "); ref(e, b);
+        out(e, " : "); ref(e, a); out(e, ")"); return;
+    case CS_OP_MAX: out(e, "("); ref(e, b); out(e, " > "); ref(e, a); out(e, " ? "); ref(e, b);
+        out(e, " : "); ref(e, a); out(e, ")"); return;
+    case CS_OP_CLIP: out(e, "cs_clip%s(", f ? "f" : ""); ref(e, a); out(e, ", "); ref(e, b); out(e, ", ");
+        ref(e, c); out(e, ")"); return;
+    case CS_OP_SELECT: out(e, "("); ref(e, a); out(e, " ? "); ref(e, b); out(e, " : "); ref(e, c);
+        out(e, ")"); return;
+    case CS_OP_INDEX: out(e, "v%u[%d]", a, (int)d->imm.i); return;
+    default: break;
+    }
+    if (infix[d->op]) {
+        out(e, "(");
+        ref(e, a);
+        out(e, " %s ", infix[d->op]);
+        ref(e, b);
+        out(e, ")");
+        return;
+    }
+    const char *fn = f ? fns[d->op].f32 : fns[d->op].f64;
+    if (!fn) {
+        snprintf(e->err, sizeof e->err, "no emit rule for %s", cs_op_table[d->op].name);
+        return;
+    }
+    out(e, "%s(", fn);
+    ref(e, a);
+    if (b) { out(e, ", "); ref(e, b); }
+    out(e, ")");
+}
+
+static void emit_node(emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
+    const char *T = c_type((cs_type)d->type);
+    for (unsigned k = 0; k < d->n_in; k++)
+        need(e, cs_graph_input(e->g, n, k));
+    if (d->op == CS_OP_UNIFORM) {
+        unsigned k = CS_UNIFORM_DRAW(d->imm.i);
+        const char *conv = e->f32 ? "cs_u01_f32" : "cs_u01_f64";
+        if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
+            out(e, "%sconst %s v%u = %s(rw_[%u]);\n", ind, T, n, conv, k);
+        else if (e->dw_local)
+            out(e, "%sconst %s v%u = %s(dw%u);\n", ind, T, n, conv, k);
+        else
+            out(e, "%sconst %s v%u = %s(B->dw[%u][i]);\n", ind, T, n, conv, k);
+    } else if (d->op == CS_OP_STACK) {
+        out(e, "%sconst %s v%u[%u] = {", ind, T, n, d->n_in);
+        for (unsigned k = 0; k < d->n_in; k++) {
+            if (k)
+                out(e, ", ");
+            ref(e, cs_graph_input(e->g, n, k));
+        }
+        out(e, "};\n");
+    } else {
+        out(e, "%sconst %s v%u = ", ind, T, n);
+        emit_expr(e, n);
+        out(e, ";\n");
+    }
+    e->stamp[n] = e->now;
+    if (e->scope != SCOPE_FRESH && e->materialized[n]) {
+        if (d->op == CS_OP_STACK)
+            for (unsigned k = 0; k < d->n_in; k++)
+                out(e, "%sB->m%u[%u][i] = v%u[%u];\n", ind, n, k, n, k);
+        else
+            out(e, "%sB->m%u[i] = v%u;\n", ind, n, n);
+    }
+}
+
+/* Which computed values cross kernels: computed in kernel a, used in b != a,
+ * or a root computed before the last kernel (the last one stores the roots). */
+static void mark_materialized(emitter *e, const cs_partition *part, const cs_node *roots, unsigned n_roots)
+{
+    uint32_t count = cs_graph_count(e->g);
+    memset(e->materialized, 0, count * sizeof *e->materialized);
+    for (cs_node n = 1; n < count; n++) {
+        if (part->kernel[n] == CS_NO_KERNEL)
+            continue;
+        const cs_node_data *d = node(e, n);
+        for (unsigned k = 0; k < d->n_in; k++) {
+            cs_node o = cs_graph_input(e->g, n, k);
+            if (part->kernel[o] != CS_NO_KERNEL && part->kernel[o] != part->kernel[n])
+                e->materialized[o] = true;
+        }
+    }
+    for (unsigned r = 0; r < n_roots; r++)
+        if (part->kernel[roots[r]] != CS_NO_KERNEL && part->kernel[roots[r]] != part->n_kernels - 1)
+            e->materialized[roots[r]] = true;
+    for (cs_node n = 1; n < count; n++)
+        e->any_materialized[n] |= e->materialized[n];
+}
+
+/* The RNG words of one step, at the top of the loop body of the kernel that
+ * first draws. Words live in B->rw (the Philox block of four words most
+ * recently computed for each lane); `refill` is uniform over the lanes. */
+static void emit_draw_words(emitter *e, bool refill, bool store)
+{
+    unsigned D = e->p->n_step_draws;
+    if (refill)
+        out(e, "        { unsigned int o_[4]; cs_rng_block(L->seed, (unsigned int)lane, blk, 0u, o_);\n"
+               "          B->rw[0][i] = o_[0]; B->rw[1][i] = o_[1]; B->rw[2][i] = o_[2]; B->rw[3][i] = o_[3]; }\n");
+    for (unsigned k = 0; k < D; k++) {
+        out(e, "        const unsigned int dw%u = B->rw[wi%u][i];\n", k, k);
+        if (store)
+            out(e, "        B->dw[%u][i] = dw%u;\n", k, k);
+    }
+}
+
+typedef struct {
+    const cs_node *roots;
+    unsigned n_roots;
+    bool rollout;
+} entry;
+
+/* The roots' final stores, in the last kernel. */
+static void emit_final(emitter *e, const entry *en)
+{
+    const cs_program *p = e->p;
+    for (unsigned r = 0; r < en->n_roots; r++)
+        need(e, en->roots[r]);
+    if (en->rollout) {
+        out(e, "        const int bad_ = !(1");
+        for (unsigned k = 0; k < p->n_carried; k++) {
+            out(e, " & (");
+            ref(e, p->roll_next[k]);
+            out(e, " - ");
+            ref(e, p->roll_next[k]);
+            out(e, " == 0)");
+        }
+        out(e, ");\n");
+        for (unsigned k = 0; k < p->n_carried; k++) {
+            out(e, "        B->c[%u][i] = ", k);
+            ref(e, p->roll_next[k]);
+            out(e, ";\n");
+        }
+        out(e, "        B->ss[i] += 1;\n        B->ret[i] += (double)");
+        ref(e, p->roll_reward);
+        out(e, ";\n        B->done[i] = (unsigned char)((((");
+        ref(e, p->roll_terminated);
+        out(e, ") | (");
+        ref(e, p->roll_truncated);
+        out(e, ")) & !bad_) | (bad_ << 1));\n");
+        return;
+    }
+    for (unsigned k = 0; k < p->n_carried; k++) {
+        out(e, "        B->cn[%u][i] = ", k);
+        ref(e, p->next[k]);
+        out(e, ";\n");
+    }
+    for (unsigned k = 0; k < p->n_obs; k++) {
+        out(e, "        B->o[%u][i] = (float)", k);
+        ref(e, p->obs_next[k]);
+        out(e, ";\n");
+    }
+    out(e, "        B->rew[i] = (double)");
+    ref(e, p->reward);
+    out(e, ";\n        B->term[i] = (unsigned char)");
+    ref(e, p->terminated);
+    out(e, ";\n        B->trunc[i] = (unsigned char)");
+    ref(e, p->truncated);
+    out(e, ";\n");
+}
+
+/* One kernel's loop body (without the loop header). */
+static void emit_kernel_body(emitter *e, const entry *en, unsigned k, int draws)
+{
+    e->now++;
+    e->kernel = k;
+    e->dw_local = draws != 0;
+    out(e, "        const long long lane = b0 + i; (void)lane;\n");
+    if (draws)
+        emit_draw_words(e, draws > 1, draws == 3);
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; n < count; n++)
+        if (e->part->kernel[n] == k)
+            emit_node(e, n);
+    if (k == e->part->n_kernels - 1)
+        emit_final(e, en);
+}
+
+/* draws: 0 none in this kernel; 1 words from the cache; 2 refill first;
+ * 3 refill and store (other kernels read B->dw). */
+static void emit_kernels(emitter *e, const entry *en)
+{
+    const cs_partition *part = e->part;
+    uint32_t count = cs_graph_count(e->g);
+    unsigned first_draw_kernel = CS_NO_KERNEL;
+    bool draws_elsewhere = false;
+    for (cs_node n = 1; n < count; n++)
+        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_UNIFORM &&
+            part->kernel[n] < first_draw_kernel)
+            first_draw_kernel = part->kernel[n];
+    for (cs_node n = 1; n < count; n++)
+        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_UNIFORM &&
+            part->kernel[n] != first_draw_kernel)
+            draws_elsewhere = true;
+    if (first_draw_kernel != CS_NO_KERNEL) {
+        unsigned D = e->p->n_step_draws;
+        /* Words of step t: [t*D, t*D + D). With D in {1, 2, 4} a step never
+         * straddles two Philox blocks, so one block is refilled every 4/D steps. */
+        out(e, "    const unsigned long long w0 = (unsigned long long)t * %uu;\n", D);
+        out(e, "    const unsigned long long blk = w0 >> 2;\n");
+        out(e, "    const int refill = blk != B->rng_block;\n    B->rng_block = blk;\n");
+        for (unsigned k = 0; k < D; k++)
+            out(e, "    const int wi%u = (int)((w0 + %uu) & 3u);\n", k, k);
+    }
+    for (unsigned k = 0; k < part->n_kernels; k++) {
+        if (part->reason[k][0])
+            out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
+        else
+            out(e, "    /* kernel %u */\n", k);
+        if (k == first_draw_kernel) {
+            int store = draws_elsewhere ? 1 : 0;
+            out(e, "    if (refill) {\n    for (int i = 0; i < n; i++) {\n");
+            emit_kernel_body(e, en, k, 2 + store);
+            out(e, "    }\n    } else {\n    for (int i = 0; i < n; i++) {\n");
+            emit_kernel_body(e, en, k, 1);
+            if (store)
+                for (unsigned d = 0; d < e->p->n_step_draws; d++)
+                    out(e, "        B->dw[%u][i] = dw%u;\n", d, d);
+            out(e, "    }\n    }\n");
+        } else {
+            out(e, "    for (int i = 0; i < n; i++) {\n");
+            emit_kernel_body(e, en, k, 0);
+            out(e, "    }\n");
+        }
+    }
+}
+
+/* cs_fresh: a lane's fresh start at time tau (params, state, observation). */
+static void emit_fresh(emitter *e)
+{
+    const cs_program *p = e->p;
+    unsigned nrb = (p->n_restart_draws + 3) / 4;
+    e->scope = SCOPE_FRESH;
+    e->part = NULL;
+    out(e, "static void cs_fresh(const cs_lanes *L, long long lane, long long tau, %s *out, float *obs)\n{\n",
+        e->real);
+    if (nrb) {
+        out(e, "    unsigned int rw_[%u];\n", 4 * nrb);
+        out(e, "    for (unsigned int j = 0; j < %uu; j++)\n"
+               "        cs_rng_block(L->seed, (unsigned int)lane, (unsigned long long)tau, (1u << 16) | j, rw_ + 4 * j);\n",
+            nrb);
+    }
+    out(e, "    (void)tau; (void)obs;\n");
+    bool any_param = false;
+    for (unsigned k = 0; k < p->n_params; k++)
+        any_param |= p->param_restart[k] != 0;
+    if (any_param) {
+        e->now++;
+        out(e, "    {\n");
+        for (unsigned k = 0; k < p->n_params; k++) {
+            if (!p->param_restart[k])
+                continue;
+            cs_node r = p->param_restart[k];
+            if (node(e, r)->n_in || node(e, r)->op == CS_OP_UNIFORM)
+                need(e, r);
+            out(e, "    ((%s *)L->params[%u])[lane] = ", e->real, k);
+            ref(e, r);
+            out(e, ";\n");
+        }
+        out(e, "    }\n");
+    }
+    e->now++;
+    /* Every node the fresh state needs, in id order. */
+    uint32_t count = cs_graph_count(e->g);
+    unsigned char *live = calloc(count, 1);
+    if (!live) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+        return;
+    }
+    for (unsigned k = 0; k < p->n_carried; k++)
+        live[p->restart[k]] = 1;
+    for (unsigned k = 0; k < p->n_obs; k++)
+        live[p->obs_restart[k]] = 1;
+    for (cs_node n = count - 1; n > 0; n--)
+        if (live[n])
+            for (unsigned k = 0; k < node(e, n)->n_in; k++)
+                live[cs_graph_input(e->g, n, k)] = 1;
+    for (cs_node n = 1; n < count; n++)
+        if (live[n] && !is_const(e, n))
+            need(e, n);
+    free(live);
+    for (unsigned k = 0; k < p->n_carried; k++) {
+        out(e, "    out[%u] = ", k);
+        ref(e, p->restart[k]);
+        out(e, ";\n");
+    }
+    out(e, "    if (obs) {\n");
+    for (unsigned k = 0; k < p->n_obs; k++) {
+        out(e, "        obs[%u] = (float)", k);
+        ref(e, p->obs_restart[k]);
+        out(e, ";\n");
+    }
+    out(e, "    }\n}\n\n");
+}
+
+static void emit_prelude(emitter *e, const cs_schedule *s)
+{
+    const cs_program *p = e->p;
+    out(e, "/* cartsim kernel: %s (%s), %s, fusion %s, unroll %d, %s dialect */\n", p->name, p->title,
+        e->f32 ? "f32" : "f64", cs_policy_name(s->fusion), s->unroll, e->dialect == CS_DIALECT_C ? "C" : "CUDA");
+    out(e, "#include <math.h>\n#include <stdlib.h>\n");
+    cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
+    out(e, "\n#define CS_BLOCK %d\n", CS_BLOCK_LANES);
+    /* pow through a volatile exponent: compilers turn pow(x, 2.0) into x*x,
+     * which is not always glibc's (and Gymnasium's) pow(x, 2.0). */
+    out(e, "static inline double cs_pow(double a, double b) { volatile double e_ = b; return pow(a, e_); }\n"
+           "static inline float cs_powf(float a, float b) { volatile float e_ = b; return powf(a, e_); }\n"
+           "static inline double cs_mod(double a, double b) { double r = fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
+           "static inline float cs_modf(float a, float b) { float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
+           "static inline double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
+           "static inline float cs_clipf(float x, float lo, float hi) { float m = lo > x ? lo : x; return hi < m ? hi : m; }\n\n");
+}
+
+static void emit_block_struct(emitter *e)
+{
+    const cs_program *p = e->p;
+    uint32_t count = cs_graph_count(e->g);
+    const char *R = e->real;
+    out(e, "typedef struct {\n");
+    out(e, "    %s c[%u][CS_BLOCK];      /* carried state (rollout) */\n", R, p->n_carried ? p->n_carried : 1);
+    out(e, "    %s cn[%u][CS_BLOCK];     /* next state (step) */\n", R, p->n_carried ? p->n_carried : 1);
+    out(e, "    float o[%u][CS_BLOCK];\n", p->n_obs ? p->n_obs : 1);
+    out(e, "    double ret[CS_BLOCK], rew[CS_BLOCK];\n");
+    out(e, "    int ss[CS_BLOCK];\n");
+    out(e, "    unsigned char done[CS_BLOCK], term[CS_BLOCK], trunc[CS_BLOCK];\n");
+    out(e, "    unsigned int rw[4][CS_BLOCK];\n");
+    out(e, "    unsigned int dw[%u][CS_BLOCK];\n", p->n_step_draws ? p->n_step_draws : 1);
+    out(e, "    unsigned long long rng_block;\n");
+    for (cs_node n = 1; n < count; n++) {
+        if (!e->any_materialized[n])
+            continue;
+        const cs_node_data *d = node(e, n);
+        if (d->op == CS_OP_STACK)
+            out(e, "    %s m%u[%u][CS_BLOCK];\n", c_type((cs_type)d->type), n, d->n_in);
+        else
+            out(e, "    %s m%u[CS_BLOCK];\n", c_type((cs_type)d->type), n);
+    }
+    out(e, "} cs_block;\n\n");
+}
+
+static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, const cs_text *step_fn)
+{
+    const cs_program *p = e->p;
+    cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
+    out(e, "static __attribute__((noinline)) void cs_rollout_restart(cs_block *B, const cs_lanes *L, int i, long long lane, long long tau)\n{\n"
+           "    %s fresh[%u];\n"
+           "    if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
+           "    else { L->segments[lane] += 1; L->return_sum[lane] += B->ret[i]; }\n"
+           "    B->ret[i] = 0;\n"
+           "    cs_fresh(L, lane, tau, fresh, 0);\n",
+        e->real, p->n_carried ? p->n_carried : 1);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "    B->c[%u][i] = fresh[%u];\n", k, k);
+    out(e, "    B->ss[i] = 0;\n}\n\n");
+    out(e, "void cs_kernel_rollout(const cs_lanes *L)\n{\n"
+           "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
+           "    if (!B) return;\n"
+           "    for (long long b0 = L->begin; b0 < L->end; b0 += CS_BLOCK) {\n"
+           "        const int n = (int)(L->end - b0 < CS_BLOCK ? L->end - b0 : CS_BLOCK);\n"
+           "        for (int i = 0; i < n; i++) {\n");
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "            B->c[%u][i] = ((const %s *)L->carried[%u])[b0 + i];\n", k, e->real, k);
+    out(e, "            B->ss[i] = L->segstep[b0 + i];\n"
+           "            B->ret[i] = L->seg_return[b0 + i];\n"
+           "        }\n"
+           "        B->rng_block = ~0ull;\n"
+           "        long long s = 0;\n"
+           "        for (; s + %d <= L->steps; s += %d) {\n", s->unroll, s->unroll);
+    for (int u = 0; u < s->unroll; u++)
+        out(e, "            cs_rollout_step(B, L, n, b0, L->t + s + %d);\n", u);
+    out(e, "        }\n"
+           "        for (; s < L->steps; s++)\n"
+           "            cs_rollout_step(B, L, n, b0, L->t + s);\n"
+           "        for (int i = 0; i < n; i++) {\n");
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "            ((%s *)L->carried[%u])[b0 + i] = B->c[%u][i];\n", e->real, k, k);
+    out(e, "            L->segstep[b0 + i] = B->ss[i];\n"
+           "            L->seg_return[b0 + i] = B->ret[i];\n"
+           "        }\n    }\n    free(B);\n}\n\n");
+    (void)en;
+}
+
+static void emit_c_step(emitter *e, const cs_text *step_fn)
+{
+    const cs_program *p = e->p;
+    const char *R = e->real;
+    unsigned nc = p->n_carried ? p->n_carried : 1, no = p->n_obs ? p->n_obs : 1;
+    cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
+    out(e, "void cs_kernel_step(const cs_lanes *L)\n{\n"
+           "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
+           "    if (!B) return;\n"
+           "    const long long S = L->stride, t = L->t;\n"
+           "    for (long long b0 = L->begin; b0 < L->end; b0 += CS_BLOCK) {\n"
+           "        const int n = (int)(L->end - b0 < CS_BLOCK ? L->end - b0 : CS_BLOCK);\n"
+           "        B->rng_block = ~0ull;\n"
+           "        cs_step_kernels(B, L, n, b0, t);\n"
+           "        for (int i = 0; i < n; i++) {\n"
+           "            const long long lane = b0 + i;\n"
+           "            %s fresh[%u]; float fobs[%u];\n"
+           "            if (L->mode == CS_MODE_NEXT_STEP && L->pending[lane]) {\n"
+           "                cs_fresh(L, lane, t, fresh, fobs);\n",
+        R, nc, no);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "                ((%s *)L->carried[%u])[lane] = fresh[%u];\n", R, k, k);
+    for (unsigned k = 0; k < p->n_obs; k++)
+        out(e, "                L->obs[%u * S + lane] = fobs[%u];\n", k, k);
+    out(e, "                L->segstep[lane] = 0; L->pending[lane] = 0; L->reward[lane] = 0;\n"
+           "                L->terminated[lane] = 0; L->truncated[lane] = 0;\n"
+           "                continue;\n"
+           "            }\n"
+           "            int bad_ = 0;\n");
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "            bad_ |= !(B->cn[%u][i] - B->cn[%u][i] == 0);\n", k, k);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "            ((%s *)L->carried[%u])[lane] = B->cn[%u][i];\n", R, k, k);
+    for (unsigned k = 0; k < p->n_obs; k++)
+        out(e, "            L->obs[%u * S + lane] = B->o[%u][i];\n", k, k);
+    out(e, "            const int term = B->term[i] | bad_, trunc = B->trunc[i];\n"
+           "            L->segstep[lane] += 1;\n"
+           "            L->reward[lane] = B->rew[i];\n"
+           "            L->terminated[lane] = (unsigned char)term;\n"
+           "            L->truncated[lane] = (unsigned char)trunc;\n"
+           "            if (bad_ && L->nonfinite) L->nonfinite[lane] += 1;\n"
+           "            if (!(term | trunc)) continue;\n"
+           "            if (L->mode == CS_MODE_SAME_STEP) {\n");
+    for (unsigned k = 0; k < p->n_obs; k++)
+        out(e, "                L->final_obs[%u * S + lane] = B->o[%u][i];\n", k, k);
+    out(e, "                cs_fresh(L, lane, t + 1, fresh, fobs);\n");
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "                ((%s *)L->carried[%u])[lane] = fresh[%u];\n", R, k, k);
+    for (unsigned k = 0; k < p->n_obs; k++)
+        out(e, "                L->obs[%u * S + lane] = fobs[%u];\n", k, k);
+    out(e, "                L->segstep[lane] = 0;\n"
+           "            } else if (L->mode == CS_MODE_NEXT_STEP) {\n"
+           "                L->pending[lane] = 1;\n"
+           "            }\n"
+           "        }\n    }\n    free(B);\n}\n\n");
+}
+
+static void emit_c_restart(emitter *e)
+{
+    const cs_program *p = e->p;
+    const char *R = e->real;
+    out(e, "void cs_kernel_restart(const cs_lanes *L)\n{\n"
+           "    for (long long lane = L->begin; lane < L->end; lane++) {\n"
+           "        %s fresh[%u]; float fobs[%u];\n"
+           "        cs_fresh(L, lane, L->t, fresh, fobs);\n",
+        R, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "        ((%s *)L->carried[%u])[lane] = fresh[%u];\n", R, k, k);
+    for (unsigned k = 0; k < p->n_obs; k++)
+        out(e, "        L->obs[%u * L->stride + lane] = fobs[%u];\n", k, k);
+    out(e, "        L->segstep[lane] = 0;\n"
+           "        if (L->pending) L->pending[lane] = 0;\n"
+           "        if (L->seg_return) L->seg_return[lane] = 0;\n"
+           "    }\n}\n");
+}
+
+/* The function that runs one step's kernels over a block, into its own text
+ * (the block struct must be declared first, and it depends on every entry). */
+static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en, cs_partition *part,
+                              cs_text *fn)
+{
+    cs_text *saved = e->out;
+    e->out = fn;
+    e->part = part;
+    e->scope = en->rollout ? SCOPE_ROLLOUT : SCOPE_STEP;
+    if (en->rollout)
+        out(e, "static inline %svoid cs_rollout_step(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n",
+            s->fusion == CS_POLICY_FULL ? "__attribute__((always_inline)) " : "");
+    else
+        out(e, "static void cs_step_kernels(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n");
+    out(e, "    (void)t;\n");
+    emit_kernels(e, en);
+    if (en->rollout)
+        out(e, "    /* restarts: the lanes whose episode ended (rare) */\n"
+               "    for (int i = 0; i < n; i++)\n"
+               "        if (B->done[i])\n"
+               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n");
+    out(e, "}\n\n");
+    e->out = saved;
+    return e->err[0] ? -1 : 0;
+}
+
+unsigned cs_emit_kernels_per_step(const cs_program *p, cs_policy fusion)
+{
+    cs_node *roots = malloc(cs_program_step_root_max(p) * sizeof *roots);
+    if (!roots)
+        return 0;
+    unsigned n = cs_program_step_roots(p, true, roots);
+    cs_partition part;
+    unsigned k = 0;
+    if (cs_partition_build(p->graph, roots, n, fusion, &part) == 0) {
+        k = part.n_kernels;
+        cs_partition_free(&part);
+    }
+    free(roots);
+    return k;
+}
+
+int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *text, char *err, size_t err_size)
+{
+    if (d == CS_DIALECT_CUDA) {
+        snprintf(err, err_size, "the CUDA dialect is not part of this build yet");
+        return -1;
+    }
+    if (s->unroll < 1) {
+        snprintf(err, err_size, "unroll must be at least 1");
+        return -1;
+    }
+    for (unsigned k = 0; k < p->n_inputs; k++)
+        if (!p->policy[k] || !p->roll_next) {
+            snprintf(err, err_size, "the program has no in-kernel policy");
+            return -1;
+        }
+    emitter e = {.p = p, .g = p->graph, .dialect = d, .out = text, .f32 = p->real == CS_F32};
+    e.real = e.f32 ? "float" : "double";
+    uint32_t count = cs_graph_count(p->graph);
+    e.stamp = calloc(count, sizeof *e.stamp);
+    e.materialized = calloc(count, sizeof *e.materialized);
+    e.any_materialized = calloc(count, sizeof *e.any_materialized);
+    unsigned max = cs_program_step_root_max(p);
+    cs_node *roll_roots = malloc(max * sizeof *roll_roots), *step_roots = malloc(max * sizeof *step_roots);
+    cs_partition roll_part = {0}, step_part = {0};
+    cs_text roll_fn = {0}, step_fn = {0};
+    int rc = -1;
+    if (!e.stamp || !e.materialized || !e.any_materialized || !roll_roots || !step_roots) {
+        snprintf(err, err_size, "out of memory");
+        goto done;
+    }
+    entry roll = {roll_roots, cs_program_step_roots(p, true, roll_roots), true};
+    entry step = {step_roots, cs_program_step_roots(p, false, step_roots), false};
+    if (cs_partition_build(p->graph, roll.roots, roll.n_roots, s->fusion, &roll_part) ||
+        cs_partition_build(p->graph, step.roots, step.n_roots, s->fusion, &step_part)) {
+        snprintf(err, err_size, "partitioning failed (out of memory)");
+        goto done;
+    }
+    mark_materialized(&e, &roll_part, roll.roots, roll.n_roots);
+    if (emit_step_function(&e, s, &roll, &roll_part, &roll_fn))
+        goto fail;
+    mark_materialized(&e, &step_part, step.roots, step.n_roots);
+    if (emit_step_function(&e, s, &step, &step_part, &step_fn))
+        goto fail;
+
+    emit_prelude(&e, s);
+    emit_block_struct(&e);
+    emit_fresh(&e);
+    if (e.err[0])
+        goto fail;
+    emit_c_rollout(&e, s, &roll, &roll_fn);
+    emit_c_step(&e, &step_fn);
+    emit_c_restart(&e);
+    if (text->failed || roll_fn.failed || step_fn.failed) {
+        snprintf(err, err_size, "out of memory");
+        goto done;
+    }
+    rc = 0;
+    goto done;
+fail:
+    snprintf(err, err_size, "emit: %s", e.err);
+done:
+    cs_partition_free(&roll_part);
+    cs_partition_free(&step_part);
+    cs_text_free(&roll_fn);
+    cs_text_free(&step_fn);
+    free(e.stamp);
+    free(e.materialized);
+    free(e.any_materialized);
+    free(roll_roots);
+    free(step_roots);
+    return rc;
+}

@@ -1,0 +1,659 @@
+/* Batches of environments: the public API of cartsim.h over a compiled lane
+ * program. Buffers are struct-of-arrays indexed by environment; every entry
+ * point runs over lane ranges split across threads, and because each lane's
+ * results depend on nothing but its own index, the seed and the global step
+ * count, the split never changes a result.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agents.h"
+#include "cartsim.h"
+#include "env_source.h"
+#include "jit.h"
+
+struct cs_env {
+    char error[1024];
+    bool failed;
+    cs_program *prog;
+    cs_backend backend;
+    cs_fusion fusion;
+    cs_dtype dtype;
+    cs_autoreset autoreset;
+    int unroll, threads;
+    int64_t n;
+    cs_cache cache;
+    cs_cpu_kernel cpu;
+    double compile_ms;
+    bool cache_hit;
+    int kernels_per_step;
+    char notice[512];
+
+    void **carried, **params, **inputs;
+    int *segstep;
+    float *obs, *final_obs;
+    double *reward, *seg_return, *return_sum;
+    uint8_t *terminated, *truncated, *pending;
+    long long *segments, *nonfinite;
+    const char **state_names;
+    double *action_low, *action_high;
+
+    uint64_t seed;
+    int64_t t;                  /* global step count since the last reset */
+    bool was_reset;
+};
+
+static cs_status fail(cs_env *env, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static cs_status fail(cs_env *env, cs_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(env->error, sizeof env->error, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void cs_config_init(cs_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->env = "cartpole";
+    cfg->num_envs = 1;
+    cfg->backend = CS_BACKEND_AUTO;
+    cfg->fusion = CS_FUSION_FULL;
+    cfg->dtype = CS_DTYPE_F32;
+    cfg->unroll = 1;
+    cfg->autoreset = CS_AUTORESET_NEXT_STEP;
+}
+
+static cs_policy policy_of(cs_fusion f)
+{
+    return f == CS_FUSION_NONE ? CS_POLICY_NONE : f == CS_FUSION_RULES ? CS_POLICY_RULES : CS_POLICY_FULL;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+/* ---- running an entry over lane ranges ---- */
+
+typedef struct {
+    cs_env *env;
+    cs_lanes lanes;
+    int which;   /* 0 restart, 1 step, 2 rollout */
+} job;
+
+static void run_job(job *j)
+{
+    cs_env *env = j->env;
+    if (env->backend == CS_BACKEND_INTERP) {
+        if (j->which == 0)
+            cs_interp_restart(env->prog, &j->lanes);
+        else if (j->which == 1)
+            cs_interp_step(env->prog, &j->lanes);
+        else
+            cs_interp_rollout(env->prog, &j->lanes);
+        return;
+    }
+    cs_entry e = j->which == 0 ? env->cpu.restart : j->which == 1 ? env->cpu.step : env->cpu.rollout;
+    e(&j->lanes);
+}
+
+static void *thread_main(void *arg)
+{
+    run_job(arg);
+    return NULL;
+}
+
+static cs_lanes lanes_template(cs_env *env)
+{
+    cs_lanes l = {0};
+    l.begin = 0;
+    l.end = env->n;
+    l.t = env->t;
+    l.seed = env->seed;
+    l.stride = env->n;
+    l.carried = env->carried;
+    l.params = env->params;
+    l.segstep = env->segstep;
+    l.inputs = env->inputs;
+    l.obs = env->obs;
+    l.final_obs = env->final_obs;
+    l.reward = env->reward;
+    l.terminated = env->terminated;
+    l.truncated = env->truncated;
+    l.pending = env->pending;
+    l.seg_return = env->seg_return;
+    l.segments = env->segments;
+    l.return_sum = env->return_sum;
+    l.nonfinite = env->nonfinite;
+    return l;
+}
+
+/* Split [begin, end) into contiguous chunks of whole 256-lane blocks. */
+static void run_entry(cs_env *env, const cs_lanes *tmpl, int which)
+{
+    int64_t lanes = tmpl->end - tmpl->begin;
+    int64_t blocks = (lanes + 255) / 256;
+    int threads = env->threads < 1 ? 1 : env->threads;
+    if (threads > blocks)
+        threads = (int)blocks;
+    if (threads <= 1) {
+        job j = {env, *tmpl, which};
+        run_job(&j);
+        return;
+    }
+    job jobs[256];
+    pthread_t tid[256];
+    bool started[256] = {0};
+    for (int k = 0; k < threads; k++) {
+        jobs[k] = (job){env, *tmpl, which};
+        jobs[k].lanes.begin = tmpl->begin + blocks * k / threads * 256;
+        jobs[k].lanes.end = k + 1 == threads ? tmpl->end : tmpl->begin + blocks * (k + 1) / threads * 256;
+        if (k > 0)
+            started[k] = pthread_create(&tid[k], NULL, thread_main, &jobs[k]) == 0;
+    }
+    run_job(&jobs[0]);
+    for (int k = 1; k < threads; k++) {
+        if (started[k])
+            pthread_join(tid[k], NULL);
+        else
+            run_job(&jobs[k]);   /* no thread to be had: do it here */
+    }
+}
+
+/* ---- opening ---- */
+
+static size_t real_size(const cs_env *env) { return env->dtype == CS_DTYPE_F32 ? sizeof(float) : sizeof(double); }
+
+static int64_t bytes_per_lane(const cs_program *p, size_t real)
+{
+    return (int64_t)((p->n_carried + p->n_params) * real + 2 * p->n_obs * sizeof(float) + sizeof(int) +
+                     3 * sizeof(double) + 3 + 2 * sizeof(long long) + p->n_inputs * sizeof(double));
+}
+
+static cs_status allocate(cs_env *env)
+{
+    cs_program *p = env->prog;
+    int64_t n = env->n;
+    int64_t need = bytes_per_lane(p, real_size(env)) * n;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && need > (int64_t)pages * page)
+        return fail(env, CS_ERR_LIMIT, "%lld environments need %lld bytes, more than this machine's %lld",
+                    (long long)n, (long long)need, (long long)pages * page);
+    size_t rs = real_size(env);
+    env->carried = calloc(p->n_carried + 1, sizeof *env->carried);
+    env->params = calloc(p->n_params + 1, sizeof *env->params);
+    env->inputs = calloc(p->n_inputs + 1, sizeof *env->inputs);
+    env->state_names = calloc(p->n_carried + 1, sizeof *env->state_names);
+    if (!env->carried || !env->params || !env->inputs || !env->state_names)
+        return fail(env, CS_ERR_NOMEM, "out of memory");
+    for (unsigned k = 0; k < p->n_carried; k++) {
+        env->state_names[k] = p->carried[k].name;
+        if (!(env->carried[k] = calloc((size_t)n, rs)))
+            return fail(env, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)n);
+    }
+    for (unsigned k = 0; k < p->n_params; k++)
+        if (!(env->params[k] = calloc((size_t)n, rs)))
+            return fail(env, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)n);
+    size_t un = (size_t)n;
+    env->segstep = calloc(un, sizeof *env->segstep);
+    env->obs = calloc(un * (p->n_obs ? p->n_obs : 1), sizeof *env->obs);
+    env->final_obs = calloc(un * (p->n_obs ? p->n_obs : 1), sizeof *env->final_obs);
+    env->reward = calloc(un, sizeof *env->reward);
+    env->seg_return = calloc(un, sizeof *env->seg_return);
+    env->return_sum = calloc(un, sizeof *env->return_sum);
+    env->terminated = calloc(un, 1);
+    env->truncated = calloc(un, 1);
+    env->pending = calloc(un, 1);
+    env->segments = calloc(un, sizeof *env->segments);
+    env->nonfinite = calloc(un, sizeof *env->nonfinite);
+    if (!env->segstep || !env->obs || !env->final_obs || !env->reward || !env->seg_return || !env->return_sum ||
+        !env->terminated || !env->truncated || !env->pending || !env->segments || !env->nonfinite)
+        return fail(env, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)n);
+    return CS_OK;
+}
+
+static cs_status check_config(cs_env *env, const cs_config *cfg)
+{
+    if (!cfg->env || !*cfg->env)
+        return fail(env, CS_ERR_ARGUMENT, "no environment named");
+    if (cfg->num_envs < 1 || cfg->num_envs > INT32_MAX)
+        return fail(env, CS_ERR_ARGUMENT, "num_envs must be between 1 and %d, not %lld", INT32_MAX,
+                    (long long)cfg->num_envs);
+    if ((unsigned)cfg->backend >= CS_BACKEND_COUNT || (unsigned)cfg->fusion >= CS_FUSION_COUNT ||
+        (cfg->dtype != CS_DTYPE_F32 && cfg->dtype != CS_DTYPE_F64) ||
+        (cfg->autoreset != CS_AUTORESET_NEXT_STEP && cfg->autoreset != CS_AUTORESET_SAME_STEP &&
+         cfg->autoreset != CS_AUTORESET_DISABLED))
+        return fail(env, CS_ERR_ARGUMENT, "unknown backend, fusion, dtype or autoreset value");
+    if (cfg->unroll < 1 || cfg->unroll > 1024)
+        return fail(env, CS_ERR_ARGUMENT, "unroll must be between 1 and 1024, not %d", cfg->unroll);
+    if (cfg->threads < 0 || cfg->threads > 256)
+        return fail(env, CS_ERR_ARGUMENT, "threads must be between 0 (all cores) and 256, not %d", cfg->threads);
+    if (cfg->block < 0 || cfg->block > 1024)
+        return fail(env, CS_ERR_ARGUMENT, "block must be between 0 (automatic) and 1024, not %d", cfg->block);
+    if (cfg->n_params < 0 || cfg->n_params > CS_MAX_PARAM_OVERRIDES)
+        return fail(env, CS_ERR_ARGUMENT, "at most %d parameter overrides", CS_MAX_PARAM_OVERRIDES);
+    return CS_OK;
+}
+
+/* Parse, bind the random policy, optimize: the program every backend runs. */
+static cs_status build_program(cs_env *env, const cs_config *cfg, const char *after, cs_program **out)
+{
+    *out = NULL;
+    cs_param_override ov[CS_MAX_PARAM_OVERRIDES];
+    for (int k = 0; k < cfg->n_params; k++) {
+        char msg[256];
+        if (!cfg->params[k] || cs_parse_override(cfg->params[k], &ov[k], msg, sizeof msg))
+            return fail(env, CS_ERR_ARGUMENT, "--param %s: %s", cfg->params[k] ? cfg->params[k] : "(null)",
+                        cfg->params[k] ? msg : "missing");
+    }
+    cs_env_source src;
+    char msg[1024];
+    cs_status s = cs_env_source_load(cfg->env, cfg->env_dir, &src, msg, sizeof msg);
+    if (s != CS_OK)
+        return fail(env, s, "%s", msg);
+    cs_program *p = NULL;
+    int rc = cs_parse(src.text, src.len, src.filename, cfg->dtype == CS_DTYPE_F32 ? CS_F32 : CS_F64, ov,
+                      (unsigned)cfg->n_params, &p, msg, sizeof msg);
+    cs_env_source_free(&src);
+    if (rc)
+        return fail(env, CS_ERR_PARSE, "%s", msg);
+    if (cs_policy_random(p) || cs_program_bind_policy(p)) {
+        cs_program_free(p);
+        return fail(env, CS_ERR_NOMEM, "out of memory building the policy");
+    }
+    if (cs_optimize(p, policy_of(cfg->fusion), after, msg, sizeof msg)) {
+        cs_program_free(p);
+        return fail(env, CS_ERR_ARGUMENT, "%s", msg);
+    }
+    *out = p;
+    return CS_OK;
+}
+
+static cs_status compile_cpu(cs_env *env, const cs_config *cfg)
+{
+    cs_schedule sched = {policy_of(env->fusion), env->unroll, 0, 0};
+    cs_text src = {0};
+    char msg[1024];
+    if (cs_emit(env->prog, &sched, CS_DIALECT_C, &src, msg, sizeof msg)) {
+        cs_text_free(&src);
+        return fail(env, CS_ERR_COMPILE, "%s", msg);
+    }
+    if (!cfg->no_cache)
+        cs_cache_open(&env->cache, cfg->cache_dir);
+    int rc = cs_cpu_compile(src.data, cfg->cc, &env->cache, &env->cpu, msg, sizeof msg);
+    cs_text_free(&src);
+    if (rc)
+        return fail(env, strncmp(msg, "no C compiler", 13) ? CS_ERR_COMPILE : CS_ERR_UNAVAILABLE, "%s", msg);
+    env->compile_ms = env->cpu.compile_ms;
+    env->cache_hit = env->cpu.cache_hit;
+    if (env->cache.warning[0])
+        snprintf(env->notice, sizeof env->notice, "%s", env->cache.warning);
+    return CS_OK;
+}
+
+cs_status cs_env_open(const cs_config *cfg, cs_env **out)
+{
+    if (!out)
+        return CS_ERR_ARGUMENT;
+    cs_env *env = *out = calloc(1, sizeof *env);
+    if (!env)
+        return CS_ERR_NOMEM;
+    env->failed = true;
+    if (!cfg)
+        return fail(env, CS_ERR_ARGUMENT, "no configuration given");
+    cs_status s = check_config(env, cfg);
+    if (s != CS_OK)
+        return s;
+    env->n = cfg->num_envs;
+    env->fusion = cfg->fusion;
+    env->dtype = cfg->dtype;
+    env->unroll = cfg->unroll;
+    env->autoreset = cfg->autoreset;
+    env->threads = cfg->threads ? cfg->threads : online_cores();
+    double start = now_ms();
+    if ((s = build_program(env, cfg, NULL, &env->prog)) != CS_OK)
+        return s;
+    env->kernels_per_step = (int)cs_emit_kernels_per_step(env->prog, policy_of(env->fusion));
+
+    cs_backend b = cfg->backend;
+    if (b == CS_BACKEND_CUDA)
+        return fail(env, CS_ERR_UNAVAILABLE, "the cuda backend is not available in this build");
+    if (b == CS_BACKEND_AUTO) {
+        snprintf(env->notice, sizeof env->notice, "no CUDA backend in this build: running on the cpu");
+        b = CS_BACKEND_CPU;
+        if (compile_cpu(env, cfg) != CS_OK) {
+            snprintf(env->notice, sizeof env->notice, "cpu backend unavailable (%.400s): running the interpreter",
+                     env->error);
+            b = CS_BACKEND_INTERP;
+        }
+    } else if (b == CS_BACKEND_CPU && (s = compile_cpu(env, cfg)) != CS_OK) {
+        return s;
+    }
+    env->backend = b;
+    if (b == CS_BACKEND_INTERP)
+        env->compile_ms = now_ms() - start;
+    if ((s = allocate(env)) != CS_OK)
+        return s;
+    env->error[0] = 0;
+    env->failed = false;
+    return CS_OK;
+}
+
+void cs_env_close(cs_env *env)
+{
+    if (!env)
+        return;
+    cs_cpu_unload(&env->cpu);
+    cs_cache_close(&env->cache);
+    if (env->prog) {
+        for (unsigned k = 0; k < env->prog->n_carried; k++)
+            free(env->carried ? env->carried[k] : NULL);
+        for (unsigned k = 0; k < env->prog->n_params; k++)
+            free(env->params ? env->params[k] : NULL);
+    }
+    free(env->carried);
+    free(env->params);
+    free(env->inputs);
+    free(env->state_names);
+    free(env->segstep);
+    free(env->obs);
+    free(env->final_obs);
+    free(env->reward);
+    free(env->seg_return);
+    free(env->return_sum);
+    free(env->terminated);
+    free(env->truncated);
+    free(env->pending);
+    free(env->segments);
+    free(env->nonfinite);
+    cs_program_free(env->prog);
+    free(env);
+}
+
+const char *cs_env_error(const cs_env *env) { return env ? env->error : "no environment handle"; }
+
+static cs_status usable(cs_env *env)
+{
+    if (!env)
+        return CS_ERR_ARGUMENT;
+    if (env->failed)
+        return fail(env, CS_ERR_STATE, "this handle failed to open: close it");
+    env->error[0] = 0;
+    return CS_OK;
+}
+
+cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!info)
+        return fail(env, CS_ERR_ARGUMENT, "info is NULL");
+    const cs_program *p = env->prog;
+    memset(info, 0, sizeof *info);
+    info->name = p->name;
+    info->title = p->title;
+    info->num_envs = env->n;
+    info->state_dim = p->n_carried;
+    info->obs_dim = p->n_obs;
+    info->discrete = p->action_kind == CS_ACTION_DISCRETE;
+    info->n_actions = p->n_actions;
+    info->action_dim = p->n_inputs;
+    info->action_low = p->input_low;
+    info->action_high = p->input_high;
+    info->max_steps = p->max_steps;
+    info->reward_threshold = p->reward_threshold;
+    info->state_names = env->state_names;
+    info->backend = env->backend;
+    info->fusion = env->fusion;
+    info->dtype = env->dtype;
+    info->unroll = env->unroll;
+    info->threads = env->threads;
+    info->kernels_per_step = env->kernels_per_step;
+    info->compile_ms = env->compile_ms;
+    info->cache_hit = env->cache_hit;
+    info->notice = env->notice;
+    return CS_OK;
+}
+
+cs_status cs_env_reset(cs_env *env, uint64_t seed)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    env->seed = seed;
+    env->t = 0;
+    cs_lanes l = lanes_template(env);
+    run_entry(env, &l, 0);
+    memset(env->reward, 0, (size_t)env->n * sizeof *env->reward);
+    memset(env->terminated, 0, (size_t)env->n);
+    memset(env->truncated, 0, (size_t)env->n);
+    env->was_reset = true;
+    return CS_OK;
+}
+
+static int mode_of(cs_autoreset a)
+{
+    return a == CS_AUTORESET_SAME_STEP ? CS_MODE_SAME_STEP : a == CS_AUTORESET_NEXT_STEP ? CS_MODE_NEXT_STEP
+                                                                                       : CS_MODE_NO_RESTART;
+}
+
+cs_status cs_env_step(cs_env *env, const void *actions)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!env->was_reset)
+        return fail(env, CS_ERR_STATE, "step before reset");
+    if (!actions)
+        return fail(env, CS_ERR_ARGUMENT, "actions is NULL");
+    const cs_program *p = env->prog;
+    if (env->t == INT64_MAX)
+        return fail(env, CS_ERR_LIMIT, "the step counter would overflow");
+    if (p->action_kind == CS_ACTION_DISCRETE) {
+        const int32_t *a = actions;
+        for (int64_t i = 0; i < env->n; i++)
+            if (a[i] < 0 || (uint32_t)a[i] >= p->n_actions)
+                return fail(env, CS_ERR_ARGUMENT, "action %d of environment %lld is not in [0, %u)", a[i],
+                            (long long)i, p->n_actions);
+        env->inputs[0] = (void *)actions;
+    } else {
+        const float *a = actions;
+        for (int64_t i = 0; i < env->n * (int64_t)p->n_inputs; i++)
+            if (!isfinite(a[i]))
+                return fail(env, CS_ERR_ARGUMENT, "action %lld of environment %lld is not finite",
+                            (long long)(i / env->n), (long long)(i % env->n));
+        for (unsigned k = 0; k < p->n_inputs; k++)
+            env->inputs[k] = (void *)(a + (size_t)k * (size_t)env->n);
+    }
+    cs_lanes l = lanes_template(env);
+    l.mode = mode_of(env->autoreset);
+    run_entry(env, &l, 1);
+    env->t++;
+    return CS_OK;
+}
+
+const float *cs_env_obs(cs_env *env) { return env && !env->failed ? env->obs : NULL; }
+const float *cs_env_final_obs(cs_env *env) { return env && !env->failed ? env->final_obs : NULL; }
+const double *cs_env_rewards(cs_env *env) { return env && !env->failed ? env->reward : NULL; }
+const uint8_t *cs_env_terminated(cs_env *env) { return env && !env->failed ? env->terminated : NULL; }
+const uint8_t *cs_env_truncated(cs_env *env) { return env && !env->failed ? env->truncated : NULL; }
+
+cs_status cs_env_get_state(cs_env *env, double *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!out)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    for (unsigned k = 0; k < env->prog->n_carried; k++)
+        for (int64_t i = 0; i < env->n; i++)
+            out[k * env->n + i] = env->dtype == CS_DTYPE_F32 ? ((float *)env->carried[k])[i]
+                                                             : ((double *)env->carried[k])[i];
+    return CS_OK;
+}
+
+cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *episode_steps)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!state)
+        return fail(env, CS_ERR_ARGUMENT, "state is NULL");
+    for (int64_t i = 0; i < env->n; i++)
+        if (episode_steps && episode_steps[i] < 0)
+            return fail(env, CS_ERR_ARGUMENT, "episode step %d of environment %lld is negative",
+                        episode_steps[i], (long long)i);
+    for (unsigned k = 0; k < env->prog->n_carried; k++)
+        for (int64_t i = 0; i < env->n; i++) {
+            double v = state[k * env->n + i];
+            if (env->dtype == CS_DTYPE_F32)
+                ((float *)env->carried[k])[i] = (float)v;
+            else
+                ((double *)env->carried[k])[i] = v;
+        }
+    for (int64_t i = 0; i < env->n; i++) {
+        env->segstep[i] = episode_steps ? episode_steps[i] : 0;
+        env->pending[i] = 0;
+    }
+    env->was_reset = true;
+    return CS_OK;
+}
+
+/* FNV-1a over the final state's bits, the episode step counters and the
+ * episodes finished: equal runs give equal checksums. */
+static uint64_t checksum(const cs_env *env)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t rs = real_size(env);
+    for (unsigned k = 0; k <= env->prog->n_carried + 1; k++) {
+        const unsigned char *b = k < env->prog->n_carried ? env->carried[k]
+                                 : k == env->prog->n_carried ? (const void *)env->segstep
+                                                             : (const void *)env->segments;
+        size_t bytes = (size_t)env->n * (k < env->prog->n_carried ? rs : k == env->prog->n_carried ? sizeof(int)
+                                                                                                     : sizeof(long long));
+        for (size_t i = 0; i < bytes; i++)
+            h = (h ^ b[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!env->was_reset)
+        return fail(env, CS_ERR_STATE, "rollout before reset");
+    if (steps < 0)
+        return fail(env, CS_ERR_ARGUMENT, "steps must not be negative");
+    if (steps > 0 && env->n > INT64_MAX / steps)
+        return fail(env, CS_ERR_LIMIT, "%lld environments x %lld steps overflows a 64-bit count",
+                    (long long)env->n, (long long)steps);
+    if (env->t > INT64_MAX - steps)
+        return fail(env, CS_ERR_LIMIT, "the step counter would overflow");
+    /* Lanes waiting for a next-step restart get it now, at the current time. */
+    for (int64_t i = 0; i < env->n; i++)
+        if (env->pending[i]) {
+            cs_lanes l = lanes_template(env);
+            l.begin = i;
+            l.end = i + 1;
+            run_entry(env, &l, 0);
+        }
+    memset(env->segments, 0, (size_t)env->n * sizeof *env->segments);
+    memset(env->return_sum, 0, (size_t)env->n * sizeof *env->return_sum);
+    memset(env->nonfinite, 0, (size_t)env->n * sizeof *env->nonfinite);
+    cs_lanes l = lanes_template(env);
+    l.steps = steps;
+    double start = now_ms();
+    if (steps > 0)
+        run_entry(env, &l, 2);
+    double run_ms = now_ms() - start;
+    env->t += steps;
+    if (out) {
+        memset(out, 0, sizeof *out);
+        double sum = 0;
+        for (int64_t i = 0; i < env->n; i++) {
+            out->episodes += env->segments[i];
+            out->nonfinite += env->nonfinite[i];
+            sum += env->return_sum[i];
+        }
+        out->steps = steps;
+        out->env_steps = steps * env->n;
+        out->mean_return = out->episodes ? sum / (double)out->episodes : NAN;
+        out->run_ms = run_ms;
+        if (env->backend == CS_BACKEND_INTERP || env->fusion != CS_FUSION_FULL)
+            out->launches = steps * (env->backend == CS_BACKEND_INTERP ? 1 : env->kernels_per_step);
+        else
+            out->launches = (steps + env->unroll - 1) / env->unroll;
+        out->checksum = checksum(env);
+    }
+    return CS_OK;
+}
+
+/* ---- the compiler's view, for `cartsim dump` ---- */
+
+cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char **error)
+{
+    if (!text || !error)
+        return CS_ERR_ARGUMENT;
+    *text = *error = NULL;
+    cs_env scratch;
+    memset(&scratch, 0, sizeof scratch);
+    cs_status s = cfg ? check_config(&scratch, cfg) : fail(&scratch, CS_ERR_ARGUMENT, "no configuration given");
+    const char *fmt = format ? format : "text";
+    if (s == CS_OK && strcmp(fmt, "text") && strcmp(fmt, "dot") && strcmp(fmt, "c") && strcmp(fmt, "cuda"))
+        s = fail(&scratch, CS_ERR_ARGUMENT, "unknown dump format '%s' (text, dot, c, cuda)", fmt);
+    cs_program *p = NULL;
+    if (s == CS_OK)
+        s = build_program(&scratch, cfg, after, &p);
+    cs_text t = {0};
+    if (s == CS_OK) {
+        cs_policy pol = policy_of(cfg->fusion);
+        if (!strcmp(fmt, "text") || !strcmp(fmt, "dot")) {
+            cs_dump_graph(p, fmt[0] == 'd', &t);
+            if (fmt[0] == 't') {
+                cs_node *roots = malloc(cs_program_step_root_max(p) * sizeof *roots);
+                cs_partition part;
+                if (roots && cs_partition_build(p->graph, roots, cs_program_step_roots(p, true, roots), pol, &part) == 0) {
+                    cs_text_printf(&t, "\n# rollout step, fusion %s\n", cs_policy_name(pol));
+                    cs_dump_partition(p, &part, &t);
+                    cs_partition_free(&part);
+                }
+                free(roots);
+            }
+        } else {
+            cs_schedule sched = {pol, cfg->unroll, cfg->block, 0};
+            char msg[1024];
+            if (cs_emit(p, &sched, fmt[0] == 'c' && fmt[1] == 0 ? CS_DIALECT_C : CS_DIALECT_CUDA, &t, msg, sizeof msg))
+                s = fail(&scratch, CS_ERR_UNAVAILABLE, "%s", msg);
+        }
+        if (s == CS_OK && (t.failed || !t.data))
+            s = fail(&scratch, CS_ERR_NOMEM, "out of memory");
+    }
+    cs_program_free(p);
+    if (s == CS_OK) {
+        *text = t.data;
+        return CS_OK;
+    }
+    cs_text_free(&t);
+    *error = strdup(scratch.error[0] ? scratch.error : cs_status_string(s));
+    return s;
+}

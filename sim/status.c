@@ -1,0 +1,26 @@
+/* Names of statuses, backends and policies; the version. */
+#include <assert.h>
+
+#include "cartsim.h"
+
+static const char *const status_names[] = {
+    "ok", "bad argument", "parse error", "not found", "compile error", "unavailable",
+    "non-finite state", "limit exceeded", "i/o error", "out of memory", "wrong state",
+};
+static_assert(sizeof status_names / sizeof status_names[0] == CS_STATUS_COUNT, "one name per status");
+
+static const char *const backend_names[] = {"auto", "cpu", "cuda", "interp"};
+static_assert(sizeof backend_names / sizeof backend_names[0] == CS_BACKEND_COUNT, "one name per backend");
+
+static const char *const fusion_names[] = {"full", "rules", "none"};
+static_assert(sizeof fusion_names / sizeof fusion_names[0] == CS_FUSION_COUNT, "one name per fusion policy");
+
+const char *cs_version(void) { return CS_VERSION_STRING; }
+
+const char *cs_status_string(cs_status s)
+{
+    return (unsigned)s < CS_STATUS_COUNT ? status_names[s] : "unknown status";
+}
+
+const char *cs_backend_name(cs_backend b) { return (unsigned)b < CS_BACKEND_COUNT ? backend_names[b] : "?"; }
+const char *cs_fusion_name(cs_fusion f) { return (unsigned)f < CS_FUSION_COUNT ? fusion_names[f] : "?"; }
