@@ -1,0 +1,127 @@
+/* The cartsim command-line program: shared pieces of its subcommands.
+ *
+ * main.c holds the subcommand table; cli_args.c the option table and the
+ * parser every subcommand shares; cli_num.c number parsing/printing and an
+ * output buffer; cli_run.c, cli_replay.c, cli_dump.c the subcommands.
+ *
+ * Exit statuses: 0 success, 1 the work failed (compile, I/O, memory),
+ * 2 bad input (flags, files, environment names). Every failure prints one
+ * line "cartsim: ..." on stderr and nothing on stdout: output is built in
+ * memory and written only once the work has succeeded.
+ */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cartsim.h"
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+
+/* Every option of every subcommand; a subcommand accepts a subset (its mask). */
+typedef enum {
+    OPT_ENV,
+    OPT_ENVS,
+    OPT_STEPS,
+    OPT_UNROLL,
+    OPT_BACKEND,
+    OPT_FUSION,
+    OPT_DTYPE,
+    OPT_THREADS,
+    OPT_BLOCK,
+    OPT_SEED,
+    OPT_PARAM,
+    OPT_AUTORESET,
+    OPT_NO_CACHE,
+    OPT_JSON,
+    OPT_PROGRESS,
+    OPT_OPEN_LOOP,
+    OPT_AFTER,
+    OPT_FORMAT,
+    OPT_HELP,
+    OPT_VERSION,
+    OPT_COUNT
+} cli_opt_id;
+
+#define CLI_OPT(o) (UINT64_C(1) << (o))
+
+/* Options every subcommand that opens an environment takes. */
+#define CLI_OPTS_ENV                                                                              \
+    (CLI_OPT(OPT_ENV) | CLI_OPT(OPT_BACKEND) | CLI_OPT(OPT_FUSION) | CLI_OPT(OPT_DTYPE) |         \
+     CLI_OPT(OPT_UNROLL) | CLI_OPT(OPT_THREADS) | CLI_OPT(OPT_BLOCK) | CLI_OPT(OPT_PARAM) |       \
+     CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_HELP))
+
+#define CLI_MAX_POSITIONAL 4
+
+typedef struct {
+    cs_config cfg;              /* env, num_envs, backend, ... filled from the flags */
+    int64_t steps;
+    uint64_t seed;
+    bool json, progress, open_loop, help, version;
+    const char *after, *format;
+    const char *positional[CLI_MAX_POSITIONAL];
+    int n_positional;
+    bool given[OPT_COUNT];      /* which options the command line set */
+} cli_args;
+
+typedef struct {
+    const char *name;
+    const char *summary;        /* one line for the command list */
+    const char *usage;          /* after "cartsim NAME " */
+    const char *details;        /* printed after the options in --help; may be NULL */
+    uint64_t options;           /* CLI_OPT() mask of accepted options */
+    int max_positional;
+    void (*defaults)(cli_args *a);
+    int (*run)(cli_args *a);    /* returns the exit status */
+} cli_command;
+
+/* main.c: the subcommand table, ends with a {NULL} entry; [0] is the default. */
+extern const cli_command cli_commands[];
+
+/* cli_args.c */
+int cli_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_status_exit(cs_status s);
+/* Reports a library failure (message flattened to one line); returns the exit status. */
+int cli_lib_error(cs_status s, const char *message);
+/* 0 when parsed (a->help / a->version may then be set), else the exit status. */
+int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
+void cli_print_help(const cli_command *cmd);
+void cli_print_overview(void);
+bool cli_stdout_write(const char *data, size_t len);   /* false after reporting an error */
+
+/* cli_num.c: strict number parsing and Python-repr printing. */
+typedef enum { CLI_NUM_OK, CLI_NUM_SYNTAX, CLI_NUM_RANGE } cli_num_result;
+cli_num_result cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+cli_num_result cli_parse_u64(const char *s, uint64_t *out);
+/* A whole field as a double (strtod syntax, nothing left over, no spaces). */
+bool cli_parse_real(const char *s, double *out);
+/* The shortest decimal that reads back as x, spelled as Python's repr(float):
+ * "1.0", "0.0001", "1e-05", "1.5e+16", "nan", "-inf". Returns the length. */
+#define CLI_REPR_MAX 32
+size_t cli_repr(double x, char out[CLI_REPR_MAX]);
+
+/* A growing output buffer; a failed allocation sticks (failed = true). */
+typedef struct {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} cli_buf;
+
+void cli_buf_add(cli_buf *b, const char *s, size_t n);
+void cli_buf_str(cli_buf *b, const char *s);
+void cli_buf_printf(cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_buf_repr(cli_buf *b, double x);
+void cli_buf_json_string(cli_buf *b, const char *s);   /* quoted and escaped; NULL: null */
+void cli_buf_free(cli_buf *b);
+
+/* The subcommands. */
+void cli_run_defaults(cli_args *a);
+int cli_run(cli_args *a);
+void cli_replay_defaults(cli_args *a);
+int cli_replay(cli_args *a);
+void cli_dump_defaults(cli_args *a);
+int cli_dump(cli_args *a);
+
+#endif

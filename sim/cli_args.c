@@ -1,0 +1,385 @@
+/* Options of all subcommands, their parser, help text and error reporting. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct {
+    const char *name;           /* without the leading "--" */
+    const char *metavar;        /* NULL: a switch that takes no value */
+    const char *help;
+} cli_option;
+
+static const cli_option options[OPT_COUNT] = {
+    [OPT_ENV] = {"env", "NAME|PATH.env", "environment: a name from envs/ or a .env file (default cartpole)"},
+    [OPT_ENVS] = {"envs", "N", "environments stepped together (default 2048)"},
+    [OPT_STEPS] = {"steps", "T", "steps of every environment (default 10000)"},
+    [OPT_UNROLL] = {"unroll", "U", "steps per loop iteration or launch (default 1)"},
+    [OPT_BACKEND] = {"backend", "auto|cpu|cuda|interp", "where the kernel runs (default auto: cuda, else cpu)"},
+    [OPT_FUSION] = {"fusion", "none|rules|full", "fusion policy (default full)"},
+    [OPT_DTYPE] = {"dtype", "f32|f64", "floating-point type of the state and arithmetic (default f32; replay: f64)"},
+    [OPT_THREADS] = {"threads", "K", "cpu threads (default 0: every core)"},
+    [OPT_BLOCK] = {"block", "N", "CUDA threads per block (default 0: from the occupancy API)"},
+    [OPT_SEED] = {"seed", "S", "seed of resets and random actions (default 0)"},
+    [OPT_PARAM] = {"param", "NAME=VALUE|NAME=LO:HI",
+                   "override a parameter, LO:HI draws it per environment (repeatable)"},
+    [OPT_AUTORESET] = {"autoreset", "next_step|same_step", "auto-reset convention (default next_step)"},
+    [OPT_NO_CACHE] = {"no-cache", NULL, "compile afresh, neither reading nor writing the kernel cache"},
+    [OPT_JSON] = {"json", NULL, "print one JSON object instead of the summary"},
+    [OPT_PROGRESS] = {"progress", NULL, "show the progress bar even for short runs or without a terminal"},
+    [OPT_OPEN_LOOP] = {"open-loop", NULL, "run each episode from its first state on cartsim's own states"},
+    [OPT_AFTER] = {"after", "PASS", "stop after this compiler pass (default: run all of them)"},
+    [OPT_FORMAT] = {"format", "text|dot|c|cuda", "what to print (default text)"},
+    [OPT_HELP] = {"help", NULL, "print this help and exit"},
+    [OPT_VERSION] = {"version", NULL, "print the version and exit"},
+};
+
+int cli_error(int status, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* One line, always: whatever went into the message (file contents,
+     * library text) must not break it. */
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fprintf(stderr, "cartsim: %s\n", msg);
+    return status;
+}
+
+int cli_status_exit(cs_status s)
+{
+    switch (s) {
+    case CS_OK:
+        return CLI_EXIT_OK;
+    case CS_ERR_ARGUMENT:
+    case CS_ERR_PARSE:
+    case CS_ERR_NOT_FOUND:
+    case CS_ERR_UNAVAILABLE:
+    case CS_ERR_LIMIT:
+        return CLI_EXIT_USAGE;
+    default:
+        return CLI_EXIT_FAIL;
+    }
+}
+
+int cli_lib_error(cs_status s, const char *message)
+{
+    if (!message || !*message)
+        message = cs_status_string(s);
+    if (!message)
+        message = "unknown error";
+    int status = cli_status_exit(s);
+    if (status == CLI_EXIT_OK)
+        status = CLI_EXIT_FAIL;
+    /* Compiler output can run over many lines: the first one is the
+     * message, the rest goes after it so that nothing is lost. */
+    const char *nl = strchr(message, '\n');
+    if (!nl || status == CLI_EXIT_USAGE)
+        return cli_error(status, "%s", message);
+    fprintf(stderr, "cartsim: %.*s\n%s%s", (int)(nl - message), message, nl + 1,
+            message[strlen(message) - 1] == '\n' ? "" : "\n");
+    return status;
+}
+
+bool cli_stdout_write(const char *data, size_t len)
+{
+    if ((len && fwrite(data, 1, len, stdout) != len) || fflush(stdout) != 0) {
+        cli_error(CLI_EXIT_FAIL, "writing the output: %s", strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* ---- values ---- */
+
+static int bad_value(const char *opt, const char *value, const char *why)
+{
+    return cli_error(CLI_EXIT_USAGE, "--%s: '%s' %s", opt, value, why);
+}
+
+static int int_value(const char *opt, const char *value, int64_t lo, int64_t hi, int64_t *out)
+{
+    switch (cli_parse_i64(value, lo, hi, out)) {
+    case CLI_NUM_OK:
+        return 0;
+    case CLI_NUM_SYNTAX:
+        return bad_value(opt, value, "is not an integer");
+    default:
+        return cli_error(CLI_EXIT_USAGE, "--%s: '%s' is out of range (%" PRId64 " to %" PRId64 ")", opt,
+                         value, lo, hi);
+    }
+}
+
+static int choice(const char *opt, const char *value, const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (names[i] && strcmp(names[i], value) == 0) {
+            *out = i;
+            return 0;
+        }
+    return bad_value(opt, value, "is not one of the choices (see --help)");
+}
+
+static bool is_ident(const char *s, size_t n)
+{
+    if (n == 0 || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        char c = s[i];
+        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+            return false;
+    }
+    return true;
+}
+
+/* A finite number that fills [s, s+n) exactly. */
+static bool real_span(const char *s, size_t n)
+{
+    char tmp[128];
+    if (n == 0 || n >= sizeof tmp)
+        return false;
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    double v;
+    return cli_parse_real(tmp, &v) && v - v == 0;
+}
+
+/* Checked here too, so that a typo fails before anything is compiled; the
+ * library still decides whether NAME exists. */
+static int param_value(const char *value)
+{
+    const char *eq = strchr(value, '=');
+    if (!eq || !is_ident(value, (size_t)(eq - value)))
+        return bad_value("param", value, "is not NAME=VALUE or NAME=LO:HI");
+    const char *v = eq + 1;
+    const char *colon = strchr(v, ':');
+    bool ok = colon ? real_span(v, (size_t)(colon - v)) && real_span(colon + 1, strlen(colon + 1))
+                    : real_span(v, strlen(v));
+    if (!ok)
+        return bad_value("param", value, "is not NAME=VALUE or NAME=LO:HI with finite numbers");
+    return 0;
+}
+
+static int set_option(cli_opt_id id, const char *value, cli_args *a)
+{
+    static const char *const backends[] = {[CS_BACKEND_AUTO] = "auto", [CS_BACKEND_CPU] = "cpu",
+                                           [CS_BACKEND_CUDA] = "cuda", [CS_BACKEND_INTERP] = "interp"};
+    static const char *const fusions[] = {[CS_FUSION_FULL] = "full", [CS_FUSION_RULES] = "rules",
+                                          [CS_FUSION_NONE] = "none"};
+    static const char *const dtypes[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64] = "f64"};
+    static const char *const autoresets[] = {[CS_AUTORESET_NEXT_STEP] = "next_step",
+                                             [CS_AUTORESET_SAME_STEP] = "same_step"};
+    static const char *const formats[] = {"text", "dot", "c", "cuda"};
+    const char *name = options[id].name;
+    int64_t n;
+    int k = 0, rc;
+
+    switch (id) {
+    case OPT_ENV:
+        if (!*value)
+            return bad_value(name, value, "is not an environment name");
+        a->cfg.env = value;
+        return 0;
+    case OPT_ENVS:
+        if ((rc = int_value(name, value, 1, INT32_MAX, &n)))
+            return rc;
+        a->cfg.num_envs = n;
+        return 0;
+    case OPT_STEPS:
+        return int_value(name, value, 1, INT64_MAX, &a->steps);
+    case OPT_UNROLL:
+        if ((rc = int_value(name, value, 1, INT32_MAX, &n)))
+            return rc;
+        a->cfg.unroll = (int)n;
+        return 0;
+    case OPT_THREADS:
+        if ((rc = int_value(name, value, 0, INT32_MAX, &n)))
+            return rc;
+        a->cfg.threads = (int)n;
+        return 0;
+    case OPT_BLOCK:
+        if ((rc = int_value(name, value, 0, INT32_MAX, &n)))
+            return rc;
+        a->cfg.block = (int)n;
+        return 0;
+    case OPT_SEED:
+        switch (cli_parse_u64(value, &a->seed)) {
+        case CLI_NUM_OK:
+            return 0;
+        case CLI_NUM_SYNTAX:
+            return bad_value(name, value, "is not a non-negative integer");
+        default:
+            return bad_value(name, value, "is out of range (0 to 18446744073709551615)");
+        }
+    case OPT_BACKEND:
+        if ((rc = choice(name, value, backends, CS_BACKEND_COUNT, &k)))
+            return rc;
+        a->cfg.backend = (cs_backend)k;
+        return 0;
+    case OPT_FUSION:
+        if ((rc = choice(name, value, fusions, CS_FUSION_COUNT, &k)))
+            return rc;
+        a->cfg.fusion = (cs_fusion)k;
+        return 0;
+    case OPT_DTYPE:
+        if ((rc = choice(name, value, dtypes, 2, &k)))
+            return rc;
+        a->cfg.dtype = (cs_dtype)k;
+        return 0;
+    case OPT_AUTORESET:
+        if ((rc = choice(name, value, autoresets, 2, &k)))
+            return rc;
+        a->cfg.autoreset = (cs_autoreset)k;
+        return 0;
+    case OPT_PARAM:
+        if (a->cfg.n_params >= CS_MAX_PARAM_OVERRIDES)
+            return cli_error(CLI_EXIT_USAGE, "--param: more than %d overrides", CS_MAX_PARAM_OVERRIDES);
+        if ((rc = param_value(value)))
+            return rc;
+        a->cfg.params[a->cfg.n_params++] = value;
+        return 0;
+    case OPT_AFTER:
+        if (!is_ident(value, strlen(value)))
+            return bad_value(name, value, "is not a pass name");
+        a->after = value;
+        return 0;
+    case OPT_FORMAT:
+        if ((rc = choice(name, value, formats, 4, &k)))
+            return rc;
+        a->format = formats[k];
+        return 0;
+    case OPT_NO_CACHE:
+        a->cfg.no_cache = true;
+        return 0;
+    case OPT_JSON:
+        a->json = true;
+        return 0;
+    case OPT_PROGRESS:
+        a->progress = true;
+        return 0;
+    case OPT_OPEN_LOOP:
+        a->open_loop = true;
+        return 0;
+    case OPT_HELP:
+        a->help = true;
+        return 0;
+    case OPT_VERSION:
+        a->version = true;
+        return 0;
+    case OPT_COUNT:
+        break;
+    }
+    return cli_error(CLI_EXIT_FAIL, "internal error: option %d", (int)id);
+}
+
+int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a)
+{
+    bool only_positional = false;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_positional || arg[0] != '-' || arg[1] == 0) {
+            if (a->n_positional >= cmd->max_positional) {
+                if (cmd->max_positional == 0)
+                    return cli_error(CLI_EXIT_USAGE, "unexpected argument '%s' (try cartsim %s --help)", arg,
+                                     cmd->name);
+                return cli_error(CLI_EXIT_USAGE, "too many arguments: '%s'", arg);
+            }
+            a->positional[a->n_positional++] = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_positional = true;
+            continue;
+        }
+        if (strcmp(arg, "-h") == 0)
+            arg = "--help";
+        if (arg[1] != '-')
+            return cli_error(CLI_EXIT_USAGE, "unknown option '%s' (try cartsim %s --help)", arg, cmd->name);
+
+        /* --name value, or --name=value */
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        int id = -1;
+        for (int k = 0; k < OPT_COUNT; k++)
+            if ((cmd->options & CLI_OPT(k)) && strlen(options[k].name) == len &&
+                memcmp(options[k].name, name, len) == 0)
+                id = k;
+        if (id < 0)
+            return cli_error(CLI_EXIT_USAGE, "unknown option '%.*s' (try cartsim %s --help)", (int)len + 2, arg,
+                             cmd->name);
+        const char *value = NULL;
+        if (options[id].metavar) {
+            if (eq)
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return cli_error(CLI_EXIT_USAGE, "option --%s needs a value (%s)", options[id].name,
+                                 options[id].metavar);
+        } else if (eq) {
+            return cli_error(CLI_EXIT_USAGE, "option --%s takes no value", options[id].name);
+        }
+        if (a->given[id] && id != OPT_PARAM)
+            return cli_error(CLI_EXIT_USAGE, "option --%s given twice", options[id].name);
+        a->given[id] = true;
+        int rc = set_option((cli_opt_id)id, value, a);
+        if (rc)
+            return rc;
+        /* --help and --version win over whatever else is on the line. */
+        if (a->help || a->version)
+            return 0;
+    }
+    return 0;
+}
+
+/* ---- help ---- */
+
+static void print_options(uint64_t mask)
+{
+    for (int k = 0; k < OPT_COUNT; k++) {
+        if (!(mask & CLI_OPT(k)))
+            continue;
+        char left[64];
+        if (options[k].metavar)
+            snprintf(left, sizeof left, "--%s %s", options[k].name, options[k].metavar);
+        else
+            snprintf(left, sizeof left, "--%s", options[k].name);
+        if (strlen(left) > 28)
+            printf("  %s\n  %-28s  %s\n", left, "", options[k].help);
+        else
+            printf("  %-28s  %s\n", left, options[k].help);
+    }
+}
+
+void cli_print_help(const cli_command *cmd)
+{
+    printf("usage: cartsim %s %s\n\n%s.\n\n", cmd->name, cmd->usage, cmd->summary);
+    printf("options:\n");
+    print_options(cmd->options);
+    if (cmd->details)
+        printf("\n%s", cmd->details);
+}
+
+void cli_print_overview(void)
+{
+    const cli_command *def = &cli_commands[0];
+    printf("usage: cartsim [COMMAND] [flags]\n\n"
+           "cartsim %s: thousands of RL environments stepped by one fused, JIT-compiled kernel.\n\n"
+           "commands (default %s):\n",
+           CS_VERSION_STRING, def->name);
+    for (const cli_command *c = cli_commands; c->name; c++)
+        printf("  %-8s  %s\n", c->name, c->summary);
+    printf("\n'cartsim COMMAND --help' describes a command. Options of '%s':\n", def->name);
+    print_options(def->options);
+    if (def->details)
+        printf("\n%s", def->details);
+}

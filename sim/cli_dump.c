@@ -1,0 +1,33 @@
+/* `cartsim dump`: the compiler's view of an environment (cs_dump). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_dump_defaults(cli_args *a)
+{
+    a->cfg.env = "cartpole";
+    a->format = "text";
+}
+
+int cli_dump(cli_args *a)
+{
+    char *text = NULL, *error = NULL;
+    cs_status st = cs_dump(&a->cfg, a->after, a->format, &text, &error);
+    int rc;
+    if (st != CS_OK) {
+        rc = cli_lib_error(st, error);
+    } else if (!text) {
+        rc = cli_error(CLI_EXIT_FAIL, "the library returned no text");
+    } else {
+        size_t len = strlen(text);
+        bool ok = cli_stdout_write(text, len);
+        /* Text output ends with a newline, like any text file. */
+        if (ok && len > 0 && text[len - 1] != '\n')
+            ok = cli_stdout_write("\n", 1);
+        rc = ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    }
+    free(text);
+    free(error);
+    return rc;
+}

@@ -1,0 +1,327 @@
+/* Numbers in and out of the command line and CSV files, and the output
+ * buffer. Self-contained (libc only) so that tests can include it. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* ---- parsing ---- */
+
+/* Plain decimal digits only: "1e12", "10x", " 5", "+5" and "" are not
+ * integers, so a typo never becomes a different number. */
+static cli_num_result digits_u64(const char *s, uint64_t *out)
+{
+    if (!*s)
+        return CLI_NUM_SYNTAX;
+    uint64_t v = 0;
+    bool overflow = false;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return CLI_NUM_SYNTAX;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            overflow = true;
+        else
+            v = v * 10 + d;
+    }
+    *out = v;
+    return overflow ? CLI_NUM_RANGE : CLI_NUM_OK;
+}
+
+cli_num_result cli_parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v;
+    cli_num_result r = digits_u64(s[0] == '-' ? s + 1 : s, &v);
+    if (r != CLI_NUM_OK)
+        return r;
+    if (s[0] == '-' && v != 0)
+        return CLI_NUM_RANGE;
+    *out = v;
+    return CLI_NUM_OK;
+}
+
+cli_num_result cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    bool neg = s[0] == '-';
+    uint64_t mag;
+    cli_num_result r = digits_u64(neg ? s + 1 : s, &mag);
+    if (r != CLI_NUM_OK)
+        return r;
+    int64_t v;
+    if (neg) {
+        if (mag > (uint64_t)INT64_MAX + 1)
+            return CLI_NUM_RANGE;
+        v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+    } else {
+        if (mag > (uint64_t)INT64_MAX)
+            return CLI_NUM_RANGE;
+        v = (int64_t)mag;
+    }
+    if (v < lo || v > hi)
+        return CLI_NUM_RANGE;
+    *out = v;
+    return CLI_NUM_OK;
+}
+
+bool cli_parse_real(const char *s, double *out)
+{
+    /* strtod skips leading space and accepts hex; refuse the first, allow
+     * the second (it is exact). */
+    if (!*s || *s == ' ' || *s == '\t')
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end != 0)
+        return false;
+    /* ERANGE on underflow still gives the correctly rounded subnormal or
+     * zero, which is the value the text denotes; overflow gives inf. */
+    *out = v;
+    return true;
+}
+
+/* ---- Python repr ---- */
+
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* digits: the significant digits (no dot), *exp10: the exponent of the
+ * first digit (value = d.ddd x 10^exp10). */
+typedef struct {
+    char digits[24];
+    int n;
+    int exp10;
+} decimal;
+
+/* "d.ddde+XX" from printf into a decimal. */
+static void from_printf(const char *s, decimal *d)
+{
+    d->n = 0;
+    const char *p = s;
+    for (; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9')
+            d->digits[d->n++] = *p;
+    d->digits[d->n] = 0;
+    d->exp10 = *p == 'e' ? atoi(p + 1) : 0;
+}
+
+static double decimal_value(const decimal *d)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, "%c%s%se%d", d->digits[0], d->n > 1 ? "." : "", d->digits + 1, d->exp10);
+    return strtod(buf, NULL);
+}
+
+/* The neighbour one unit in the last digit up (+1) or down (-1); false when
+ * it would leave the n-digit range (then it is not a shortest candidate). */
+static bool step_last_digit(const decimal *d, int dir, decimal *out)
+{
+    *out = *d;
+    int i = out->n - 1;
+    if (dir > 0) {
+        while (i >= 0 && out->digits[i] == '9')
+            out->digits[i--] = '0';
+        if (i < 0) {
+            /* 9.99 -> 10.0: one digit more, same length after renormalizing */
+            out->digits[0] = '1';
+            memset(out->digits + 1, '0', (size_t)(out->n - 1));
+            out->exp10++;
+            return true;
+        }
+        out->digits[i]++;
+    } else {
+        while (i >= 0 && out->digits[i] == '0')
+            out->digits[i--] = '9';
+        if (i < 0)
+            return false;
+        out->digits[i]--;
+        if (out->digits[0] == '0')
+            return false;   /* 1.00 -> 0.99: fewer significant digits, found earlier */
+    }
+    return true;
+}
+
+/* Shortest digits that read back as x (x finite, > 0). Of several
+ * shortest ones, the nearest to x: that is Python's repr (David Gay's
+ * dtoa mode 0). printf's correctly rounded n digits are the nearest
+ * n-digit decimal, so when they do not read back, only a neighbour can. */
+static void shortest(double x, decimal *d)
+{
+    char buf[48];
+    for (int prec = 0; prec < 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec, x);
+        from_printf(buf, d);
+        if (same_bits(strtod(buf, NULL), x))
+            return;
+        decimal up, down;
+        bool up_ok = step_last_digit(d, +1, &up) && same_bits(decimal_value(&up), x);
+        bool down_ok = step_last_digit(d, -1, &down) && same_bits(decimal_value(&down), x);
+        if (up_ok && down_ok) {
+            /* Cannot both read back when the nearest does not; keep the
+             * rule anyway: long double decides which is nearer. */
+            long double du = (long double)decimal_value(&up), dd = (long double)decimal_value(&down);
+            up_ok = du - (long double)x < (long double)x - dd;
+            down_ok = !up_ok;
+        }
+        if (up_ok) {
+            *d = up;
+            return;
+        }
+        if (down_ok) {
+            *d = down;
+            return;
+        }
+    }
+    snprintf(buf, sizeof buf, "%.16e", x);
+    from_printf(buf, d);
+}
+
+size_t cli_repr(double x, char out[CLI_REPR_MAX])
+{
+    if (x != x)
+        return (size_t)snprintf(out, CLI_REPR_MAX, "nan");
+    char *p = out;
+    if (signbit(x)) {
+        *p++ = '-';
+        x = -x;
+    }
+    if (x - x != 0)
+        return (size_t)(p - out) + (size_t)snprintf(p, CLI_REPR_MAX - 1, "inf");
+    if (x == 0) {
+        memcpy(p, "0.0", 4);
+        return (size_t)(p - out) + 3;
+    }
+    decimal d;
+    shortest(x, &d);
+    /* Python: exponent form when the exponent is below -4 or at least 16. */
+    if (d.exp10 < -4 || d.exp10 >= 16) {
+        *p++ = d.digits[0];
+        if (d.n > 1) {
+            *p++ = '.';
+            memcpy(p, d.digits + 1, (size_t)(d.n - 1));
+            p += d.n - 1;
+        }
+        p += snprintf(p, 8, "e%c%02d", d.exp10 < 0 ? '-' : '+', d.exp10 < 0 ? -d.exp10 : d.exp10);
+    } else if (d.exp10 < 0) {
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = 0; i < -d.exp10 - 1; i++)
+            *p++ = '0';
+        memcpy(p, d.digits, (size_t)d.n);
+        p += d.n;
+    } else {
+        int int_digits = d.exp10 + 1;
+        for (int i = 0; i < int_digits; i++)
+            *p++ = i < d.n ? d.digits[i] : '0';
+        *p++ = '.';
+        if (d.n > int_digits) {
+            memcpy(p, d.digits + int_digits, (size_t)(d.n - int_digits));
+            p += d.n - int_digits;
+        } else {
+            *p++ = '0';
+        }
+    }
+    *p = 0;
+    return (size_t)(p - out);
+}
+
+/* ---- output buffer ---- */
+
+static bool buf_reserve(cli_buf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    if (b->cap - b->len > extra)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len <= extra) {
+        if (cap > SIZE_MAX / 2) {
+            b->failed = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *data = realloc(b->data, cap);
+    if (!data) {
+        b->failed = true;
+        return false;
+    }
+    b->data = data;
+    b->cap = cap;
+    return true;
+}
+
+void cli_buf_add(cli_buf *b, const char *s, size_t n)
+{
+    if (!buf_reserve(b, n))
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+void cli_buf_str(cli_buf *b, const char *s)
+{
+    cli_buf_add(b, s, strlen(s));
+}
+
+void cli_buf_printf(cli_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if (!buf_reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void cli_buf_repr(cli_buf *b, double x)
+{
+    char tmp[CLI_REPR_MAX];
+    size_t n = cli_repr(x, tmp);
+    cli_buf_add(b, tmp, n);
+}
+
+void cli_buf_json_string(cli_buf *b, const char *s)
+{
+    if (!s) {
+        cli_buf_str(b, "null");
+        return;
+    }
+    cli_buf_add(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char esc[2] = {'\\', (char)*p};
+            cli_buf_add(b, esc, 2);
+        } else if (*p == '\n') {
+            cli_buf_str(b, "\\n");
+        } else if (*p < 0x20) {
+            cli_buf_printf(b, "\\u%04x", *p);
+        } else {
+            cli_buf_add(b, (const char *)p, 1);
+        }
+    }
+    cli_buf_add(b, "\"", 1);
+}
+
+void cli_buf_free(cli_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+}

@@ -1,0 +1,211 @@
+/* `cartsim run`: open, reset, roll out, report (text or JSON). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Runs at least this long (env-steps) get a progress bar on a terminal. */
+#define PROGRESS_MIN_ENV_STEPS 1e8
+#define PROGRESS_CHUNKS 20
+
+void cli_run_defaults(cli_args *a)
+{
+    a->cfg.env = "cartpole";
+    a->cfg.num_envs = 2048;
+    a->steps = 10000;
+    a->seed = 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static const char *dtype_name(cs_dtype d)
+{
+    return d == CS_DTYPE_F64 ? "f64" : "f32";
+}
+
+static void show_progress(bool tty, int64_t done, int64_t total, double elapsed_ms, int64_t num_envs)
+{
+    enum { WIDTH = 30 };
+    double frac = (double)done / (double)total;
+    int filled = (int)(frac * WIDTH);
+    char bar[WIDTH + 1];
+    for (int i = 0; i < WIDTH; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[WIDTH] = 0;
+    double rate = elapsed_ms > 0 ? (double)done * (double)num_envs / (elapsed_ms / 1e3) : 0;
+    double eta_s = done > 0 ? elapsed_ms / 1e3 * (double)(total - done) / (double)done : 0;
+    fprintf(stderr, "%s[%s] %3d%%  %.3g env-steps/s  eta %.0fs%s", tty ? "\r" : "", bar,
+            (int)(frac * 100), rate, eta_s, tty ? "\033[K" : "\n");
+    fflush(stderr);
+}
+
+/* The rollout, in chunks when a progress bar is shown. The library's random
+ * numbers depend on the global step only, so chunks give the same result. */
+static cs_status rollout(cs_env *env, const cli_args *a, cs_rollout_stats *total)
+{
+    bool tty = isatty(STDERR_FILENO);
+    double env_steps = (double)a->steps * (double)a->cfg.num_envs;
+    bool bar = a->progress || (tty && env_steps >= PROGRESS_MIN_ENV_STEPS);
+    int64_t chunks = bar ? (a->steps < PROGRESS_CHUNKS ? a->steps : PROGRESS_CHUNKS) : 1;
+
+    memset(total, 0, sizeof *total);
+    double return_sum = 0;
+    double t0 = now_ms();
+    int64_t done = 0;
+    if (bar)
+        show_progress(tty, 0, a->steps, 0, a->cfg.num_envs);
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t end = a->steps / chunks * (c + 1) + (c + 1 == chunks ? a->steps % chunks : 0);
+        cs_rollout_stats s;
+        memset(&s, 0, sizeof s);
+        cs_status st = cs_env_rollout(env, end - done, &s);
+        if (st != CS_OK) {
+            if (bar && tty)
+                fprintf(stderr, "\r\033[K");
+            return st;
+        }
+        done = end;
+        total->steps += s.steps;
+        total->env_steps += s.env_steps;
+        total->episodes += s.episodes;
+        if (s.episodes > 0 && !isnan(s.mean_return))
+            return_sum += s.mean_return * (double)s.episodes;
+        total->nonfinite += s.nonfinite;
+        total->launches += s.launches;
+        total->run_ms += s.run_ms;
+        total->checksum = s.checksum;   /* of the final state */
+        if (chunks == 1)
+            total->mean_return = s.mean_return;
+        if (bar)
+            show_progress(tty, done, a->steps, now_ms() - t0, a->cfg.num_envs);
+    }
+    if (chunks > 1)
+        total->mean_return = total->episodes > 0 ? return_sum / (double)total->episodes : NAN;
+    if (bar && tty)
+        fprintf(stderr, "\r\033[K");
+    /* A run too short for the library's clock still gets a rate. */
+    if (!(total->run_ms > 0))
+        total->run_ms = now_ms() - t0;
+    return CS_OK;
+}
+
+static void json_number(cli_buf *b, const char *key, double v, bool last)
+{
+    cli_buf_printf(b, "  \"%s\": ", key);
+    if (isfinite(v))
+        cli_buf_printf(b, "%.17g", v);
+    else
+        cli_buf_str(b, "null");
+    cli_buf_str(b, last ? "\n" : ",\n");
+}
+
+static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, const cs_rollout_stats *s,
+                        double rate)
+{
+    cli_buf_str(b, "{\n  \"env\": ");
+    cli_buf_json_string(b, in->name);
+    cli_buf_str(b, ",\n  \"title\": ");
+    cli_buf_json_string(b, in->title);
+    cli_buf_str(b, ",\n  \"backend\": ");
+    cli_buf_json_string(b, cs_backend_name(in->backend));
+    cli_buf_str(b, ",\n  \"fusion\": ");
+    cli_buf_json_string(b, cs_fusion_name(in->fusion));
+    cli_buf_str(b, ",\n  \"dtype\": ");
+    cli_buf_json_string(b, dtype_name(in->dtype));
+    cli_buf_printf(b, ",\n  \"num_envs\": %" PRId64 ",\n", in->num_envs);
+    cli_buf_printf(b, "  \"steps\": %" PRId64 ",\n", a->steps);
+    cli_buf_printf(b, "  \"seed\": %" PRIu64 ",\n", a->seed);
+    cli_buf_printf(b, "  \"unroll\": %d,\n", in->unroll);
+    cli_buf_printf(b, "  \"threads\": %d,\n", in->threads);
+    json_number(b, "compile_ms", in->compile_ms, false);
+    cli_buf_printf(b, "  \"cache_hit\": %s,\n", in->cache_hit ? "true" : "false");
+    json_number(b, "run_ms", s->run_ms, false);
+    json_number(b, "env_steps_per_sec", rate, false);
+    cli_buf_printf(b, "  \"env_steps\": %" PRId64 ",\n", s->env_steps);
+    cli_buf_printf(b, "  \"kernels_per_step\": %d,\n", in->kernels_per_step);
+    cli_buf_printf(b, "  \"launches\": %" PRId64 ",\n", s->launches);
+    cli_buf_printf(b, "  \"episodes\": %" PRId64 ",\n", s->episodes);
+    json_number(b, "mean_return", s->mean_return, false);
+    cli_buf_printf(b, "  \"checksum\": \"%016" PRIx64 "\",\n", s->checksum);
+    cli_buf_printf(b, "  \"nonfinite\": %" PRId64 ",\n", s->nonfinite);
+    cli_buf_str(b, "  \"notice\": ");
+    cli_buf_json_string(b, in->notice && *in->notice ? in->notice : NULL);
+    cli_buf_str(b, "\n}\n");
+}
+
+static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, const cs_rollout_stats *s,
+                        double rate)
+{
+    cli_buf_printf(b, "env               %s (%s)\n", in->name ? in->name : "?", in->title ? in->title : "?");
+    cli_buf_printf(b, "backend           %s\n", cs_backend_name(in->backend));
+    cli_buf_printf(b, "fusion            %s\n", cs_fusion_name(in->fusion));
+    cli_buf_printf(b, "dtype             %s\n", dtype_name(in->dtype));
+    cli_buf_printf(b, "unroll            %d\n", in->unroll);
+    cli_buf_printf(b, "threads           %d\n", in->threads);
+    cli_buf_printf(b, "kernels per step  %d\n", in->kernels_per_step);
+    cli_buf_printf(b, "launches          %" PRId64 "\n", s->launches);
+    cli_buf_printf(b, "compile           %.1f ms (%s)\n", in->compile_ms,
+                   in->cache_hit ? "kernel cache hit" : "compiled, cache miss");
+    cli_buf_printf(b, "envs x steps      %" PRId64 " x %" PRId64 " = %" PRId64 " env-steps\n", in->num_envs,
+                   a->steps, s->env_steps);
+    cli_buf_printf(b, "run               %.1f ms\n", s->run_ms);
+    cli_buf_printf(b, "throughput        %.4g env-steps/s\n", rate);
+    if (isnan(s->mean_return))
+        cli_buf_printf(b, "episodes          %" PRId64 " finished\n", s->episodes);
+    else
+        cli_buf_printf(b, "episodes          %" PRId64 " finished, mean return %.4f\n", s->episodes,
+                       s->mean_return);
+    if (s->nonfinite)
+        cli_buf_printf(b, "nonfinite         %" PRId64 " environments restarted\n", s->nonfinite);
+    cli_buf_printf(b, "checksum          %016" PRIx64 "\n", s->checksum);
+    if (in->notice && *in->notice)
+        cli_buf_printf(b, "notice            %s\n", in->notice);
+}
+
+int cli_run(cli_args *a)
+{
+    if (a->steps > INT64_MAX / a->cfg.num_envs)
+        return cli_error(CLI_EXIT_USAGE, "--envs %" PRId64 " x --steps %" PRId64 " is beyond 2^63 env-steps",
+                         a->cfg.num_envs, a->steps);
+
+    cs_env *env = NULL;
+    cs_status st = cs_env_open(&a->cfg, &env);
+    if (st != CS_OK) {
+        int rc = cli_lib_error(st, env ? cs_env_error(env) : "out of memory");
+        cs_env_close(env);
+        return rc;
+    }
+    cs_env_info info;
+    cs_rollout_stats stats;
+    if ((st = cs_env_get_info(env, &info)) != CS_OK || (st = cs_env_reset(env, a->seed)) != CS_OK ||
+        (st = rollout(env, a, &stats)) != CS_OK) {
+        int rc = cli_lib_error(st, cs_env_error(env));
+        cs_env_close(env);
+        return rc;
+    }
+
+    double rate = (double)stats.env_steps / (stats.run_ms / 1e3);
+    cli_buf out = {0};
+    if (a->json)
+        report_json(&out, a, &info, &stats, rate);
+    else
+        report_text(&out, a, &info, &stats, rate);
+    /* info's strings belong to the handle: the report is built before closing. */
+    cs_env_close(env);
+    int rc = CLI_EXIT_OK;
+    if (out.failed)
+        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
+    else if (!cli_stdout_write(out.data, out.len))
+        rc = CLI_EXIT_FAIL;
+    cli_buf_free(&out);
+    return rc;
+}

@@ -1,0 +1,101 @@
+/* cartsim: the command-line program. Dispatches to a subcommand from the
+ * table below; a new subcommand (train, eval, view, render) is one row here,
+ * its options in cli_args.c's table and its function in its own cli_*.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+const cli_command cli_commands[] = {
+    {
+        .name = "run",
+        .summary = "step a batch of environments with random actions and report speed",
+        .usage = "[flags]",
+        .details = "Runs --steps steps of --envs environments in one fused kernel and prints a\n"
+                   "summary (or one JSON object with --json). The checksum depends only on the\n"
+                   "environment, its parameters, --dtype, --seed, --envs and --steps.\n",
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) |
+                   CLI_OPT(OPT_AUTORESET) | CLI_OPT(OPT_JSON) | CLI_OPT(OPT_PROGRESS) |
+                   CLI_OPT(OPT_VERSION),
+        .max_positional = 0,
+        .defaults = cli_run_defaults,
+        .run = cli_run,
+    },
+    {
+        .name = "replay",
+        .summary = "recompute a recorded trajectory (golden CSV format) and print it as CSV",
+        .usage = "[flags] FILE.csv",
+        .details = "Every row is stepped from its own s_* columns and action (or, with\n"
+                   "--open-loop, each episode runs from its first state on cartsim's own states).\n"
+                   "The output has the input's columns, extra ones left out, with ns_*, obs_*,\n"
+                   "reward, terminated and truncated computed by cartsim. Default --dtype f64.\n",
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_OPEN_LOOP),
+        .max_positional = 1,
+        .defaults = cli_replay_defaults,
+        .run = cli_replay,
+    },
+    {
+        .name = "dump",
+        .summary = "print the compiler's graph, partition or generated source",
+        .usage = "[flags]",
+        .details = "--after names the last pass to run (parse, fold, concat, dce; default: all).\n",
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AFTER) | CLI_OPT(OPT_FORMAT),
+        .max_positional = 0,
+        .defaults = cli_dump_defaults,
+        .run = cli_dump,
+    },
+    {.name = NULL},
+};
+
+static const cli_command *find_command(const char *name)
+{
+    for (const cli_command *c = cli_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const cli_command *cmd = &cli_commands[0];
+    int first = 1;
+    /* A first argument that is not an option names the subcommand. */
+    if (argc > 1 && argv[1][0] != '-') {
+        if (strcmp(argv[1], "help") == 0) {
+            if (argc > 2) {
+                const cli_command *c = find_command(argv[2]);
+                if (!c)
+                    return cli_error(CLI_EXIT_USAGE, "unknown command '%s' (try cartsim --help)", argv[2]);
+                cli_print_help(c);
+            } else {
+                cli_print_overview();
+            }
+            return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+        }
+        cmd = find_command(argv[1]);
+        if (!cmd)
+            return cli_error(CLI_EXIT_USAGE, "unknown command '%s' (try cartsim --help)", argv[1]);
+        first = 2;
+    }
+
+    cli_args a;
+    memset(&a, 0, sizeof a);
+    cs_config_init(&a.cfg);
+    if (cmd->defaults)
+        cmd->defaults(&a);
+    int status = cli_parse(cmd, argc - first, argv + first, &a);
+    if (status != 0)
+        return status;
+    if (a.version) {
+        printf("cartsim %s\n", CS_VERSION_STRING);
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    }
+    if (a.help) {
+        if (first == 1)
+            cli_print_overview();
+        else
+            cli_print_help(cmd);
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    }
+    return cmd->run(&a);
+}
