@@ -1,0 +1,79 @@
+/* Dead code elimination: rebuild the graph with what the roots reach.
+ *
+ * The graph is append-only, so every rewrite leaves the nodes it replaced
+ * behind; copying the live ones, in id order, into a fresh graph drops them
+ * and keeps ids dense (the emitters and partitions size tables by the count).
+ * cs_make hash-conses the copies, so sharing survives. A UNIFORM keeps its
+ * draw number: draws are part of the RNG contract, so the program's draw
+ * counts do not shrink even when a draw dies.
+ */
+#include <stdlib.h>
+
+#include "jit.h"
+
+static void mark_root(void *ctx, cs_node *root)
+{
+    bool *live = ctx;
+    live[*root] = true;
+}
+
+/* Operands have smaller ids: one sweep downwards, no recursion. Returns the
+ * widest node. */
+static unsigned mark_live(cs_program *p, bool *live)
+{
+    const cs_graph *g = p->graph;
+    unsigned widest = 0;
+    cs_program_visit_roots(p, mark_root, live);
+    for (cs_node n = cs_graph_count(g) - 1; n > 0; n--) {
+        if (!live[n])
+            continue;
+        const cs_node_data *d = cs_graph_node(g, n);
+        if (d->n_in > widest)
+            widest = d->n_in;
+        for (unsigned k = 0; k < d->n_in; k++)
+            live[cs_graph_input(g, n, k)] = true;
+    }
+    return widest;
+}
+
+static void remap_root(void *ctx, cs_node *root)
+{
+    const cs_node *memo = ctx;
+    *root = memo[*root];
+}
+
+int cs_pass_dce(cs_program *p)
+{
+    cs_graph *old = p->graph;
+    uint32_t count = cs_graph_count(old);
+    bool *live = calloc(count, sizeof *live);
+    cs_node *memo = calloc(count, sizeof *memo);
+    cs_node *in = NULL;
+    cs_graph *g = cs_graph_new();
+    int result = -1;
+    if (!live || !memo || !g)
+        goto done;
+    unsigned widest = mark_live(p, live);
+    in = malloc((widest ? widest : 1) * sizeof *in);
+    if (!in)
+        goto done;
+    for (cs_node n = 1; n < count; n++) {
+        if (!live[n])
+            continue;
+        const cs_node_data *d = cs_graph_node(old, n);
+        for (unsigned k = 0; k < d->n_in; k++)
+            in[k] = memo[cs_graph_input(old, n, k)];
+        if (!(memo[n] = cs_make(g, (cs_op)d->op, (cs_type)d->type, d->n_in, in, d->imm)))
+            goto done;
+    }
+    cs_program_visit_roots(p, remap_root, memo);
+    result = (int)(count - cs_graph_count(g));
+    p->graph = g;
+    g = old;   /* freed below */
+done:
+    cs_graph_free(g);
+    free(in);
+    free(memo);
+    free(live);
+    return result;
+}
