@@ -44,7 +44,6 @@ typedef struct {
     unsigned kernel;        /* the kernel being emitted */
     bool *materialized;     /* [count] stored to B->m<id> by its kernel */
     bool *any_materialized; /* [count] over all entries: declared in the block struct */
-    bool dw_local;          /* draws are locals dw<k> in this kernel */
     char err[256];
 } emitter;
 
@@ -257,10 +256,8 @@ static void emit_node(emitter *e, cs_node n)
         const char *conv = e->f32 ? "cs_u01_f32" : "cs_u01_f64";
         if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
             out(e, "%sconst %s v%u = %s(rw_[%u]);\n", ind, T, n, conv, k);
-        else if (e->dw_local)
-            out(e, "%sconst %s v%u = %s(dw%u);\n", ind, T, n, conv, k);
         else
-            out(e, "%sconst %s v%u = %s(B->dw[%u][i]);\n", ind, T, n, conv, k);
+            out(e, "%sconst %s v%u = %s(B->rw[wi%u][i]);\n", ind, T, n, conv, k);
     } else if (d->op == CS_OP_STACK) {
         out(e, "%sconst %s v%u[%u] = {", ind, T, n, d->n_in);
         for (unsigned k = 0; k < d->n_in; k++) {
@@ -305,22 +302,6 @@ static void mark_materialized(emitter *e, const cs_partition *part, const cs_nod
             e->materialized[roots[r]] = true;
     for (cs_node n = 1; n < count; n++)
         e->any_materialized[n] |= e->materialized[n];
-}
-
-/* The RNG words of one step, at the top of the loop body of the kernel that
- * first draws. Words live in B->rw (the Philox block of four words most
- * recently computed for each lane); `refill` is uniform over the lanes. */
-static void emit_draw_words(emitter *e, bool refill, bool store)
-{
-    unsigned D = e->p->n_step_draws;
-    if (refill)
-        out(e, "        { unsigned int o_[4]; cs_rng_block(L->seed, (unsigned int)lane, blk, 0u, o_);\n"
-               "          B->rw[0][i] = o_[0]; B->rw[1][i] = o_[1]; B->rw[2][i] = o_[2]; B->rw[3][i] = o_[3]; }\n");
-    for (unsigned k = 0; k < D; k++) {
-        out(e, "        const unsigned int dw%u = B->rw[wi%u][i];\n", k, k);
-        if (store)
-            out(e, "        B->dw[%u][i] = dw%u;\n", k, k);
-    }
 }
 
 typedef struct {
@@ -379,14 +360,11 @@ static void emit_final(emitter *e, const entry *en)
 }
 
 /* One kernel's loop body (without the loop header). */
-static void emit_kernel_body(emitter *e, const entry *en, unsigned k, int draws)
+static void emit_kernel_body(emitter *e, const entry *en, unsigned k)
 {
     e->now++;
     e->kernel = k;
-    e->dw_local = draws != 0;
     out(e, "        const long long lane = b0 + i; (void)lane;\n");
-    if (draws)
-        emit_draw_words(e, draws > 1, draws == 3);
     uint32_t count = cs_graph_count(e->g);
     for (cs_node n = 1; n < count; n++)
         if (e->part->kernel[n] == k)
@@ -395,52 +373,45 @@ static void emit_kernel_body(emitter *e, const entry *en, unsigned k, int draws)
         emit_final(e, en);
 }
 
-/* draws: 0 none in this kernel; 1 words from the cache; 2 refill first;
- * 3 refill and store (other kernels read B->dw). */
+/* Blocks of four Philox words one step may touch: a step's words are
+ * [t*D, t*D + D); with D in {1, 2, 4} they never straddle two blocks. */
+static unsigned rng_blocks(unsigned D) { return D == 0 ? 0 : (4 % D == 0) ? 1 : (D + 2) / 4 + 1; }
+
+/* The step's RNG words, then each kernel as one loop over the block. The
+ * refill is its own loop so that the kernels' loops stay branch-free. */
 static void emit_kernels(emitter *e, const entry *en)
 {
     const cs_partition *part = e->part;
+    unsigned D = e->p->n_step_draws, nb = rng_blocks(D);
+    bool draws = false;
     uint32_t count = cs_graph_count(e->g);
-    unsigned first_draw_kernel = CS_NO_KERNEL;
-    bool draws_elsewhere = false;
     for (cs_node n = 1; n < count; n++)
-        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_UNIFORM &&
-            part->kernel[n] < first_draw_kernel)
-            first_draw_kernel = part->kernel[n];
-    for (cs_node n = 1; n < count; n++)
-        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_UNIFORM &&
-            part->kernel[n] != first_draw_kernel)
-            draws_elsewhere = true;
-    if (first_draw_kernel != CS_NO_KERNEL) {
-        unsigned D = e->p->n_step_draws;
-        /* Words of step t: [t*D, t*D + D). With D in {1, 2, 4} a step never
-         * straddles two Philox blocks, so one block is refilled every 4/D steps. */
-        out(e, "    const unsigned long long w0 = (unsigned long long)t * %uu;\n", D);
-        out(e, "    const unsigned long long blk = w0 >> 2;\n");
-        out(e, "    const int refill = blk != B->rng_block;\n    B->rng_block = blk;\n");
+        draws |= part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_UNIFORM;
+    if (draws) {
+        out(e, "    const unsigned long long w0 = (unsigned long long)t * %uu, blk = w0 >> 2;\n", D);
+        if (nb == 1)
+            out(e, "    if (blk != B->rng_block) {   /* every %u steps: words for the next ones */\n"
+                   "        B->rng_block = blk;\n", 4 / D);
+        else
+            out(e, "    {\n");
+        out(e, "        for (int i = 0; i < n; i++) {\n"
+               "            unsigned int o_[4];\n");
+        for (unsigned j = 0; j < nb; j++)
+            out(e, "            cs_rng_block(L->seed, (unsigned int)(b0 + i), blk + %uu, 0u, o_);\n"
+                   "            B->rw[%u][i] = o_[0]; B->rw[%u][i] = o_[1]; B->rw[%u][i] = o_[2]; B->rw[%u][i] = o_[3];\n",
+                j, 4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3);
+        out(e, "        }\n    }\n");
         for (unsigned k = 0; k < D; k++)
-            out(e, "    const int wi%u = (int)((w0 + %uu) & 3u);\n", k, k);
+            out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
     }
     for (unsigned k = 0; k < part->n_kernels; k++) {
         if (part->reason[k][0])
             out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
         else
             out(e, "    /* kernel %u */\n", k);
-        if (k == first_draw_kernel) {
-            int store = draws_elsewhere ? 1 : 0;
-            out(e, "    if (refill) {\n    for (int i = 0; i < n; i++) {\n");
-            emit_kernel_body(e, en, k, 2 + store);
-            out(e, "    }\n    } else {\n    for (int i = 0; i < n; i++) {\n");
-            emit_kernel_body(e, en, k, 1);
-            if (store)
-                for (unsigned d = 0; d < e->p->n_step_draws; d++)
-                    out(e, "        B->dw[%u][i] = dw%u;\n", d, d);
-            out(e, "    }\n    }\n");
-        } else {
-            out(e, "    for (int i = 0; i < n; i++) {\n");
-            emit_kernel_body(e, en, k, 0);
-            out(e, "    }\n");
-        }
+        out(e, "    for (int i = 0; i < n; i++) {\n");
+        emit_kernel_body(e, en, k);
+        out(e, "    }\n");
     }
 }
 
@@ -542,8 +513,8 @@ static void emit_block_struct(emitter *e)
     out(e, "    double ret[CS_BLOCK], rew[CS_BLOCK];\n");
     out(e, "    int ss[CS_BLOCK];\n");
     out(e, "    unsigned char done[CS_BLOCK], term[CS_BLOCK], trunc[CS_BLOCK];\n");
-    out(e, "    unsigned int rw[4][CS_BLOCK];\n");
-    out(e, "    unsigned int dw[%u][CS_BLOCK];\n", p->n_step_draws ? p->n_step_draws : 1);
+    unsigned nb = rng_blocks(p->n_step_draws);
+    out(e, "    unsigned int rw[%u][CS_BLOCK];     /* Philox words of the current step */\n", nb ? 4 * nb : 1);
     out(e, "    unsigned long long rng_block;\n");
     for (cs_node n = 1; n < count; n++) {
         if (!e->any_materialized[n])
@@ -560,7 +531,6 @@ static void emit_block_struct(emitter *e)
 static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, const cs_text *step_fn)
 {
     const cs_program *p = e->p;
-    cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
     out(e, "static __attribute__((noinline)) void cs_rollout_restart(cs_block *B, const cs_lanes *L, int i, long long lane, long long tau)\n{\n"
            "    %s fresh[%u];\n"
            "    if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
@@ -571,6 +541,7 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "    B->c[%u][i] = fresh[%u];\n", k, k);
     out(e, "    B->ss[i] = 0;\n}\n\n");
+    cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
     out(e, "void cs_kernel_rollout(const cs_lanes *L)\n{\n"
            "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
            "    if (!B) return;\n"
@@ -684,9 +655,11 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
     e->out = fn;
     e->part = part;
     e->scope = en->rollout ? SCOPE_ROLLOUT : SCOPE_STEP;
+    /* Not inlined: on a cpu the lane loop dominates, and U inlined copies of
+     * a multi-versioned vector loop cost seconds of compile time for nothing
+     * (measured: the same speed at unroll 1, 4 and 10). */
     if (en->rollout)
-        out(e, "static inline %svoid cs_rollout_step(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n",
-            s->fusion == CS_POLICY_FULL ? "__attribute__((always_inline)) " : "");
+        out(e, "static __attribute__((noinline)) void cs_rollout_step(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n");
     else
         out(e, "static void cs_step_kernels(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n");
     out(e, "    (void)t;\n");

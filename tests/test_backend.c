@@ -1,0 +1,189 @@
+/* The backends agree: a CartPole built with the builder API (the state packed
+ * into a stack, the paper's way, so that `rules` has boundaries to keep) runs
+ * through the interpreter and through generated C under every fusion policy
+ * and unroll factor; in f64 the results are identical to the bit. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents.h"
+#include "jit.h"
+
+static cs_node K(cs_program *p, double v) { return cs_const(p->graph, p->real, v); }
+static cs_node bin(cs_program *p, cs_op op, cs_node a, cs_node b) { return cs_binary(p->graph, op, a, b); }
+
+/* CartPole-v1 in Gymnasium's operation order, written through the builder. */
+static cs_program *cartpole(cs_type real)
+{
+    cs_program *p = cs_program_new(real);
+    cs_graph *g = p->graph;
+    snprintf(p->name, sizeof p->name, "cartpole_built");
+    snprintf(p->title, sizeof p->title, "CartPole-v1");
+    p->max_steps = 500;
+    const char *names[4] = {"x", "x_dot", "theta", "theta_dot"};
+    cs_node s[4];
+    for (int k = 0; k < 4; k++) {
+        cs_program_add_carried(p, names[k], real);
+        s[k] = cs_leaf(g, CS_OP_CARRIED, real, k);
+    }
+    p->action_kind = CS_ACTION_DISCRETE;
+    p->n_actions = 2;
+    cs_program_add_input(p, "action", CS_I32, 0, 1);
+    cs_node packed = cs_stack(g, 4, s);
+    cs_node x = cs_index(g, packed, 0), xd = cs_index(g, packed, 1);
+    cs_node th = cs_index(g, packed, 2), thd = cs_index(g, packed, 3);
+    cs_node action = cs_cast(g, real, cs_leaf(g, CS_OP_INPUT, CS_I32, 0));
+    cs_node force = cs_ternary(g, CS_OP_SELECT, bin(p, CS_OP_EQ, action, K(p, 1)), K(p, 10), K(p, -10));
+    cs_node cost = cs_unary(g, CS_OP_COS, th), sint = cs_unary(g, CS_OP_SIN, th);
+    cs_node total = bin(p, CS_OP_ADD, K(p, 0.1), K(p, 1.0));
+    cs_node pml = bin(p, CS_OP_MUL, K(p, 0.1), K(p, 0.5));
+    cs_node temp = bin(p, CS_OP_DIV,
+                       bin(p, CS_OP_ADD, force, bin(p, CS_OP_MUL, bin(p, CS_OP_MUL, pml, bin(p, CS_OP_MUL, thd, thd)), sint)),
+                       total);
+    cs_node thacc = bin(p, CS_OP_DIV, bin(p, CS_OP_SUB, bin(p, CS_OP_MUL, K(p, 9.8), sint), bin(p, CS_OP_MUL, cost, temp)),
+                        bin(p, CS_OP_MUL, K(p, 0.5),
+                            bin(p, CS_OP_SUB, bin(p, CS_OP_DIV, K(p, 4.0), K(p, 3.0)),
+                                bin(p, CS_OP_DIV, bin(p, CS_OP_MUL, K(p, 0.1), bin(p, CS_OP_MUL, cost, cost)), total))));
+    cs_node xacc = bin(p, CS_OP_SUB, temp, bin(p, CS_OP_DIV, bin(p, CS_OP_MUL, bin(p, CS_OP_MUL, pml, thacc), cost), total));
+    cs_node tau = K(p, 0.02);
+    cs_node nx[4] = {bin(p, CS_OP_ADD, x, bin(p, CS_OP_MUL, tau, xd)), bin(p, CS_OP_ADD, xd, bin(p, CS_OP_MUL, tau, xacc)),
+                     bin(p, CS_OP_ADD, th, bin(p, CS_OP_MUL, tau, thd)), bin(p, CS_OP_ADD, thd, bin(p, CS_OP_MUL, tau, thacc))};
+    cs_node thr = K(p, 12 * 2 * M_PI / 360);
+    cs_node term = bin(p, CS_OP_OR,
+                       bin(p, CS_OP_OR, bin(p, CS_OP_LT, nx[0], K(p, -2.4)), bin(p, CS_OP_GT, nx[0], K(p, 2.4))),
+                       bin(p, CS_OP_OR, bin(p, CS_OP_LT, nx[2], cs_unary(g, CS_OP_NEG, thr)), bin(p, CS_OP_GT, nx[2], thr)));
+    for (int k = 0; k < 4; k++) {
+        p->next[k] = nx[k];
+        cs_node u = cs_leaf(g, CS_OP_UNIFORM, real, CS_UNIFORM_ID(CS_STREAM_RESTART, k));
+        p->restart[k] = bin(p, CS_OP_ADD, K(p, -0.05), bin(p, CS_OP_MUL, bin(p, CS_OP_SUB, K(p, 0.05), K(p, -0.05)), u));
+        cs_program_add_obs(p, s[k]);
+    }
+    p->reward = K(p, 1.0);
+    p->terminated = term;
+    char err[256];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+typedef struct {
+    int64_t n;
+    void *carried[4];
+    int *segstep;
+    double *seg_return, *return_sum;
+    long long *segments, *nonfinite;
+    float *obs;
+    cs_lanes l;
+} lanes_buf;
+
+static void lanes_init(lanes_buf *b, int64_t n, size_t real_size)
+{
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    for (int k = 0; k < 4; k++)
+        b->carried[k] = calloc(n, real_size);
+    b->segstep = calloc(n, sizeof(int));
+    b->seg_return = calloc(n, sizeof(double));
+    b->return_sum = calloc(n, sizeof(double));
+    b->segments = calloc(n, sizeof(long long));
+    b->nonfinite = calloc(n, sizeof(long long));
+    b->obs = calloc(4 * n, sizeof(float));
+    b->l = (cs_lanes){.begin = 0, .end = n, .seed = 1234, .stride = n, .carried = b->carried,
+                      .segstep = b->segstep, .obs = b->obs, .seg_return = b->seg_return,
+                      .segments = b->segments, .return_sum = b->return_sum, .nonfinite = b->nonfinite};
+}
+
+static void lanes_free(lanes_buf *b)
+{
+    for (int k = 0; k < 4; k++)
+        free(b->carried[k]);
+    free(b->segstep);
+    free(b->seg_return);
+    free(b->return_sum);
+    free(b->segments);
+    free(b->nonfinite);
+    free(b->obs);
+}
+
+static void rollout_interp(const cs_program *p, lanes_buf *b, long long steps)
+{
+    b->l.t = 0;
+    cs_interp_restart(p, &b->l);
+    b->l.steps = steps;
+    cs_interp_rollout(p, &b->l);
+}
+
+static void rollout_cpu(const cs_program *p, cs_policy fusion, int unroll, lanes_buf *b, long long steps)
+{
+    cs_schedule s = {fusion, unroll, 0, 0};
+    cs_text src = {0};
+    char err[1024];
+    cr_assert_eq(cs_emit(p, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    cs_cache cache = {{0}, {0}};   /* no cache: every compile is fresh */
+    cs_cpu_kernel k;
+    cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cs_text_free(&src);
+    b->l.t = 0;
+    k.restart(&b->l);
+    b->l.steps = steps;
+    k.rollout(&b->l);
+    cs_cpu_unload(&k);
+}
+
+static void assert_same(const lanes_buf *a, const lanes_buf *b, size_t real_size, const char *what)
+{
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(memcmp(a->carried[k], b->carried[k], a->n * real_size), 0, "%s: state %d differs", what, k);
+    cr_assert_eq(memcmp(a->segstep, b->segstep, a->n * sizeof(int)), 0, "%s: episode steps differ", what);
+    cr_assert_eq(memcmp(a->segments, b->segments, a->n * sizeof(long long)), 0, "%s: episodes differ", what);
+    cr_assert_eq(memcmp(a->return_sum, b->return_sum, a->n * sizeof(double)), 0, "%s: returns differ", what);
+}
+
+Test(backend, cpu_equals_interp_bit_for_bit_in_f64)
+{
+    cs_program *p = cartpole(CS_F64);
+    lanes_buf ref;
+    lanes_init(&ref, 300, sizeof(double));   /* more than one block, not a multiple */
+    rollout_interp(p, &ref, 257);
+    long long episodes = 0;
+    for (int i = 0; i < 300; i++)
+        episodes += ref.segments[i];
+    cr_assert_gt(episodes, 300, "random CartPole episodes last ~22 steps");
+    const cs_policy policies[] = {CS_POLICY_FULL, CS_POLICY_RULES, CS_POLICY_NONE};
+    const int unrolls[] = {1, 10, 64};
+    for (int a = 0; a < 3; a++)
+        for (int u = 0; u < 3; u++) {
+            if (policies[a] == CS_POLICY_NONE && unrolls[u] == 64)
+                continue;   /* hundreds of loops x 64: slow to compile, nothing new */
+            lanes_buf got;
+            lanes_init(&got, 300, sizeof(double));
+            rollout_cpu(p, policies[a], unrolls[u], &got, 257);
+            char what[64];
+            snprintf(what, sizeof what, "%s unroll %d", cs_policy_name(policies[a]), unrolls[u]);
+            assert_same(&ref, &got, sizeof(double), what);
+            lanes_free(&got);
+        }
+    lanes_free(&ref);
+    cs_program_free(p);
+}
+
+Test(backend, cpu_close_to_interp_in_f32)
+{
+    cs_program *p = cartpole(CS_F32);
+    lanes_buf ref, got;
+    lanes_init(&ref, 64, sizeof(float));
+    lanes_init(&got, 64, sizeof(float));
+    rollout_interp(p, &ref, 20);
+    rollout_cpu(p, CS_POLICY_FULL, 4, &got, 20);
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 64; i++) {
+            float a = ((float *)ref.carried[k])[i], b = ((float *)got.carried[k])[i];
+            cr_assert(fabsf(a - b) <= 1e-5f * fmaxf(1.0f, fabsf(a)), "state %d lane %d: %g vs %g", k, i, a, b);
+        }
+    lanes_free(&ref);
+    lanes_free(&got);
+    cs_program_free(p);
+}
