@@ -12,6 +12,7 @@
  *   roots:
  *     x' = n12
  *     reset x = n31
+ *     rollout x' = n40
  *
  * Only live nodes (reachable from a root) are listed, in id order, which is
  * a topological order. A partition lists each kernel's nodes, the reason a
@@ -106,7 +107,7 @@ typedef struct {
 
 static named_root *named_roots(const cs_program *p, unsigned *n_out)
 {
-    unsigned max = 2 * p->n_carried + 3 * p->n_obs + p->n_inputs + p->n_params + 3, n = 0;
+    unsigned max = 3 * p->n_carried + 3 * p->n_obs + p->n_inputs + p->n_params + 6, n = 0;
     named_root *r = calloc(max, sizeof *r);
     if (!r)
         return NULL;
@@ -134,6 +135,12 @@ static named_root *named_roots(const cs_program *p, unsigned *n_out)
         ROOT(p->policy[k], "policy[%u]", k);
     for (unsigned k = 0; k < p->n_params; k++)
         ROOT(p->param_restart[k], "param %s (restart)", p->params[k].name);
+    /* the step with the policy spliced in (cs_program_bind_policy) */
+    for (unsigned k = 0; k < p->n_carried && p->roll_next; k++)
+        ROOT(p->roll_next[k], "rollout %s'", p->carried[k].name);
+    ROOT(p->roll_reward, "rollout reward");
+    ROOT(p->roll_terminated, "rollout terminated");
+    ROOT(p->roll_truncated, "rollout truncated");
 #undef ROOT
     *n_out = n;
     return r;

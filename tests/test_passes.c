@@ -755,6 +755,34 @@ Test(dump, live_nodes_only_in_id_order)
     cs_program_free(p);
 }
 
+Test(dump, policy_and_rollout_roots)
+{
+    cs_program *p = one_slot(CS_F64);
+    cs_graph *g = p->graph;
+    cs_node action = cs_leaf(g, CS_OP_INPUT, CS_I32, 0);
+    p->next[0] = bin(p, CS_OP_ADD, X(p), cs_cast(g, CS_F64, action));
+    cs_node u = cs_leaf(g, CS_OP_UNIFORM, CS_F64, CS_UNIFORM_ID(CS_STREAM_STEP, 0));
+    p->policy[0] = tern(p, CS_OP_SELECT, bin(p, CS_OP_LT, u, K(p, 0.5)), I(p, 1), I(p, 0));
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    cr_assert_eq(cs_pass_fold(p), 0);
+    cr_assert_eq(cs_pass_dce(p), 0, "x' and the rollout's x' are both roots");
+    char *text = dump(p, false);
+    assert_has(text, " = input action : i32\n");
+    assert_has(text, "  policy[0] = n");
+    assert_has(text, "  rollout x' = n");
+    assert_has(text, "  rollout reward = n");
+    free(text);
+    /* the rollout's step reads the draw through the policy: a boundary under rules */
+    cs_node roots[64];
+    unsigned n = cs_program_step_roots(p, true, roots);
+    cs_partition part;
+    cr_assert_eq(cs_partition_build(p->graph, roots, n, CS_POLICY_RULES, &part), 0);
+    cr_assert_eq(part.n_kernels, 2);
+    cr_assert(strstr(part.reason[1], "uniform draw 0"), "%s", part.reason[1]);
+    cs_partition_free(&part);
+    cs_program_free(p);
+}
+
 Test(dump, graph_dot)
 {
     cs_program *p = cartpole_paper();
@@ -847,4 +875,25 @@ Test(passes, table_in_pipeline_order)
         cr_assert(pass->run && pass->what && pass->what[0]);
     }
     cr_assert_eq(n, 3);
+}
+
+Test(passes, a_program_without_observations)
+{
+    cs_program *p = cs_program_new(CS_F64);
+    cs_graph *g = p->graph;
+    cr_assert_eq(cs_program_add_carried(p, "x", CS_F64), 0);
+    cr_assert_eq(cs_program_add_input(p, "action", CS_I32, 0, 1), 0);
+    p->next[0] = bin(p, CS_OP_ADD, cs_leaf(g, CS_OP_CARRIED, CS_F64, 0), bin(p, CS_OP_MUL, K(p, 2), K(p, 3)));
+    p->restart[0] = K(p, 0);
+    p->reward = K(p, 1);
+    p->terminated = B(p, 0);
+    char err[200];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_pass_fold(p), 1);
+    cr_assert_eq(cs_pass_concat(p), 0);
+    cr_assert_eq(cs_pass_dce(p), 4, "2, 3, their product and the sum that read it");
+    char *text = dump(p, false);
+    assert_lacks(text, "obs");
+    free(text);
+    cs_program_free(p);
 }
