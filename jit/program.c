@@ -133,7 +133,8 @@ int cs_program_bind_policy(cs_program *p)
     for (unsigned k = 0; k < p->n_inputs; k++)
         if (!p->policy[k])
             return -1;
-    memcpy(p->roll_next, p->next, p->n_carried * sizeof *p->next);
+    if (p->n_carried)
+        memcpy(p->roll_next, p->next, p->n_carried * sizeof *p->next);
     p->roll_reward = p->reward;
     p->roll_terminated = p->terminated;
     p->roll_truncated = p->truncated;
@@ -188,8 +189,10 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size)
     } else {
         p->truncated = cs_const(g, CS_BOOL, 0);
     }
-    memcpy(p->obs_next, p->obs, p->n_obs * sizeof *p->obs);
-    memcpy(p->obs_restart, p->obs, p->n_obs * sizeof *p->obs);
+    if (p->n_obs) {   /* memcpy from NULL is undefined even for 0 bytes */
+        memcpy(p->obs_next, p->obs, p->n_obs * sizeof *p->obs);
+        memcpy(p->obs_restart, p->obs, p->n_obs * sizeof *p->obs);
+    }
     if (cs_substitute(g, p->obs_next, p->n_obs, map_to_next, p) ||
         cs_substitute(g, p->obs_restart, p->n_obs, map_to_restart, p) || cs_graph_error(g)[0]) {
         snprintf(err, err_size, "building the program: %s", cs_graph_error(g)[0] ? cs_graph_error(g) : "out of memory");
