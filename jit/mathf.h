@@ -1,0 +1,92 @@
+/* Float sin and cos for the C dialect in f32 mode.
+ *
+ * GCC does not vectorize calls to sinf/cosf/sincosf, and one such call in
+ * the step loop keeps the whole loop scalar. These are branch-free and call
+ * nothing, so a loop using them vectorizes. Pasted verbatim in front of every
+ * generated C source (after rng.h), so it includes nothing; CUDA has fast
+ * sinf/cosf of its own and skips this file.
+ *
+ * Accuracy, for |x| <= 1e5 (the promise is |x| <= 1e4): every float there
+ * was checked, and each result is within 0.504 ulp of the exact value, so it
+ * is the correctly rounded float or its neighbour; tests/test_mathf.c keeps
+ * a sweep. Past 1e5 the argument is treated as +-0 (sin 0, cos 1): finite
+ * and bounded, not accurate. NaN and +-inf give NaN.
+ *
+ * Method: k = nearest integer to x * 2/pi (in float), then Cody-Waite
+ * reduction r = x - k * pi/2 in double, pi/2 split into a 31-bit head (k *
+ * head exact) and a tail. Float arithmetic cannot do this step: below 1e4
+ * some floats lie within 4.2e-9 of a multiple of pi/2, so r needs about 65
+ * bits of pi/2 to keep 24 good bits, more than a 3-part float constant holds
+ * (such a version is 478 ulp off at x = 505.796417). Then minimax
+ * polynomials (Remez, relative error) for sin and cos on |r| <= 0.8,
+ * evaluated in double and rounded once (float polynomials saved only about
+ * 5% of a CartPole step); k mod 4 picks and signs one.
+ * cs_sinf and cs_cosf of one x share everything but the final pick, so a
+ * compiler computes the pair for the price of one.
+ */
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#ifndef CS_MATHF_H
+#define CS_MATHF_H
+
+typedef union {
+    float f;
+    unsigned int u;
+} cs_mathf_bits;
+
+/* quarter = 0: sin(x); quarter = 1: sin(x + pi/2) = cos(x). */
+CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
+{
+    /* Past the accurate range the reduction below would leave |r| large
+     * and the polynomials unbounded: such x become +-0 (sin 0, cos 1), and
+     * +-inf becomes NaN. Every choice here is a bit mask, not ?:, because
+     * GCC sinks each arm of a ?: into its own block and, under the default
+     * -ftrapping-math, will not if-convert float arithmetic back: the loop
+     * would stay scalar. */
+    cs_mathf_bits in, zero;
+    in.f = x;
+    zero.f = x * 0.0f;
+    unsigned int keep = 0u - (unsigned int)((x >= -1e5f) & (x <= 1e5f));
+    in.u = (in.u & keep) | (zero.u & ~keep);
+    x = in.f;
+
+    /* Adding 1.5 * 2^23 rounds y to an integer (ties to even) and leaves
+     * k mod 4 in the low mantissa bits (exact for |y| < 2^22). */
+    const float round_magic = 12582912.0f;
+    float y = x * 0.636619746685028076171875f; /* 2/pi rounded to float */
+    cs_mathf_bits kbits;
+    kbits.f = y + round_magic;
+    double k = (double)(kbits.f - round_magic);
+
+    /* pi/2 = head + tail, head with 31 significant bits so that k * head
+     * and the first subtraction are exact. |r| <= 0.796 for |x| <= 1e5. */
+    const double pio2_head = 0x1.921fb544p+0;
+    const double pio2_tail = 0x1.0b4611a626331p-34;
+    double r = ((double)x - k * pio2_head) - k * pio2_tail;
+
+    double s = r * r;
+    /* sin r = r (1 + r^2 P(r^2)), relative error < 2^-37 on |r| <= 0.8;
+     * the product, unlike r + r^3 P, keeps the sign of r = -0. */
+    double ps = -0.00019839162342019542 + s * 2.7167121413975317e-06;
+    ps = 0.008333328832252726 + s * ps;
+    ps = -0.16666666636664446 + s * ps;
+    float sin_r = (float)(r * (1.0 + s * ps));
+    /* cos r = 1 - r^2/2 + r^4 Q(r^2), relative error < 2^-31 on |r| <= 0.8 */
+    double pc = -0.0013887560415573794 + s * 2.4451248312691474e-05;
+    pc = 0.041666653252390926 + s * pc;
+    float cos_r = (float)((1.0 - 0.5 * s) + (s * s) * pc);
+
+    cs_mathf_bits sin_bits, cos_bits, v;
+    sin_bits.f = sin_r;
+    cos_bits.f = cos_r;
+    unsigned int q = kbits.u + quarter;
+    unsigned int odd = 0u - (q & 1u);
+    v.u = (sin_bits.u & ~odd) | (cos_bits.u & odd);
+    v.u ^= (q & 2u) << 30; /* quadrants 2 and 3 negate */
+    return v.f;
+}
+
+CS_INLINE float cs_sinf(float x) { return cs_mathf_sin_quarter(x, 0u); }
+CS_INLINE float cs_cosf(float x) { return cs_mathf_sin_quarter(x, 1u); }
+
+#endif
+#endif

@@ -1,0 +1,174 @@
+/* cs_sinf and cs_cosf (jit/mathf.h) against libm's double sin and cos
+ * rounded to float: at most 2 ulp apart on |x| <= 1e4 (the promise; the
+ * header documents accuracy to 1e5, checked here too), finite and bounded
+ * beyond, NaN for NaN and infinities. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "philox.h"
+#include "mathf.h"
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float bits_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Floats in order as integers (-0 and +0 both 0), so ulps are a subtraction. */
+static int64_t ordered(float f)
+{
+    uint32_t u = float_bits(f);
+    return (u & 0x80000000u) ? -(int64_t)(u & 0x7fffffffu) : (int64_t)u;
+}
+
+static int64_t ulps(float got, float want)
+{
+    int64_t d = ordered(got) - ordered(want);
+    return d < 0 ? -d : d;
+}
+
+typedef struct {
+    int64_t worst;
+    float at;
+} error_record;
+
+static void check_point(float x, error_record *sin_err, error_record *cos_err)
+{
+    int64_t es = ulps(cs_sinf(x), (float)sin((double)x));
+    int64_t ec = ulps(cs_cosf(x), (float)cos((double)x));
+    if (es > sin_err->worst) {
+        sin_err->worst = es;
+        sin_err->at = x;
+    }
+    if (ec > cos_err->worst) {
+        cos_err->worst = ec;
+        cos_err->at = x;
+    }
+}
+
+/* Every `stride`-th float of [0, limit] and its negative: all binades from
+ * the subnormals up, with varied mantissas. */
+static void sweep(float limit, uint32_t stride, error_record *s, error_record *c)
+{
+    uint32_t end = float_bits(limit);
+    for (uint32_t b = 0; b <= end; b += stride) {
+        check_point(bits_float(b), s, c);
+        check_point(-bits_float(b), s, c);
+    }
+    check_point(limit, s, c);
+    check_point(-limit, s, c);
+}
+
+Test(mathf, dense_sweep_within_2_ulp_to_1e4)
+{
+    error_record s = {0, 0}, c = {0, 0};
+    sweep(1e4f, 251, &s, &c);
+    cr_log_info("sin: %lld ulp at %a; cos: %lld ulp at %a", (long long)s.worst, s.at, (long long)c.worst, c.at);
+    cr_assert_leq(s.worst, 2, "sin off by %lld ulp at %.9g", (long long)s.worst, s.at);
+    cr_assert_leq(c.worst, 2, "cos off by %lld ulp at %.9g", (long long)c.worst, c.at);
+}
+
+Test(mathf, sweep_within_2_ulp_to_1e5)
+{
+    error_record s = {0, 0}, c = {0, 0};
+    sweep(1e5f, 1009, &s, &c);
+    cr_assert_leq(s.worst, 2, "sin off by %lld ulp at %.9g", (long long)s.worst, s.at);
+    cr_assert_leq(c.worst, 2, "cos off by %lld ulp at %.9g", (long long)c.worst, c.at);
+}
+
+/* Near multiples of pi/2 the reduced argument cancels almost entirely: the
+ * floats closest to k * pi/2 (and a few neighbours) are the hard cases. The
+ * closest of all below 1e4 is 252.898209 (4.2e-9 from 161 pi/2). */
+Test(mathf, near_multiples_of_half_pi)
+{
+    error_record s = {0, 0}, c = {0, 0};
+    const double half_pi = 1.57079632679489661923;
+    for (int k = 0; k <= 6366; k++) {
+        float near = (float)(k * half_pi);
+        for (int d = -3; d <= 3; d++) {
+            float x = bits_float(float_bits(near) + (uint32_t)d);
+            if (k == 0 && d < 0)
+                continue;
+            check_point(x, &s, &c);
+            check_point(-x, &s, &c);
+        }
+    }
+    check_point(252.898209f, &s, &c);
+    cr_assert_leq(s.worst, 2, "sin off by %lld ulp at %.9g", (long long)s.worst, s.at);
+    cr_assert_leq(c.worst, 2, "cos off by %lld ulp at %.9g", (long long)c.worst, c.at);
+}
+
+Test(mathf, zeros_and_tiny_values)
+{
+    /* sin keeps the sign of zero and returns tiny x itself; cos is 1. */
+    cr_assert_eq(float_bits(cs_sinf(0.0f)), float_bits(0.0f));
+    cr_assert_eq(float_bits(cs_sinf(-0.0f)), float_bits(-0.0f));
+    cr_assert_eq(cs_cosf(0.0f), 1.0f);
+    cr_assert_eq(cs_cosf(-0.0f), 1.0f);
+    const float tiny[] = {FLT_TRUE_MIN, 1e-40f, FLT_MIN, 1e-30f, 1e-10f, 1e-5f};
+    for (unsigned i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
+        cr_assert_eq(cs_sinf(tiny[i]), (float)sin((double)tiny[i]), "sin(%g)", tiny[i]);
+        cr_assert_eq(cs_sinf(-tiny[i]), -(float)sin((double)tiny[i]), "sin(-%g)", tiny[i]);
+        cr_assert_eq(cs_cosf(tiny[i]), (float)cos((double)tiny[i]), "cos(%g)", tiny[i]);
+    }
+}
+
+Test(mathf, sin_is_odd_and_cos_even)
+{
+    for (uint32_t b = 0; b <= float_bits(1e4f); b += 100003) {
+        float x = bits_float(b);
+        cr_assert_eq(float_bits(cs_sinf(-x)), float_bits(-cs_sinf(x)), "x = %a", x);
+        cr_assert_eq(float_bits(cs_cosf(-x)), float_bits(cs_cosf(x)), "x = %a", x);
+    }
+}
+
+Test(mathf, nan_and_infinities_give_nan)
+{
+    const float bad[] = {NAN, -NAN, INFINITY, -INFINITY};
+    for (unsigned i = 0; i < 4; i++) {
+        cr_assert(isnan(cs_sinf(bad[i])), "sin(%g)", bad[i]);
+        cr_assert(isnan(cs_cosf(bad[i])), "cos(%g)", bad[i]);
+    }
+}
+
+Test(mathf, huge_arguments_stay_finite_and_bounded)
+{
+    const float huge[] = {1.00001e5f, 1e6f, 6.6e6f, 1e7f, 3e9f, 1e30f, FLT_MAX};
+    for (unsigned i = 0; i < sizeof huge / sizeof huge[0]; i++)
+        for (int sign = -1; sign <= 1; sign += 2) {
+            float x = (float)sign * huge[i];
+            float s = cs_sinf(x), c = cs_cosf(x);
+            cr_assert(isfinite(s) && s >= -1.0f && s <= 1.0f, "sin(%g) = %g", x, s);
+            cr_assert(isfinite(c) && c >= -1.0f && c <= 1.0f, "cos(%g) = %g", x, c);
+        }
+}
+
+/* The loop shape of a generated kernel: the pair of one argument. */
+Test(mathf, same_results_in_a_vectorizable_loop)
+{
+    enum { N = 1024 };
+    static float x[N], s[N], c[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)(i - N / 2) * 0.37f;
+    for (int i = 0; i < N; i++) {
+        s[i] = cs_sinf(x[i]);
+        c[i] = cs_cosf(x[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(float_bits(s[i]), float_bits(cs_sinf(x[i])));
+        cr_assert_eq(float_bits(c[i]), float_bits(cs_cosf(x[i])));
+        cr_assert_leq(ulps(s[i], (float)sin((double)x[i])), 2);
+        cr_assert_leq(ulps(c[i], (float)cos((double)x[i])), 2);
+    }
+}
