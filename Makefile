@@ -36,9 +36,9 @@ all: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/exam
 run: deps all
 	$(BUILD)/cartsim --envs 2048 --steps 10000 --unroll 10
 
-test: deps all $(BUILD)/tests
+test: deps all $(BUILD)/test_suite
 	CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
-		$(BUILD)/tests --jobs 2 $(TEST_ARGS)
+		$(BUILD)/test_suite --jobs 2 $(TEST_ARGS)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
@@ -92,7 +92,7 @@ $(BUILD)/cartsim: $(CLI_OBJ) $(BUILD)/libcartsim.a
 $(BUILD)/example: tests/example.c $(BUILD)/libcartsim.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcartsim.a $(LDLIBS)
 
-$(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libcartsim.a
+$(BUILD)/test_suite: $(TEST_OBJ) $(BUILD)/libcartsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
 
 install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim

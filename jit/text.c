@@ -55,13 +55,16 @@ void cs_text_printf(cs_text *t, const char *fmt, ...)
 
 void cs_text_real(cs_text *t, double v)
 {
-    char buf[40];
+    /* Of the precisions that read back exactly, the shortest text: 10 is "10", not "1e+01". */
+    char best[40] = "", buf[40];
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
+        if (strtod(buf, NULL) == v && (!best[0] || strlen(buf) < strlen(best)))
+            memcpy(best, buf, sizeof buf);
     }
-    cs_text_append(t, buf, strlen(buf));
+    if (!best[0])
+        snprintf(best, sizeof best, "%.17g", v);
+    cs_text_append(t, best, strlen(best));
 }
 
 void cs_text_free(cs_text *t)

@@ -167,7 +167,7 @@ typedef struct {
     int64_t nonfinite;          /* environments restarted for a NaN/inf state */
     int64_t launches;           /* kernel launches (loop passes on the cpu) */
     double run_ms;
-    uint64_t checksum;          /* hash of the final state's bits and episode counts */
+    uint64_t checksum;          /* hash of the final state's bits, episode steps and running returns */
 } cs_rollout_stats;
 
 /* `steps` steps of every environment with the built-in policy (random

@@ -537,22 +537,25 @@ cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *epis
     return CS_OK;
 }
 
-/* FNV-1a over the final state's bits, the episode step counters and the
- * episodes finished: equal runs give equal checksums. */
+/* FNV-1a over what a rollout leaves behind and carries into the next call:
+ * the state's bits, the episode step counters and the running returns. Equal
+ * runs, however they are chunked, threaded or unrolled, give equal checksums. */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
 static uint64_t checksum(const cs_env *env)
 {
     uint64_t h = 0xcbf29ce484222325ull;
-    size_t rs = real_size(env);
-    for (unsigned k = 0; k <= env->prog->n_carried + 1; k++) {
-        const unsigned char *b = k < env->prog->n_carried ? env->carried[k]
-                                 : k == env->prog->n_carried ? (const void *)env->segstep
-                                                             : (const void *)env->segments;
-        size_t bytes = (size_t)env->n * (k < env->prog->n_carried ? rs : k == env->prog->n_carried ? sizeof(int)
-                                                                                                     : sizeof(long long));
-        for (size_t i = 0; i < bytes; i++)
-            h = (h ^ b[i]) * 0x100000001b3ull;
-    }
-    return h;
+    size_t n = (size_t)env->n;
+    for (unsigned k = 0; k < env->prog->n_carried; k++)
+        h = fnv1a(h, env->carried[k], n * real_size(env));
+    h = fnv1a(h, env->segstep, n * sizeof *env->segstep);
+    return fnv1a(h, env->seg_return, n * sizeof *env->seg_return);
 }
 
 cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
