@@ -10,13 +10,15 @@ CUDA_HOME ?= /usr/local/cuda
 DEB_PACKAGES = build-essential pkg-config libcriterion-dev libinih-dev libsdl2-dev libstb-dev librandom123-dev
 
 WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+# CFLAGS is the user's (optimization, sanitizers); CS_CFLAGS is what the
+# project needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -I$(BUILD)/gen
+CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -I$(BUILD)/gen
 LDLIBS  = -lm -ldl -lpthread
 
 # The CUDA headers are optional: without them the cuda backend builds as "unavailable".
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
-CFLAGS += -DCS_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include
+CS_CFLAGS += -DCS_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include
 endif
 
 LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c)
@@ -38,12 +40,13 @@ run: deps all
 
 test: deps all $(BUILD)/test_suite
 	CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
+		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example \
 		$(BUILD)/test_suite --jobs 2 $(TEST_ARGS)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-		LDFLAGS="-fsanitize=address,undefined" test
+		LDFLAGS="-fsanitize=address,undefined" test TEST_ARGS="$(TEST_ARGS)"
 
 # Install what the build needs from Debian, as root or through sudo; otherwise
 # stop with the exact command to run.
@@ -62,7 +65,7 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The headers every generated kernel starts with, as one string.
 $(BUILD)/gen/prelude.c: $(PRELUDE)
@@ -90,7 +93,7 @@ $(BUILD)/cartsim: $(CLI_OBJ) $(BUILD)/libcartsim.a
 
 # The example of cartsim.h and README.md, built against the installed layout.
 $(BUILD)/example: tests/example.c $(BUILD)/libcartsim.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcartsim.a $(LDLIBS)
+	$(CC) $(CS_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcartsim.a $(LDLIBS)
 
 $(BUILD)/test_suite: $(TEST_OBJ) $(BUILD)/libcartsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS)

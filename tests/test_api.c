@@ -1,0 +1,295 @@
+/* The public API, as a C program linking the library uses it: opening by name
+ * and path, the auto-reset conventions, truncation, errors, determinism. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cartsim.h"
+
+static cs_env *open_env(const char *name, int64_t n, cs_backend b, cs_dtype d, cs_autoreset a)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = name;
+    cfg.num_envs = n;
+    cfg.backend = b;
+    cfg.dtype = d;
+    cfg.autoreset = a;
+    cs_env *env;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_assert_eq(s, CS_OK, "open %s: %s", name, cs_env_error(env));
+    return env;
+}
+
+static const char *root(void)
+{
+    const char *r = getenv("CARTSIM_ROOT");
+    return r ? r : ".";
+}
+
+Test(api, info_describes_cartpole)
+{
+    cs_env *env = open_env("cartpole", 3, CS_BACKEND_INTERP, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+    cs_env_info info;
+    cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+    cr_assert_str_eq(info.name, "cartpole");
+    cr_assert_str_eq(info.title, "CartPole-v1");
+    cr_assert_eq(info.num_envs, 3);
+    cr_assert_eq(info.state_dim, 4);
+    cr_assert_eq(info.obs_dim, 4);
+    cr_assert(info.discrete);
+    cr_assert_eq(info.n_actions, 2);
+    cr_assert_eq(info.max_steps, 500);
+    cr_assert_eq(info.reward_threshold, 475);
+    cr_assert_str_eq(info.state_names[2], "theta");
+    cr_assert_eq(info.backend, CS_BACKEND_INTERP);
+    cs_env_close(env);
+}
+
+Test(api, reset_obs_is_the_state_in_float_and_in_range)
+{
+    cs_env *env = open_env("cartpole", 100, CS_BACKEND_CPU, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+    cr_assert_eq(cs_env_reset(env, 5), CS_OK);
+    double state[400];
+    cs_env_get_state(env, state);
+    const float *obs = cs_env_obs(env);
+    for (int i = 0; i < 400; i++) {
+        cr_assert(state[i] >= -0.05 && state[i] < 0.05, "reset value %g outside U(-0.05, 0.05)", state[i]);
+        cr_assert_eq(obs[i], (float)state[i]);
+    }
+    cs_env_close(env);
+}
+
+Test(api, by_path_equals_by_name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/envs/cartpole.env", root());
+    cs_env *a = open_env("cartpole", 64, CS_BACKEND_CPU, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+    cs_env *b = open_env(path, 64, CS_BACKEND_CPU, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+    cs_rollout_stats sa, sb;
+    cs_env_reset(a, 3);
+    cs_env_reset(b, 3);
+    cs_env_rollout(a, 200, &sa);
+    cs_env_rollout(b, 200, &sb);
+    cr_assert_eq(sa.checksum, sb.checksum);
+    cr_assert_eq(sa.episodes, sb.episodes);
+    cs_env_close(a);
+    cs_env_close(b);
+}
+
+/* Push right until the pole falls: returns the step at which env 0 ended. */
+static int run_until_done(cs_env *env, float *terminal_obs, double *fresh_state)
+{
+    int32_t actions[1] = {1};
+    for (int t = 0; t < 200; t++) {
+        cr_assert_eq(cs_env_step(env, actions), CS_OK, "%s", cs_env_error(env));
+        if (cs_env_terminated(env)[0]) {
+            memcpy(terminal_obs, cs_env_obs(env), 4 * sizeof(float));
+            cs_env_get_state(env, fresh_state);
+            return t;
+        }
+    }
+    cr_assert_fail("the pole never fell");
+    return -1;
+}
+
+Test(api, next_step_and_same_step_autoreset)
+{
+    cs_env *next = open_env("cartpole", 1, CS_BACKEND_CPU, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+    cs_env *same = open_env("cartpole", 1, CS_BACKEND_CPU, CS_DTYPE_F64, CS_AUTORESET_SAME_STEP);
+    cs_env_reset(next, 11);
+    cs_env_reset(same, 11);
+    float term_next[4], term_same[4];
+    double state_next[4], state_same[4];
+    int t_next = run_until_done(next, term_next, state_next);
+    int t_same = run_until_done(same, term_same, state_same);
+    cr_assert_eq(t_next, t_same);
+    /* next-step: the ending step returns the terminal observation, reward 1 */
+    cr_assert_eq(cs_env_rewards(next)[0], 1.0);
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(term_next[k], (float)state_next[k]);
+    /* same-step: the observation is already the fresh one; the terminal one is in final_obs */
+    cr_assert_eq(cs_env_rewards(same)[0], 1.0);
+    for (int k = 0; k < 4; k++) {
+        cr_assert_eq(cs_env_final_obs(same)[k], term_next[k]);
+        cr_assert_eq(term_same[k], (float)state_same[k]);
+        cr_assert(fabs(state_same[k]) < 0.05, "same-step state is a fresh reset");
+    }
+    /* next-step: the following step ignores the action and resets, reward 0, flags clear */
+    int32_t a[1] = {0};
+    cr_assert_eq(cs_env_step(next, a), CS_OK);
+    cr_assert_eq(cs_env_rewards(next)[0], 0.0);
+    cr_assert_eq(cs_env_terminated(next)[0], 0);
+    cr_assert_eq(cs_env_truncated(next)[0], 0);
+    double fresh[4];
+    cs_env_get_state(next, fresh);
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(fresh[k], state_same[k], "both conventions draw the same fresh state");
+    cs_env_close(next);
+    cs_env_close(same);
+}
+
+Test(api, truncation_at_500_and_both_flags)
+{
+    cs_env *env = open_env("cartpole", 2, CS_BACKEND_CPU, CS_DTYPE_F64, CS_AUTORESET_DISABLED);
+    /* [state_dim][num_envs]: env 0 at rest in the middle; env 1 at x = 2.4 moving out */
+    double state[8] = {0, 2.4, 0, 1.0, 0, 0, 0, 0};
+    int32_t steps[2] = {499, 499};
+    cr_assert_eq(cs_env_set_state(env, state, steps), CS_OK);
+    int32_t actions[2] = {0, 1};
+    cr_assert_eq(cs_env_step(env, actions), CS_OK);
+    cr_assert_eq(cs_env_truncated(env)[0], 1);
+    cr_assert_eq(cs_env_terminated(env)[0], 0);
+    cr_assert_eq(cs_env_truncated(env)[1], 1);
+    cr_assert_eq(cs_env_terminated(env)[1], 1, "both flags can be set on the last step");
+    cs_env_close(env);
+}
+
+Test(api, disabled_autoreset_keeps_stepping)
+{
+    cs_env *env = open_env("cartpole", 1, CS_BACKEND_INTERP, CS_DTYPE_F64, CS_AUTORESET_DISABLED);
+    cs_env_reset(env, 1);
+    int32_t a[1] = {1};
+    int done = 0;
+    for (int t = 0; t < 60; t++) {
+        cs_env_step(env, a);
+        done += cs_env_terminated(env)[0];
+    }
+    cr_assert_gt(done, 1, "terminated keeps being reported: no reset happened");
+    double s[4];
+    cs_env_get_state(env, s);
+    cr_assert(fabs(s[2]) > 0.2, "the pole kept falling");
+    cs_env_close(env);
+}
+
+Test(api, errors_are_statuses_with_messages)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cs_env *env;
+    cfg.env = "no_such_env";
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_NOT_FOUND);
+    cr_assert(strstr(cs_env_error(env), "no_such_env"), "%s", cs_env_error(env));
+    cr_assert(strstr(cs_env_error(env), "cartpole"), "the message lists what exists");
+    cr_assert_eq(cs_env_step(env, (int32_t[]){0}), CS_ERR_STATE, "a failed handle refuses work");
+    cs_env_close(env);
+
+    cfg.env = "cartpole";
+    cfg.num_envs = 0;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_ARGUMENT);
+    cs_env_close(env);
+    cfg.num_envs = 4;
+    cfg.params[0] = "no_such_param=1";
+    cfg.n_params = 1;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_PARSE);
+    cr_assert(strstr(cs_env_error(env), "no_such_param"), "%s", cs_env_error(env));
+    cs_env_close(env);
+    cfg.n_params = 0;
+    cfg.backend = CS_BACKEND_CUDA;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_assert(s == CS_OK || s == CS_ERR_UNAVAILABLE);
+    cs_env_close(env);
+
+    cfg.backend = CS_BACKEND_INTERP;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_OK);
+    int32_t bad[4] = {0, 1, 2, 0};
+    cr_assert_eq(cs_env_step(env, bad), CS_ERR_STATE, "step before reset");
+    cs_env_reset(env, 0);
+    cr_assert_eq(cs_env_step(env, bad), CS_ERR_ARGUMENT);
+    cr_assert(strstr(cs_env_error(env), "environment 2"), "%s", cs_env_error(env));
+    cr_assert_eq(cs_env_step(env, NULL), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_rollout(env, -1, NULL), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_rollout(env, INT64_MAX, NULL), CS_ERR_LIMIT);
+    cr_assert_eq(cs_env_get_state(env, NULL), CS_ERR_ARGUMENT);
+    cs_env_close(env);
+
+    cr_assert_eq(cs_env_open(NULL, NULL), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_reset(NULL, 0), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_step(NULL, bad), CS_ERR_ARGUMENT);
+    cr_assert_null(cs_env_obs(NULL));
+    cr_assert_str_eq(cs_status_string(CS_ERR_PARSE), "parse error");
+    cs_env_close(NULL);
+}
+
+Test(api, malformed_source_gives_file_line_col)
+{
+    char path[] = "/tmp/cartsim-api-XXXXXX.env";
+    int fd = mkstemps(path, 4);
+    cr_assert_geq(fd, 0);
+    const char *src = "env broken \"Broken-v0\"\nstate x\naction discrete 2\nobserve x\nreset {\n  x = 0\n}\nstep {\n  x' = x + nope\n}\n";
+    cr_assert_eq(write(fd, src, strlen(src)), (ssize_t)strlen(src));
+    close(fd);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = path;
+    cs_env *env;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_PARSE);
+    cr_assert(strstr(cs_env_error(env), ":9:"), "names the line: %s", cs_env_error(env));
+    cr_assert(strstr(cs_env_error(env), "nope"), "names the problem: %s", cs_env_error(env));
+    cs_env_close(env);
+    unlink(path);
+}
+
+Test(api, rollouts_are_deterministic_and_seeded)
+{
+    uint64_t sums[4];
+    const cs_backend backends[2] = {CS_BACKEND_CPU, CS_BACKEND_INTERP};
+    for (int b = 0; b < 2; b++)
+        for (int seed = 0; seed < 2; seed++) {
+            cs_env *env = open_env("cartpole", 300, backends[b], CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+            cs_rollout_stats st;
+            cs_env_reset(env, 100 + seed);
+            cr_assert_eq(cs_env_rollout(env, 300, &st), CS_OK);
+            cr_assert_gt(st.episodes, 0);
+            cr_assert(st.mean_return > 5 && st.mean_return < 100, "random CartPole returns ~22: %g", st.mean_return);
+            sums[2 * b + seed] = st.checksum;
+            cs_env_close(env);
+        }
+    cr_assert_eq(sums[0], sums[2], "cpu and interp agree in f64");
+    cr_assert_eq(sums[1], sums[3]);
+    cr_assert_neq(sums[0], sums[1], "a different seed gives a different run");
+}
+
+Test(api, chunked_rollout_equals_one_rollout)
+{
+    cs_env *a = open_env("cartpole", 257, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_env *b = open_env("cartpole", 257, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_rollout_stats sa, sb;
+    cs_env_reset(a, 9);
+    cs_env_reset(b, 9);
+    cs_env_rollout(a, 1000, &sa);
+    for (int k = 0; k < 10; k++)
+        cs_env_rollout(b, 100, &sb);
+    cr_assert_eq(sa.checksum, sb.checksum);
+    cs_env_close(a);
+    cs_env_close(b);
+}
+
+Test(api, open_step_close_cycles)
+{
+    for (int k = 0; k < 100; k++) {
+        cs_env *env = open_env(k % 2 ? "cartpole" : "cartpole_concat", 4, CS_BACKEND_CPU, CS_DTYPE_F32,
+                               CS_AUTORESET_SAME_STEP);
+        cs_env_reset(env, (uint64_t)k);
+        int32_t a[4] = {0, 1, 0, 1};
+        for (int t = 0; t < 20; t++)
+            cr_assert_eq(cs_env_step(env, a), CS_OK);
+        cs_env_close(env);
+    }
+}
+
+Test(api, the_readme_example_runs)
+{
+    const char *ex = getenv("CARTSIM_EXAMPLE");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s", ex ? ex : "build/example");
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    char line[256] = "";
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_assert_eq(pclose(f), 0);
+    cr_assert(strstr(line, "return") && strstr(line, "episodes"), "example printed: %s", line);
+}
