@@ -38,7 +38,7 @@ all: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/exam
 run: deps all
 	$(BUILD)/cartsim --envs 2048 --steps 10000 --unroll 10
 
-test: deps all $(BUILD)/test_suite
+test: deps $(BUILD)/libcartsim.a $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
 	CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
 		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example \
 		$(BUILD)/test_suite --jobs 2 $(TEST_ARGS)
