@@ -157,7 +157,7 @@ static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, co
                    in->cache_hit ? "kernel cache hit" : "compiled, cache miss");
     cli_buf_printf(b, "envs x steps      %" PRId64 " x %" PRId64 " = %" PRId64 " env-steps\n", in->num_envs,
                    a->steps, s->env_steps);
-    cli_buf_printf(b, "run               %.1f ms\n", s->run_ms);
+    cli_buf_printf(b, "run               %.3f ms\n", s->run_ms);
     cli_buf_printf(b, "throughput        %.4g env-steps/s\n", rate);
     if (isnan(s->mean_return))
         cli_buf_printf(b, "episodes          %" PRId64 " finished\n", s->episodes);

@@ -154,8 +154,15 @@ void cli_test_run(const char *const *args, double timeout_s, cli_result *r)
 static void run_ok(const char *const *args, cli_result *r)
 {
     cli_test_run(args, 300, r);
-    cr_assert(!r->timed_out, "%s timed out", args[0] ? args[0] : "");
-    cr_assert_eq(r->status, 0, "exit status %d, stderr: %s", r->status, r->err);
+    if (r->timed_out || r->status != 0) {
+        /* Free before failing: a failed assertion leaves the test at once. */
+        char msg[2048];
+        snprintf(msg, sizeof msg, "cartsim %s ...: %s, stderr: %s", args[0] ? args[0] : "",
+                 r->timed_out ? "timed out" : "exit status not 0", r->err);
+        int status = r->status;
+        cli_result_free(r);
+        cr_assert_fail("%s (status %d)", msg, status);
+    }
 }
 
 /* ---- a loose JSON reader: enough to find top-level scalar values ---- */

@@ -209,9 +209,14 @@ static void replay(const golden_case *gc, const char *dtype, bool open_loop, csv
     cli_result r;
     cli_test_run(args, 600, &r);
     free(env);
-    cr_assert(!r.timed_out, "%s: replay timed out", gc->label);
-    cr_assert_eq(r.status, 0, "%s: replay exit status %d: %s", gc->label, r.status, r.err);
-    cr_assert(r.out_len > 0, "%s: replay printed nothing", gc->label);
+    if (r.timed_out || r.status != 0 || r.out_len == 0) {
+        /* Free before failing: a failed assertion leaves the test at once. */
+        char msg[2048];
+        snprintf(msg, sizeof msg, "%s: replay %s (status %d): %s", gc->label,
+                 r.timed_out ? "timed out" : "failed", r.status, r.err);
+        cli_result_free(&r);
+        cr_assert_fail("%s", msg);
+    }
     csv_parse(r.out, out, gc->label);
     r.out = NULL;
     cli_result_free(&r);
