@@ -76,7 +76,7 @@ $(BUILD)/gen/prelude.c: $(PRELUDE)
 # Every envs/*.env, compiled in so `--env NAME` works from anywhere.
 $(BUILD)/gen/builtin_envs.c: $(wildcard envs/*.env)
 	@mkdir -p $(dir $@)
-	@{ echo '/* generated from envs/*.env */'; echo '#include "builtin_envs.h"'; \
+	@{ echo '/* generated from the files in envs/ */'; echo '#include "builtin_envs.h"'; \
 	   echo 'const cs_builtin_env cs_builtin_envs[] = {'; \
 	   for f in $^; do n=$$(basename $$f .env); echo "{\"$$n\","; \
 	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo '},'; done; \

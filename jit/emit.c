@@ -28,7 +28,9 @@
 
 #define CS_BLOCK_LANES 256
 
-typedef enum { SCOPE_ROLLOUT, SCOPE_STEP, SCOPE_FRESH } scope_kind;
+/* Where leaves live: C rollout blocks (B->c), a CUDA thread's registers,
+ * global buffers (C and CUDA steps, CUDA multi-kernel rollouts), a fresh start. */
+typedef enum { SCOPE_ROLLOUT, SCOPE_THREAD, SCOPE_STEP, SCOPE_FRESH } scope_kind;
 
 typedef struct {
     const cs_program *p;
@@ -44,6 +46,9 @@ typedef struct {
     unsigned kernel;        /* the kernel being emitted */
     bool *materialized;     /* [count] stored to B->m<id> by its kernel */
     bool *any_materialized; /* [count] over all entries: declared in the block struct */
+    uint32_t *scratch_off;  /* [count] CUDA: byte offset per lane of a materialized value */
+    uint32_t scratch_bytes; /* CUDA: scratch bytes per lane */
+    const char *L;          /* "L->" (C) or "L." (CUDA: the lanes are passed by value) */
     char err[256];
 } emitter;
 
@@ -133,6 +138,27 @@ static bool in_this_kernel(const emitter *e, cs_node n)
 
 static void emit_node(emitter *e, cs_node n);
 
+/* Blocks of four Philox words one step may touch: a step's words are
+ * [t*D, t*D + D); with D in {1, 2, 4} they never straddle two blocks. */
+static unsigned rng_blocks(unsigned D) { return D == 0 ? 0 : (4 % D == 0) ? 1 : (D + 2) / 4 + 1; }
+
+/* The memory a value crossing kernels lives in: the C block struct, or the
+ * CUDA scratch buffer ([value][lane], each value 8-byte aligned per lane). */
+static void mat(emitter *e, cs_node n, int component)
+{
+    if (e->dialect == CS_DIALECT_C) {
+        if (component >= 0)
+            out(e, "B->m%u[%d][i]", n, component);
+        else
+            out(e, "B->m%u[i]", n);
+        return;
+    }
+    const cs_node_data *d = node(e, n);
+    unsigned size = d->type == CS_F64 ? 8 : 4;
+    out(e, "((%s *)(scratch + %uull * (unsigned long long)L.stride))[lane]", c_type((cs_type)d->type),
+        e->scratch_off[n] + (component >= 0 ? (unsigned)component * size : 0));
+}
+
 /* Make n available in the current scope: a leaf is loaded, a value from
  * another kernel is read back from memory, a node of this kernel was already
  * emitted (id order). */
@@ -142,20 +168,20 @@ static void need(emitter *e, cs_node n)
         return;
     const cs_node_data *d = node(e, n);
     const char *T = c_type((cs_type)d->type);
-    if (e->scope != SCOPE_FRESH && !in_this_kernel(e, n) && d->n_in > 0 && e->materialized[n]) {
+    if (e->scope != SCOPE_FRESH && !in_this_kernel(e, n) && (d->n_in > 0 || d->op == CS_OP_UNIFORM) &&
+        e->materialized[n]) {
         if (d->op == CS_OP_STACK) {
             out(e, "        const %s v%u[%u] = {", T, n, d->n_in);
-            for (unsigned k = 0; k < d->n_in; k++)
-                out(e, "%sB->m%u[%u][i]", k ? ", " : "", n, k);
+            for (unsigned k = 0; k < d->n_in; k++) {
+                out(e, "%s", k ? ", " : "");
+                mat(e, n, (int)k);
+            }
             out(e, "};\n");
         } else {
-            out(e, "        const %s v%u = B->m%u[i];\n", T, n, n);
+            out(e, "        const %s v%u = ", T, n);
+            mat(e, n, -1);
+            out(e, ";\n");
         }
-        e->stamp[n] = e->now;
-        return;
-    }
-    if (d->op == CS_OP_UNIFORM && e->scope != SCOPE_FRESH && !in_this_kernel(e, n) && e->materialized[n]) {
-        out(e, "        const %s v%u = B->m%u[i];\n", T, n, n);
         e->stamp[n] = e->now;
         return;
     }
@@ -168,29 +194,36 @@ static void need(emitter *e, cs_node n)
     case CS_OP_CARRIED:
         if (e->scope == SCOPE_ROLLOUT)
             out(e, "%sconst %s v%u = B->c[%d][i];\n", ind, T, n, (int)d->imm.i);
+        else if (e->scope == SCOPE_THREAD)
+            out(e, "%sconst %s v%u = c%d;\n", ind, T, n, (int)d->imm.i);
         else if (e->scope == SCOPE_STEP)
-            out(e, "%sconst %s v%u = ((const %s *)L->carried[%d])[lane];\n", ind, T, n, T, (int)d->imm.i);
+            out(e, "%sconst %s v%u = ((const %s *)%scarried[%d])[lane];\n", ind, T, n, T, e->L, (int)d->imm.i);
         else
             snprintf(e->err, sizeof e->err, "the reset reads the state '%s'", e->p->carried[d->imm.i].name);
         break;
     case CS_OP_SEGSTEP:
         if (e->scope == SCOPE_ROLLOUT)
             out(e, "%sconst int v%u = B->ss[i];\n", ind, n);
+        else if (e->scope == SCOPE_THREAD)
+            out(e, "%sconst int v%u = ss;\n", ind, n);
         else if (e->scope == SCOPE_STEP)
-            out(e, "%sconst int v%u = L->segstep[lane];\n", ind, n);
+            out(e, "%sconst int v%u = %ssegstep[lane];\n", ind, n, e->L);
         else
             out(e, "%sconst int v%u = 0;\n", ind, n);
         break;
     case CS_OP_PARAM:
-        out(e, "%sconst %s v%u = ((const %s *)L->params[%d])[lane];\n", ind, T, n, e->real, (int)d->imm.i);
+        if (e->scope == SCOPE_FRESH)
+            out(e, "%sconst %s v%u = ((const %s *)params[%d])[lane];\n", ind, T, n, e->real, (int)d->imm.i);
+        else
+            out(e, "%sconst %s v%u = ((const %s *)%sparams[%d])[lane];\n", ind, T, n, e->real, e->L, (int)d->imm.i);
         break;
     case CS_OP_INPUT:
         if (e->scope != SCOPE_STEP)
             snprintf(e->err, sizeof e->err, "input %d read outside a step", (int)d->imm.i);
         else if (e->p->inputs[d->imm.i].type == CS_I32)
-            out(e, "%sconst int v%u = ((const int *)L->inputs[%d])[lane];\n", ind, n, (int)d->imm.i);
+            out(e, "%sconst int v%u = ((const int *)%sinputs[%d])[lane];\n", ind, n, e->L, (int)d->imm.i);
         else
-            out(e, "%sconst %s v%u = (%s)((const float *)L->inputs[%d])[lane];\n", ind, T, n, T, (int)d->imm.i);
+            out(e, "%sconst %s v%u = (%s)((const float *)%sinputs[%d])[lane];\n", ind, T, n, T, e->L, (int)d->imm.i);
         break;
     default:
         snprintf(e->err, sizeof e->err, "cannot load %s", cs_op_table[d->op].name);
@@ -256,8 +289,17 @@ static void emit_node(emitter *e, cs_node n)
         const char *conv = e->f32 ? "cs_u01_f32" : "cs_u01_f64";
         if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
             out(e, "%sconst %s v%u = %s(rw_[%u]);\n", ind, T, n, conv, k);
-        else
+        else if (e->dialect == CS_DIALECT_C)
             out(e, "%sconst %s v%u = %s(B->rw[wi%u][i]);\n", ind, T, n, conv, k);
+        else {
+            /* A select chain, not sw_[wi]: a runtime index would put the
+             * words in local memory instead of registers. */
+            unsigned words = 4 * rng_blocks(e->p->n_step_draws);
+            out(e, "%sconst %s v%u = %s(", ind, T, n, conv);
+            for (unsigned w = 0; w + 1 < words; w++)
+                out(e, "wi%u == %u ? sw_[%u] : ", k, w, w);
+            out(e, "sw_[%u]);\n", words - 1);
+        }
     } else if (d->op == CS_OP_STACK) {
         out(e, "%sconst %s v%u[%u] = {", ind, T, n, d->n_in);
         for (unsigned k = 0; k < d->n_in; k++) {
@@ -274,10 +316,16 @@ static void emit_node(emitter *e, cs_node n)
     e->stamp[n] = e->now;
     if (e->scope != SCOPE_FRESH && e->materialized[n]) {
         if (d->op == CS_OP_STACK)
-            for (unsigned k = 0; k < d->n_in; k++)
-                out(e, "%sB->m%u[%u][i] = v%u[%u];\n", ind, n, k, n, k);
-        else
-            out(e, "%sB->m%u[i] = v%u;\n", ind, n, n);
+            for (unsigned k = 0; k < d->n_in; k++) {
+                out(e, "%s", ind);
+                mat(e, n, (int)k);
+                out(e, " = v%u[%u];\n", n, k);
+            }
+        else {
+            out(e, "%s", ind);
+            mat(e, n, -1);
+            out(e, " = v%u;\n", n);
+        }
     }
 }
 
@@ -373,9 +421,6 @@ static void emit_kernel_body(emitter *e, const entry *en, unsigned k)
         emit_final(e, en);
 }
 
-/* Blocks of four Philox words one step may touch: a step's words are
- * [t*D, t*D + D); with D in {1, 2, 4} they never straddle two blocks. */
-static unsigned rng_blocks(unsigned D) { return D == 0 ? 0 : (4 % D == 0) ? 1 : (D + 2) / 4 + 1; }
 
 /* The step's RNG words, then each kernel as one loop over the block. The
  * refill is its own loop so that the kernels' loops stay branch-free. */
@@ -422,15 +467,15 @@ static void emit_fresh(emitter *e)
     unsigned nrb = (p->n_restart_draws + 3) / 4;
     e->scope = SCOPE_FRESH;
     e->part = NULL;
-    out(e, "static void cs_fresh(const cs_lanes *L, long long lane, long long tau, %s *out, float *obs)\n{\n",
-        e->real);
+    out(e, "%s void cs_fresh(unsigned long long seed, void *const *params, long long lane, long long tau, %s *out, float *obs)\n{\n",
+        e->dialect == CS_DIALECT_C ? "static" : "CS_DEVICE", e->real);
     if (nrb) {
         out(e, "    unsigned int rw_[%u];\n", 4 * nrb);
         out(e, "    for (unsigned int j = 0; j < %uu; j++)\n"
-               "        cs_rng_block(L->seed, (unsigned int)lane, (unsigned long long)tau, (1u << 16) | j, rw_ + 4 * j);\n",
+               "        cs_rng_block(seed, (unsigned int)lane, (unsigned long long)tau, (1u << 16) | j, rw_ + 4 * j);\n",
             nrb);
     }
-    out(e, "    (void)tau; (void)obs;\n");
+    out(e, "    (void)seed; (void)params; (void)tau; (void)obs;\n");
     bool any_param = false;
     for (unsigned k = 0; k < p->n_params; k++)
         any_param |= p->param_restart[k] != 0;
@@ -443,7 +488,7 @@ static void emit_fresh(emitter *e)
             cs_node r = p->param_restart[k];
             if (node(e, r)->n_in || node(e, r)->op == CS_OP_UNIFORM)
                 need(e, r);
-            out(e, "    ((%s *)L->params[%u])[lane] = ", e->real, k);
+            out(e, "    ((%s *)params[%u])[lane] = ", e->real, k);
             ref(e, r);
             out(e, ";\n");
         }
@@ -488,6 +533,18 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
     const cs_program *p = e->p;
     out(e, "/* cartsim kernel: %s (%s), %s, fusion %s, unroll %d, %s dialect */\n", p->name, p->title,
         e->f32 ? "f32" : "f64", cs_policy_name(s->fusion), s->unroll, e->dialect == CS_DIALECT_C ? "C" : "CUDA");
+    if (e->dialect == CS_DIALECT_CUDA) {
+        /* NVRTC needs no include; a host shim may define these first (tests/cuda_shim.h). */
+        out(e, "#ifndef CS_GLOBAL\n#define CS_GLOBAL extern \"C\" __global__\n#endif\n"
+               "#ifndef CS_DEVICE\n#define CS_DEVICE __device__ __forceinline__\n#endif\n"
+               "#ifndef CS_EXPORT\n#define CS_EXPORT extern \"C\" __device__\n#endif\n");
+        cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
+        out(e, "\nCS_DEVICE double cs_mod(double a, double b) { double r = fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
+               "CS_DEVICE float cs_modf(float a, float b) { float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
+               "CS_DEVICE double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
+               "CS_DEVICE float cs_clipf(float x, float lo, float hi) { float m = lo > x ? lo : x; return hi < m ? hi : m; }\n\n");
+        return;
+    }
     out(e, "#include <math.h>\n#include <stdlib.h>\n");
     cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
     out(e, "\n#define CS_BLOCK %d\n", CS_BLOCK_LANES);
@@ -536,7 +593,7 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
            "    if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
            "    else { L->segments[lane] += 1; L->return_sum[lane] += B->ret[i]; }\n"
            "    B->ret[i] = 0;\n"
-           "    cs_fresh(L, lane, tau, fresh, 0);\n",
+           "    cs_fresh(L->seed, L->params, lane, tau, fresh, 0);\n",
         e->real, p->n_carried ? p->n_carried : 1);
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "    B->c[%u][i] = fresh[%u];\n", k, k);
@@ -588,7 +645,7 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "            const long long lane = b0 + i;\n"
            "            %s fresh[%u]; float fobs[%u];\n"
            "            if (L->mode == CS_MODE_NEXT_STEP && L->pending[lane]) {\n"
-           "                cs_fresh(L, lane, t, fresh, fobs);\n",
+           "                cs_fresh(L->seed, L->params, lane, t, fresh, fobs);\n",
         R, nc, no);
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "                ((%s *)L->carried[%u])[lane] = fresh[%u];\n", R, k, k);
@@ -615,7 +672,7 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "            if (L->mode == CS_MODE_SAME_STEP) {\n");
     for (unsigned k = 0; k < p->n_obs; k++)
         out(e, "                L->final_obs[%u * S + lane] = B->o[%u][i];\n", k, k);
-    out(e, "                cs_fresh(L, lane, t + 1, fresh, fobs);\n");
+    out(e, "                cs_fresh(L->seed, L->params, lane, t + 1, fresh, fobs);\n");
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "                ((%s *)L->carried[%u])[lane] = fresh[%u];\n", R, k, k);
     for (unsigned k = 0; k < p->n_obs; k++)
@@ -634,7 +691,7 @@ static void emit_c_restart(emitter *e)
     out(e, "void cs_kernel_restart(const cs_lanes *L)\n{\n"
            "    for (long long lane = L->begin; lane < L->end; lane++) {\n"
            "        %s fresh[%u]; float fobs[%u];\n"
-           "        cs_fresh(L, lane, L->t, fresh, fobs);\n",
+           "        cs_fresh(L->seed, L->params, lane, L->t, fresh, fobs);\n",
         R, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1);
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "        ((%s *)L->carried[%u])[lane] = fresh[%u];\n", R, k, k);
@@ -674,6 +731,286 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
     return e->err[0] ? -1 : 0;
 }
 
+
+/* ---- the CUDA dialect's skeleton: a thread per lane (grid-stride) ---- */
+
+#define CS_LANE_LOOP "    for (long long lane = L.begin + (long long)blockIdx.x * blockDim.x + threadIdx.x; lane < L.end;\n" \
+                     "         lane += (long long)gridDim.x * blockDim.x) {\n"
+
+/* The step stream's words for global step t into sw_ (registers). With
+ * `cached`, the block is kept across the steps of a persistent loop. */
+static void emit_cuda_draws(emitter *e, bool cached)
+{
+    unsigned D = e->p->n_step_draws, nb = rng_blocks(D);
+    if (!D)
+        return;
+    out(e, "        const unsigned long long w0 = (unsigned long long)t * %uu, blk = w0 >> 2;\n", D);
+    if (cached && nb == 1)
+        out(e, "        if (blk != sblk) {\n            sblk = blk;\n");
+    else
+        out(e, "        {\n");
+    for (unsigned j = 0; j < nb; j++)
+        out(e, "            cs_rng_block(L.seed, (unsigned int)lane, blk + %uu, 0u, sw_ + %u);\n", j, 4 * j);
+    out(e, "        }\n");
+    for (unsigned k = 0; k < D; k++)
+        out(e, "        const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
+}
+
+static bool kernel_draws(const emitter *e, unsigned k)
+{
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; n < count; n++)
+        if (e->part->kernel[n] == k && node(e, n)->op == CS_OP_UNIFORM)
+            return true;
+    return false;
+}
+
+static void emit_kernel_nodes(emitter *e, unsigned k)
+{
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; n < count; n++)
+        if (e->part->kernel[n] == k)
+            emit_node(e, n);
+}
+
+static void emit_bad_check(emitter *e, const cs_node *next)
+{
+    out(e, "        const int bad_ = !(1");
+    for (unsigned k = 0; k < e->p->n_carried; k++) {
+        out(e, " & (");
+        ref(e, next[k]);
+        out(e, " - ");
+        ref(e, next[k]);
+        out(e, " == 0)");
+    }
+    out(e, ");\n");
+}
+
+static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool obs)
+{
+    const cs_program *p = e->p;
+    out(e, "%s{\n%s    %s f_[%u]; float fo_[%u];\n%s    cs_fresh(L.seed, L.params, lane, %s, f_, fo_);\n", ind, ind,
+        e->real, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1, ind, tau);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "%s    ((%s *)L.carried[%u])[lane] = f_[%u];\n", ind, e->real, k, k);
+    if (obs)
+        for (unsigned k = 0; k < p->n_obs; k++)
+            out(e, "%s    L.obs[%uull * L.stride + lane] = fo_[%u];\n", ind, k, k);
+    out(e, "%s    L.segstep[lane] = 0;\n%s}\n", ind, ind);
+}
+
+/* Persistent (and unrolled) rollout: one kernel, the state in registers. */
+static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
+{
+    const cs_program *p = e->p;
+    const char *R = e->real;
+    unsigned nb = rng_blocks(p->n_step_draws);
+    e->scope = SCOPE_THREAD;
+    out(e, "CS_GLOBAL void cs_kernel_rollout(cs_lanes L)\n{\n" CS_LANE_LOOP);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "    %s c%u = ((const %s *)L.carried[%u])[lane];\n", R, k, R, k);
+    out(e, "    int ss = L.segstep[lane];\n    double ret = L.seg_return[lane], rsum = 0;\n"
+           "    long long segs = 0, nonfin = 0;\n");
+    if (nb)
+        out(e, "    unsigned int sw_[%u];\n    unsigned long long sblk = ~0ull;\n", 4 * nb);
+    out(e, "#pragma unroll %d\n    for (long long s = 0; s < L.steps; s++) {\n        const long long t = L.t + s;\n",
+        s->unroll);
+    e->now++;
+    e->kernel = 0;
+    emit_cuda_draws(e, true);
+    emit_kernel_nodes(e, 0);
+    cs_node roots[3] = {p->roll_reward, p->roll_terminated, p->roll_truncated};
+    for (unsigned k = 0; k < p->n_carried; k++)
+        need(e, p->roll_next[k]);
+    for (unsigned k = 0; k < 3; k++)
+        need(e, roots[k]);
+    emit_bad_check(e, p->roll_next);
+    for (unsigned k = 0; k < p->n_carried; k++) {
+        out(e, "        c%u = ", k);
+        ref(e, p->roll_next[k]);
+        out(e, ";\n");
+    }
+    out(e, "        ss += 1;\n        ret += (double)");
+    ref(e, p->roll_reward);
+    out(e, ";\n        if (bad_ | ");
+    ref(e, p->roll_terminated);
+    out(e, " | ");
+    ref(e, p->roll_truncated);
+    out(e, ") {\n            if (bad_) nonfin += 1; else { segs += 1; rsum += ret; }\n            ret = 0;\n"
+           "            %s f_[%u];\n            cs_fresh(L.seed, L.params, lane, t + 1, f_, 0);\n", R,
+        p->n_carried ? p->n_carried : 1);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "            c%u = f_[%u];\n", k, k);
+    out(e, "            ss = 0;\n        }\n    }\n");
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "    ((%s *)L.carried[%u])[lane] = c%u;\n", R, k, k);
+    out(e, "    L.segstep[lane] = ss;\n    L.seg_return[lane] = ret;\n"
+           "    L.segments[lane] += segs;\n    L.return_sum[lane] += rsum;\n    L.nonfinite[lane] += nonfin;\n"
+           "    }\n}\n\n");
+}
+
+/* rules / none: one kernel per partition, one step per launch, values
+ * crossing kernels in the scratch buffer; the last kernel commits. */
+static void emit_cuda_rollout_split(emitter *e)
+{
+    const cs_program *p = e->p;
+    unsigned nb = rng_blocks(p->n_step_draws);
+    e->scope = SCOPE_STEP;
+    for (unsigned k = 0; k < e->part->n_kernels; k++) {
+        if (e->part->reason[k][0])
+            out(e, "/* kernel %u: %s */\n", k, e->part->reason[k]);
+        out(e, "CS_GLOBAL void cs_rollout_k%u(cs_lanes L, char *scratch)\n{\n    const long long t = L.t;\n"
+               "    (void)scratch; (void)t;\n" CS_LANE_LOOP, k);
+        e->now++;
+        e->kernel = k;
+        if (kernel_draws(e, k)) {
+            out(e, "        unsigned int sw_[%u];\n", 4 * nb);
+            emit_cuda_draws(e, false);
+        }
+        emit_kernel_nodes(e, k);
+        if (k == e->part->n_kernels - 1) {
+            cs_node roots[3] = {p->roll_reward, p->roll_terminated, p->roll_truncated};
+            for (unsigned c = 0; c < p->n_carried; c++)
+                need(e, p->roll_next[c]);
+            for (unsigned c = 0; c < 3; c++)
+                need(e, roots[c]);
+            emit_bad_check(e, p->roll_next);
+            for (unsigned c = 0; c < p->n_carried; c++) {
+                out(e, "        ((%s *)L.carried[%u])[lane] = ", e->real, c);
+                ref(e, p->roll_next[c]);
+                out(e, ";\n");
+            }
+            out(e, "        L.segstep[lane] += 1;\n        L.seg_return[lane] += (double)");
+            ref(e, p->roll_reward);
+            out(e, ";\n        if (bad_ | ");
+            ref(e, p->roll_terminated);
+            out(e, " | ");
+            ref(e, p->roll_truncated);
+            out(e, ") {\n            if (bad_) L.nonfinite[lane] += 1;\n"
+                   "            else { L.segments[lane] += 1; L.return_sum[lane] += L.seg_return[lane]; }\n"
+                   "            L.seg_return[lane] = 0;\n");
+            emit_fresh_store(e, "            ", "t + 1", false);
+            out(e, "        }\n");
+        }
+        out(e, "    }\n}\n\n");
+    }
+}
+
+/* One step with the caller's inputs: always one fused kernel. */
+static void emit_cuda_step(emitter *e)
+{
+    const cs_program *p = e->p;
+    unsigned nb = rng_blocks(p->n_step_draws);
+    e->scope = SCOPE_STEP;
+    out(e, "CS_GLOBAL void cs_kernel_step(cs_lanes L)\n{\n    const long long t = L.t;\n    (void)t;\n" CS_LANE_LOOP);
+    out(e, "        if (L.mode == CS_MODE_NEXT_STEP && L.pending[lane]) {\n");
+    emit_fresh_store(e, "            ", "t", true);
+    out(e, "            L.pending[lane] = 0; L.reward[lane] = 0; L.terminated[lane] = 0; L.truncated[lane] = 0;\n"
+           "            continue;\n        }\n");
+    e->now++;
+    e->kernel = 0;
+    if (kernel_draws(e, 0)) {
+        out(e, "        unsigned int sw_[%u];\n", 4 * nb);
+        emit_cuda_draws(e, false);
+    }
+    emit_kernel_nodes(e, 0);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        need(e, p->next[k]);
+    for (unsigned k = 0; k < p->n_obs; k++)
+        need(e, p->obs_next[k]);
+    cs_node roots[3] = {p->reward, p->terminated, p->truncated};
+    for (unsigned k = 0; k < 3; k++)
+        need(e, roots[k]);
+    emit_bad_check(e, p->next);
+    for (unsigned k = 0; k < p->n_carried; k++) {
+        out(e, "        ((%s *)L.carried[%u])[lane] = ", e->real, k);
+        ref(e, p->next[k]);
+        out(e, ";\n");
+    }
+    for (unsigned k = 0; k < p->n_obs; k++) {
+        out(e, "        L.obs[%uull * L.stride + lane] = (float)", k);
+        ref(e, p->obs_next[k]);
+        out(e, ";\n");
+    }
+    out(e, "        const int term = (");
+    ref(e, p->terminated);
+    out(e, ") | bad_, trunc = ");
+    ref(e, p->truncated);
+    out(e, ";\n        L.reward[lane] = (double)");
+    ref(e, p->reward);
+    out(e, ";\n        L.terminated[lane] = (unsigned char)term;\n        L.truncated[lane] = (unsigned char)trunc;\n"
+           "        L.segstep[lane] += 1;\n        if (bad_ && L.nonfinite) L.nonfinite[lane] += 1;\n"
+           "        if (term | trunc) {\n            if (L.mode == CS_MODE_SAME_STEP) {\n");
+    for (unsigned k = 0; k < p->n_obs; k++)
+        out(e, "                L.final_obs[%uull * L.stride + lane] = L.obs[%uull * L.stride + lane];\n", k, k);
+    emit_fresh_store(e, "                ", "t + 1", true);
+    out(e, "            } else if (L.mode == CS_MODE_NEXT_STEP) {\n                L.pending[lane] = 1;\n            }\n"
+           "        }\n    }\n}\n\n");
+}
+
+static void emit_cuda_restart(emitter *e)
+{
+    out(e, "CS_GLOBAL void cs_kernel_restart(cs_lanes L)\n{\n" CS_LANE_LOOP);
+    emit_fresh_store(e, "        ", "L.t", true);
+    out(e, "        if (L.pending) L.pending[lane] = 0;\n        if (L.seg_return) L.seg_return[lane] = 0;\n    }\n}\n\n");
+}
+
+/* Scratch offsets (bytes per lane, 8-aligned) of the values crossing kernels. */
+static void layout_scratch(emitter *e)
+{
+    uint32_t count = cs_graph_count(e->g), off = 0;
+    for (cs_node n = 1; n < count; n++) {
+        if (!e->materialized[n])
+            continue;
+        const cs_node_data *d = node(e, n);
+        unsigned size = (d->type == CS_F64 ? 8u : 4u) * (d->op == CS_OP_STACK ? d->n_in : 1u);
+        e->scratch_off[n] = off;
+        off += (size + 7) & ~7u;
+    }
+    e->scratch_bytes = off;
+}
+
+static int emit_cuda(emitter *e, const cs_schedule *s)
+{
+    const cs_program *p = e->p;
+    unsigned max = cs_program_step_root_max(p);
+    cs_node *roots = malloc(max * sizeof *roots);
+    cs_partition roll = {0}, fused = {0};
+    int rc = -1;
+    if (!roots)
+        goto oom;
+    unsigned n_roll = cs_program_step_roots(p, true, roots);
+    if (cs_partition_build(e->g, roots, n_roll, s->fusion, &roll))
+        goto oom;
+    emit_prelude(e, s);
+    emit_fresh(e);
+    mark_materialized(e, &roll, roots, n_roll);
+    layout_scratch(e);
+    out(e, "CS_EXPORT const unsigned int cs_scratch_bytes_per_lane = %uu;\n", e->scratch_bytes);
+    out(e, "CS_EXPORT const unsigned int cs_kernels_per_step = %uu;\n\n", roll.n_kernels);
+    e->part = &roll;
+    if (s->fusion == CS_POLICY_FULL)
+        emit_cuda_rollout_fused(e, s);
+    else
+        emit_cuda_rollout_split(e);
+    unsigned n_step = cs_program_step_roots(p, false, roots);
+    if (cs_partition_build(e->g, roots, n_step, CS_POLICY_FULL, &fused))
+        goto oom;
+    e->part = &fused;
+    memset(e->materialized, 0, cs_graph_count(e->g) * sizeof *e->materialized);
+    emit_cuda_step(e);
+    emit_cuda_restart(e);
+    rc = e->err[0] ? -1 : 0;
+    goto done;
+oom:
+    snprintf(e->err, sizeof e->err, "out of memory");
+done:
+    cs_partition_free(&roll);
+    cs_partition_free(&fused);
+    free(roots);
+    return rc;
+}
+
 unsigned cs_emit_kernels_per_step(const cs_program *p, cs_policy fusion)
 {
     cs_node *roots = malloc(cs_program_step_root_max(p) * sizeof *roots);
@@ -692,10 +1029,6 @@ unsigned cs_emit_kernels_per_step(const cs_program *p, cs_policy fusion)
 
 int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *text, char *err, size_t err_size)
 {
-    if (d == CS_DIALECT_CUDA) {
-        snprintf(err, err_size, "the CUDA dialect is not part of this build yet");
-        return -1;
-    }
     if (s->unroll < 1) {
         snprintf(err, err_size, "unroll must be at least 1");
         return -1;
@@ -707,10 +1040,24 @@ int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *te
         }
     emitter e = {.p = p, .g = p->graph, .dialect = d, .out = text, .f32 = p->real == CS_F32};
     e.real = e.f32 ? "float" : "double";
+    e.L = d == CS_DIALECT_C ? "L->" : "L.";
     uint32_t count = cs_graph_count(p->graph);
     e.stamp = calloc(count, sizeof *e.stamp);
     e.materialized = calloc(count, sizeof *e.materialized);
     e.any_materialized = calloc(count, sizeof *e.any_materialized);
+    e.scratch_off = calloc(count, sizeof *e.scratch_off);
+    if (d == CS_DIALECT_CUDA) {
+        int rc = e.stamp && e.materialized && e.any_materialized && e.scratch_off ? emit_cuda(&e, s) : -1;
+        if (rc)
+            snprintf(err, err_size, "emit (cuda): %s", e.err[0] ? e.err : "out of memory");
+        else if (text->failed)
+            rc = -1, snprintf(err, err_size, "out of memory");
+        free(e.stamp);
+        free(e.materialized);
+        free(e.any_materialized);
+        free(e.scratch_off);
+        return rc;
+    }
     unsigned max = cs_program_step_root_max(p);
     cs_node *roll_roots = malloc(max * sizeof *roll_roots), *step_roots = malloc(max * sizeof *step_roots);
     cs_partition roll_part = {0}, step_part = {0};
@@ -758,6 +1105,7 @@ done:
     free(e.stamp);
     free(e.materialized);
     free(e.any_materialized);
+    free(e.scratch_off);
     free(roll_roots);
     free(step_roots);
     return rc;
