@@ -293,3 +293,28 @@ Test(api, the_readme_example_runs)
     cr_assert_eq(pclose(f), 0);
     cr_assert(strstr(line, "return") && strstr(line, "episodes"), "example printed: %s", line);
 }
+
+Test(api, make_install_gives_a_usable_library, .timeout = 120)
+{
+    const char *bin = getenv("CARTSIM_BIN");
+    if (!bin)
+        cr_skip_test("CARTSIM_BIN not set: run through make test");
+    char build[4096], dest[] = "/tmp/cartsim-install-XXXXXX", cmd[16384];
+    snprintf(build, sizeof build, "%s", bin);
+    *strrchr(build, '/') = 0;   /* the build directory holding cartsim */
+    if (strcmp(strrchr(build, '/') ? strrchr(build, '/') + 1 : build, "build"))
+        cr_skip_test("install is checked by the normal build (this is %s)", build);
+    cr_assert_not_null(mkdtemp(dest));
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C '%s' install BUILD='%s' PREFIX=/usr DESTDIR='%s' >/dev/null 2>&1 && "
+             "PKG_CONFIG_SYSROOT_DIR='%s' PKG_CONFIG_PATH='%s/usr/lib/pkgconfig' "
+             "cc '%s/tests/example.c' $(PKG_CONFIG_SYSROOT_DIR='%s' PKG_CONFIG_PATH='%s/usr/lib/pkgconfig' "
+             "pkg-config --cflags --libs cartsim) -o '%s/example' && "
+             "LD_LIBRARY_PATH='%s/usr/lib' '%s/example' | grep -q episodes && "
+             "test -x '%s/usr/bin/cartsim' && test -f '%s/usr/share/cartsim/envs/cartpole.env'",
+             root(), build, dest, dest, dest, root(), dest, dest, dest, dest, dest, dest, dest);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dest);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(rc, 0, "install into a DESTDIR, compile the example with pkg-config, run it");
+}
