@@ -67,6 +67,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CS_CFLAGS) $(CFLAGS) -c $< -o $@
+
 # The headers every generated kernel starts with, as one string.
 $(BUILD)/gen/prelude.c: $(PRELUDE)
 	@mkdir -p $(dir $@)
