@@ -9,37 +9,6 @@
 
 #include "jit.h"
 
-static void mark_root(void *ctx, cs_node *root)
-{
-    bool *live = ctx;
-    live[*root] = true;
-}
-
-/* Operands have smaller ids: one sweep downwards, no recursion. Returns the
- * widest node. */
-static unsigned mark_live(cs_program *p, bool *live)
-{
-    const cs_graph *g = p->graph;
-    unsigned widest = 0;
-    cs_program_visit_roots(p, mark_root, live);
-    for (cs_node n = cs_graph_count(g) - 1; n > 0; n--) {
-        if (!live[n])
-            continue;
-        const cs_node_data *d = cs_graph_node(g, n);
-        if (d->n_in > widest)
-            widest = d->n_in;
-        for (unsigned k = 0; k < d->n_in; k++)
-            live[cs_graph_input(g, n, k)] = true;
-    }
-    return widest;
-}
-
-static void remap_root(void *ctx, cs_node *root)
-{
-    const cs_node *memo = ctx;
-    *root = memo[*root];
-}
-
 int cs_pass_concat(cs_program *p)
 {
     cs_graph *g = p->graph;
@@ -50,7 +19,7 @@ int cs_pass_concat(cs_program *p)
     int forwarded = 0, result = -1;
     if (!live || !memo)
         goto done;
-    unsigned widest = mark_live(p, live);
+    unsigned widest = cs_program_mark_live(p, live);
     in = malloc((widest ? widest : 1) * sizeof *in);
     if (!in)
         goto done;
@@ -73,7 +42,7 @@ int cs_pass_concat(cs_program *p)
         if (!memo[n])
             goto done;
     }
-    cs_program_visit_roots(p, remap_root, memo);
+    cs_program_remap_roots(p, memo);
     result = forwarded;
 done:
     free(in);

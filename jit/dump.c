@@ -26,12 +26,6 @@
 
 #include "jit.h"
 
-static void mark_root(void *ctx, cs_node *root)
-{
-    bool *live = ctx;
-    live[*root] = true;
-}
-
 /* What the roots reach; operands have smaller ids, so one downward sweep
  * marks it all without recursion. NULL when memory ran out. */
 static bool *live_nodes(const cs_program *p, uint32_t *n_live)
@@ -41,16 +35,10 @@ static bool *live_nodes(const cs_program *p, uint32_t *n_live)
     bool *live = calloc(count, sizeof *live);
     if (!live)
         return NULL;
-    /* visit_roots hands out writable root pointers; mark_root only reads them. */
-    cs_program_visit_roots((cs_program *)p, mark_root, live);
+    cs_program_mark_live(p, live);
     *n_live = 0;
-    for (cs_node n = count - 1; n > 0; n--) {
-        if (!live[n])
-            continue;
-        ++*n_live;
-        for (unsigned k = 0; k < cs_graph_node(g, n)->n_in; k++)
-            live[cs_graph_input(g, n, k)] = true;
-    }
+    for (cs_node n = 1; n < count; n++)
+        *n_live += live[n];
     return live;
 }
 

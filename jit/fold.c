@@ -18,31 +18,6 @@
 
 /* ---- what the roots reach ---- */
 
-static void mark_root(void *ctx, cs_node *root)
-{
-    bool *live = ctx;
-    live[*root] = true;
-}
-
-/* Operands have smaller ids, so one sweep downwards marks everything the
- * roots reach, at any depth, without recursion. Returns the widest node. */
-static unsigned mark_live(cs_program *p, bool *live)
-{
-    const cs_graph *g = p->graph;
-    unsigned widest = 0;
-    cs_program_visit_roots(p, mark_root, live);
-    for (cs_node n = cs_graph_count(g) - 1; n > 0; n--) {
-        if (!live[n])
-            continue;
-        const cs_node_data *d = cs_graph_node(g, n);
-        if (d->n_in > widest)
-            widest = d->n_in;
-        for (unsigned k = 0; k < d->n_in; k++)
-            live[cs_graph_input(g, n, k)] = true;
-    }
-    return widest;
-}
-
 /* ---- values ---- */
 
 /* A constant as the device sees it: an f32 literal is rounded to float. */
@@ -274,12 +249,6 @@ static cs_node identity(const cs_graph *g, const cs_node_data *d, const cs_node 
     }
 }
 
-static void remap_root(void *ctx, cs_node *root)
-{
-    const cs_node *memo = ctx;
-    *root = memo[*root];
-}
-
 int cs_pass_fold(cs_program *p)
 {
     cs_graph *g = p->graph;
@@ -290,7 +259,7 @@ int cs_pass_fold(cs_program *p)
     int changed = 0, result = -1;
     if (!live || !memo)
         goto done;
-    unsigned widest = mark_live(p, live);
+    unsigned widest = cs_program_mark_live(p, live);
     in = malloc((widest ? widest : 1) * sizeof *in);
     if (!in)
         goto done;
@@ -321,7 +290,7 @@ int cs_pass_fold(cs_program *p)
             goto done;
         }
     }
-    cs_program_visit_roots(p, remap_root, memo);
+    cs_program_remap_roots(p, memo);
     result = changed;
 done:
     free(in);

@@ -248,3 +248,38 @@ void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *roo
         if (*single[k])
             visit(ctx, single[k]);
 }
+
+static void mark_root(void *ctx, cs_node *root)
+{
+    bool *live = ctx;
+    live[*root] = true;
+}
+
+unsigned cs_program_mark_live(const cs_program *p, bool *live)
+{
+    const cs_graph *g = p->graph;
+    unsigned widest = 0;
+    /* visit_roots hands out writable root pointers; mark_root only reads them. */
+    cs_program_visit_roots((cs_program *)p, mark_root, live);
+    for (cs_node n = cs_graph_count(g) - 1; n > 0; n--) {
+        if (!live[n])
+            continue;
+        const cs_node_data *d = cs_graph_node(g, n);
+        if (d->n_in > widest)
+            widest = d->n_in;
+        for (unsigned k = 0; k < d->n_in; k++)
+            live[cs_graph_input(g, n, k)] = true;
+    }
+    return widest;
+}
+
+static void remap_root(void *ctx, cs_node *root)
+{
+    const cs_node *map = ctx;
+    *root = map[*root];
+}
+
+void cs_program_remap_roots(cs_program *p, const cs_node *map)
+{
+    cs_program_visit_roots(p, remap_root, (void *)map);
+}

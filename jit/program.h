@@ -97,4 +97,11 @@ int cs_program_bind_policy(cs_program *p);
  * param_restart, reward, terminated, truncated): how passes rewrite them. */
 void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx);
 
+/* Marks in `live` (cs_graph_count entries, zeroed) every node the roots
+ * reach, in one downward sweep (operands have smaller ids: no recursion);
+ * returns the largest operand count among them. */
+unsigned cs_program_mark_live(const cs_program *p, bool *live);
+/* Every root r becomes map[r]: how a pass that rebuilt nodes commits. */
+void cs_program_remap_roots(cs_program *p, const cs_node *map);
+
 #endif
