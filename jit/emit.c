@@ -131,6 +131,22 @@ static void ref(emitter *e, cs_node n)
         out(e, "v%u", n);
 }
 
+/* "<lvalue> = <cast><value>;": every root's final store. */
+static void store(emitter *e, cs_node value, const char *cast, const char *lhs_fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void store(emitter *e, cs_node value, const char *cast, const char *lhs_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, lhs_fmt);
+    cs_text_vprintf(e->out, lhs_fmt, ap);
+    va_end(ap);
+    out(e, " = %s", cast);
+    ref(e, value);
+    out(e, ";\n");
+}
+
+static void emit_bad_check(emitter *e, const cs_node *next);
+
 static bool in_this_kernel(const emitter *e, cs_node n)
 {
     return e->part && e->part->kernel[n] == e->kernel;
@@ -365,20 +381,9 @@ static void emit_final(emitter *e, const entry *en)
     for (unsigned r = 0; r < en->n_roots; r++)
         need(e, en->roots[r]);
     if (en->rollout) {
-        out(e, "        const int bad_ = !(1");
-        for (unsigned k = 0; k < p->n_carried; k++) {
-            out(e, " & (");
-            ref(e, p->roll_next[k]);
-            out(e, " - ");
-            ref(e, p->roll_next[k]);
-            out(e, " == 0)");
-        }
-        out(e, ");\n");
-        for (unsigned k = 0; k < p->n_carried; k++) {
-            out(e, "        B->c[%u][i] = ", k);
-            ref(e, p->roll_next[k]);
-            out(e, ";\n");
-        }
+        emit_bad_check(e, p->roll_next);
+        for (unsigned k = 0; k < p->n_carried; k++)
+            store(e, p->roll_next[k], "", "        B->c[%u][i]", k);
         out(e, "        B->ss[i] += 1;\n        B->ret[i] += (double)");
         ref(e, p->roll_reward);
         out(e, ";\n        B->done[i] = (unsigned char)((((");
@@ -388,23 +393,13 @@ static void emit_final(emitter *e, const entry *en)
         out(e, ")) & !bad_) | (bad_ << 1));\n");
         return;
     }
-    for (unsigned k = 0; k < p->n_carried; k++) {
-        out(e, "        B->cn[%u][i] = ", k);
-        ref(e, p->next[k]);
-        out(e, ";\n");
-    }
-    for (unsigned k = 0; k < p->n_obs; k++) {
-        out(e, "        B->o[%u][i] = (float)", k);
-        ref(e, p->obs_next[k]);
-        out(e, ";\n");
-    }
-    out(e, "        B->rew[i] = (double)");
-    ref(e, p->reward);
-    out(e, ";\n        B->term[i] = (unsigned char)");
-    ref(e, p->terminated);
-    out(e, ";\n        B->trunc[i] = (unsigned char)");
-    ref(e, p->truncated);
-    out(e, ";\n");
+    for (unsigned k = 0; k < p->n_carried; k++)
+        store(e, p->next[k], "", "        B->cn[%u][i]", k);
+    for (unsigned k = 0; k < p->n_obs; k++)
+        store(e, p->obs_next[k], "(float)", "        B->o[%u][i]", k);
+    store(e, p->reward, "(double)", "        B->rew[i]");
+    store(e, p->terminated, "(unsigned char)", "        B->term[i]");
+    store(e, p->truncated, "(unsigned char)", "        B->trunc[i]");
 }
 
 /* One kernel's loop body (without the loop header). */
@@ -488,9 +483,7 @@ static void emit_fresh(emitter *e)
             cs_node r = p->param_restart[k];
             if (node(e, r)->n_in || node(e, r)->op == CS_OP_UNIFORM)
                 need(e, r);
-            out(e, "    ((%s *)params[%u])[lane] = ", e->real, k);
-            ref(e, r);
-            out(e, ";\n");
+            store(e, r, "", "    ((%s *)params[%u])[lane]", e->real, k);
         }
         out(e, "    }\n");
     }
@@ -514,17 +507,11 @@ static void emit_fresh(emitter *e)
         if (live[n] && !is_const(e, n))
             need(e, n);
     free(live);
-    for (unsigned k = 0; k < p->n_carried; k++) {
-        out(e, "    out[%u] = ", k);
-        ref(e, p->restart[k]);
-        out(e, ";\n");
-    }
+    for (unsigned k = 0; k < p->n_carried; k++)
+        store(e, p->restart[k], "", "    out[%u]", k);
     out(e, "    if (obs) {\n");
-    for (unsigned k = 0; k < p->n_obs; k++) {
-        out(e, "        obs[%u] = (float)", k);
-        ref(e, p->obs_restart[k]);
-        out(e, ";\n");
-    }
+    for (unsigned k = 0; k < p->n_obs; k++)
+        store(e, p->obs_restart[k], "(float)", "        obs[%u]", k);
     out(e, "    }\n}\n\n");
 }
 
@@ -825,11 +812,8 @@ static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
     emit_bad_check(e, p->roll_next);
-    for (unsigned k = 0; k < p->n_carried; k++) {
-        out(e, "        c%u = ", k);
-        ref(e, p->roll_next[k]);
-        out(e, ";\n");
-    }
+    for (unsigned k = 0; k < p->n_carried; k++)
+        store(e, p->roll_next[k], "", "        c%u", k);
     out(e, "        ss += 1;\n        ret += (double)");
     ref(e, p->roll_reward);
     out(e, ";\n        if (bad_ | ");
@@ -875,11 +859,8 @@ static void emit_cuda_rollout_split(emitter *e)
             for (unsigned c = 0; c < 3; c++)
                 need(e, roots[c]);
             emit_bad_check(e, p->roll_next);
-            for (unsigned c = 0; c < p->n_carried; c++) {
-                out(e, "        ((%s *)L.carried[%u])[lane] = ", e->real, c);
-                ref(e, p->roll_next[c]);
-                out(e, ";\n");
-            }
+            for (unsigned c = 0; c < p->n_carried; c++)
+                store(e, p->roll_next[c], "", "        ((%s *)L.carried[%u])[lane]", e->real, c);
             out(e, "        L.segstep[lane] += 1;\n        L.seg_return[lane] += (double)");
             ref(e, p->roll_reward);
             out(e, ";\n        if (bad_ | ");
@@ -922,16 +903,10 @@ static void emit_cuda_step(emitter *e)
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
     emit_bad_check(e, p->next);
-    for (unsigned k = 0; k < p->n_carried; k++) {
-        out(e, "        ((%s *)L.carried[%u])[lane] = ", e->real, k);
-        ref(e, p->next[k]);
-        out(e, ";\n");
-    }
-    for (unsigned k = 0; k < p->n_obs; k++) {
-        out(e, "        L.obs[%uull * L.stride + lane] = (float)", k);
-        ref(e, p->obs_next[k]);
-        out(e, ";\n");
-    }
+    for (unsigned k = 0; k < p->n_carried; k++)
+        store(e, p->next[k], "", "        ((%s *)L.carried[%u])[lane]", e->real, k);
+    for (unsigned k = 0; k < p->n_obs; k++)
+        store(e, p->obs_next[k], "(float)", "        L.obs[%uull * L.stride + lane]", k);
     out(e, "        const int term = (");
     ref(e, p->terminated);
     out(e, ") | bad_, trunc = ");
