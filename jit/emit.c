@@ -614,11 +614,25 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     (void)en;
 }
 
+/* A lane's fresh start at time `tau`, stored to the global buffers. */
+static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool obs)
+{
+    const cs_program *p = e->p;
+    const char *L = e->L;
+    out(e, "%s{\n%s    %s f_[%u]; float fo_[%u];\n%s    cs_fresh(%sseed, %sparams, lane, %s, f_, fo_);\n", ind, ind,
+        e->real, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1, ind, L, L, tau);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "%s    ((%s *)%scarried[%u])[lane] = f_[%u];\n", ind, e->real, L, k, k);
+    if (obs)
+        for (unsigned k = 0; k < p->n_obs; k++)
+            out(e, "%s    %sobs[%uull * %sstride + lane] = fo_[%u];\n", ind, L, k, L, k);
+    out(e, "%s    %ssegstep[lane] = 0;\n%s}\n", ind, L, ind);
+}
+
 static void emit_c_step(emitter *e, const cs_text *step_fn)
 {
     const cs_program *p = e->p;
     const char *R = e->real;
-    unsigned nc = p->n_carried ? p->n_carried : 1, no = p->n_obs ? p->n_obs : 1;
     cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
     out(e, "void cs_kernel_step(const cs_lanes *L)\n{\n"
            "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
@@ -630,15 +644,9 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "        cs_step_kernels(B, L, n, b0, t);\n"
            "        for (int i = 0; i < n; i++) {\n"
            "            const long long lane = b0 + i;\n"
-           "            %s fresh[%u]; float fobs[%u];\n"
-           "            if (L->mode == CS_MODE_NEXT_STEP && L->pending[lane]) {\n"
-           "                cs_fresh(L->seed, L->params, lane, t, fresh, fobs);\n",
-        R, nc, no);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "                ((%s *)L->carried[%u])[lane] = fresh[%u];\n", R, k, k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        out(e, "                L->obs[%u * S + lane] = fobs[%u];\n", k, k);
-    out(e, "                L->segstep[lane] = 0; L->pending[lane] = 0; L->reward[lane] = 0;\n"
+           "            if (L->mode == CS_MODE_NEXT_STEP && L->pending[lane]) {\n");
+    emit_fresh_store(e, "                ", "t", true);
+    out(e, "                L->pending[lane] = 0; L->reward[lane] = 0;\n"
            "                L->terminated[lane] = 0; L->truncated[lane] = 0;\n"
            "                continue;\n"
            "            }\n"
@@ -659,13 +667,8 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "            if (L->mode == CS_MODE_SAME_STEP) {\n");
     for (unsigned k = 0; k < p->n_obs; k++)
         out(e, "                L->final_obs[%u * S + lane] = B->o[%u][i];\n", k, k);
-    out(e, "                cs_fresh(L->seed, L->params, lane, t + 1, fresh, fobs);\n");
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "                ((%s *)L->carried[%u])[lane] = fresh[%u];\n", R, k, k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        out(e, "                L->obs[%u * S + lane] = fobs[%u];\n", k, k);
-    out(e, "                L->segstep[lane] = 0;\n"
-           "            } else if (L->mode == CS_MODE_NEXT_STEP) {\n"
+    emit_fresh_store(e, "                ", "t + 1", true);
+    out(e, "            } else if (L->mode == CS_MODE_NEXT_STEP) {\n"
            "                L->pending[lane] = 1;\n"
            "            }\n"
            "        }\n    }\n    free(B);\n}\n\n");
@@ -673,19 +676,10 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
 
 static void emit_c_restart(emitter *e)
 {
-    const cs_program *p = e->p;
-    const char *R = e->real;
     out(e, "void cs_kernel_restart(const cs_lanes *L)\n{\n"
-           "    for (long long lane = L->begin; lane < L->end; lane++) {\n"
-           "        %s fresh[%u]; float fobs[%u];\n"
-           "        cs_fresh(L->seed, L->params, lane, L->t, fresh, fobs);\n",
-        R, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "        ((%s *)L->carried[%u])[lane] = fresh[%u];\n", R, k, k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        out(e, "        L->obs[%u * L->stride + lane] = fobs[%u];\n", k, k);
-    out(e, "        L->segstep[lane] = 0;\n"
-           "        if (L->pending) L->pending[lane] = 0;\n"
+           "    for (long long lane = L->begin; lane < L->end; lane++) {\n");
+    emit_fresh_store(e, "        ", "L->t", true);
+    out(e, "        if (L->pending) L->pending[lane] = 0;\n"
            "        if (L->seg_return) L->seg_return[lane] = 0;\n"
            "    }\n}\n");
 }
@@ -773,18 +767,6 @@ static void emit_bad_check(emitter *e, const cs_node *next)
     out(e, ");\n");
 }
 
-static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool obs)
-{
-    const cs_program *p = e->p;
-    out(e, "%s{\n%s    %s f_[%u]; float fo_[%u];\n%s    cs_fresh(L.seed, L.params, lane, %s, f_, fo_);\n", ind, ind,
-        e->real, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1, ind, tau);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "%s    ((%s *)L.carried[%u])[lane] = f_[%u];\n", ind, e->real, k, k);
-    if (obs)
-        for (unsigned k = 0; k < p->n_obs; k++)
-            out(e, "%s    L.obs[%uull * L.stride + lane] = fo_[%u];\n", ind, k, k);
-    out(e, "%s    L.segstep[lane] = 0;\n%s}\n", ind, ind);
-}
 
 /* Persistent (and unrolled) rollout: one kernel, the state in registers. */
 static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
