@@ -481,7 +481,9 @@ static const char acrobot[] =
     "    ddtheta1 = -(d2 * ddtheta2 + phi1) / d1\n"
     "    return stack(dtheta1, dtheta2, ddtheta1, ddtheta2, 0.0)\n"
     "}\n"
-    "fn wrap(x, m, M) {\n    diff = M - m\n    x1 = x > M ? x - diff : x\n    return x1 < m ? x1 + diff : x1\n}\n"
+    /* Gymnasium's while loops, unrolled twice: a step turns an angle by less than two turns */
+    "fn wrap(x, m, M) {\n    diff = M - m\n    x1 = x > M ? x - diff : x\n    x2 = x1 > M ? x1 - diff : x1\n"
+    "    x3 = x2 < m ? x2 + diff : x2\n    return x3 < m ? x3 + diff : x3\n}\n"
     "fn bound(x, m, M) = min(max(x, m), M)\n"
     "state theta1, theta2, dtheta1, dtheta2\naction discrete 3\n"
     "observe cos(theta1), sin(theta1), cos(theta2), sin(theta2), dtheta1, dtheta2\n"
