@@ -118,6 +118,8 @@ static const char *check(const cs_graph *g, cs_op op, cs_type t, unsigned n_in, 
     const cs_op_info *info = &cs_op_table[op];
     if (info->arity >= 0 && (unsigned)info->arity != n_in)
         return "wrong operand count";
+    if (n_in > UINT16_MAX)   /* cs_node_data.n_in is 16 bits: never truncate it */
+        return "too many operands";
     for (unsigned k = 0; k < n_in; k++)
         if (!in[k] || in[k] >= g->count)
             return "operand is not a node";
