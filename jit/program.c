@@ -39,18 +39,26 @@ void cs_program_free(cs_program *p)
     free(p->policy);
     free(p->params);
     free(p->param_restart);
+    for (unsigned k = 0; k < p->n_named; k++)
+        free(p->named[k].action);
+    free(p->named);
     free(p);
 }
 
-/* Grow each array in `arrays` (element sizes in `sizes`) to hold n + 1. */
+/* Make room for element n in each array (element sizes in `sizes`),
+ * zeroed. Capacities double, so they are implicit: an array holding n
+ * elements has room for the next power of two. */
 static bool grow(unsigned n, void **arrays[], const size_t sizes[], unsigned count)
 {
+    bool full = n == 0 || (n & (n - 1)) == 0;
     for (unsigned k = 0; k < count; k++) {
-        void *a = realloc(*arrays[k], (n + 1) * sizes[k]);
-        if (!a)
-            return false;
-        memset((char *)a + n * sizes[k], 0, sizes[k]);
-        *arrays[k] = a;
+        if (full) {
+            void *a = realloc(*arrays[k], (n ? 2 * (size_t)n : 1) * sizes[k]);
+            if (!a)
+                return false;
+            *arrays[k] = a;
+        }
+        memset((char *)*arrays[k] + n * sizes[k], 0, sizes[k]);
     }
     return true;
 }
@@ -105,6 +113,28 @@ int cs_program_add_obs(cs_program *p, cs_node over_carried)
         return -1;
     p->obs[p->n_obs] = over_carried;
     return (int)p->n_obs++;
+}
+
+int cs_program_add_named(cs_program *p, const char *name)
+{
+    cs_node *action = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *action);
+    cs_named_policy *named = action ? realloc(p->named, (p->n_named + 1) * sizeof *named) : NULL;
+    if (!named) {
+        free(action);
+        return -1;
+    }
+    p->named = named;
+    snprintf(named[p->n_named].name, sizeof named->name, "%s", name);
+    named[p->n_named].action = action;
+    return (int)p->n_named++;
+}
+
+const cs_named_policy *cs_program_find_named(const cs_program *p, const char *name)
+{
+    for (unsigned k = 0; k < p->n_named; k++)
+        if (strcmp(p->named[k].name, name) == 0)
+            return &p->named[k];
+    return NULL;
 }
 
 /* Leaf maps for observations: CARRIED k -> the next, or the fresh, value. */
@@ -242,6 +272,10 @@ void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *roo
     for (unsigned k = 0; k < p->n_params; k++)
         if (p->param_restart[k])
             visit(ctx, &p->param_restart[k]);
+    for (unsigned j = 0; j < p->n_named; j++)
+        for (unsigned k = 0; k < p->n_inputs; k++)
+            if (p->named[j].action[k])
+                visit(ctx, &p->named[j].action[k]);
     cs_node *single[] = {&p->reward, &p->terminated, &p->truncated,
                          &p->roll_reward, &p->roll_terminated, &p->roll_truncated};
     for (unsigned k = 0; k < 6; k++)
