@@ -24,7 +24,7 @@
 
 extern char **environ;
 
-static const char *const cc_flags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
+static const char *const cc_flags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-tree-slp-vectorize",
                                        "-fPIC", "-shared", "-std=c11", "-w"};
 
 static double now_ms(void)
