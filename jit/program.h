@@ -29,6 +29,13 @@ typedef struct {
 
 typedef enum { CS_ACTION_DISCRETE, CS_ACTION_BOX } cs_action_kind;
 
+/* A policy the source declares (`policy NAME { action = ... }`): a node per
+ * input over CARRIED and PARAM, ready to become the program's `policy`. */
+typedef struct {
+    char name[CS_NAME_MAX];
+    cs_node *action;              /* [n_inputs] */
+} cs_named_policy;
+
 typedef struct cs_program {
     cs_graph *graph;
     cs_type real;                 /* CS_F32 or CS_F64, fixed per compile */
@@ -67,6 +74,10 @@ typedef struct cs_program {
     cs_slot *params;
     cs_node *param_restart;
 
+    /* The policies the source declares, in declaration order. */
+    unsigned n_named;
+    cs_named_policy *named;
+
     /* Draws per step in each stream: one past the largest draw number used. */
     unsigned n_step_draws, n_restart_draws;
 
@@ -85,6 +96,11 @@ int cs_program_add_carried(cs_program *p, const char *name, cs_type t);
 int cs_program_add_input(cs_program *p, const char *name, cs_type t, double low, double high);
 int cs_program_add_param(cs_program *p, const char *name, cs_type t);
 int cs_program_add_obs(cs_program *p, cs_node over_carried);
+/* A declared policy with every action node 0 (the inputs must exist). Its
+ * index, or -1 when out of memory. */
+int cs_program_add_named(cs_program *p, const char *name);
+/* The declared policy of that name, or NULL. */
+const cs_named_policy *cs_program_find_named(const cs_program *p, const char *name);
 /* Derive obs_next/obs_restart, truncated (from max_steps), the draw counts;
  * checks that every slot has a node. Returns 0, or -1 with the reason in err. */
 int cs_program_finish(cs_program *p, char *err, size_t err_size);
@@ -94,7 +110,8 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size);
 int cs_program_bind_policy(cs_program *p);
 
 /* Calls visit on every non-zero root slot (next, restart, obs*, policy,
- * param_restart, reward, terminated, truncated): how passes rewrite them. */
+ * param_restart, reward, terminated, truncated, the declared policies'
+ * actions): how passes rewrite them. */
 void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx);
 
 /* Marks in `live` (cs_graph_count entries, zeroed) every node the roots
