@@ -133,9 +133,9 @@ struct expr {
     size_t *op_pos;
 };
 
-typedef enum { CTX_GLOBAL, CTX_OBSERVE, CTX_RESET, CTX_STEP, CTX_FN } context;
+typedef enum { CTX_GLOBAL, CTX_OBSERVE, CTX_RESET, CTX_STEP, CTX_FN, CTX_POLICY } context;
 
-typedef enum { T_LOCAL, T_NEXT, T_RESET, T_REWARD, T_TERMINATED } target_kind;
+typedef enum { T_LOCAL, T_NEXT, T_RESET, T_REWARD, T_TERMINATED, T_ACTION } target_kind;
 
 typedef struct {
     target_kind kind;
@@ -189,6 +189,7 @@ typedef struct {
     sym *params, **params_tail;
 
     context ctx;
+    unsigned policy;      /* CTX_POLICY: the policy's index in p->named */
     unsigned depth, lower_depth;
     size_t work, work_max;
     unsigned draws[2];    /* next draw number per stream */
@@ -1367,6 +1368,12 @@ static void check_targets(parser *P)
             t->state = y->index;
             continue;
         }
+        if (P->ctx == CTX_POLICY && text_is(t->name, t->len, "action")) {
+            if (p->named[P->policy].action[0])
+                fail_at(P, t->pos, "'action' is assigned twice");
+            t->kind = T_ACTION;
+            continue;
+        }
         bool reward = text_is(t->name, t->len, "reward");
         if (P->ctx == CTX_STEP && (reward || text_is(t->name, t->len, "terminated"))) {
             if (reward ? p->reward : p->terminated)
@@ -1385,6 +1392,40 @@ static void check_targets(parser *P)
         }
         check_new_name(P, t->name, t->len, t->pos);
         t->kind = T_LOCAL;
+    }
+}
+
+/* A policy's action, made a valid input: a discrete one is floored and
+ * clipped to 0..N-1 (a bool is 0 or 1, NaN is 0), a box one clipped to its
+ * bounds. */
+static void policy_action(parser *P, size_t pos, val v)
+{
+    cs_program *p = P->p;
+    cs_graph *g = P->g;
+    cs_node *action = p->named[P->policy].action;
+    char ty[32];
+    if (p->action_kind == CS_ACTION_DISCRETE) {
+        if (v.n)
+            fail_at(P, pos, "the action must be a number, got %s", type_text(v, ty));
+        cs_node zero = built(P, cs_const(g, P->real, 0), pos);
+        cs_node x = v.type == CS_BOOL
+                        ? built(P, cs_ternary(g, CS_OP_SELECT, v.node, built(P, cs_const(g, P->real, 1), pos), zero), pos)
+                        : to_real(P, v.node, v.type, pos);
+        cs_node ge = built(P, cs_binary(g, CS_OP_GE, x, zero), pos);
+        x = built(P, cs_unary(g, CS_OP_FLOOR, built(P, cs_ternary(g, CS_OP_SELECT, ge, x, zero), pos)), pos);
+        x = built(P, cs_binary(g, CS_OP_MIN, x, built(P, cs_const(g, P->real, p->n_actions - 1.0), pos)), pos);
+        action[0] = built(P, cs_cast(g, CS_I32, x), pos);
+        return;
+    }
+    unsigned n = p->n_inputs;
+    if (v.type == CS_BOOL || (v.n ? v.n != n : n != 1))
+        fail_at(P, pos, "the action must be %s%u real number%s, got %s", n == 1 ? "" : "a vector of ", n,
+                n == 1 ? "" : "s", type_text(v, ty));
+    for (unsigned k = 0; k < n; k++) {
+        cs_node x = to_real(P, v.n ? component(P, v, k, pos) : v.node, v.type, pos);
+        cs_node lo = built(P, cs_const(g, P->real, p->input_low[k]), pos);
+        cs_node hi = built(P, cs_const(g, P->real, p->input_high[k]), pos);
+        action[k] = built(P, cs_ternary(g, CS_OP_CLIP, x, lo, hi), pos);
     }
 }
 
@@ -1411,6 +1452,9 @@ static void assign(parser *P, const target *t, val v)
         if (v.n || v.type != CS_BOOL)
             fail_at(P, t->pos, "'terminated' must be a bool, got %s", type_text(v, ty));
         p->terminated = v.node;
+        break;
+    case T_ACTION:
+        policy_action(P, t->pos, v);
         break;
     }
 }
@@ -1791,6 +1835,37 @@ static void parse_step(parser *P)
         fail_at(P, P->step.pos, "step does not assign 'terminated'");
 }
 
+/* policy NAME { ...; action = E }: a policy an agent can choose by name. */
+static void parse_policy(parser *P)
+{
+    need(P, &P->state, "state", "policy");
+    need(P, &P->action, "action", "policy");
+    size_t at = P->tok.pos;
+    advance(P);
+    if (!is(P, CS_TOK_NAME))
+        fail_at(P, P->tok.pos, "expected a name after 'policy', got %s", describe(P));
+    const char *s = P->src + P->tok.pos;
+    int n = (int)P->tok.len;
+    static const char *const agents[] = {"random", "linear", "mlp"};
+    for (size_t k = 0; k < sizeof agents / sizeof agents[0]; k++)
+        if (text_is(s, (size_t)n, agents[k]))
+            fail_at(P, P->tok.pos, "'%s' is a built-in agent: name the policy otherwise", agents[k]);
+    if (n >= CS_NAME_MAX)
+        fail_at(P, P->tok.pos, "the policy's name is longer than %d bytes", CS_NAME_MAX - 1);
+    char name[CS_NAME_MAX];
+    snprintf(name, sizeof name, "%.*s", n, s);
+    if (cs_program_find_named(P->p, name))
+        fail_at(P, P->tok.pos, "policy '%s' is declared twice", name);
+    int k = cs_program_add_named(P->p, name);
+    if (k < 0)
+        fail_plain(P, "out of memory");
+    P->policy = (unsigned)k;
+    advance(P);
+    parse_block(P, CTX_POLICY, "policy");
+    if (!P->p->named[k].action[0])
+        fail_at(P, at, "policy '%s' does not assign 'action'", name);
+}
+
 static void parse_declaration(parser *P)
 {
     if (word_is(P, "env")) {
@@ -1821,6 +1896,8 @@ static void parse_declaration(parser *P)
         parse_reset(P);
     } else if (word_is(P, "step")) {
         parse_step(P);
+    } else if (word_is(P, "policy")) {
+        parse_policy(P);
     } else {
         fail_at(P, P->tok.pos, "expected a declaration (env, max_steps, reward_threshold, param, const, "
                                "state, action, observe, fn, reset or step), got %s", describe(P));
