@@ -21,7 +21,19 @@ ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
 CS_CFLAGS += -DCS_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include
 endif
 
-LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c)
+# SDL2 is optional too: without it render/ builds as "unavailable" and says how
+# to get it. sdl2-config, else pkg-config, decides; `make SDL2=no` leaves it out.
+SDL2 ?= auto
+ifneq ($(SDL2),no)
+SDL2_LIBS   := $(shell sdl2-config --libs 2>/dev/null || pkg-config --libs sdl2 2>/dev/null)
+SDL2_CFLAGS := $(shell sdl2-config --cflags 2>/dev/null || pkg-config --cflags sdl2 2>/dev/null)
+ifneq ($(SDL2_LIBS),)
+CS_CFLAGS += -DCS_HAVE_SDL2 $(SDL2_CFLAGS)
+LDLIBS    += $(SDL2_LIBS)
+endif
+endif
+
+LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wildcard render/*.c)
 LIB_SRC := $(filter-out sim/main.c sim/cli_%.c,$(LIB_SRC))
 CLI_SRC  = sim/main.c $(wildcard sim/cli_*.c)
 TEST_SRC = $(wildcard tests/test_*.c)

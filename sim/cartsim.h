@@ -182,6 +182,42 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out);
  * malloc'ed, else *error is; free() whichever is set. */
 cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char **error);
 
+/* ---- Frames: what environments look like (render/) ----
+ *
+ * RGB images of environments' current states, drawn as Gymnasium's
+ * rgb_array draws them (CartPole-v1: 600x400, white background, black cart,
+ * brown pole): height x width x 3 bytes, rows top to bottom. A batch is
+ * tiled row-major, `columns` tiles a row (0: the smallest square that
+ * holds them), tiles past the batch black.
+ *
+ *     cs_renderer *r;
+ *     int w, h;
+ *     if (cs_renderer_open(env, &r) == CS_OK &&
+ *         cs_render_rgb(r, 0, 1, 1, NULL, 0, &w, &h) == CS_OK) {     // the size
+ *         uint8_t *rgb = malloc((size_t)w * h * 3);
+ *         cs_render_rgb(r, 0, 1, 1, rgb, (size_t)w * h * 3, &w, &h); // environment 0
+ *         ...
+ *     }
+ *     cs_renderer_close(r);
+ *
+ * Drawing goes through SDL2's software renderer: no display is needed, but
+ * SDL2 is, at build time; without it, and for an environment that has no
+ * picture, cs_renderer_open answers CS_ERR_UNAVAILABLE and says why. A
+ * renderer borrows its environment (close the renderer first), keeps its own
+ * last-error message, and reuses its drawing surface from frame to frame. */
+typedef struct cs_renderer cs_renderer;
+
+/* On failure *out is still a handle holding the message (or NULL when
+ * memory ran out); close it either way. */
+cs_status cs_renderer_open(cs_env *env, cs_renderer **out);
+void cs_renderer_close(cs_renderer *r);            /* NULL is fine */
+const char *cs_renderer_error(const cs_renderer *r);
+
+/* Environments [first, first + count) into rgb, which holds rgb_size bytes
+ * (at least width * height * 3). rgb NULL: only sets *width and *height. */
+cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, uint8_t *rgb, size_t rgb_size,
+                        int *width, int *height);
+
 #ifdef __cplusplus
 }
 #endif

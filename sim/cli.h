@@ -40,6 +40,8 @@ typedef enum {
     OPT_OPEN_LOOP,
     OPT_AFTER,
     OPT_FORMAT,
+    OPT_POLICY,
+    OPT_OUT,
     OPT_HELP,
     OPT_VERSION,
     OPT_COUNT
@@ -61,6 +63,7 @@ typedef struct {
     uint64_t seed;
     bool json, progress, open_loop, help, version;
     const char *after, *format;
+    const char *policy, *out;   /* view, render */
     const char *positional[CLI_MAX_POSITIONAL];
     int n_positional;
     bool given[OPT_COUNT];      /* which options the command line set */
@@ -123,5 +126,9 @@ void cli_replay_defaults(cli_args *a);
 int cli_replay(cli_args *a);
 void cli_dump_defaults(cli_args *a);
 int cli_dump(cli_args *a);
+void cli_view_defaults(cli_args *a);
+int cli_view(cli_args *a);
+void cli_render_defaults(cli_args *a);
+int cli_render(cli_args *a);
 
 #endif

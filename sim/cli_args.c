@@ -34,6 +34,9 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_OPEN_LOOP] = {"open-loop", NULL, "run each episode from its first state on cartsim's own states"},
     [OPT_AFTER] = {"after", "PASS", "stop after this compiler pass (default: run all of them)"},
     [OPT_FORMAT] = {"format", "text|dot|c|cuda", "what to print (default text)"},
+    [OPT_POLICY] = {"policy", "random|heuristic|human", "how actions are chosen (default random)"},
+    [OPT_OUT] = {"out", "DIR|FILE.gif|FILE.mp4",
+                 "render: numbered PNGs in DIR, or a video through ffmpeg; view: where screenshots go"},
     [OPT_HELP] = {"help", NULL, "print this help and exit"},
     [OPT_VERSION] = {"version", NULL, "print the version and exit"},
 };
@@ -267,6 +270,16 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         return 0;
     case OPT_OPEN_LOOP:
         a->open_loop = true;
+        return 0;
+    case OPT_POLICY:
+        if (!*value)
+            return bad_value(name, value, "is not a policy");
+        a->policy = value;
+        return 0;
+    case OPT_OUT:
+        if (!*value)
+            return bad_value(name, value, "is not a path");
+        a->out = value;
         return 0;
     case OPT_HELP:
         a->help = true;

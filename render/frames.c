@@ -1,0 +1,177 @@
+/* cs_renderer: RGB frames of environments' current states, Gymnasium's
+ * rgb_array. Drawn by the environment's rule through SDL's software renderer
+ * on a surface that is kept between calls; no display is involved. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef CS_HAVE_SDL2
+#include <SDL.h>
+#endif
+
+#include "render.h"
+
+/* The biggest frame, per side: the tiled batch of a few hundred tiles. */
+#define MAX_SIDE 16384
+
+struct cs_renderer {
+    char error[RENDER_ERROR_SIZE];
+    cs_env *env;
+    cs_env_info info;
+    const render_rule *rule;
+    double *state;              /* [state_dim][num_envs] */
+    double *one;                /* [state_dim] */
+#ifdef CS_HAVE_SDL2
+    SDL_Surface *surface;
+    SDL_Renderer *sdl;
+#endif
+};
+
+static cs_status fail(cs_renderer *r, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static cs_status fail(cs_renderer *r, cs_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+const char *cs_renderer_error(const cs_renderer *r)
+{
+    return r ? r->error : "no renderer handle";
+}
+
+void cs_renderer_close(cs_renderer *r)
+{
+    if (!r)
+        return;
+#ifdef CS_HAVE_SDL2
+    if (r->sdl)
+        SDL_DestroyRenderer(r->sdl);
+    if (r->surface)
+        SDL_FreeSurface(r->surface);
+#endif
+    free(r->state);
+    free(r->one);
+    free(r);
+}
+
+cs_status cs_renderer_open(cs_env *env, cs_renderer **out)
+{
+    if (!out)
+        return CS_ERR_ARGUMENT;
+    cs_renderer *r = calloc(1, sizeof *r);
+    *out = r;
+    if (!r)
+        return CS_ERR_NOMEM;
+#ifndef CS_HAVE_SDL2
+    (void)env;
+    return fail(r, CS_ERR_UNAVAILABLE, "%s", RENDER_NO_SDL_MESSAGE);
+#else
+    if (!env)
+        return fail(r, CS_ERR_ARGUMENT, "env is NULL");
+    cs_status s = cs_env_get_info(env, &r->info);
+    if (s != CS_OK)
+        return fail(r, s, "%s", cs_env_error(env));
+    r->env = env;
+    r->rule = render_find_rule(&r->info);
+    if (!r->rule) {
+        char names[256];
+        render_rule_names(names, sizeof names);
+        return fail(r, CS_ERR_UNAVAILABLE, "no drawing rule for environment '%s' (%u state variables); render/ draws: %s",
+                    r->info.name ? r->info.name : "?", r->info.state_dim, names);
+    }
+    size_t n = (size_t)r->info.num_envs * r->info.state_dim;
+    r->state = malloc(n * sizeof *r->state);
+    r->one = malloc(r->info.state_dim * sizeof *r->one);
+    if (!r->state || !r->one)
+        return fail(r, CS_ERR_NOMEM, "out of memory for %zu state values", n);
+    return CS_OK;
+#endif
+}
+
+#ifdef CS_HAVE_SDL2
+/* A surface of exactly width x height with its software renderer. */
+static cs_status target(cs_renderer *r, int width, int height)
+{
+    if (r->surface && r->surface->w == width && r->surface->h == height)
+        return CS_OK;
+    if (r->sdl)
+        SDL_DestroyRenderer(r->sdl);
+    if (r->surface)
+        SDL_FreeSurface(r->surface);
+    r->sdl = NULL;
+    r->surface = SDL_CreateRGBSurfaceWithFormat(0, width, height, 32, SDL_PIXELFORMAT_RGBA32);
+    if (!r->surface)
+        return fail(r, CS_ERR_NOMEM, "cannot make a %dx%d surface: %s", width, height, SDL_GetError());
+    r->sdl = SDL_CreateSoftwareRenderer(r->surface);
+    if (!r->sdl)
+        return fail(r, CS_ERR_UNAVAILABLE, "SDL's software renderer: %s", SDL_GetError());
+    return CS_OK;
+}
+#endif
+
+cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, uint8_t *rgb, size_t rgb_size,
+                        int *width, int *height)
+{
+    if (!r)
+        return CS_ERR_ARGUMENT;
+    if (!r->rule)
+        return fail(r, CS_ERR_STATE, "this renderer failed to open: close it");
+    r->error[0] = 0;
+    int64_t n = r->info.num_envs;
+    if (first < 0 || count < 1 || first > n || count > n - first)
+        return fail(r, CS_ERR_ARGUMENT, "environments [%lld, %lld + %d) are not within the batch of %lld",
+                    (long long)first, (long long)first, count, (long long)n);
+    if (columns < 0)
+        return fail(r, CS_ERR_ARGUMENT, "columns is negative (%d)", columns);
+    if (columns == 0)
+        while ((int64_t)columns * columns < count)
+            columns++;
+    if (columns > count)
+        columns = count;
+    int rows = (count + columns - 1) / columns;
+    int fw = r->rule->width, fh = r->rule->height;
+    if (columns > MAX_SIDE / fw || rows > MAX_SIDE / fh)
+        return fail(r, CS_ERR_LIMIT, "%d tiles of %dx%d in %d columns make a frame wider or taller than %d pixels",
+                    count, fw, fh, columns, MAX_SIDE);
+    int w = columns * fw, h = rows * fh;
+    if (width)
+        *width = w;
+    if (height)
+        *height = h;
+    if (!rgb)
+        return CS_OK;
+    size_t need = (size_t)w * (size_t)h * 3;
+    if (rgb_size < need)
+        return fail(r, CS_ERR_ARGUMENT, "rgb holds %zu bytes; a %dx%d frame needs %zu", rgb_size, w, h, need);
+#ifndef CS_HAVE_SDL2
+    return fail(r, CS_ERR_UNAVAILABLE, "%s", RENDER_NO_SDL_MESSAGE);
+#else
+    cs_status s = cs_env_get_state(r->env, r->state);
+    if (s != CS_OK)
+        return fail(r, s, "%s", cs_env_error(r->env));
+    if ((s = target(r, w, h)) != CS_OK)
+        return s;
+    render_canvas canvas;
+    render_canvas_init(&canvas, r->sdl, (render_rect){0, 0, w, h}, 0, 0, 1, fh);
+    if (count < rows * columns) {
+        render_fill(&canvas, (render_colour){0, 0, 0, 255});   /* tiles past the batch are black */
+        render_canvas_flush(&canvas);
+    }
+    for (int k = 0; k < count; k++) {
+        int64_t e = first + k;
+        for (unsigned d = 0; d < r->info.state_dim; d++)
+            r->one[d] = r->state[(int64_t)d * n + e];
+        int x = k % columns * fw, y = k / columns * fh;
+        render_canvas_init(&canvas, r->sdl, (render_rect){x, y, fw, fh}, x, y, 1, fh);
+        r->rule->draw(&canvas, r->one);
+        render_canvas_flush(&canvas);
+    }
+    if (SDL_RenderReadPixels(r->sdl, NULL, SDL_PIXELFORMAT_RGB24, rgb, w * 3) != 0)
+        return fail(r, CS_ERR_UNAVAILABLE, "reading the frame back: %s", SDL_GetError());
+    return CS_OK;
+#endif
+}

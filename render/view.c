@@ -1,0 +1,1039 @@
+/* The viewer: a resizable window with a grid of environments (paged when
+ * they do not fit), a status bar, and keys to pause, step, speed up, reset,
+ * select, drive, take screenshots and record. It steps the simulation
+ * through the public API only (cs_env_step with the policy's actions) and
+ * reads the state back to draw it; the environment's drawing rule paints
+ * each tile through a scaled canvas.
+ *
+ * One frame: scripted events (tests), the event queue, the steps owed at
+ * the current speed, the drawing, then screenshot and recording from the
+ * drawn pixels, then present. A script runs on a fixed 1/60 s clock without
+ * sleeping, so the same script always takes the same steps.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef CS_HAVE_SDL2
+#include <SDL.h>
+#endif
+
+#include "render.h"
+
+#ifndef CS_HAVE_SDL2
+
+cs_status render_view_run(const cs_config *cfg, const render_view_options *opt, render_view_report *report,
+                          char *err, size_t err_size)
+{
+    (void)cfg;
+    (void)opt;
+    if (report)
+        memset(report, 0, sizeof *report);
+    return render_error(err, err_size, CS_ERR_UNAVAILABLE, "%s", RENDER_NO_SDL_MESSAGE);
+}
+
+#else
+
+#define STATUS_BAR_H 24
+#define MIN_TILE_W 150
+#define MIN_SPEED_LOG2 (-3)
+#define MAX_SPEED_LOG2 10
+#define SCRIPT_DT (1.0 / 60)
+#define MAX_STEPS_PER_FRAME 100000
+#define STEP_TIME_PER_FRAME 0.025  /* seconds of stepping per frame, interactive */
+#define FLASH_SECONDS 2.0
+
+static const render_colour BACKDROP = {64, 64, 64, 255}, BAR = {32, 32, 32, 255}, BAR_TEXT = {220, 220, 220, 255};
+static const render_colour LABEL = {70, 70, 70, 255}, SELECTED = {30, 110, 230, 255}, ALERT = {230, 70, 60, 255};
+static const render_colour SHADE = {0, 0, 0, 200}, WHITE = {255, 255, 255, 255};
+
+/* ---- scripts ---- */
+
+typedef enum { CMD_WAIT, CMD_KEY, CMD_DOWN, CMD_UP, CMD_CLICK, CMD_CLICKXY } command_op;
+
+typedef struct {
+    command_op op;
+    int key;                    /* index into keys[] */
+    int a, b;
+} command;
+
+typedef struct {
+    const char *name;
+    SDL_Keycode code;
+    Uint16 mod;
+} key_name;
+
+static const key_name keys[] = {
+    {"space", SDLK_SPACE, 0},       {"right", SDLK_RIGHT, 0},    {"left", SDLK_LEFT, 0},
+    {"plus", SDLK_PLUS, 0},         {"minus", SDLK_MINUS, 0},    {"r", SDLK_r, 0},
+    {"R", SDLK_r, KMOD_LSHIFT},     {"s", SDLK_s, 0},            {"v", SDLK_v, 0},
+    {"h", SDLK_h, 0},               {"q", SDLK_q, 0},            {"escape", SDLK_ESCAPE, 0},
+    {"pageup", SDLK_PAGEUP, 0},     {"pagedown", SDLK_PAGEDOWN, 0},
+};
+
+typedef struct {
+    command *cmds;
+    int n, next;
+    int64_t resume_frame;       /* a wait ends here */
+} script;
+
+static bool parse_int(const char **p, int lo, int hi, int *out)
+{
+    while (**p == ' ' || **p == '\t')
+        (*p)++;
+    char *end;
+    errno = 0;
+    long v = strtol(*p, &end, 10);
+    if (end == *p || errno || v < lo || v > hi)
+        return false;
+    *p = end;
+    *out = (int)v;
+    return true;
+}
+
+/* One command in [s, end). */
+static cs_status parse_command(const char *s, const char *end, command *c, char *err, size_t err_size)
+{
+    char text[128];
+    size_t len = (size_t)(end - s);
+    if (len >= sizeof text)
+        return render_error(err, err_size, CS_ERR_ARGUMENT, "script: command too long: '%.40s...'", s);
+    memcpy(text, s, len);
+    text[len] = 0;
+    char word[16], arg[16];
+    int n = sscanf(text, "%15s %15s", word, arg);
+    const char *rest = text + strspn(text, " \t");
+    rest += strcspn(rest, " \t");
+    if (strcmp(word, "wait") == 0) {
+        c->op = CMD_WAIT;
+        if (!parse_int(&rest, 0, 1000000, &c->a))
+            goto bad;
+    } else if (strcmp(word, "key") == 0 || strcmp(word, "down") == 0 || strcmp(word, "up") == 0) {
+        c->op = word[0] == 'k' ? CMD_KEY : word[0] == 'd' ? CMD_DOWN : CMD_UP;
+        c->key = -1;
+        for (int k = 0; n == 2 && k < (int)(sizeof keys / sizeof keys[0]); k++)
+            if (strcmp(keys[k].name, arg) == 0)
+                c->key = k;
+        if (c->key < 0)
+            return render_error(err, err_size, CS_ERR_ARGUMENT, "script: unknown key in '%s'", text);
+        rest = "";
+    } else if (strcmp(word, "click") == 0) {
+        c->op = CMD_CLICK;
+        if (!parse_int(&rest, 0, 1 << 20, &c->a))
+            goto bad;
+    } else if (strcmp(word, "clickxy") == 0) {
+        c->op = CMD_CLICKXY;
+        if (!parse_int(&rest, 0, 1 << 20, &c->a) || !parse_int(&rest, 0, 1 << 20, &c->b))
+            goto bad;
+    } else {
+        return render_error(err, err_size, CS_ERR_ARGUMENT, "script: unknown command '%s'", text);
+    }
+    if (rest[strspn(rest, " \t")] == 0)
+        return CS_OK;
+bad:
+    return render_error(err, err_size, CS_ERR_ARGUMENT, "script: cannot read '%s'", text);
+}
+
+static cs_status parse_script(const char *text, script *sc, char *err, size_t err_size)
+{
+    memset(sc, 0, sizeof *sc);
+    if (!text)
+        return CS_OK;
+    int max = 1;
+    for (const char *p = text; *p; p++)
+        max += *p == ';' || *p == '\n';
+    sc->cmds = calloc((size_t)max, sizeof *sc->cmds);
+    if (!sc->cmds)
+        return render_error(err, err_size, CS_ERR_NOMEM, "out of memory");
+    const char *p = text;
+    while (*p) {
+        size_t len = strcspn(p, ";\n");
+        const char *s = p, *end = p + len;
+        while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
+            s++;
+        while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+            end--;
+        if (end > s) {
+            cs_status st = parse_command(s, end, &sc->cmds[sc->n], err, err_size);
+            if (st != CS_OK)
+                return st;
+            sc->n++;
+        }
+        p += len + (p[len] ? 1 : 0);
+    }
+    return CS_OK;
+}
+
+/* ---- the viewer ---- */
+
+typedef struct {
+    int cols, rows, per_page, pages;
+    double scale;               /* device pixels per frame pixel */
+    int tile_w, tile_h, x0, y0;
+    int out_w, out_h;
+} layout;
+
+typedef struct {
+    const render_view_options *opt;
+    render_view_report *report;
+    char *err;
+    size_t err_size;
+    bool quit_sdl;              /* SDL was not running before: SDL_Quit at the end */
+
+    SDL_Window *window;
+    SDL_Renderer *sdl;
+    bool scripted;
+
+    cs_env *env;
+    cs_env_info info;
+    const render_rule *rule;
+    render_policy *policy;
+    int64_t n;
+    double *state, *fresh;      /* [state_dim][n] */
+    int32_t *ep_steps;
+    double *ep_return;
+    uint64_t resets;
+
+    bool paused, help, quit;
+    int speed_log2;
+    int single_steps, single_drive;
+    bool left_held, right_held;
+    int64_t selected;
+    int page;
+    double owed;                /* steps owed at the current speed */
+
+    const char *out_dir;
+    bool shot_wanted;
+    render_sink *rec;
+    uint8_t *pixels;
+    size_t pixels_size;
+    char flash[256];
+    double flash_until;
+
+    double now;                 /* seconds, virtual when scripted */
+    double meter_start;
+    int64_t meter_frames, meter_env_steps;
+    double fps, rate;
+    script sc;
+} viewer;
+
+static cs_status fail(viewer *v, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static cs_status fail(viewer *v, cs_status s, const char *fmt, ...)
+{
+    if (v->err && v->err_size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(v->err, v->err_size, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+static void flash(viewer *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void flash(viewer *v, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->flash, sizeof v->flash, fmt, ap);
+    va_end(ap);
+    v->flash_until = v->now + FLASH_SECONDS;
+}
+
+/* A non-fatal problem: shown, and kept for the caller. */
+static void warn(viewer *v, const char *message)
+{
+    flash(v, "%s", message);
+    snprintf(v->report->warning, sizeof v->report->warning, "%s", message);
+}
+
+static layout compute_layout(const viewer *v)
+{
+    layout L;
+    memset(&L, 0, sizeof L);
+    SDL_GetRendererOutputSize(v->sdl, &L.out_w, &L.out_h);
+    int area_w = L.out_w > 1 ? L.out_w : 1, area_h = L.out_h - STATUS_BAR_H > 1 ? L.out_h - STATUS_BAR_H : 1;
+    double fw = v->rule->width, fh = v->rule->height;
+    int max_cols = area_w / MIN_TILE_W > 1 ? area_w / MIN_TILE_W : 1;
+    int max_rows = (int)(area_h / (MIN_TILE_W * fh / fw)) > 1 ? (int)(area_h / (MIN_TILE_W * fh / fw)) : 1;
+    int64_t count = v->n < (int64_t)max_cols * max_rows ? v->n : (int64_t)max_cols * max_rows;
+    L.per_page = (int)count;
+    L.pages = (int)((v->n + count - 1) / count);
+    L.scale = -1;
+    for (int cols = 1; cols <= count; cols++) {
+        int rows = (int)((count + cols - 1) / cols);
+        double s = fmin(area_w / (cols * fw), area_h / (rows * fh));
+        if (s > L.scale) {
+            L.scale = s;
+            L.cols = cols;
+            L.rows = rows;
+        }
+    }
+    L.tile_w = (int)(fw * L.scale) > 2 ? (int)(fw * L.scale) : 2;
+    L.tile_h = (int)(fh * L.scale) > 2 ? (int)(fh * L.scale) : 2;
+    L.x0 = (area_w - L.cols * L.tile_w) / 2;
+    L.y0 = (area_h - L.rows * L.tile_h) / 2;
+    return L;
+}
+
+static render_rect tile_rect(const layout *L, int k)
+{
+    return (render_rect){L->x0 + k % L->cols * L->tile_w, L->y0 + k / L->cols * L->tile_h, L->tile_w, L->tile_h};
+}
+
+/* ---- the simulation ---- */
+
+static cs_status step_once(viewer *v, int drive)
+{
+    cs_status s;
+    if (render_policy_kind_of(v->policy) == RENDER_POLICY_HEURISTIC && (s = cs_env_get_state(v->env, v->state)))
+        return fail(v, s, "%s", cs_env_error(v->env));
+    const void *actions = render_policy_act(v->policy, v->state, v->selected, drive);
+    if ((s = cs_env_step(v->env, actions)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    const double *reward = cs_env_rewards(v->env);
+    const uint8_t *term = cs_env_terminated(v->env), *trunc = cs_env_truncated(v->env);
+    for (int64_t e = 0; e < v->n; e++) {
+        v->ep_steps[e]++;
+        v->ep_return[e] += reward[e];
+        if (term[e] || trunc[e]) {
+            v->report->episodes++;
+            v->ep_steps[e] = 0;
+            v->ep_return[e] = 0;
+        }
+    }
+    v->report->steps++;
+    v->report->env_steps += v->n;
+    v->meter_env_steps += v->n;
+    return CS_OK;
+}
+
+static uint64_t reset_seed(viewer *v)
+{
+    return v->opt->seed + ++v->resets * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+/* The public API resets every environment at once: reset them all, then
+ * put back every state but the selected one's. */
+static cs_status reset_selected(viewer *v)
+{
+    cs_status s;
+    size_t bytes = (size_t)v->n * v->info.state_dim * sizeof *v->state;
+    if ((s = cs_env_get_state(v->env, v->state)) != CS_OK || (s = cs_env_reset(v->env, reset_seed(v))) != CS_OK ||
+        (s = cs_env_get_state(v->env, v->fresh)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    for (unsigned d = 0; d < v->info.state_dim; d++)
+        v->state[(int64_t)d * v->n + v->selected] = v->fresh[(int64_t)d * v->n + v->selected];
+    memcpy(v->fresh, v->state, bytes);
+    v->ep_steps[v->selected] = 0;
+    v->ep_return[v->selected] = 0;
+    if ((s = cs_env_set_state(v->env, v->fresh, v->ep_steps)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    return CS_OK;
+}
+
+static cs_status reset_all(viewer *v)
+{
+    cs_status s = cs_env_reset(v->env, reset_seed(v));
+    if (s != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    memset(v->ep_steps, 0, (size_t)v->n * sizeof *v->ep_steps);
+    memset(v->ep_return, 0, (size_t)v->n * sizeof *v->ep_return);
+    return CS_OK;
+}
+
+/* ---- screenshots and recordings ---- */
+
+/* The drawn frame, as RGB. */
+static bool read_pixels(viewer *v, int *w, int *h)
+{
+    SDL_GetRendererOutputSize(v->sdl, w, h);
+    size_t need = (size_t)*w * (size_t)*h * 3;
+    if (need > v->pixels_size) {
+        uint8_t *p = realloc(v->pixels, need);
+        if (!p)
+            return false;
+        v->pixels = p;
+        v->pixels_size = need;
+    }
+    return SDL_RenderReadPixels(v->sdl, NULL, SDL_PIXELFORMAT_RGB24, v->pixels, *w * 3) == 0;
+}
+
+/* The first of PREFIX-000SUFFIX, PREFIX-001SUFFIX, ... that does not exist. */
+static bool free_name(const char *dir, const char *prefix, const char *suffix, char *out, size_t size)
+{
+    for (int i = 0; i < 100000; i++) {
+        if (snprintf(out, size, "%s/%s-%03d%s", dir, prefix, i, suffix) >= (int)size)
+            return false;
+        if (access(out, F_OK) != 0 && errno == ENOENT)
+            return true;
+    }
+    return false;
+}
+
+static void screenshot(viewer *v)
+{
+    int w, h;
+    char name[1024], msg[RENDER_ERROR_SIZE];
+    if (!read_pixels(v, &w, &h)) {
+        snprintf(msg, sizeof msg, "screenshot: cannot read the window: %s", SDL_GetError());
+        warn(v, msg);
+        return;
+    }
+    if (!free_name(v->out_dir, "cartsim-shot", ".png", name, sizeof name)) {
+        snprintf(msg, sizeof msg, "screenshot: no free file name in %s", v->out_dir);
+        warn(v, msg);
+        return;
+    }
+    if (render_png_write(name, v->pixels, w, h, msg, sizeof msg) != CS_OK) {
+        warn(v, msg);
+        return;
+    }
+    v->report->screenshots++;
+    snprintf(v->report->last_screenshot, sizeof v->report->last_screenshot, "%s", name);
+    flash(v, "saved %s", name);
+}
+
+static void stop_recording(viewer *v)
+{
+    if (!v->rec)
+        return;
+    int64_t frames = render_sink_frames(v->rec);
+    char msg[RENDER_ERROR_SIZE];
+    if (render_sink_close(v->rec, msg, sizeof msg) != CS_OK)
+        warn(v, msg);
+    else
+        flash(v, "recorded %lld frames into %s", (long long)frames, v->report->last_recording);
+    v->report->recorded_frames += frames;
+    v->rec = NULL;
+}
+
+static void start_recording(viewer *v)
+{
+    char dir[1024], msg[RENDER_ERROR_SIZE];
+    int w, h;
+    SDL_GetRendererOutputSize(v->sdl, &w, &h);
+    if (!free_name(v->out_dir, "cartsim-rec", "", dir, sizeof dir)) {
+        snprintf(msg, sizeof msg, "recording: no free directory name in %s", v->out_dir);
+        warn(v, msg);
+        return;
+    }
+    if (render_sink_open(dir, w, h, v->rule->fps, &v->rec) != CS_OK) {
+        snprintf(msg, sizeof msg, "recording: %s", render_sink_error(v->rec));
+        render_sink_close(v->rec, NULL, 0);
+        v->rec = NULL;
+        warn(v, msg);
+        return;
+    }
+    snprintf(v->report->last_recording, sizeof v->report->last_recording, "%s", dir);
+    flash(v, "recording into %s", dir);
+}
+
+static void record_frame(viewer *v)
+{
+    int w, h;
+    char msg[RENDER_ERROR_SIZE];
+    if (!read_pixels(v, &w, &h)) {
+        snprintf(msg, sizeof msg, "recording: cannot read the window: %s", SDL_GetError());
+        stop_recording(v);
+        warn(v, msg);
+        return;
+    }
+    int64_t frames = render_sink_frames(v->rec);
+    if (frames > 0 && (size_t)w * (size_t)h * 3 != v->pixels_size) {
+        /* PNG frames of one recording share a size: a resize ends it. */
+        stop_recording(v);
+        flash(v, "recording stopped: the window was resized");
+        return;
+    }
+    if (render_sink_write(v->rec, v->pixels) != CS_OK) {
+        snprintf(msg, sizeof msg, "recording: %s", render_sink_error(v->rec));
+        stop_recording(v);
+        warn(v, msg);
+    }
+}
+
+/* ---- drawing ---- */
+
+static void speed_text(int log2, char *out, size_t size)
+{
+    if (log2 >= 0)
+        snprintf(out, size, "%dx", 1 << log2);
+    else
+        snprintf(out, size, "1/%dx", 1 << -log2);
+}
+
+static void draw_tiles(viewer *v, const layout *L)
+{
+    render_canvas c;
+    double *one = v->fresh;     /* scratch: one environment's state */
+    int64_t first = (int64_t)v->page * L->per_page;
+    for (int k = 0; k < L->per_page && first + k < v->n; k++) {
+        int64_t e = first + k;
+        render_rect t = tile_rect(L, k);
+        /* One pixel of backdrop between tiles. */
+        render_rect inner = {t.x, t.y, t.w - 1, t.h - 1};
+        for (unsigned d = 0; d < v->info.state_dim; d++)
+            one[d] = v->state[(int64_t)d * v->n + e];
+        render_canvas_init(&c, v->sdl, inner, t.x, t.y, L->scale, v->rule->height);
+        v->rule->draw(&c, one);
+        /* The longest label that fits the tile. */
+        char label[96];
+        int px = t.w >= 400 ? 2 : 1;
+        for (int form = 0; form < 3; form++) {
+            if (form == 0)
+                snprintf(label, sizeof label, "#%lld step %d return %.6g", (long long)e, v->ep_steps[e],
+                         v->ep_return[e]);
+            else if (form == 1)
+                snprintf(label, sizeof label, "#%lld %d %.4g", (long long)e, v->ep_steps[e], v->ep_return[e]);
+            else
+                snprintf(label, sizeof label, "#%lld", (long long)e);
+            if (render_text_width(label, px) + 8 * px <= inner.w)
+                break;
+        }
+        render_text(&c, t.x + 4 * px, t.y + 4 * px, px, label, LABEL);
+        if (e == v->selected) {
+            int b = 3;
+            render_device_rect(&c, (render_rect){inner.x, inner.y, inner.w, b}, SELECTED);
+            render_device_rect(&c, (render_rect){inner.x, inner.y + inner.h - b, inner.w, b}, SELECTED);
+            render_device_rect(&c, (render_rect){inner.x, inner.y, b, inner.h}, SELECTED);
+            render_device_rect(&c, (render_rect){inner.x + inner.w - b, inner.y, b, inner.h}, SELECTED);
+        }
+        render_canvas_flush(&c);
+    }
+}
+
+static void draw_status(viewer *v, const layout *L)
+{
+    render_canvas c;
+    render_rect bar = {0, L->out_h - STATUS_BAR_H, L->out_w, STATUS_BAR_H};
+    render_canvas_init(&c, v->sdl, bar, 0, 0, 1, 0);
+    render_fill(&c, BAR);
+    render_policy_kind kind = render_policy_kind_of(v->policy);
+    char speed[16], text[512], rec[32] = "";
+    speed_text(v->speed_log2, speed, sizeof speed);
+    snprintf(text, sizeof text, "%s  %lld envs  page %d/%d  %s  speed %s  fps %.0f  env-steps/s %.3g  episodes %lld",
+             v->info.title ? v->info.title : "?", (long long)v->n, v->page + 1, L->pages,
+             kind == RENDER_POLICY_RANDOM ? "random" : kind == RENDER_POLICY_HEURISTIC ? "heuristic" : "human", speed,
+             v->fps, v->rate, (long long)v->report->episodes);
+    if (v->rec)
+        snprintf(rec, sizeof rec, "rec %lld", (long long)render_sink_frames(v->rec));
+    const char *paused = v->paused ? "paused" : "";
+    const char *note = v->flash[0] && v->now < v->flash_until ? v->flash : "h: help";
+    /* Large letters when everything fits, else small ones. */
+    int gap = 24, px = 2;
+    for (; px > 1; px--) {
+        int w = render_text_width(text, px) + render_text_width(paused, px) + render_text_width(rec, px) +
+                render_text_width(note, px) + 3 * gap * px / 2 + 16;
+        if (w <= L->out_w)
+            break;
+    }
+    gap = gap * px / 2;
+    int x = 8, y = bar.y + (STATUS_BAR_H - RENDER_GLYPH_H * px) / 2;
+    render_text(&c, x, y, px, text, BAR_TEXT);
+    x += render_text_width(text, px) + gap;
+    if (*paused) {
+        render_text(&c, x, y, px, paused, ALERT);
+        x += render_text_width(paused, px) + gap;
+    }
+    if (*rec) {
+        render_text(&c, x, y, px, rec, ALERT);
+        x += render_text_width(rec, px) + gap;
+    }
+    render_text(&c, x, y, px, note, BAR_TEXT);
+    render_canvas_flush(&c);
+}
+
+static void draw_help(viewer *v, const layout *L)
+{
+    static const char *const lines[] = {
+        "space       pause / run",
+        "right       one step (while paused)",
+        "+ -         faster / slower",
+        "r  R        reset selected / all",
+        "click       select an environment",
+        "left right  drive the selected one (human)",
+        "pgup pgdn   previous / next page",
+        "s           screenshot (png)",
+        "v           start / stop recording (png frames)",
+        "h           this help",
+        "q esc       quit",
+    };
+    int n = (int)(sizeof lines / sizeof lines[0]), px = 2, line_h = (RENDER_GLYPH_H + 4) * px;
+    int w = 0;
+    for (int i = 0; i < n; i++)
+        w = render_text_width(lines[i], px) > w ? render_text_width(lines[i], px) : w;
+    w += 40;
+    int h = n * line_h + 36;
+    int x = (L->out_w - w) / 2, y = (L->out_h - STATUS_BAR_H - h) / 2;
+    render_canvas c;
+    render_canvas_init(&c, v->sdl, (render_rect){0, 0, L->out_w, L->out_h}, 0, 0, 1, 0);
+    render_device_rect(&c, (render_rect){x, y, w, h}, SHADE);
+    for (int i = 0; i < n; i++)
+        render_text(&c, x + 20, y + 18 + i * line_h, px, lines[i], WHITE);
+    render_canvas_flush(&c);
+}
+
+static void draw(viewer *v, const layout *L)
+{
+    SDL_SetRenderDrawBlendMode(v->sdl, SDL_BLENDMODE_NONE);
+    SDL_SetRenderDrawColor(v->sdl, BACKDROP.r, BACKDROP.g, BACKDROP.b, 255);
+    SDL_RenderClear(v->sdl);
+    draw_tiles(v, L);
+    draw_status(v, L);
+    if (v->help)
+        draw_help(v, L);
+}
+
+/* ---- events ---- */
+
+static cs_status on_key(viewer *v, const SDL_KeyboardEvent *k)
+{
+    bool human = render_policy_kind_of(v->policy) == RENDER_POLICY_HUMAN;
+    bool shift = (k->keysym.mod & KMOD_SHIFT) != 0;
+    switch (k->keysym.sym) {
+    case SDLK_q:
+    case SDLK_ESCAPE:
+        v->quit = true;
+        break;
+    case SDLK_SPACE:
+        if (!k->repeat) {
+            v->paused = !v->paused;
+            v->owed = 0;
+        }
+        break;
+    case SDLK_RIGHT:
+    case SDLK_LEFT: {
+        int dir = k->keysym.sym == SDLK_RIGHT ? 1 : -1;
+        if (dir > 0)
+            v->right_held = true;
+        else
+            v->left_held = true;
+        if (v->paused && (dir > 0 || human)) {
+            v->single_steps++;
+            v->single_drive = dir;
+        }
+        break;
+    }
+    case SDLK_PLUS:
+    case SDLK_EQUALS:
+    case SDLK_KP_PLUS:
+        if (v->speed_log2 < MAX_SPEED_LOG2)
+            v->speed_log2++;
+        break;
+    case SDLK_MINUS:
+    case SDLK_KP_MINUS:
+        if (v->speed_log2 > MIN_SPEED_LOG2)
+            v->speed_log2--;
+        break;
+    case SDLK_r:
+        if (!k->repeat) {
+            cs_status s = shift ? reset_all(v) : reset_selected(v);
+            if (s != CS_OK)
+                return s;
+            flash(v, shift ? "reset all" : "reset #%lld", (long long)v->selected);
+        }
+        break;
+    case SDLK_s:
+        if (!k->repeat)
+            v->shot_wanted = true;
+        break;
+    case SDLK_v:
+        if (!k->repeat) {
+            if (v->rec)
+                stop_recording(v);
+            else
+                start_recording(v);
+        }
+        break;
+    case SDLK_h:
+        if (!k->repeat)
+            v->help = !v->help;
+        break;
+    case SDLK_PAGEDOWN:
+    case SDLK_RIGHTBRACKET: {
+        layout L = compute_layout(v);
+        if (v->page + 1 < L.pages)
+            v->page++;
+        break;
+    }
+    case SDLK_PAGEUP:
+    case SDLK_LEFTBRACKET:
+        if (v->page > 0)
+            v->page--;
+        break;
+    default:
+        break;
+    }
+    return CS_OK;
+}
+
+static void on_click(viewer *v, int wx, int wy)
+{
+    int win_w, win_h;
+    SDL_GetWindowSize(v->window, &win_w, &win_h);
+    layout L = compute_layout(v);
+    /* Window coordinates to renderer pixels (they differ on high-DPI screens). */
+    int x = win_w > 0 ? (int)((int64_t)wx * L.out_w / win_w) : wx;
+    int y = win_h > 0 ? (int)((int64_t)wy * L.out_h / win_h) : wy;
+    for (int k = 0; k < L.per_page; k++) {
+        render_rect t = tile_rect(&L, k);
+        int64_t e = (int64_t)v->page * L.per_page + k;
+        if (e < v->n && x >= t.x && x < t.x + t.w && y >= t.y && y < t.y + t.h) {
+            v->selected = e;
+            return;
+        }
+    }
+}
+
+static void push_key(viewer *v, int key, bool down)
+{
+    SDL_Event e;
+    memset(&e, 0, sizeof e);
+    e.type = down ? SDL_KEYDOWN : SDL_KEYUP;
+    e.key.windowID = SDL_GetWindowID(v->window);
+    e.key.state = down ? SDL_PRESSED : SDL_RELEASED;
+    e.key.keysym.sym = keys[key].code;
+    e.key.keysym.scancode = SDL_GetScancodeFromKey(keys[key].code);
+    e.key.keysym.mod = keys[key].mod;
+    SDL_PushEvent(&e);
+}
+
+static void push_click(viewer *v, int x, int y)
+{
+    for (int down = 1; down >= 0; down--) {
+        SDL_Event e;
+        memset(&e, 0, sizeof e);
+        e.type = down ? SDL_MOUSEBUTTONDOWN : SDL_MOUSEBUTTONUP;
+        e.button.windowID = SDL_GetWindowID(v->window);
+        e.button.button = SDL_BUTTON_LEFT;
+        e.button.state = down ? SDL_PRESSED : SDL_RELEASED;
+        e.button.clicks = 1;
+        e.button.x = x;
+        e.button.y = y;
+        SDL_PushEvent(&e);
+    }
+}
+
+/* This frame's scripted events: the next command, unless a wait runs. */
+static void feed_script(viewer *v)
+{
+    script *sc = &v->sc;
+    int64_t frame = v->report->frames;
+    if (frame < sc->resume_frame)
+        return;
+    if (sc->next >= sc->n) {
+        SDL_Event e;
+        memset(&e, 0, sizeof e);
+        e.type = SDL_QUIT;
+        SDL_PushEvent(&e);
+        return;
+    }
+    const command *c = &sc->cmds[sc->next++];
+    switch (c->op) {
+    case CMD_WAIT:
+        sc->resume_frame = frame + c->a;
+        break;
+    case CMD_KEY:
+        push_key(v, c->key, true);
+        push_key(v, c->key, false);
+        break;
+    case CMD_DOWN:
+        push_key(v, c->key, true);
+        break;
+    case CMD_UP:
+        push_key(v, c->key, false);
+        break;
+    case CMD_CLICK: {
+        layout L = compute_layout(v);
+        int win_w, win_h;
+        SDL_GetWindowSize(v->window, &win_w, &win_h);
+        render_rect t = tile_rect(&L, c->a < L.per_page ? c->a : L.per_page - 1);
+        int x = t.x + t.w / 2, y = t.y + t.h / 2;
+        push_click(v, L.out_w > 0 ? (int)((int64_t)x * win_w / L.out_w) : x,
+                   L.out_h > 0 ? (int)((int64_t)y * win_h / L.out_h) : y);
+        break;
+    }
+    case CMD_CLICKXY:
+        push_click(v, c->a, c->b);
+        break;
+    }
+}
+
+static cs_status handle_events(viewer *v)
+{
+    SDL_Event e;
+    while (SDL_PollEvent(&e)) {
+        switch (e.type) {
+        case SDL_QUIT:
+            v->quit = true;
+            break;
+        case SDL_WINDOWEVENT:
+            if (e.window.event == SDL_WINDOWEVENT_CLOSE)
+                v->quit = true;
+            break;
+        case SDL_KEYDOWN: {
+            cs_status s = on_key(v, &e.key);
+            if (s != CS_OK)
+                return s;
+            break;
+        }
+        case SDL_KEYUP:
+            if (e.key.keysym.sym == SDLK_RIGHT)
+                v->right_held = false;
+            if (e.key.keysym.sym == SDLK_LEFT)
+                v->left_held = false;
+            break;
+        case SDL_MOUSEBUTTONDOWN:
+            if (e.button.button == SDL_BUTTON_LEFT)
+                on_click(v, e.button.x, e.button.y);
+            break;
+        default:
+            break;
+        }
+    }
+    return CS_OK;
+}
+
+/* ---- the loop ---- */
+
+static double seconds(void)
+{
+    return (double)SDL_GetPerformanceCounter() / (double)SDL_GetPerformanceFrequency();
+}
+
+static cs_status advance(viewer *v, double dt)
+{
+    int steps, drive;
+    if (v->paused) {
+        steps = v->single_steps;
+        drive = v->single_drive;
+    } else {
+        v->owed += dt * v->rule->fps * ldexp(1, v->speed_log2);
+        steps = v->owed < MAX_STEPS_PER_FRAME ? (int)v->owed : MAX_STEPS_PER_FRAME;
+        v->owed -= steps;
+        if (v->owed > 1)
+            v->owed = 1;    /* never owe more than a frame can pay */
+        drive = (v->right_held ? 1 : 0) - (v->left_held ? 1 : 0);
+    }
+    v->single_steps = 0;
+    double start = v->scripted ? 0 : seconds();
+    for (int i = 0; i < steps; i++) {
+        cs_status s = step_once(v, drive);
+        if (s != CS_OK)
+            return s;
+        if (!v->scripted && seconds() - start > STEP_TIME_PER_FRAME)
+            break;      /* faster than the machine steps: the speed tops out */
+    }
+    return CS_OK;
+}
+
+static void measure(viewer *v)
+{
+    v->meter_frames++;
+    double span = v->now - v->meter_start;
+    if (span >= 0.5) {
+        v->fps = v->meter_frames / span;
+        v->rate = v->meter_env_steps / span;
+        v->meter_frames = v->meter_env_steps = 0;
+        v->meter_start = v->now;
+    }
+}
+
+static cs_status run_loop(viewer *v)
+{
+    double last = seconds();
+    v->now = v->scripted ? 0 : last;
+    v->meter_start = v->now;
+    while (!v->quit) {
+        double dt = SCRIPT_DT;
+        if (!v->scripted) {
+            double t = seconds();
+            dt = fmin(t - last, 0.1);
+            last = t;
+            v->now = t;
+        } else {
+            v->now += dt;
+            feed_script(v);
+        }
+        cs_status s = handle_events(v);
+        if (s != CS_OK)
+            return s;
+        if (v->quit)
+            break;
+        if ((s = advance(v, dt)) != CS_OK)
+            return s;
+        if ((s = cs_env_get_state(v->env, v->state)) != CS_OK)
+            return fail(v, s, "%s", cs_env_error(v->env));
+
+        layout L = compute_layout(v);
+        if (v->page >= L.pages)
+            v->page = L.pages - 1;
+        if (v->page < 0)
+            v->page = 0;
+        draw(v, &L);
+        if (v->shot_wanted) {
+            v->shot_wanted = false;
+            screenshot(v);
+        }
+        if (v->rec)
+            record_frame(v);
+        SDL_RenderPresent(v->sdl);
+        v->report->frames++;
+        measure(v);
+        if (!v->scripted) {
+            double spent = seconds() - v->now;
+            if (spent < 1.0 / 60)
+                SDL_Delay((Uint32)((1.0 / 60 - spent) * 1000));
+        }
+    }
+    return CS_OK;
+}
+
+/* ---- setting up ---- */
+
+static bool is_headless_driver(const char *name)
+{
+    return name && (strcmp(name, "offscreen") == 0 || strcmp(name, "dummy") == 0);
+}
+
+static cs_status no_display(viewer *v, const char *why)
+{
+    return fail(v, CS_ERR_UNAVAILABLE,
+                "no display to open a window on (%s): run it on a desktop, set SDL_VIDEODRIVER=offscreen to run "
+                "without one (tests), or write frames to files with `cartsim render`",
+                why);
+}
+
+static cs_status start_video(viewer *v)
+{
+    const char *asked = SDL_getenv("SDL_VIDEODRIVER");
+    bool chosen = asked && *asked;
+#ifdef __linux__
+    if (!chosen && !SDL_getenv("DISPLAY") && !SDL_getenv("WAYLAND_DISPLAY"))
+        return no_display(v, "DISPLAY and WAYLAND_DISPLAY are not set");
+#endif
+    v->quit_sdl = SDL_WasInit(0) == 0;
+    if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0) {
+        char why[256];
+        snprintf(why, sizeof why, "SDL: %s", SDL_GetError());
+        return no_display(v, why);
+    }
+    const char *driver = SDL_GetCurrentVideoDriver();
+    if (is_headless_driver(driver)) {
+        if (!chosen)
+            return no_display(v, "SDL found only its offscreen driver");
+        /* No GPU path behind a window nobody sees (and no driver probing). */
+        SDL_SetHintWithPriority(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0", SDL_HINT_DEFAULT);
+    }
+    return CS_OK;
+}
+
+static cs_status open_window(viewer *v)
+{
+    char title[256];
+    snprintf(title, sizeof title, "cartsim: %s x %lld", v->info.title ? v->info.title : "?", (long long)v->n);
+    int w = v->opt->width > 0 ? v->opt->width : 1200, h = v->opt->height > 0 ? v->opt->height : 800;
+    v->window = SDL_CreateWindow(title, SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, w, h, SDL_WINDOW_RESIZABLE);
+    if (!v->window)
+        return fail(v, CS_ERR_UNAVAILABLE, "cannot open a window: %s", SDL_GetError());
+    SDL_SetWindowMinimumSize(v->window, 320, 200);
+    if (!is_headless_driver(SDL_GetCurrentVideoDriver()))
+        v->sdl = SDL_CreateRenderer(v->window, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
+    if (!v->sdl)
+        v->sdl = SDL_CreateRenderer(v->window, -1, SDL_RENDERER_SOFTWARE);
+    if (!v->sdl)
+        return fail(v, CS_ERR_UNAVAILABLE, "cannot draw into the window: %s", SDL_GetError());
+    return CS_OK;
+}
+
+static cs_status open_simulation(viewer *v, const cs_config *cfg)
+{
+    cs_config c = *cfg;
+    c.autoreset = CS_AUTORESET_SAME_STEP;
+    cs_status s = cs_env_open(&c, &v->env);
+    if (s != CS_OK)
+        return fail(v, s, "%s", v->env ? cs_env_error(v->env) : "out of memory");
+    if ((s = cs_env_get_info(v->env, &v->info)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    v->n = v->info.num_envs;
+    v->rule = render_find_rule(&v->info);
+    if (!v->rule) {
+        char names[256];
+        render_rule_names(names, sizeof names);
+        return fail(v, CS_ERR_UNAVAILABLE, "no drawing rule for environment '%s'; render/ draws: %s",
+                    v->info.name ? v->info.name : "?", names);
+    }
+    if ((s = render_policy_open(v->opt->policy, v->env, v->opt->seed, &v->policy, v->err, v->err_size)) != CS_OK)
+        return s;
+    size_t values = (size_t)v->n * v->info.state_dim;
+    v->state = calloc(values, sizeof *v->state);
+    v->fresh = calloc(values, sizeof *v->fresh);
+    v->ep_steps = calloc((size_t)v->n, sizeof *v->ep_steps);
+    v->ep_return = calloc((size_t)v->n, sizeof *v->ep_return);
+    if (!v->state || !v->fresh || !v->ep_steps || !v->ep_return)
+        return fail(v, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)v->n);
+    if ((s = cs_env_reset(v->env, v->opt->seed)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    return CS_OK;
+}
+
+static void teardown(viewer *v)
+{
+    stop_recording(v);
+    if (v->sdl)
+        SDL_DestroyRenderer(v->sdl);
+    if (v->window)
+        SDL_DestroyWindow(v->window);
+    if (SDL_WasInit(SDL_INIT_VIDEO)) {
+        SDL_QuitSubSystem(SDL_INIT_VIDEO);
+        if (v->quit_sdl)
+            SDL_Quit();
+    }
+    render_policy_close(v->policy);
+    cs_env_close(v->env);
+    free(v->state);
+    free(v->fresh);
+    free(v->ep_steps);
+    free(v->ep_return);
+    free(v->pixels);
+    free(v->sc.cmds);
+}
+
+cs_status render_view_run(const cs_config *cfg, const render_view_options *opt, render_view_report *report,
+                          char *err, size_t err_size)
+{
+    if (err && err_size)
+        err[0] = 0;
+    if (!cfg || !opt || !report)
+        return render_error(err, err_size, CS_ERR_ARGUMENT, "cfg, opt and report must not be NULL");
+    memset(report, 0, sizeof *report);
+    viewer v;
+    memset(&v, 0, sizeof v);
+    v.opt = opt;
+    v.report = report;
+    v.err = err;
+    v.err_size = err_size;
+    v.out_dir = opt->out_dir ? opt->out_dir : ".";
+    v.scripted = opt->script != NULL;
+
+    cs_status s = render_policy_check(opt->policy, err, err_size);
+    if (s == CS_OK)
+        s = parse_script(opt->script, &v.sc, err, err_size);
+    if (s == CS_OK)
+        s = start_video(&v);
+    if (s == CS_OK)
+        s = open_simulation(&v, cfg);
+    if (s == CS_OK)
+        s = open_window(&v);
+    if (s == CS_OK)
+        s = run_loop(&v);
+    report->selected = v.selected;
+    teardown(&v);
+    return s;
+}
+
+#endif

@@ -1,0 +1,166 @@
+/* `cartsim view`: the SDL2 window (render/view.c). `cartsim render`: frames
+ * without a display, as numbered PNGs in a directory or as a GIF/MP4 through
+ * ffmpeg. Both choose actions on the host (render/policy.c) and step through
+ * the public API. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "render/render.h"
+
+void cli_view_defaults(cli_args *a)
+{
+    a->cfg.env = "cartpole";
+    a->cfg.num_envs = 16;
+    a->seed = 0;
+    a->policy = "random";
+}
+
+/* CARTSIM_VIEW_SCRIPT replaces the person at the keyboard (render/render.h
+ * describes the commands): tests drive the viewer with it. */
+int cli_view(cli_args *a)
+{
+    char err[RENDER_ERROR_SIZE] = "";
+    cs_status s = render_policy_check(a->policy, err, sizeof err);
+    if (s != CS_OK)
+        return cli_error(CLI_EXIT_USAGE, "--policy: %s", err);
+    if (a->out) {
+        if (render_sink_is_video(a->out))
+            return cli_error(CLI_EXIT_USAGE, "--out: view saves screenshots and recordings into a directory, not '%s'",
+                             a->out);
+        if (render_sink_check(a->out, err, sizeof err) != CS_OK)
+            return cli_error(CLI_EXIT_USAGE, "--out: %s", err);
+    }
+    const char *script = getenv("CARTSIM_VIEW_SCRIPT");
+    render_view_options opt = {
+        .policy = a->policy,
+        .seed = a->seed,
+        .out_dir = a->out ? a->out : ".",
+        .script = script && *script ? script : NULL,
+    };
+    render_view_report rep;
+    if ((s = render_view_run(&a->cfg, &opt, &rep, err, sizeof err)) != CS_OK)
+        return cli_lib_error(s, err);
+
+    cli_buf out = {0};
+    cli_buf_printf(&out, "frames %" PRId64 ", steps %" PRId64 " (%" PRId64 " env-steps), episodes %" PRId64 "\n",
+                   rep.frames, rep.steps, rep.env_steps, rep.episodes);
+    if (rep.screenshots)
+        cli_buf_printf(&out, "screenshots %" PRId64 ", the last %s\n", rep.screenshots, rep.last_screenshot);
+    if (rep.last_recording[0])
+        cli_buf_printf(&out, "recorded %" PRId64 " frames, the last recording in %s\n", rep.recorded_frames,
+                       rep.last_recording);
+    int rc = CLI_EXIT_OK;
+    if (out.failed)
+        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
+    else if (!cli_stdout_write(out.data, out.len))
+        rc = CLI_EXIT_FAIL;
+    cli_buf_free(&out);
+    /* A screenshot or recording that failed did not stop the viewer, but
+     * the run did not do everything it was asked to. */
+    if (rc == CLI_EXIT_OK && rep.warning[0])
+        rc = cli_error(CLI_EXIT_FAIL, "%s", rep.warning);
+    return rc;
+}
+
+void cli_render_defaults(cli_args *a)
+{
+    a->cfg.env = "cartpole";
+    a->cfg.num_envs = 1;
+    a->steps = 200;
+    a->seed = 0;
+    a->policy = "random";
+}
+
+typedef struct {
+    cs_env *env;
+    cs_renderer *renderer;
+    render_policy *policy;
+    render_sink *sink;
+    uint8_t *rgb;
+    double *state;
+} render_job;
+
+static void job_close(render_job *j)
+{
+    render_sink_close(j->sink, NULL, 0);
+    render_policy_close(j->policy);
+    cs_renderer_close(j->renderer);
+    cs_env_close(j->env);
+    free(j->rgb);
+    free(j->state);
+}
+
+static int job_fail(render_job *j, int status)
+{
+    job_close(j);
+    return status;
+}
+
+/* Frame 0 shows the reset state; frame t the state after step t. */
+int cli_render(cli_args *a)
+{
+    char err[RENDER_ERROR_SIZE] = "";
+    if (!a->out)
+        return cli_error(CLI_EXIT_USAGE, "render needs --out DIR|FILE.gif|FILE.mp4 (try cartsim render --help)");
+    cs_status s = render_policy_check(a->policy, err, sizeof err);
+    if (s != CS_OK)
+        return cli_error(CLI_EXIT_USAGE, "--policy: %s", err);
+    if (strcmp(a->policy, "human") == 0)
+        return cli_error(CLI_EXIT_USAGE, "--policy human needs a person at the keyboard: use cartsim view");
+    if (a->steps > INT64_MAX / a->cfg.num_envs)
+        return cli_error(CLI_EXIT_USAGE, "--envs %" PRId64 " x --steps %" PRId64 " is beyond 2^63 env-steps",
+                         a->cfg.num_envs, a->steps);
+    /* Before anything is compiled: is there somewhere to put the frames? */
+    if ((s = render_sink_check(a->out, err, sizeof err)) != CS_OK)
+        return cli_error(CLI_EXIT_USAGE, "--out: %s", err);
+
+    render_job j;
+    memset(&j, 0, sizeof j);
+    if ((s = cs_env_open(&a->cfg, &j.env)) != CS_OK)
+        return job_fail(&j, cli_lib_error(s, j.env ? cs_env_error(j.env) : "out of memory"));
+    cs_env_info info;
+    if ((s = cs_env_get_info(j.env, &info)) != CS_OK || (s = cs_env_reset(j.env, a->seed)) != CS_OK)
+        return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));
+    if ((s = cs_renderer_open(j.env, &j.renderer)) != CS_OK)
+        return job_fail(&j, cli_lib_error(s, j.renderer ? cs_renderer_error(j.renderer) : "out of memory"));
+    int count = (int)info.num_envs, w, h;
+    if ((s = cs_render_rgb(j.renderer, 0, count, 0, NULL, 0, &w, &h)) != CS_OK)
+        return job_fail(&j, cli_lib_error(s, cs_renderer_error(j.renderer)));
+    size_t rgb_size = (size_t)w * (size_t)h * 3;
+    j.rgb = malloc(rgb_size);
+    j.state = malloc((size_t)info.num_envs * info.state_dim * sizeof *j.state);
+    if (!j.rgb || !j.state)
+        return job_fail(&j, cli_error(CLI_EXIT_FAIL, "out of memory for %dx%d frames", w, h));
+    if ((s = render_policy_open(a->policy, j.env, a->seed, &j.policy, err, sizeof err)) != CS_OK)
+        return job_fail(&j, cli_lib_error(s, err));
+    const render_rule *rule = render_find_rule(&info);
+    if ((s = render_sink_open(a->out, w, h, rule ? rule->fps : 30, &j.sink)) != CS_OK)
+        return job_fail(&j, cli_lib_error(s, render_sink_error(j.sink)));
+
+    bool needs_state = render_policy_kind_of(j.policy) == RENDER_POLICY_HEURISTIC;
+    for (int64_t t = 0; t <= a->steps; t++) {
+        if (t > 0) {
+            if (needs_state && (s = cs_env_get_state(j.env, j.state)) != CS_OK)
+                return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));
+            if ((s = cs_env_step(j.env, render_policy_act(j.policy, j.state, -1, 0))) != CS_OK)
+                return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));
+        }
+        if ((s = cs_render_rgb(j.renderer, 0, count, 0, j.rgb, rgb_size, &w, &h)) != CS_OK)
+            return job_fail(&j, cli_lib_error(s, cs_renderer_error(j.renderer)));
+        if ((s = render_sink_write(j.sink, j.rgb)) != CS_OK)
+            break;  /* the sink keeps the message; closing reports it */
+    }
+    int64_t frames = render_sink_frames(j.sink);
+    s = render_sink_close(j.sink, err, sizeof err);
+    j.sink = NULL;
+    if (s != CS_OK)
+        return job_fail(&j, cli_lib_error(s, err));
+    job_close(&j);
+    char line[1200];
+    int n = snprintf(line, sizeof line, "wrote %" PRId64 " frames of %dx%d to %s\n", frames, w, h, a->out);
+    return cli_stdout_write(line, n > 0 && (size_t)n < sizeof line ? (size_t)n : strlen(line)) ? CLI_EXIT_OK
+                                                                                                 : CLI_EXIT_FAIL;
+}
