@@ -163,4 +163,122 @@ int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_k
                    char *err, size_t err_size);
 void cs_cpu_unload(cs_cpu_kernel *k);
 
+/* backend_cuda.c: CUDA C -> NVRTC -> cubin (cached like the cpu objects,
+ * suffix ".cubin") -> the driver API. libnvrtc and libcuda.so.1 are opened
+ * with dlopen ($CARTSIM_NVRTC / $CARTSIM_CUDA_DRIVER name other files), so no
+ * CUDA header is needed to build and nothing is needed to run on the cpu.
+ * Every handle owns its own function tables (no global state); every driver
+ * and NVRTC call is checked, and a failure becomes a message with the
+ * library's own text. Functions return 0, or CS_CUDA_FAIL / CS_CUDA_LIMIT
+ * (more device memory than is free) with the message in err. */
+#define CS_CUDA_FAIL (-1)
+#define CS_CUDA_LIMIT (-2)
+
+typedef struct cs_nvrtc cs_nvrtc;
+
+/* Opens NVRTC alone: compiling needs no GPU and no driver. */
+int cs_nvrtc_open(cs_nvrtc **out, char *err, size_t err_size);
+void cs_nvrtc_close(cs_nvrtc *nv);
+void cs_nvrtc_version(const cs_nvrtc *nv, int *major, int *minor);
+
+typedef struct {
+    unsigned char *data;   /* the cubin, malloc'ed */
+    size_t size;
+    bool cache_hit;
+    double compile_ms;
+} cs_cubin;
+
+/* Source -> cubin for sm_<arch> (arch = 10 * major + minor). fmad false
+ * (f64) passes --fmad=false. Cached under a key of the source, the NVRTC
+ * version, the architecture, the options and CS_LANES_ABI; a failed compile
+ * is never cached and its message carries NVRTC's log. */
+int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_cache *cache, cs_cubin *out,
+                    char *err, size_t err_size);
+void cs_cubin_free(cs_cubin *bin);
+/* "sm_90", "sm_90a", "90" or "9.0" -> 90; -1 when malformed. */
+int cs_cuda_parse_arch(const char *text);
+
+/* The driver side: device 0 and its primary context (shared with any CUDA
+ * runtime code in the process, so the device pointers are theirs to use
+ * too), one loaded module, and the device copies of a cs_lanes buffer set. */
+typedef struct cs_cuda cs_cuda;
+
+typedef struct {
+    char name[256];
+    int arch;              /* compute capability, 10 * major + minor */
+    int sm_count;
+    size_t total_bytes;
+} cs_cuda_device;
+
+/* Opens the driver, device 0 and NVRTC. 0, or CS_CUDA_FAIL with why no
+ * device is usable: "no CUDA driver (libcuda.so.1 not found)", "no CUDA
+ * device", "NVRTC not found (...)", or the driver's own message. */
+int cs_cuda_open(cs_cuda **out, char *err, size_t err_size);
+void cs_cuda_close(cs_cuda *c);   /* NULL is fine */
+/* cs_cuda_open then close: 1 when a device is usable, else 0 and why. */
+int cs_cuda_probe(char *why, size_t why_size);
+const cs_cuda_device *cs_cuda_device_info(const cs_cuda *c);
+cs_nvrtc *cs_cuda_nvrtc(cs_cuda *c);
+
+typedef struct {
+    cs_policy fusion;      /* full: cs_kernel_rollout; rules, none: cs_rollout_k0 .. k{K-1} */
+    int unroll;            /* the steps one non-persistent launch takes (full) */
+    bool persistent;       /* full: the whole rollout in one launch */
+    int block;             /* threads per block; 0: from the occupancy API */
+} cs_cuda_schedule;
+
+typedef struct {
+    int block;             /* of the rollout kernel (the first one under rules/none) */
+    int registers;         /* per thread, the most of the rollout kernels */
+    int local_bytes;       /* local memory per thread (spills), the most of the rollout kernels */
+    unsigned kernels_per_step, scratch_bytes_per_lane;   /* the module's exported constants */
+} cs_cuda_kernel_info;
+
+/* Loads a module and finds its entry points, block sizes, registers and
+ * spills. A module already loaded is unloaded first. */
+int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_cuda_kernel_info *info,
+                 char *err, size_t err_size);
+void cs_cuda_unload(cs_cuda *c);
+
+/* The buffers of a cs_lanes, one bit each in the masks below. */
+typedef enum {
+    CS_BUF_CARRIED, CS_BUF_PARAMS, CS_BUF_SEGSTEP, CS_BUF_INPUTS, CS_BUF_OBS, CS_BUF_FINAL_OBS,
+    CS_BUF_REWARD, CS_BUF_TERMINATED, CS_BUF_TRUNCATED, CS_BUF_PENDING, CS_BUF_SEG_RETURN,
+    CS_BUF_SEGMENTS, CS_BUF_RETURN_SUM, CS_BUF_NONFINITE, CS_BUF_COUNT
+} cs_buf;
+#define CS_BUF_BIT(b) (1u << (b))
+#define CS_BUF_ALL ((1u << CS_BUF_COUNT) - 1)
+
+typedef struct {
+    long long n;           /* lanes: the stride */
+    unsigned n_carried, n_params, n_obs, n_inputs;
+    size_t real_size;      /* of carried values and params; inputs are 4 bytes (int or float) */
+} cs_lanes_layout;
+
+/* Device bytes a layout needs with the loaded module's scratch. */
+long long cs_cuda_bytes_needed(const cs_cuda *c, const cs_lanes_layout *lay);
+/* Allocates the device buffers (zeroed), after checking the request against
+ * the device's free memory (CS_CUDA_LIMIT: nothing allocated). Needs a
+ * loaded module (its scratch size). */
+int cs_cuda_alloc(cs_cuda *c, const cs_lanes_layout *lay, char *err, size_t err_size);
+
+/* Host <-> device. `host` holds the host buffers (a runtime's lanes
+ * template). A launch marks every buffer it may write as newer on the device;
+ * fetch copies back only the buffers of `mask` so marked, and unmarks them;
+ * upload copies the host's buffers of `mask` to the device; zero clears them
+ * on both sides. */
+int cs_cuda_fetch(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size);
+int cs_cuda_upload(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size);
+int cs_cuda_zero(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size);
+/* Buffers newer on the device than on the host (a mask). */
+unsigned cs_cuda_dirty(const cs_cuda *c);
+
+/* The entries, over lanes [l->begin, l->end) with l's t, seed, mode; the
+ * pointers in l are ignored (the device copies are used). step uploads the
+ * inputs from l->inputs first. rollout takes l->steps steps and adds its
+ * launches to *launches. Each returns once the device is done. */
+int cs_cuda_restart(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size);
+int cs_cuda_step(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size);
+int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *err, size_t err_size);
+
 #endif

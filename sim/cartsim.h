@@ -137,6 +137,14 @@ typedef struct {
     double compile_ms;
     bool cache_hit;
     const char *notice;         /* why AUTO fell back, or "" */
+    /* The cuda backend's (NULL and 0 on the others). */
+    const char *device;         /* the GPU's name */
+    int sm_count;               /* its multiprocessors */
+    int arch;                   /* its compute capability as 10 * major + minor: 90 for sm_90 */
+    int block;                  /* threads per block of the rollout kernel */
+    int registers;              /* registers per thread of the rollout kernel */
+    int spill_bytes;            /* local memory per thread of the rollout kernel (spills) */
+    bool persistent;            /* fusion full: the whole rollout in one launch */
 } cs_env_info;
 
 cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
@@ -181,6 +189,11 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out);
  * "dot" (Graphviz), "c" or "cuda" (the generated source). On CS_OK *text is
  * malloc'ed, else *error is; free() whichever is set. */
 cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char **error);
+
+/* The compiled CUDA kernel (a cubin, binary) for `arch` ("sm_90", or NULL:
+ * the device's own). Needs NVRTC, not a GPU. On CS_OK *cubin is malloc'ed
+ * and holds *size bytes, else *error is; free() whichever is set. */
+cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char **error);
 
 /* ---- Frames: what environments look like (render/) ----
  *

@@ -40,6 +40,7 @@ typedef enum {
     OPT_OPEN_LOOP,
     OPT_AFTER,
     OPT_FORMAT,
+    OPT_ARCH,
     OPT_POLICY,
     OPT_OUT,
     OPT_HELP,
@@ -63,6 +64,7 @@ typedef struct {
     uint64_t seed;
     bool json, progress, open_loop, help, version;
     const char *after, *format;
+    const char *arch;           /* dump --format cubin */
     const char *policy, *out;   /* view, render */
     const char *positional[CLI_MAX_POSITIONAL];
     int n_positional;

@@ -33,7 +33,8 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_PROGRESS] = {"progress", NULL, "show the progress bar even for short runs or without a terminal"},
     [OPT_OPEN_LOOP] = {"open-loop", NULL, "run each episode from its first state on cartsim's own states"},
     [OPT_AFTER] = {"after", "PASS", "stop after this compiler pass (default: run all of them)"},
-    [OPT_FORMAT] = {"format", "text|dot|c|cuda", "what to print (default text)"},
+    [OPT_FORMAT] = {"format", "text|dot|c|cuda|cubin", "what to print (default text; cubin: binary)"},
+    [OPT_ARCH] = {"arch", "sm_XY", "GPU architecture of --format cubin (default: the device's)"},
     [OPT_POLICY] = {"policy", "random|heuristic|human", "how actions are chosen (default random)"},
     [OPT_OUT] = {"out", "DIR|FILE.gif|FILE.mp4",
                  "render: numbered PNGs in DIR, or a video through ffmpeg; view: where screenshots go"},
@@ -180,7 +181,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     static const char *const dtypes[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64] = "f64"};
     static const char *const autoresets[] = {[CS_AUTORESET_NEXT_STEP] = "next_step",
                                              [CS_AUTORESET_SAME_STEP] = "same_step"};
-    static const char *const formats[] = {"text", "dot", "c", "cuda"};
+    static const char *const formats[] = {"text", "dot", "c", "cuda", "cubin"};
     const char *name = options[id].name;
     int64_t n;
     int k = 0, rc;
@@ -255,9 +256,12 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         a->after = value;
         return 0;
     case OPT_FORMAT:
-        if ((rc = choice(name, value, formats, 4, &k)))
+        if ((rc = choice(name, value, formats, 5, &k)))
             return rc;
         a->format = formats[k];
+        return 0;
+    case OPT_ARCH:
+        a->arch = value;
         return 0;
     case OPT_NO_CACHE:
         a->cfg.no_cache = true;

@@ -13,6 +13,18 @@ void cli_dump_defaults(cli_args *a)
 int cli_dump(cli_args *a)
 {
     char *text = NULL, *error = NULL;
+    if (!strcmp(a->format, "cubin")) {
+        /* The compiled CUDA kernel, as NVRTC writes it: binary, no newline. */
+        void *cubin = NULL;
+        size_t size = 0;
+        cs_status st = cs_dump_cubin(&a->cfg, a->arch, &cubin, &size, &error);
+        int rc = st != CS_OK ? cli_lib_error(st, error) : cli_stdout_write(cubin, size) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+        free(cubin);
+        free(error);
+        return rc;
+    }
+    if (a->arch)
+        return cli_error(CLI_EXIT_USAGE, "--arch goes with --format cubin");
     cs_status st = cs_dump(&a->cfg, a->after, a->format, &text, &error);
     int rc;
     if (st != CS_OK) {

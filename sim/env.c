@@ -31,6 +31,9 @@ struct cs_env {
     int64_t n;
     cs_cache cache;
     cs_cpu_kernel cpu;
+    cs_cuda *cuda;              /* the cuda backend's device, module and buffers */
+    cs_cuda_kernel_info cuda_kernel;
+    bool persistent;
     double compile_ms;
     bool cache_hit;
     int kernels_per_step;
@@ -177,6 +180,37 @@ static void run_entry(cs_env *env, const cs_lanes *tmpl, int which)
     }
 }
 
+/* The entries on the backend in use: cuda runs them on the device (host
+ * buffers then hold stale copies until fetched, see cuda_copy). */
+static cs_status run_lanes(cs_env *env, const cs_lanes *l, int which, long long *launches)
+{
+    if (env->backend != CS_BACKEND_CUDA) {
+        run_entry(env, l, which);
+        return CS_OK;
+    }
+    char msg[1024];
+    int rc = which == 0 ? cs_cuda_restart(env->cuda, l, msg, sizeof msg)
+           : which == 1 ? cs_cuda_step(env->cuda, l, msg, sizeof msg)
+                        : cs_cuda_rollout(env->cuda, l, launches, msg, sizeof msg);
+    return rc ? fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg) : CS_OK;
+}
+
+typedef enum { CUDA_FETCH, CUDA_UPLOAD, CUDA_ZERO } cuda_copy_kind;
+
+/* Host <-> device for the buffers of `mask` (CS_BUF_BIT); nothing off cuda.
+ * Fetch copies only what a launch left newer on the device. */
+static cs_status cuda_copy(cs_env *env, cuda_copy_kind kind, unsigned mask)
+{
+    if (env->backend != CS_BACKEND_CUDA)
+        return CS_OK;
+    cs_lanes host = lanes_template(env);
+    char msg[1024];
+    int rc = kind == CUDA_FETCH ? cs_cuda_fetch(env->cuda, mask, &host, msg, sizeof msg)
+           : kind == CUDA_UPLOAD ? cs_cuda_upload(env->cuda, mask, &host, msg, sizeof msg)
+                                 : cs_cuda_zero(env->cuda, mask, &host, msg, sizeof msg);
+    return rc ? fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg) : CS_OK;
+}
+
 /* ---- opening ---- */
 
 static size_t real_size(const cs_env *env) { return env->dtype == CS_DTYPE_F32 ? sizeof(float) : sizeof(double); }
@@ -308,6 +342,70 @@ static cs_status compile_cpu(cs_env *env, const cs_config *cfg)
     return CS_OK;
 }
 
+/* Opens the device, compiles with NVRTC for its architecture and loads.
+ * *no_device tells a missing device (AUTO falls back quietly) from a failure
+ * on a usable one. A kernel that spills is rebuilt at half the unroll, down
+ * to 1, and the notice says so. */
+static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
+{
+    char msg[1024];
+    *no_device = true;
+    if (cs_cuda_open(&env->cuda, msg, sizeof msg))
+        return fail(env, CS_ERR_UNAVAILABLE, "%s", msg);
+    *no_device = false;
+    const cs_cuda_device *dev = cs_cuda_device_info(env->cuda);
+    const char *persistent = getenv("CARTSIM_CUDA_PERSISTENT");
+    env->persistent = !(persistent && !strcmp(persistent, "0"));
+    if (!cfg->no_cache)
+        cs_cache_open(&env->cache, cfg->cache_dir);
+    int unroll = env->unroll, first_spill = 0, first_unroll = unroll;
+    env->compile_ms = 0;
+    env->cache_hit = true;
+    for (;;) {
+        cs_schedule sched = {policy_of(env->fusion), unroll, cfg->block, dev->arch};
+        cs_text src = {0};
+        if (cs_emit(env->prog, &sched, CS_DIALECT_CUDA, &src, msg, sizeof msg)) {
+            cs_text_free(&src);
+            return fail(env, CS_ERR_COMPILE, "%s", msg);
+        }
+        if (src.failed || !src.data) {
+            cs_text_free(&src);
+            return fail(env, CS_ERR_NOMEM, "out of memory");
+        }
+        cs_cubin bin;
+        int rc = cs_cuda_compile(cs_cuda_nvrtc(env->cuda), src.data, dev->arch, env->dtype == CS_DTYPE_F32,
+                                 &env->cache, &bin, msg, sizeof msg);
+        cs_text_free(&src);
+        env->compile_ms += bin.compile_ms;
+        if (rc)
+            return fail(env, CS_ERR_COMPILE, "%s", msg);
+        env->cache_hit &= bin.cache_hit;
+        cs_cuda_schedule cs = {policy_of(env->fusion), unroll, env->persistent, cfg->block};
+        rc = cs_cuda_load(env->cuda, &bin, &cs, &env->cuda_kernel, msg, sizeof msg);
+        cs_cubin_free(&bin);
+        if (rc)
+            return fail(env, CS_ERR_UNAVAILABLE, "%s", msg);
+        if (env->cuda_kernel.local_bytes > 0 && unroll > 1) {
+            if (!first_spill)
+                first_spill = env->cuda_kernel.local_bytes;
+            unroll /= 2;
+            continue;
+        }
+        break;
+    }
+    if (first_spill)
+        snprintf(env->notice, sizeof env->notice,
+                 "the unroll-%d kernel spills %d bytes per thread: unroll lowered to %d (%d bytes)", first_unroll,
+                 first_spill, unroll, env->cuda_kernel.local_bytes);
+    else if (env->cache.warning[0])
+        snprintf(env->notice, sizeof env->notice, "%s", env->cache.warning);
+    env->unroll = unroll;
+    if (env->cuda_kernel.kernels_per_step != (unsigned)env->kernels_per_step)
+        return fail(env, CS_ERR_COMPILE, "the CUDA kernel runs a step in %u kernels, the partition has %d",
+                    env->cuda_kernel.kernels_per_step, env->kernels_per_step);
+    return CS_OK;
+}
+
 cs_status cs_env_open(const cs_config *cfg, cs_env **out)
 {
     if (!out)
@@ -333,10 +431,34 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->kernels_per_step = (int)cs_emit_kernels_per_step(env->prog, policy_of(env->fusion));
 
     cs_backend b = cfg->backend;
-    if (b == CS_BACKEND_CUDA)
-        return fail(env, CS_ERR_UNAVAILABLE, "the cuda backend is not available in this build");
+    if (b == CS_BACKEND_CUDA || b == CS_BACKEND_AUTO) {
+        bool no_device;
+        s = open_cuda(env, cfg, &no_device);
+        if (s == CS_OK) {
+            b = CS_BACKEND_CUDA;
+        } else if (b == CS_BACKEND_CUDA) {
+            return s;
+        } else {
+            /* AUTO: the cpu instead, saying why in one line. */
+            char why[sizeof env->error];
+            memcpy(why, env->error, sizeof why);
+            cs_cuda_close(env->cuda);
+            env->cuda = NULL;
+            cs_cache_close(&env->cache);
+            memset(&env->cache, 0, sizeof env->cache);
+            memset(&env->cuda_kernel, 0, sizeof env->cuda_kernel);
+            env->unroll = cfg->unroll;
+            env->error[0] = 0;
+            if (no_device && !strcmp(why, "no CUDA device"))
+                snprintf(env->notice, sizeof env->notice, "no CUDA device: running on the cpu");
+            else if (no_device)
+                snprintf(env->notice, sizeof env->notice, "no CUDA device (%.400s): running on the cpu", why);
+            else
+                snprintf(env->notice, sizeof env->notice, "the cuda backend failed (%.400s): running on the cpu",
+                         why);
+        }
+    }
     if (b == CS_BACKEND_AUTO) {
-        snprintf(env->notice, sizeof env->notice, "no CUDA backend in this build: running on the cpu");
         b = CS_BACKEND_CPU;
         if (compile_cpu(env, cfg) != CS_OK) {
             snprintf(env->notice, sizeof env->notice, "cpu backend unavailable (%.400s): running the interpreter",
@@ -351,6 +473,14 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
         env->compile_ms = now_ms() - start;
     if ((s = allocate(env)) != CS_OK)
         return s;
+    if (b == CS_BACKEND_CUDA) {
+        cs_lanes_layout lay = {env->n, env->prog->n_carried, env->prog->n_params, env->prog->n_obs,
+                               env->prog->n_inputs, real_size(env)};
+        char msg[1024];
+        int rc = cs_cuda_alloc(env->cuda, &lay, msg, sizeof msg);
+        if (rc)
+            return fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg);
+    }
     env->error[0] = 0;
     env->failed = false;
     return CS_OK;
@@ -361,6 +491,7 @@ void cs_env_close(cs_env *env)
     if (!env)
         return;
     cs_cpu_unload(&env->cpu);
+    cs_cuda_close(env->cuda);
     cs_cache_close(&env->cache);
     if (env->prog) {
         for (unsigned k = 0; k < env->prog->n_carried; k++)
@@ -430,6 +561,16 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->compile_ms = env->compile_ms;
     info->cache_hit = env->cache_hit;
     info->notice = env->notice;
+    if (env->backend == CS_BACKEND_CUDA) {
+        const cs_cuda_device *dev = cs_cuda_device_info(env->cuda);
+        info->device = dev->name;
+        info->sm_count = dev->sm_count;
+        info->arch = dev->arch;
+        info->block = env->cuda_kernel.block;
+        info->registers = env->cuda_kernel.registers;
+        info->spill_bytes = env->cuda_kernel.local_bytes;
+        info->persistent = env->fusion == CS_FUSION_FULL && env->persistent;
+    }
     return CS_OK;
 }
 
@@ -441,10 +582,14 @@ cs_status cs_env_reset(cs_env *env, uint64_t seed)
     env->seed = seed;
     env->t = 0;
     cs_lanes l = lanes_template(env);
-    run_entry(env, &l, 0);
+    if ((s = run_lanes(env, &l, 0, NULL)) != CS_OK)
+        return s;
     memset(env->reward, 0, (size_t)env->n * sizeof *env->reward);
     memset(env->terminated, 0, (size_t)env->n);
     memset(env->truncated, 0, (size_t)env->n);
+    if ((s = cuda_copy(env, CUDA_ZERO, CS_BUF_BIT(CS_BUF_REWARD) | CS_BUF_BIT(CS_BUF_TERMINATED) |
+                                           CS_BUF_BIT(CS_BUF_TRUNCATED))) != CS_OK)
+        return s;
     env->was_reset = true;
     return CS_OK;
 }
@@ -485,16 +630,26 @@ cs_status cs_env_step(cs_env *env, const void *actions)
     }
     cs_lanes l = lanes_template(env);
     l.mode = mode_of(env->autoreset);
-    run_entry(env, &l, 1);
+    if ((s = run_lanes(env, &l, 1, NULL)) != CS_OK)
+        return s;
     env->t++;
     return CS_OK;
 }
 
-const float *cs_env_obs(cs_env *env) { return env && !env->failed ? env->obs : NULL; }
-const float *cs_env_final_obs(cs_env *env) { return env && !env->failed ? env->final_obs : NULL; }
-const double *cs_env_rewards(cs_env *env) { return env && !env->failed ? env->reward : NULL; }
-const uint8_t *cs_env_terminated(cs_env *env) { return env && !env->failed ? env->terminated : NULL; }
-const uint8_t *cs_env_truncated(cs_env *env) { return env && !env->failed ? env->truncated : NULL; }
+/* On cuda each buffer comes back from the device when it is asked for, and
+ * only if a launch changed it since; NULL (with the message) if that fails. */
+static const void *host_buffer(cs_env *env, cs_buf b, const void *p)
+{
+    if (!env || env->failed)
+        return NULL;
+    return cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(b)) == CS_OK ? p : NULL;
+}
+
+const float *cs_env_obs(cs_env *env) { return host_buffer(env, CS_BUF_OBS, env ? env->obs : NULL); }
+const float *cs_env_final_obs(cs_env *env) { return host_buffer(env, CS_BUF_FINAL_OBS, env ? env->final_obs : NULL); }
+const double *cs_env_rewards(cs_env *env) { return host_buffer(env, CS_BUF_REWARD, env ? env->reward : NULL); }
+const uint8_t *cs_env_terminated(cs_env *env) { return host_buffer(env, CS_BUF_TERMINATED, env ? env->terminated : NULL); }
+const uint8_t *cs_env_truncated(cs_env *env) { return host_buffer(env, CS_BUF_TRUNCATED, env ? env->truncated : NULL); }
 
 cs_status cs_env_get_state(cs_env *env, double *out)
 {
@@ -503,6 +658,8 @@ cs_status cs_env_get_state(cs_env *env, double *out)
         return s;
     if (!out)
         return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_CARRIED))) != CS_OK)
+        return s;
     for (unsigned k = 0; k < env->prog->n_carried; k++)
         for (int64_t i = 0; i < env->n; i++)
             out[k * env->n + i] = env->dtype == CS_DTYPE_F32 ? ((float *)env->carried[k])[i]
@@ -533,6 +690,9 @@ cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *epis
         env->segstep[i] = episode_steps ? episode_steps[i] : 0;
         env->pending[i] = 0;
     }
+    if ((s = cuda_copy(env, CUDA_UPLOAD, CS_BUF_BIT(CS_BUF_CARRIED) | CS_BUF_BIT(CS_BUF_SEGSTEP) |
+                                             CS_BUF_BIT(CS_BUF_PENDING))) != CS_OK)
+        return s;
     env->was_reset = true;
     return CS_OK;
 }
@@ -572,24 +732,39 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
                     (long long)env->n, (long long)steps);
     if (env->t > INT64_MAX - steps)
         return fail(env, CS_ERR_LIMIT, "the step counter would overflow");
-    /* Lanes waiting for a next-step restart get it now, at the current time. */
+    /* Lanes waiting for a next-step restart get it now, at the current time
+     * (one call per run of consecutive lanes). */
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_PENDING))) != CS_OK)
+        return s;
     for (int64_t i = 0; i < env->n; i++)
         if (env->pending[i]) {
             cs_lanes l = lanes_template(env);
             l.begin = i;
+            while (i + 1 < env->n && env->pending[i + 1])
+                i++;
             l.end = i + 1;
-            run_entry(env, &l, 0);
+            if ((s = run_lanes(env, &l, 0, NULL)) != CS_OK)
+                return s;
         }
     memset(env->segments, 0, (size_t)env->n * sizeof *env->segments);
     memset(env->return_sum, 0, (size_t)env->n * sizeof *env->return_sum);
     memset(env->nonfinite, 0, (size_t)env->n * sizeof *env->nonfinite);
+    if ((s = cuda_copy(env, CUDA_ZERO, CS_BUF_BIT(CS_BUF_SEGMENTS) | CS_BUF_BIT(CS_BUF_RETURN_SUM) |
+                                           CS_BUF_BIT(CS_BUF_NONFINITE))) != CS_OK)
+        return s;
     cs_lanes l = lanes_template(env);
     l.steps = steps;
+    long long cuda_launches = 0;
     double start = now_ms();
-    if (steps > 0)
-        run_entry(env, &l, 2);
+    if (steps > 0 && (s = run_lanes(env, &l, 2, &cuda_launches)) != CS_OK)
+        return s;
     double run_ms = now_ms() - start;
     env->t += steps;
+    if (out && (s = cuda_copy(env, CUDA_FETCH,
+                              CS_BUF_BIT(CS_BUF_SEGMENTS) | CS_BUF_BIT(CS_BUF_NONFINITE) |
+                                  CS_BUF_BIT(CS_BUF_RETURN_SUM) | CS_BUF_BIT(CS_BUF_CARRIED) |
+                                  CS_BUF_BIT(CS_BUF_SEGSTEP) | CS_BUF_BIT(CS_BUF_SEG_RETURN))) != CS_OK)
+        return s;
     if (out) {
         memset(out, 0, sizeof *out);
         double sum = 0;
@@ -602,7 +777,9 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
         out->env_steps = steps * env->n;
         out->mean_return = out->episodes ? sum / (double)out->episodes : NAN;
         out->run_ms = run_ms;
-        if (env->backend == CS_BACKEND_INTERP || env->fusion != CS_FUSION_FULL)
+        if (env->backend == CS_BACKEND_CUDA)
+            out->launches = cuda_launches;
+        else if (env->backend == CS_BACKEND_INTERP || env->fusion != CS_FUSION_FULL)
             out->launches = steps * (env->backend == CS_BACKEND_INTERP ? 1 : env->kernels_per_step);
         else
             out->launches = (steps + env->unroll - 1) / env->unroll;
@@ -622,7 +799,9 @@ cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, c
     memset(&scratch, 0, sizeof scratch);
     cs_status s = cfg ? check_config(&scratch, cfg) : fail(&scratch, CS_ERR_ARGUMENT, "no configuration given");
     const char *fmt = format ? format : "text";
-    if (s == CS_OK && strcmp(fmt, "text") && strcmp(fmt, "dot") && strcmp(fmt, "c") && strcmp(fmt, "cuda"))
+    if (s == CS_OK && !strcmp(fmt, "cubin"))
+        s = fail(&scratch, CS_ERR_ARGUMENT, "a cubin is binary: cs_dump_cubin writes it");
+    else if (s == CS_OK && strcmp(fmt, "text") && strcmp(fmt, "dot") && strcmp(fmt, "c") && strcmp(fmt, "cuda"))
         s = fail(&scratch, CS_ERR_ARGUMENT, "unknown dump format '%s' (text, dot, c, cuda)", fmt);
     cs_program *p = NULL;
     if (s == CS_OK)
@@ -657,6 +836,62 @@ cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, c
         return CS_OK;
     }
     cs_text_free(&t);
+    *error = strdup(scratch.error[0] ? scratch.error : cs_status_string(s));
+    return s;
+}
+
+/* The cubin NVRTC makes of the CUDA dialect: no GPU needed, only NVRTC. With
+ * no architecture given, the device's own (when there is one). */
+cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char **error)
+{
+    if (!cubin || !size || !error)
+        return CS_ERR_ARGUMENT;
+    *cubin = NULL;
+    *size = 0;
+    *error = NULL;
+    cs_env scratch;
+    memset(&scratch, 0, sizeof scratch);
+    cs_status s = cfg ? check_config(&scratch, cfg) : fail(&scratch, CS_ERR_ARGUMENT, "no configuration given");
+    int sm = -1;
+    char msg[1024];
+    if (s == CS_OK && arch) {
+        if ((sm = cs_cuda_parse_arch(arch)) < 0)
+            s = fail(&scratch, CS_ERR_ARGUMENT, "'%s' is not a CUDA architecture (sm_XY, e.g. sm_90)", arch);
+    } else if (s == CS_OK) {
+        cs_cuda *c;
+        if (cs_cuda_open(&c, msg, sizeof msg)) {
+            s = fail(&scratch, CS_ERR_ARGUMENT, "name the architecture (--arch sm_XY): no device to ask (%s)", msg);
+        } else {
+            sm = cs_cuda_device_info(c)->arch;
+            cs_cuda_close(c);
+        }
+    }
+    cs_nvrtc *nv = NULL;
+    if (s == CS_OK && cs_nvrtc_open(&nv, msg, sizeof msg))
+        s = fail(&scratch, CS_ERR_UNAVAILABLE, "%s", msg);
+    cs_program *p = NULL;
+    if (s == CS_OK)
+        s = build_program(&scratch, cfg, NULL, &p);
+    cs_text t = {0};
+    cs_cubin bin = {0};
+    if (s == CS_OK) {
+        cs_schedule sched = {policy_of(cfg->fusion), cfg->unroll, cfg->block, sm};
+        if (cs_emit(p, &sched, CS_DIALECT_CUDA, &t, msg, sizeof msg))
+            s = fail(&scratch, CS_ERR_UNAVAILABLE, "%s", msg);
+        else if (t.failed || !t.data)
+            s = fail(&scratch, CS_ERR_NOMEM, "out of memory");
+        else if (cs_cuda_compile(nv, t.data, sm, cfg->dtype == CS_DTYPE_F32, NULL, &bin, msg, sizeof msg))
+            s = fail(&scratch, CS_ERR_COMPILE, "%s", msg);
+    }
+    cs_text_free(&t);
+    cs_program_free(p);
+    cs_nvrtc_close(nv);
+    if (s == CS_OK) {
+        *cubin = bin.data;
+        *size = bin.size;
+        return CS_OK;
+    }
+    cs_cubin_free(&bin);
     *error = strdup(scratch.error[0] ? scratch.error : cs_status_string(s));
     return s;
 }

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The cuda backend on a GPU machine, from a bare copy of the working tree:
+# builds build/cartsim (the machine's own C compiler and CUDA toolkit, no
+# package installs), then prints
+#   1. the seed paper's ablation, CartPole 2048 envs x 10,000 steps: fusion
+#      none / rules / full, unroll 1 and 10, one launch per U steps or one
+#      persistent launch, as env-steps/s with speedups over rules + unroll 1;
+#   2. an env-count sweep from 1 to 1,048,576 (x4 each step), cuda (and the
+#      cpu up to 65,536 envs, for the crossover);
+#   3. compile times: cold (--no-cache) and from the kernel cache.
+# Every figure comes from `build/cartsim --backend cuda --json`. About 3 to 5
+# minutes on an H100 machine (16 cores); each run is capped (RUN_TIMEOUT).
+#
+#   bench/gpu.sh                  on the GPU machine
+#   bench/gpu.sh --quick          fewer repeats and a shorter sweep (a smoke run)
+#   bench/gpu.sh --deps DIR       build against headers/libraries staged in DIR
+#   bench/gpu.sh --stage-deps DIR on a machine with libinih-dev and libstb-dev:
+#                                 copy what the build needs into DIR (include/,
+#                                 lib/libinih.a) for a machine without them
+#   GPU_SH_BACKEND=cpu bench/gpu.sh --quick   the script's own dry run, no GPU
+#
+# Non-persistent runs set CARTSIM_CUDA_PERSISTENT=0 (the runtime's switch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+QUICK=0 DEPS="" STAGE=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) QUICK=1 ;;
+    --deps) DEPS="$2"; shift ;;
+    --stage-deps) STAGE="$2"; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    *) echo "gpu.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [ -n "$STAGE" ]; then
+    mkdir -p "$STAGE/include/stb" "$STAGE/lib"
+    for f in /usr/include/ini.h /usr/include/stb/stb_image_write.h; do
+        [ -f "$f" ] || { echo "gpu.sh: $f missing here (apt-get install libinih-dev libstb-dev)" >&2; exit 1; }
+    done
+    cp /usr/include/ini.h "$STAGE/include/"
+    cp /usr/include/stb/stb_image_write.h "$STAGE/include/stb/"
+    lib=$(find /usr/lib /usr/lib64 /usr/local/lib -name libinih.a 2>/dev/null | head -1)
+    [ -n "$lib" ] || { echo "gpu.sh: no libinih.a here" >&2; exit 1; }
+    cp "$lib" "$STAGE/lib/"
+    echo "staged in $STAGE: $(cd "$STAGE" && find . -type f | tr '\n' ' ')"
+    exit 0
+fi
+
+BACKEND=${GPU_SH_BACKEND:-cuda}
+RUN_TIMEOUT=${RUN_TIMEOUT:-120}
+REPEATS=$([ $QUICK = 1 ] && echo 1 || echo 3)
+T0=$(date +%s)
+
+# ---- build ----
+CF="-O2 -g" LF=""
+if [ -n "$DEPS" ]; then
+    CF="$CF -I$(cd "$DEPS" && pwd)/include"
+    LF="-L$(cd "$DEPS" && pwd)/lib"
+fi
+missing=""
+for h in ini.h stb/stb_image_write.h; do
+    echo "#include <$h>" | cc $CF -E -x c - >/dev/null 2>&1 || missing="$missing $h"
+done
+if [ -n "$missing" ]; then
+    echo "gpu.sh: the build needs$missing (libinih-dev, libstb-dev) and this machine lacks them." >&2
+    echo "        On a machine that has them: bench/gpu.sh --stage-deps .deps; carry .deps; then --deps .deps" >&2
+    exit 1
+fi
+echo "== build"
+make -j"$(nproc)" CFLAGS="$CF" LDFLAGS="$LF" build/cartsim >/tmp/gpu_sh_build.log 2>&1 ||
+    { tail -30 /tmp/gpu_sh_build.log; echo "gpu.sh: make build/cartsim failed" >&2; exit 1; }
+BIN=build/cartsim
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+command -v nvcc >/dev/null && nvcc --version | tail -1 || true
+echo "built in $(( $(date +%s) - T0 )) s"
+
+# ---- helpers ----
+field() { sed -n "s/^  \"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" | head -1; }
+
+# run ARGS... -> the JSON on stdout (fails the script with the message)
+run() {
+    local out
+    if ! out=$(timeout "$RUN_TIMEOUT" "$BIN" --backend "$BACKEND" --json "$@" 2>&1); then
+        echo "gpu.sh: cartsim $* failed: $out" >&2
+        return 1
+    fi
+    printf '%s\n' "$out"
+}
+
+# rate ARGS... -> the median env-steps/s of REPEATS runs (after one warm-up)
+rate() {
+    run "$@" >/dev/null
+    local k rates=""
+    for k in $(seq "$REPEATS"); do
+        rates="$rates $(run "$@" | field env_steps_per_sec)"
+    done
+    printf '%s\n' $rates | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+
+probe=$(run --envs 1 --steps 1) || {
+    echo "gpu.sh: no usable CUDA device (--backend $BACKEND); nothing to measure" >&2
+    exit 2
+}
+dev=$(printf '%s\n' "$probe" | field device)
+echo "device: ${dev:-none} ($(printf '%s\n' "$probe" | field sm_count) SMs, sm_$(printf '%s\n' "$probe" | field arch)), backend $BACKEND"
+[ "$BACKEND" = cuda ] || echo "(dry run on the $BACKEND backend: the figures are not the GPU's)"
+
+# ---- 1. the ablation ----
+N=2048 STEPS=10000
+echo
+echo "== ablation: CartPole-v1, f32, $N envs x $STEPS steps, median of $REPEATS"
+printf '%-30s %7s %9s %10s %6s %6s %16s %8s\n' config launches block registers spill kernels env-steps/s speedup
+base=""
+ablation() {   # label persistent fusion unroll
+    local label=$1 pers=$2; shift 2
+    local j
+    j=$(CARTSIM_CUDA_PERSISTENT=$pers run --envs $N --steps $STEPS --fusion "$1" --unroll "$2")
+    local r
+    r=$(CARTSIM_CUDA_PERSISTENT=$pers rate --envs $N --steps $STEPS --fusion "$1" --unroll "$2")
+    [ -n "$base" ] || base=$r
+    printf '%-30s %7s %9s %10s %6s %6s %16.4g %7.2fx\n' "$label" "$(printf '%s\n' "$j" | field launches)" \
+        "$(printf '%s\n' "$j" | field block)" "$(printf '%s\n' "$j" | field registers)" \
+        "$(printf '%s\n' "$j" | field spill_bytes)" "$(printf '%s\n' "$j" | field kernels_per_step)" "$r" \
+        "$(awk -v a="$r" -v b="$base" 'BEGIN { print a / b }')"
+}
+ablation "rules, unroll 1 (baseline)" 0 rules 1
+ablation "rules, unroll 10" 0 rules 10
+ablation "none, unroll 1" 0 none 1
+ablation "full, unroll 1" 0 full 1
+ablation "full, unroll 10" 0 full 10
+ablation "full, persistent" 1 full 1
+ablation "full, persistent, unroll 10" 1 full 10
+
+# ---- 2. the env-count sweep ----
+echo
+SWEEP_MAX=$([ $QUICK = 1 ] && echo 4096 || echo 1048576)
+echo "== sweep: full, persistent, f32, $STEPS steps; cpu up to 65536 envs"
+printf '%10s %16s %16s\n' envs "$BACKEND env-steps/s" "cpu env-steps/s"
+n=1
+while [ $n -le $SWEEP_MAX ]; do
+    g=$(REPEATS=1 rate --envs $n --steps $STEPS)
+    c="-"
+    if [ $n -le 65536 ] && [ "$BACKEND" != cpu ]; then
+        c=$(timeout "$RUN_TIMEOUT" "$BIN" --backend cpu --json --envs $n --steps $STEPS | field env_steps_per_sec)
+    fi
+    printf '%10d %16.4g %16s\n' $n "$g" "$c"
+    n=$((n * 4))
+done
+
+# ---- 3. compile times ----
+echo
+echo "== compile: cold (--no-cache) and cached, CartPole f32 (ms)"
+printf '%-20s %12s %12s\n' config cold cached
+for cfg in "full 1" "full 10" "rules 1" "none 1"; do
+    set -- $cfg
+    cold=$(run --envs 64 --steps 1 --fusion "$1" --unroll "$2" --no-cache | field compile_ms)
+    run --envs 64 --steps 1 --fusion "$1" --unroll "$2" >/dev/null
+    hot=$(run --envs 64 --steps 1 --fusion "$1" --unroll "$2")
+    printf '%-20s %12.1f %12.1f %s\n' "$1, unroll $2" "$cold" "$(printf '%s\n' "$hot" | field compile_ms)" \
+        "$( [ "$(printf '%s\n' "$hot" | field cache_hit)" = true ] && echo "" || echo "(no cache hit?)")"
+done
+echo
+echo "done in $(( $(date +%s) - T0 )) s"

@@ -1,0 +1,1086 @@
+/* The cuda backend: generated CUDA C -> NVRTC -> a cubin for the device's own
+ * architecture (cached on disk like the cpu objects) -> the driver API.
+ *
+ * libnvrtc and libcuda.so.1 are opened with dlopen, so one binary builds
+ * without the CUDA headers and runs with or without a GPU. The function
+ * tables live in the handles (cs_nvrtc, cs_cuda), not in a process-wide
+ * table: the library keeps no global state, each handle's lifetime says when
+ * its libraries may go, and opening an already loaded library again is only
+ * a lookup. Both are opened RTLD_NODELETE: the driver and NVRTC start threads
+ * of their own, so their code must never be unmapped under them.
+ *
+ * Contexts: the device's primary context, retained per handle and pushed
+ * around every use, so that several handles (and CUDA runtime code, which
+ * uses the same context) share a device in one thread or many.
+ *
+ * Kernels (the emitter's CUDA dialect): every entry is
+ * `extern "C" __global__ void NAME(cs_lanes L ...)` with L by value holding
+ * device pointers; lanes are walked grid-stride, so any grid is correct and
+ * results never depend on the block size.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_api.h"
+#include "jit.h"
+
+#define MAX_ROLLOUT_KERNELS 4096
+
+struct cs_nvrtc {
+    cs_nvrtc_api api;
+    int major, minor;
+    char path[PATH_MAX];     /* the library opened, for messages */
+};
+
+typedef enum { FN_RESTART, FN_STEP, FN_ROLLOUT, FN_FIXED } fixed_fn;
+
+typedef struct {
+    cs_cu_function fn;
+    int block;
+    int registers, local_bytes;
+} kernel_fn;
+
+struct cs_cuda {
+    cs_cu_api cu;
+    cs_nvrtc *nv;
+    cs_cu_device dev;
+    cs_cu_context ctx;
+    bool retained;
+    cs_cuda_device info;
+
+    cs_cu_module mod;
+    cs_cuda_schedule sched;
+    kernel_fn fixed[FN_FIXED];   /* restart, step, rollout (fusion full) */
+    kernel_fn *parts;            /* rules/none: cs_rollout_k0 .. k{n_parts-1} */
+    unsigned n_parts;
+    unsigned scratch_per_lane;
+
+    cs_lanes_layout lay;
+    bool allocated;
+    cs_cu_deviceptr buf[CS_BUF_COUNT];
+    cs_cu_deviceptr *carried, *params, *inputs;   /* [n] device arrays, one per slot */
+    cs_cu_deviceptr carried_ptrs, params_ptrs, inputs_ptrs;   /* device arrays of those pointers */
+    cs_cu_deviceptr scratch;
+    unsigned dirty;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void say(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *err, size_t err_size, const char *fmt, ...)
+{
+    if (!err || !err_size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, err_size, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- opening the libraries ---- */
+
+static void *open_lib(const char *name)
+{
+    dlerror();
+    return dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+}
+
+/* Resolves every name into the table, in order; the first missing one is
+ * reported. `optional` names may be missing (left NULL). */
+static int resolve(void *lib, void **slots, const char *const *names, size_t n, size_t optional_from,
+                   const char *what, char *err, size_t err_size)
+{
+    for (size_t k = 0; k < n; k++) {
+        slots[k] = dlsym(lib, names[k]);
+        if (!slots[k] && k < optional_from) {
+            say(err, err_size, "%s lacks %s: too old or not the real library", what, names[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static const char *const nvrtc_names[] = {
+    "nvrtcVersion",      "nvrtcGetErrorString", "nvrtcCreateProgram", "nvrtcCompileProgram",
+    "nvrtcGetProgramLogSize", "nvrtcGetProgramLog", "nvrtcGetCUBINSize", "nvrtcGetCUBIN",
+    "nvrtcDestroyProgram", "nvrtcGetNumSupportedArchs", "nvrtcGetSupportedArchs",
+};
+#define NVRTC_REQUIRED 9
+_Static_assert(sizeof nvrtc_names / sizeof nvrtc_names[0] == (sizeof(cs_nvrtc_api) - sizeof(void *)) / sizeof(void (*)(void)),
+               "nvrtc_names: one name per slot of cs_nvrtc_api");
+
+static const char *const cu_names[] = {
+    "cuInit", "cuDriverGetVersion", "cuGetErrorName", "cuGetErrorString", "cuDeviceGetCount", "cuDeviceGet",
+    "cuDeviceGetName", "cuDeviceGetAttribute", "cuDeviceTotalMem_v2", "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuCtxSynchronize",
+    "cuModuleLoadData", "cuModuleUnload", "cuModuleGetFunction", "cuModuleGetGlobal_v2", "cuFuncGetAttribute",
+    "cuOccupancyMaxPotentialBlockSize", "cuMemGetInfo_v2", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2", "cuMemsetD8_v2", "cuLaunchKernel",
+};
+_Static_assert(sizeof cu_names / sizeof cu_names[0] == (sizeof(cs_cu_api) - sizeof(void *)) / sizeof(void (*)(void)),
+               "cu_names: one name per slot of cs_cu_api");
+
+/* Fills a table of function pointers (the slots after its `lib`) from dlsym. */
+static int resolve_table(void *lib, void *table_after_lib, const char *const *names, size_t n, size_t optional_from,
+                         const char *what, char *err, size_t err_size)
+{
+    void *slots[64];
+    if (resolve(lib, slots, names, n, optional_from, what, err, err_size))
+        return -1;
+    /* The table is a run of function pointers, each the size of a void *
+     * (POSIX guarantees dlsym's results convert). */
+    _Static_assert(sizeof(void *) == sizeof(void (*)(void)), "function and data pointers differ in size");
+    memcpy(table_after_lib, slots, n * sizeof(void *));
+    return 0;
+}
+
+int cs_nvrtc_open(cs_nvrtc **out, char *err, size_t err_size)
+{
+    *out = NULL;
+    cs_nvrtc *nv = calloc(1, sizeof *nv);
+    if (!nv) {
+        say(err, err_size, "out of memory");
+        return CS_CUDA_FAIL;
+    }
+    const char *forced = getenv("CARTSIM_NVRTC");
+    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
+    const char *dirs[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+    if (forced && *forced) {
+        nv->api.lib = open_lib(forced);
+        if (!nv->api.lib) {
+            const char *why = dlerror();
+            say(err, err_size, "NVRTC not found ($CARTSIM_NVRTC=%s: %s)", forced, why ? why : "cannot open");
+            free(nv);
+            return CS_CUDA_FAIL;
+        }
+        snprintf(nv->path, sizeof nv->path, "%s", forced);
+    } else {
+        for (size_t k = 0; k < sizeof names / sizeof names[0] && !nv->api.lib; k++)
+            if ((nv->api.lib = open_lib(names[k])))
+                snprintf(nv->path, sizeof nv->path, "%s", names[k]);
+        for (size_t d = 0; d < 3 && !nv->api.lib; d++) {
+            if (!dirs[d] || !*dirs[d])
+                continue;
+            for (size_t k = 0; k < sizeof names / sizeof names[0] && !nv->api.lib; k++) {
+                char path[PATH_MAX];
+                snprintf(path, sizeof path, "%s/lib64/%s", dirs[d], names[k]);
+                if ((nv->api.lib = open_lib(path)))
+                    snprintf(nv->path, sizeof nv->path, "%s", path);
+            }
+        }
+        if (!nv->api.lib) {
+            say(err, err_size, "NVRTC not found (no libnvrtc.so.13, .so.12, .so.11.2 or .so on the library path "
+                               "or in $CUDA_HOME/lib64, $CUDA_PATH/lib64, /usr/local/cuda/lib64)");
+            free(nv);
+            return CS_CUDA_FAIL;
+        }
+    }
+    if (resolve_table(nv->api.lib, (char *)&nv->api + sizeof(void *), nvrtc_names,
+                      sizeof nvrtc_names / sizeof nvrtc_names[0], NVRTC_REQUIRED, nv->path, err, err_size)) {
+        dlclose(nv->api.lib);
+        free(nv);
+        return CS_CUDA_FAIL;
+    }
+    cs_nvrtc_result rc = nv->api.Version(&nv->major, &nv->minor);
+    if (rc != CS_NVRTC_SUCCESS) {
+        say(err, err_size, "nvrtcVersion failed: %s", nv->api.GetErrorString(rc));
+        dlclose(nv->api.lib);
+        free(nv);
+        return CS_CUDA_FAIL;
+    }
+    *out = nv;
+    return 0;
+}
+
+void cs_nvrtc_close(cs_nvrtc *nv)
+{
+    if (!nv)
+        return;
+    if (nv->api.lib)
+        dlclose(nv->api.lib);
+    free(nv);
+}
+
+void cs_nvrtc_version(const cs_nvrtc *nv, int *major, int *minor)
+{
+    *major = nv->major;
+    *minor = nv->minor;
+}
+
+/* ---- compiling ---- */
+
+int cs_cuda_parse_arch(const char *text)
+{
+    if (!text)
+        return -1;
+    if (!strncmp(text, "sm_", 3) || !strncmp(text, "SM_", 3))
+        text += 3;
+    int major = 0, minor = 0, n = 0;
+    if (sscanf(text, "%d.%d%n", &major, &minor, &n) == 2 && text[n] == 0)
+        return major >= 1 && major <= 99 && minor >= 0 && minor <= 9 ? 10 * major + minor : -1;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || errno || v < 10 || v > 999)
+        return -1;
+    if (*end && strcmp(end, "a") && strcmp(end, "f"))
+        return -1;
+    return (int)v;
+}
+
+static cs_hash128 hash_str(cs_hash128 h, const char *s) { return cs_hash_bytes(s, strlen(s) + 1, h); }
+
+static int read_file(const char *path, cs_cubin *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    int rc = -1;
+    long size;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+        out->data = malloc((size_t)size);
+        if (out->data && fread(out->data, 1, (size_t)size, f) == (size_t)size) {
+            out->size = (size_t)size;
+            rc = 0;
+        } else {
+            free(out->data);
+            out->data = NULL;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Installs the cubin in the cache through a private temporary file. */
+static void store(cs_cache *cache, const char *key, const cs_cubin *bin)
+{
+    const char *tmp = getenv("TMPDIR");
+    char path[PATH_MAX], entry[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cartsim-cubin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        unlink(path);
+        return;
+    }
+    bool ok = fwrite(bin->data, 1, bin->size, f) == bin->size;
+    ok &= fclose(f) == 0;
+    if (ok)
+        cs_cache_store(cache, key, ".cubin", path, entry, sizeof entry);   /* failure: warning set, run uncached */
+    unlink(path);
+}
+
+/* The first lines of NVRTC's log, flattened for a one-line message. */
+static void log_message(const char *log, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *c = log; *c && n + 1 < size; c++)
+        out[n++] = *c == '\n' ? ' ' : *c;
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = 0;
+}
+
+int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_cache *cache, cs_cubin *out,
+                    char *err, size_t err_size)
+{
+    double start = now_ms();
+    memset(out, 0, sizeof *out);
+    if (arch < 10 || arch > 999) {
+        say(err, err_size, "not a CUDA architecture: %d", arch);
+        return CS_CUDA_FAIL;
+    }
+    char arch_opt[64], version[32];
+    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=sm_%d", arch);
+    snprintf(version, sizeof version, "nvrtc %d.%d", nv->major, nv->minor);
+    const char *options[] = {arch_opt, "--std=c++17", fmad ? "--fmad=true" : "--fmad=false"};
+    const int n_options = 3;
+
+    if (nv->api.GetNumSupportedArchs && nv->api.GetSupportedArchs) {
+        int n = 0, archs[128];
+        if (nv->api.GetNumSupportedArchs(&n) == CS_NVRTC_SUCCESS && n > 0 && n <= 128 &&
+            nv->api.GetSupportedArchs(archs) == CS_NVRTC_SUCCESS) {
+            bool found = false;
+            for (int k = 0; k < n; k++)
+                found |= archs[k] == arch;
+            if (!found) {
+                say(err, err_size, "NVRTC %d.%d cannot compile for sm_%d (it supports sm_%d to sm_%d)", nv->major,
+                    nv->minor, arch, archs[0], archs[n - 1]);
+                return CS_CUDA_FAIL;
+            }
+        }
+    }
+
+    cs_hash128 h = {0x63756461u, CS_LANES_ABI};   /* "cuda" */
+    h = hash_str(h, version);
+    for (int k = 0; k < n_options; k++)
+        h = hash_str(h, options[k]);
+    h = hash_str(h, source);
+    char key[33];
+    cs_hash_hex(h, key);
+    char path[PATH_MAX];
+    if (cache && cache->dir[0] && cs_cache_lookup(cache, key, ".cubin", path, sizeof path) == 1 &&
+        read_file(path, out) == 0) {
+        out->cache_hit = true;
+        out->compile_ms = now_ms() - start;
+        return 0;
+    }
+
+    cs_nvrtc_program prog = NULL;
+    cs_nvrtc_result rc = nv->api.CreateProgram(&prog, source, "cartsim_kernel.cu", 0, NULL, NULL);
+    if (rc != CS_NVRTC_SUCCESS) {
+        say(err, err_size, "nvrtcCreateProgram failed: %s", nv->api.GetErrorString(rc));
+        return CS_CUDA_FAIL;
+    }
+    int result = CS_CUDA_FAIL;
+    rc = nv->api.CompileProgram(prog, n_options, options);
+    if (rc != CS_NVRTC_SUCCESS) {
+        size_t log_size = 0;
+        char *log = NULL;
+        if (nv->api.GetProgramLogSize(prog, &log_size) == CS_NVRTC_SUCCESS && log_size > 0 &&
+            (log = malloc(log_size + 1))) {
+            if (nv->api.GetProgramLog(prog, log) != CS_NVRTC_SUCCESS)
+                log[0] = 0;
+            log[log_size] = 0;
+        }
+        char flat[2048];
+        log_message(log ? log : "", flat, sizeof flat);
+        say(err, err_size, "NVRTC failed to compile the generated kernel for sm_%d (%s): %s", arch,
+            nv->api.GetErrorString(rc), flat[0] ? flat : "(no log)");
+        free(log);
+        goto done;
+    }
+    size_t size = 0;
+    if ((rc = nv->api.GetCUBINSize(prog, &size)) != CS_NVRTC_SUCCESS || size == 0) {
+        say(err, err_size, "nvrtcGetCUBINSize failed: %s",
+            rc != CS_NVRTC_SUCCESS ? nv->api.GetErrorString(rc) : "an empty cubin");
+        goto done;
+    }
+    if (!(out->data = malloc(size))) {
+        say(err, err_size, "out of memory for a %zu-byte cubin", size);
+        goto done;
+    }
+    if ((rc = nv->api.GetCUBIN(prog, (char *)out->data)) != CS_NVRTC_SUCCESS) {
+        say(err, err_size, "nvrtcGetCUBIN failed: %s", nv->api.GetErrorString(rc));
+        free(out->data);
+        out->data = NULL;
+        goto done;
+    }
+    out->size = size;
+    if (cache && cache->dir[0])
+        store(cache, key, out);
+    result = 0;
+done:
+    nv->api.DestroyProgram(&prog);
+    out->compile_ms = now_ms() - start;
+    return result;
+}
+
+void cs_cubin_free(cs_cubin *bin)
+{
+    free(bin->data);
+    memset(bin, 0, sizeof *bin);
+}
+
+/* ---- the driver ---- */
+
+/* "what: CUDA_ERROR_NAME: the driver's text" */
+static int cu_fail(const cs_cuda *c, cs_cu_result rc, char *err, size_t err_size, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int cu_fail(const cs_cuda *c, cs_cu_result rc, char *err, size_t err_size, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *name = NULL, *text = NULL;
+    if (c->cu.GetErrorName)
+        c->cu.GetErrorName(rc, &name);
+    if (c->cu.GetErrorString)
+        c->cu.GetErrorString(rc, &text);
+    say(err, err_size, "%s: %s: %s", what, name ? name : "CUDA error", text ? text : "(no description)");
+    if (rc == CS_CUDA_ERROR_OUT_OF_MEMORY)
+        return CS_CUDA_LIMIT;
+    return CS_CUDA_FAIL;
+}
+
+#define CU(call, ...)                                                   \
+    do {                                                                \
+        cs_cu_result rc_ = (call);                                      \
+        if (rc_ != CS_CUDA_SUCCESS)                                     \
+            return cu_fail(c, rc_, err, err_size, __VA_ARGS__);         \
+    } while (0)
+
+/* Inside a push/pop pair: a failure must still pop. */
+#define CU_IN(call, ...)                                                \
+    do {                                                                \
+        cs_cu_result rc_ = (call);                                      \
+        if (rc_ != CS_CUDA_SUCCESS) {                                   \
+            result = cu_fail(c, rc_, err, err_size, __VA_ARGS__);       \
+            goto out;                                                   \
+        }                                                               \
+    } while (0)
+
+static int enter(cs_cuda *c, char *err, size_t err_size)
+{
+    CU(c->cu.CtxPushCurrent(c->ctx), "making the CUDA context current");
+    return 0;
+}
+
+static void leave(cs_cuda *c)
+{
+    cs_cu_context popped;
+    c->cu.CtxPopCurrent(&popped);
+}
+
+static int open_driver(cs_cuda *c, char *err, size_t err_size)
+{
+    const char *forced = getenv("CARTSIM_CUDA_DRIVER");
+    const char *name = forced && *forced ? forced : "libcuda.so.1";
+    c->cu.lib = open_lib(name);
+    if (!c->cu.lib) {
+        if (forced && *forced) {
+            const char *why = dlerror();
+            say(err, err_size, "no CUDA driver ($CARTSIM_CUDA_DRIVER=%s: %s)", forced, why ? why : "cannot open");
+        } else {
+            say(err, err_size, "no CUDA driver (libcuda.so.1 not found)");
+        }
+        return CS_CUDA_FAIL;
+    }
+    char what[PATH_MAX + 32];
+    snprintf(what, sizeof what, "the CUDA driver %s", name);
+    if (resolve_table(c->cu.lib, (char *)&c->cu + sizeof(void *), cu_names, sizeof cu_names / sizeof cu_names[0],
+                      sizeof cu_names / sizeof cu_names[0], what, err, err_size))
+        return CS_CUDA_FAIL;
+    cs_cu_result rc = c->cu.Init(0);
+    if (rc == CS_CUDA_ERROR_NO_DEVICE) {
+        say(err, err_size, "no CUDA device");
+        return CS_CUDA_FAIL;
+    }
+    if (rc == CS_CUDA_ERROR_STUB_LIBRARY) {
+        say(err, err_size, "no CUDA driver (%s is the toolkit's stub, not a driver)", name);
+        return CS_CUDA_FAIL;
+    }
+    if (rc != CS_CUDA_SUCCESS)
+        return cu_fail(c, rc, err, err_size, "the CUDA driver failed to start (cuInit)");
+    int count = 0;
+    CU(c->cu.DeviceGetCount(&count), "counting CUDA devices");
+    if (count < 1) {
+        say(err, err_size, "no CUDA device");
+        return CS_CUDA_FAIL;
+    }
+    CU(c->cu.DeviceGet(&c->dev, 0), "opening CUDA device 0");
+    CU(c->cu.DeviceGetName(c->info.name, (int)sizeof c->info.name - 1, c->dev), "naming CUDA device 0");
+    int major = 0, minor = 0;
+    CU(c->cu.DeviceGetAttribute(&major, CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, c->dev),
+       "reading the compute capability");
+    CU(c->cu.DeviceGetAttribute(&minor, CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, c->dev),
+       "reading the compute capability");
+    CU(c->cu.DeviceGetAttribute(&c->info.sm_count, CS_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->dev),
+       "reading the multiprocessor count");
+    CU(c->cu.DeviceTotalMem(&c->info.total_bytes, c->dev), "reading the device memory size");
+    c->info.arch = 10 * major + minor;
+    CU(c->cu.DevicePrimaryCtxRetain(&c->ctx, c->dev), "creating the CUDA context of %s", c->info.name);
+    c->retained = true;
+    return 0;
+}
+
+int cs_cuda_open(cs_cuda **out, char *err, size_t err_size)
+{
+    *out = NULL;
+    cs_cuda *c = calloc(1, sizeof *c);
+    if (!c) {
+        say(err, err_size, "out of memory");
+        return CS_CUDA_FAIL;
+    }
+    int rc = open_driver(c, err, err_size);
+    if (rc == 0)
+        rc = cs_nvrtc_open(&c->nv, err, err_size);
+    if (rc) {
+        cs_cuda_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+static void free_buffers(cs_cuda *c)
+{
+    if (!c->allocated && !c->carried && !c->params && !c->inputs)
+        return;
+    for (int b = 0; b < CS_BUF_COUNT; b++)
+        if (c->buf[b])
+            c->cu.MemFree(c->buf[b]);
+    for (unsigned k = 0; c->carried && k < c->lay.n_carried; k++)
+        if (c->carried[k])
+            c->cu.MemFree(c->carried[k]);
+    for (unsigned k = 0; c->params && k < c->lay.n_params; k++)
+        if (c->params[k])
+            c->cu.MemFree(c->params[k]);
+    for (unsigned k = 0; c->inputs && k < c->lay.n_inputs; k++)
+        if (c->inputs[k])
+            c->cu.MemFree(c->inputs[k]);
+    cs_cu_deviceptr more[] = {c->carried_ptrs, c->params_ptrs, c->inputs_ptrs, c->scratch};
+    for (size_t k = 0; k < sizeof more / sizeof more[0]; k++)
+        if (more[k])
+            c->cu.MemFree(more[k]);
+    free(c->carried);
+    free(c->params);
+    free(c->inputs);
+    memset(c->buf, 0, sizeof c->buf);
+    c->carried = c->params = c->inputs = NULL;
+    c->carried_ptrs = c->params_ptrs = c->inputs_ptrs = c->scratch = 0;
+    c->allocated = false;
+    c->dirty = 0;
+}
+
+void cs_cuda_close(cs_cuda *c)
+{
+    if (!c)
+        return;
+    if (c->retained) {
+        char err[8];
+        size_t err_size = sizeof err;
+        if (enter(c, err, err_size) == 0) {
+            free_buffers(c);
+            cs_cuda_unload(c);
+            leave(c);
+        }
+        c->cu.DevicePrimaryCtxRelease(c->dev);
+    }
+    free(c->parts);
+    if (c->cu.lib)
+        dlclose(c->cu.lib);
+    cs_nvrtc_close(c->nv);
+    free(c);
+}
+
+int cs_cuda_probe(char *why, size_t why_size)
+{
+    cs_cuda *c;
+    if (cs_cuda_open(&c, why, why_size))
+        return 0;
+    cs_cuda_close(c);
+    if (why && why_size)
+        why[0] = 0;
+    return 1;
+}
+
+const cs_cuda_device *cs_cuda_device_info(const cs_cuda *c) { return &c->info; }
+cs_nvrtc *cs_cuda_nvrtc(cs_cuda *c) { return c->nv; }
+
+/* ---- modules ---- */
+
+/* Unloads with the context current (the caller's). */
+static void unload_current(cs_cuda *c)
+{
+    if (c->mod)
+        c->cu.ModuleUnload(c->mod);
+    c->mod = NULL;
+    memset(c->fixed, 0, sizeof c->fixed);
+    free(c->parts);
+    c->parts = NULL;
+    c->n_parts = 0;
+}
+
+void cs_cuda_unload(cs_cuda *c)
+{
+    if (!c || !c->mod)
+        return;
+    char err[8];
+    size_t err_size = sizeof err;
+    if (enter(c, err, err_size) == 0) {
+        unload_current(c);
+        leave(c);
+    } else {
+        c->mod = NULL;
+        unload_current(c);
+    }
+}
+
+static int read_u32(cs_cuda *c, const char *name, unsigned *value, char *err, size_t err_size)
+{
+    cs_cu_deviceptr ptr;
+    size_t bytes = 0;
+    cs_cu_result rc = c->cu.ModuleGetGlobal(&ptr, &bytes, c->mod, name);
+    if (rc != CS_CUDA_SUCCESS)
+        return cu_fail(c, rc, err, err_size, "the kernel module lacks its constant %s", name);
+    if (bytes != sizeof *value) {
+        say(err, err_size, "the kernel module's %s has %zu bytes, not 4", name, bytes);
+        return CS_CUDA_FAIL;
+    }
+    CU(c->cu.MemcpyDtoH(value, ptr, sizeof *value), "reading %s", name);
+    return 0;
+}
+
+static int setup_fn(cs_cuda *c, kernel_fn *k, const char *name, int block, char *err, size_t err_size)
+{
+    CU(c->cu.ModuleGetFunction(&k->fn, c->mod, name), "the kernel module lacks %s", name);
+    int max_threads = 0;
+    CU(c->cu.FuncGetAttribute(&k->registers, CS_CU_FUNC_ATTRIBUTE_NUM_REGS, k->fn), "reading %s's registers", name);
+    CU(c->cu.FuncGetAttribute(&k->local_bytes, CS_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k->fn),
+       "reading %s's local memory", name);
+    CU(c->cu.FuncGetAttribute(&max_threads, CS_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->fn),
+       "reading %s's block limit", name);
+    if (block > 0) {
+        if (block > max_threads) {
+            say(err, err_size, "block %d is more than %s can run with (%d threads: %d registers each)", block, name,
+                max_threads, k->registers);
+            return CS_CUDA_FAIL;
+        }
+        k->block = block;
+    } else {
+        int min_grid = 0;
+        CU(c->cu.OccupancyMaxPotentialBlockSize(&min_grid, &k->block, k->fn, NULL, 0, 0),
+           "choosing %s's block size", name);
+        if (k->block < 1)
+            k->block = max_threads > 0 && max_threads < 128 ? max_threads : 128;
+    }
+    return 0;
+}
+
+int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_cuda_kernel_info *info,
+                 char *err, size_t err_size)
+{
+    memset(info, 0, sizeof *info);
+    if (!bin->data || !bin->size) {
+        say(err, err_size, "no cubin to load");
+        return CS_CUDA_FAIL;
+    }
+    if (s->unroll < 1 || s->block < 0 || s->block > 1024) {
+        say(err, err_size, "bad schedule: unroll %d, block %d", s->unroll, s->block);
+        return CS_CUDA_FAIL;
+    }
+    if (c->allocated) {
+        say(err, err_size, "a module is loaded once, before the buffers are allocated");
+        return CS_CUDA_FAIL;
+    }
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    unload_current(c);
+    c->sched = *s;
+    CU_IN(c->cu.ModuleLoadData(&c->mod, bin->data), "loading the kernel module on %s", c->info.name);
+    if ((result = read_u32(c, "cs_kernels_per_step", &info->kernels_per_step, err, err_size)) ||
+        (result = read_u32(c, "cs_scratch_bytes_per_lane", &info->scratch_bytes_per_lane, err, err_size)))
+        goto out;
+    c->scratch_per_lane = info->scratch_bytes_per_lane;
+    static const char *const fixed_names[FN_FIXED] = {"cs_kernel_restart", "cs_kernel_step", "cs_kernel_rollout"};
+    for (int k = 0; k < FN_FIXED; k++) {
+        if (k == FN_ROLLOUT && s->fusion != CS_POLICY_FULL)
+            continue;
+        if ((result = setup_fn(c, &c->fixed[k], fixed_names[k], s->block, err, err_size)))
+            goto out;
+    }
+    if (s->fusion == CS_POLICY_FULL) {
+        info->block = c->fixed[FN_ROLLOUT].block;
+        info->registers = c->fixed[FN_ROLLOUT].registers;
+        info->local_bytes = c->fixed[FN_ROLLOUT].local_bytes;
+    } else {
+        unsigned n = info->kernels_per_step;
+        if (n < 1 || n > MAX_ROLLOUT_KERNELS) {
+            say(err, err_size, "the kernel module says a step takes %u kernels", n);
+            result = CS_CUDA_FAIL;
+            goto out;
+        }
+        if (!(c->parts = calloc(n, sizeof *c->parts))) {
+            say(err, err_size, "out of memory");
+            result = CS_CUDA_FAIL;
+            goto out;
+        }
+        c->n_parts = n;
+        for (unsigned k = 0; k < n; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "cs_rollout_k%u", k);
+            if ((result = setup_fn(c, &c->parts[k], name, s->block, err, err_size)))
+                goto out;
+            if (c->parts[k].registers > info->registers)
+                info->registers = c->parts[k].registers;
+            if (c->parts[k].local_bytes > info->local_bytes)
+                info->local_bytes = c->parts[k].local_bytes;
+        }
+        info->block = c->parts[0].block;
+    }
+    if (s->fusion == CS_POLICY_FULL && info->kernels_per_step != 1) {
+        say(err, err_size, "a fully fused module says a step takes %u kernels", info->kernels_per_step);
+        result = CS_CUDA_FAIL;
+        goto out;
+    }
+out:
+    if (result)
+        unload_current(c);
+    leave(c);
+    return result;
+}
+
+/* ---- buffers ---- */
+
+static size_t buf_bytes(const cs_lanes_layout *lay, int b)
+{
+    size_t n = (size_t)lay->n, obs = lay->n_obs ? lay->n_obs : 1;
+    switch ((cs_buf)b) {
+    case CS_BUF_SEGSTEP: return n * sizeof(int);
+    case CS_BUF_OBS: case CS_BUF_FINAL_OBS: return n * obs * sizeof(float);
+    case CS_BUF_REWARD: case CS_BUF_SEG_RETURN: case CS_BUF_RETURN_SUM: return n * sizeof(double);
+    case CS_BUF_TERMINATED: case CS_BUF_TRUNCATED: case CS_BUF_PENDING: return n;
+    case CS_BUF_SEGMENTS: case CS_BUF_NONFINITE: return n * sizeof(long long);
+    default: return 0;   /* per-slot arrays: carried, params, inputs */
+    }
+}
+
+long long cs_cuda_bytes_needed(const cs_cuda *c, const cs_lanes_layout *lay)
+{
+    long long total = 0;
+    for (int b = 0; b < CS_BUF_COUNT; b++)
+        total += (long long)buf_bytes(lay, b);
+    total += (long long)(lay->n_carried + lay->n_params) * lay->n * (long long)lay->real_size;
+    total += (long long)lay->n_inputs * lay->n * 4;
+    total += (long long)(lay->n_carried + lay->n_params + lay->n_inputs + 3) * (long long)sizeof(cs_cu_deviceptr);
+    if (c->sched.fusion != CS_POLICY_FULL)
+        total += (long long)c->scratch_per_lane * lay->n;
+    return total;
+}
+
+static int alloc_zero(cs_cuda *c, cs_cu_deviceptr *p, size_t bytes, char *err, size_t err_size)
+{
+    if (bytes == 0)
+        bytes = 8;
+    CU(c->cu.MemAlloc(p, bytes), "allocating %zu bytes on %s", bytes, c->info.name);
+    CU(c->cu.MemsetD8(*p, 0, bytes), "clearing %zu bytes on %s", bytes, c->info.name);
+    return 0;
+}
+
+static int alloc_current(cs_cuda *c, char *err, size_t err_size)
+{
+    const cs_lanes_layout *lay = &c->lay;
+    size_t n = (size_t)lay->n;
+    int rc;
+    for (int b = 0; b < CS_BUF_COUNT; b++)
+        if (buf_bytes(lay, b) && (rc = alloc_zero(c, &c->buf[b], buf_bytes(lay, b), err, err_size)))
+            return rc;
+    c->carried = calloc(lay->n_carried + 1, sizeof *c->carried);
+    c->params = calloc(lay->n_params + 1, sizeof *c->params);
+    c->inputs = calloc(lay->n_inputs + 1, sizeof *c->inputs);
+    if (!c->carried || !c->params || !c->inputs) {
+        say(err, err_size, "out of memory");
+        return CS_CUDA_FAIL;
+    }
+    for (unsigned k = 0; k < lay->n_carried; k++)
+        if ((rc = alloc_zero(c, &c->carried[k], n * lay->real_size, err, err_size)))
+            return rc;
+    for (unsigned k = 0; k < lay->n_params; k++)
+        if ((rc = alloc_zero(c, &c->params[k], n * lay->real_size, err, err_size)))
+            return rc;
+    for (unsigned k = 0; k < lay->n_inputs; k++)
+        if ((rc = alloc_zero(c, &c->inputs[k], n * 4, err, err_size)))
+            return rc;
+    struct {
+        cs_cu_deviceptr *dst, *arr;
+        unsigned count;
+    } tables[] = {{&c->carried_ptrs, c->carried, lay->n_carried},
+                  {&c->params_ptrs, c->params, lay->n_params},
+                  {&c->inputs_ptrs, c->inputs, lay->n_inputs}};
+    for (int t = 0; t < 3; t++) {
+        size_t bytes = (tables[t].count + 1) * sizeof(cs_cu_deviceptr);
+        if ((rc = alloc_zero(c, tables[t].dst, bytes, err, err_size)))
+            return rc;
+        CU(c->cu.MemcpyHtoD(*tables[t].dst, tables[t].arr, bytes), "copying buffer addresses to %s", c->info.name);
+    }
+    if (c->sched.fusion != CS_POLICY_FULL && c->scratch_per_lane &&
+        (rc = alloc_zero(c, &c->scratch, (size_t)c->scratch_per_lane * n, err, err_size)))
+        return rc;
+    c->allocated = true;
+    return 0;
+}
+
+int cs_cuda_alloc(cs_cuda *c, const cs_lanes_layout *lay, char *err, size_t err_size)
+{
+    if (!c->mod) {
+        say(err, err_size, "allocating before a kernel module is loaded");
+        return CS_CUDA_FAIL;
+    }
+    if (lay->n < 1 || lay->real_size == 0) {
+        say(err, err_size, "bad buffer layout");
+        return CS_CUDA_FAIL;
+    }
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    free_buffers(c);
+    c->lay = *lay;
+    size_t free_bytes = 0, total_bytes = 0;
+    long long need = cs_cuda_bytes_needed(c, lay);
+    CU_IN(c->cu.MemGetInfo(&free_bytes, &total_bytes), "reading the free memory of %s", c->info.name);
+    if (need > (long long)free_bytes) {
+        say(err, err_size, "%lld environments need %lld bytes of device memory, more than the %zu free on %s",
+            lay->n, need, free_bytes, c->info.name);
+        result = CS_CUDA_LIMIT;
+        goto out;
+    }
+    if ((result = alloc_current(c, err, err_size)))
+        free_buffers(c);
+out:
+    leave(c);
+    return result;
+}
+
+/* The device address and host address of buffer b's slot k (k: 0 for the
+ * single-array buffers), and its size. */
+typedef struct {
+    cs_cu_deviceptr dev;
+    void *host;
+    size_t bytes;
+} region;
+
+static unsigned regions(const cs_cuda *c, int b, const cs_lanes *host, region *out, unsigned max)
+{
+    const cs_lanes_layout *lay = &c->lay;
+    size_t n = (size_t)lay->n;
+    unsigned count = 0;
+    switch ((cs_buf)b) {
+    case CS_BUF_CARRIED:
+        for (unsigned k = 0; k < lay->n_carried && count < max; k++)
+            out[count++] = (region){c->carried[k], host->carried ? host->carried[k] : NULL, n * lay->real_size};
+        return count;
+    case CS_BUF_PARAMS:
+        for (unsigned k = 0; k < lay->n_params && count < max; k++)
+            out[count++] = (region){c->params[k], host->params ? host->params[k] : NULL, n * lay->real_size};
+        return count;
+    case CS_BUF_INPUTS:
+        for (unsigned k = 0; k < lay->n_inputs && count < max; k++)
+            out[count++] = (region){c->inputs[k], host->inputs ? host->inputs[k] : NULL, n * 4};
+        return count;
+    default:
+        break;
+    }
+    void *h = NULL;
+    switch ((cs_buf)b) {
+    case CS_BUF_SEGSTEP: h = host->segstep; break;
+    case CS_BUF_OBS: h = host->obs; break;
+    case CS_BUF_FINAL_OBS: h = host->final_obs; break;
+    case CS_BUF_REWARD: h = host->reward; break;
+    case CS_BUF_TERMINATED: h = host->terminated; break;
+    case CS_BUF_TRUNCATED: h = host->truncated; break;
+    case CS_BUF_PENDING: h = host->pending; break;
+    case CS_BUF_SEG_RETURN: h = host->seg_return; break;
+    case CS_BUF_SEGMENTS: h = host->segments; break;
+    case CS_BUF_RETURN_SUM: h = host->return_sum; break;
+    case CS_BUF_NONFINITE: h = host->nonfinite; break;
+    default: break;
+    }
+    out[0] = (region){c->buf[b], h, buf_bytes(lay, b)};
+    return 1;
+}
+
+static const char *const buf_names[CS_BUF_COUNT] = {
+    "state", "parameters", "episode steps", "inputs", "observations", "final observations", "rewards",
+    "terminated flags", "truncated flags", "pending restarts", "running returns", "episode counts",
+    "return sums", "nonfinite counts",
+};
+
+typedef enum { COPY_FETCH, COPY_UPLOAD, COPY_ZERO } copy_kind;
+
+static int copy(cs_cuda *c, copy_kind kind, unsigned mask, const cs_lanes *host, char *err, size_t err_size)
+{
+    if (!c->allocated) {
+        say(err, err_size, "the device buffers are not allocated");
+        return CS_CUDA_FAIL;
+    }
+    if (kind == COPY_FETCH && !(mask & c->dirty))
+        return 0;
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    unsigned max = c->lay.n_carried + c->lay.n_params + c->lay.n_inputs + 1;
+    region *r = malloc(max * sizeof *r);
+    if (!r) {
+        say(err, err_size, "out of memory");
+        result = CS_CUDA_FAIL;
+        goto out;
+    }
+    for (int b = 0; b < CS_BUF_COUNT; b++) {
+        if (!(mask & CS_BUF_BIT(b)) || (kind == COPY_FETCH && !(c->dirty & CS_BUF_BIT(b))))
+            continue;
+        unsigned nr = regions(c, b, host, r, max);
+        for (unsigned k = 0; k < nr; k++) {
+            if (!r[k].host) {
+                say(err, err_size, "no host buffer for the %s", buf_names[b]);
+                result = CS_CUDA_FAIL;
+                goto out;
+            }
+            if (kind == COPY_FETCH)
+                CU_IN(c->cu.MemcpyDtoH(r[k].host, r[k].dev, r[k].bytes), "copying the %s from %s", buf_names[b],
+                      c->info.name);
+            else if (kind == COPY_UPLOAD)
+                CU_IN(c->cu.MemcpyHtoD(r[k].dev, r[k].host, r[k].bytes), "copying the %s to %s", buf_names[b],
+                      c->info.name);
+            else {
+                CU_IN(c->cu.MemsetD8(r[k].dev, 0, r[k].bytes), "clearing the %s on %s", buf_names[b], c->info.name);
+                memset(r[k].host, 0, r[k].bytes);
+            }
+        }
+        c->dirty &= ~CS_BUF_BIT(b);
+    }
+out:
+    free(r);
+    leave(c);
+    return result;
+}
+
+int cs_cuda_fetch(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size)
+{
+    return copy(c, COPY_FETCH, mask, host, err, err_size);
+}
+
+int cs_cuda_upload(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size)
+{
+    return copy(c, COPY_UPLOAD, mask, host, err, err_size);
+}
+
+int cs_cuda_zero(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size)
+{
+    return copy(c, COPY_ZERO, mask, host, err, err_size);
+}
+
+unsigned cs_cuda_dirty(const cs_cuda *c) { return c->dirty; }
+
+/* ---- launching ---- */
+
+/* The caller's lanes with the device buffers in place of the host ones. */
+static cs_lanes device_lanes(const cs_cuda *c, const cs_lanes *l)
+{
+    cs_lanes d = *l;
+    d.stride = c->lay.n;
+    d.carried = (void **)(uintptr_t)c->carried_ptrs;
+    d.params = (void **)(uintptr_t)c->params_ptrs;
+    d.inputs = (void **)(uintptr_t)c->inputs_ptrs;
+    d.segstep = (int *)(uintptr_t)c->buf[CS_BUF_SEGSTEP];
+    d.obs = (float *)(uintptr_t)c->buf[CS_BUF_OBS];
+    d.final_obs = (float *)(uintptr_t)c->buf[CS_BUF_FINAL_OBS];
+    d.reward = (double *)(uintptr_t)c->buf[CS_BUF_REWARD];
+    d.terminated = (unsigned char *)(uintptr_t)c->buf[CS_BUF_TERMINATED];
+    d.truncated = (unsigned char *)(uintptr_t)c->buf[CS_BUF_TRUNCATED];
+    d.pending = (unsigned char *)(uintptr_t)c->buf[CS_BUF_PENDING];
+    d.seg_return = (double *)(uintptr_t)c->buf[CS_BUF_SEG_RETURN];
+    d.segments = (long long *)(uintptr_t)c->buf[CS_BUF_SEGMENTS];
+    d.return_sum = (double *)(uintptr_t)c->buf[CS_BUF_RETURN_SUM];
+    d.nonfinite = (long long *)(uintptr_t)c->buf[CS_BUF_NONFINITE];
+    return d;
+}
+
+/* Arguments: the lanes, then the scratch pointer (read only by kernels that
+ * take it: the driver copies as many parameters as the kernel declares). */
+static int launch(cs_cuda *c, const kernel_fn *k, const char *name, cs_lanes *d, char *err, size_t err_size)
+{
+    long long lanes = d->end - d->begin;
+    if (lanes <= 0)
+        return 0;
+    long long grid = (lanes + k->block - 1) / k->block;
+    if (grid > INT_MAX)
+        grid = INT_MAX;   /* grid-stride: fewer blocks are still correct */
+    void *args[2] = {d, &c->scratch};
+    CU(c->cu.LaunchKernel(k->fn, (unsigned)grid, 1, 1, (unsigned)k->block, 1, 1, 0, NULL, args, NULL),
+       "launching %s (%lld blocks of %d threads)", name, grid, k->block);
+    return 0;
+}
+
+static int check_lanes(const cs_cuda *c, const cs_lanes *l, char *err, size_t err_size)
+{
+    if (!c->mod || !c->allocated) {
+        say(err, err_size, "no kernel loaded or no device buffers");
+        return CS_CUDA_FAIL;
+    }
+    if (l->begin < 0 || l->end > c->lay.n || l->begin > l->end) {
+        say(err, err_size, "lanes [%lld, %lld) outside the batch of %lld", l->begin, l->end, c->lay.n);
+        return CS_CUDA_FAIL;
+    }
+    return 0;
+}
+
+/* Every buffer a kernel may write. */
+#define WRITTEN (CS_BUF_ALL & ~CS_BUF_BIT(CS_BUF_INPUTS))
+
+static int run_fixed(cs_cuda *c, fixed_fn which, const cs_lanes *l, char *err, size_t err_size)
+{
+    static const char *const names[FN_FIXED] = {"cs_kernel_restart", "cs_kernel_step", "cs_kernel_rollout"};
+    int result = check_lanes(c, l, err, err_size);
+    if (result || (result = enter(c, err, err_size)))
+        return result;
+    cs_lanes d = device_lanes(c, l);
+    c->dirty |= WRITTEN;
+    if ((result = launch(c, &c->fixed[which], names[which], &d, err, err_size)))
+        goto out;
+    CU_IN(c->cu.CtxSynchronize(), "running %s on %s", names[which], c->info.name);
+out:
+    leave(c);
+    return result;
+}
+
+int cs_cuda_restart(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size)
+{
+    return run_fixed(c, FN_RESTART, l, err, err_size);
+}
+
+int cs_cuda_step(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size)
+{
+    int rc = cs_cuda_upload(c, CS_BUF_BIT(CS_BUF_INPUTS), l, err, err_size);
+    return rc ? rc : run_fixed(c, FN_STEP, l, err, err_size);
+}
+
+int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *err, size_t err_size)
+{
+    int result = check_lanes(c, l, err, err_size);
+    if (result)
+        return result;
+    if (l->steps <= 0 || l->end == l->begin)
+        return 0;
+    if ((result = enter(c, err, err_size)))
+        return result;
+    cs_lanes d = device_lanes(c, l);
+    c->dirty |= WRITTEN;
+    long long count = 0;
+    if (c->sched.fusion == CS_POLICY_FULL) {
+        long long chunk = c->sched.persistent ? l->steps : c->sched.unroll;
+        for (long long s = 0; s < l->steps; s += chunk) {
+            d.t = l->t + s;
+            d.steps = l->steps - s < chunk ? l->steps - s : chunk;
+            if ((result = launch(c, &c->fixed[FN_ROLLOUT], "cs_kernel_rollout", &d, err, err_size)))
+                goto out;
+            count++;
+        }
+    } else {
+        d.steps = 1;
+        for (long long s = 0; s < l->steps; s++) {
+            d.t = l->t + s;
+            for (unsigned k = 0; k < c->n_parts; k++) {
+                char name[32];
+                snprintf(name, sizeof name, "cs_rollout_k%u", k);
+                if ((result = launch(c, &c->parts[k], name, &d, err, err_size)))
+                    goto out;
+                count++;
+            }
+        }
+    }
+    CU_IN(c->cu.CtxSynchronize(), "running the rollout on %s", c->info.name);
+out:
+    if (launches)
+        *launches += count;
+    leave(c);
+    return result;
+}

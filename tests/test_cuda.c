@@ -1,0 +1,1843 @@
+/* The cuda backend, tested on any machine (CI has no GPU):
+ *
+ *  nvrtc   NVRTC compiles a hand-written kernel and every environment's kernel
+ *          under every fusion policy, unroll, dtype, for sm_80 and sm_90; the
+ *          cubin cache hits, misses and refuses failures like the cpu's.
+ *  host    The CUDA dialect compiled as host C (tests/cuda_shim.h), launched
+ *          by loops over blockIdx/threadIdx, reproduces the cpu backend:
+ *          f64 bit for bit, f32 within 1e-5.
+ *  fake    The whole runtime (sim/env.c -> jit/backend_cuda.c -> driver API)
+ *          against a fake libcuda.so.1 + libnvrtc built from this very file
+ *          with -DCS_FAKE_CUDA: its "cubin" is the source, its launches run
+ *          the shim build, its device memory is host memory with every copy
+ *          bounds-checked. Everything but the real launch is exercised:
+ *          buffers, lazy copies, launch counts, block sizes, spills, limits,
+ *          messages, context push/pop balance.
+ *  device  On a real GPU (skipped, loudly, when none is usable): GPU vs cpu
+ *          within tolerance; bit-identical across block sizes and unroll.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lanes.h"
+
+extern char **environ;
+
+/* ---- shared by the tests and the fake driver: host builds of the dialect ---- */
+
+typedef struct {
+    void *handle;
+    char dir[512];
+} host_module;
+
+typedef struct {
+    unsigned int x, y, z;
+} host_dim3;
+
+static int spawn_wait(char *const argv[], const char *log)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return -1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static void file_head(const char *path, char *out, size_t size)
+{
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(out, 1, size - 1, f);
+    out[n] = 0;
+    fclose(f);
+}
+
+/* The source, with the shim in front, through cc into a shared object. The
+ * flags are the cpu backend's where they change a result (no contraction). */
+static int host_build(const char *source, const char *shim, host_module *m, char *err, size_t err_size)
+{
+    memset(m, 0, sizeof *m);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(m->dir, sizeof m->dir, "%s/cartsim-shim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(m->dir)) {
+        snprintf(err, err_size, "mkdtemp: %s", strerror(errno));
+        return -1;
+    }
+    char src[600], obj[600], log[600], inc[600];
+    snprintf(src, sizeof src, "%s/kernel.cu.c", m->dir);
+    snprintf(obj, sizeof obj, "%s/kernel.so", m->dir);
+    snprintf(log, sizeof log, "%s/cc.log", m->dir);
+    snprintf(inc, sizeof inc, "%s", shim);
+    FILE *f = fopen(src, "w");
+    if (!f || fputs(source, f) < 0 || fclose(f) != 0) {
+        snprintf(err, err_size, "writing %s failed", src);
+        return -1;
+    }
+    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    char *argv[] = {(char *)cc, "-std=c11", "-O2", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared", "-w",
+                    "-include", inc, "-o", obj, src, "-lm", NULL};
+    if (spawn_wait(argv, log)) {
+        char head[1500];
+        file_head(log, head, sizeof head);
+        snprintf(err, err_size, "the shim build failed: %s", head);
+        return -1;
+    }
+    m->handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL);
+    if (!m->handle) {
+        snprintf(err, err_size, "dlopen: %s", dlerror());
+        return -1;
+    }
+    return 0;
+}
+
+static void host_unload(host_module *m)
+{
+    if (m->handle)
+        dlclose(m->handle);
+    static const char *const files[] = {"kernel.cu.c", "kernel.so", "cc.log"};
+    char path[700];
+    for (int k = 0; k < 3 && m->dir[0]; k++) {
+        snprintf(path, sizeof path, "%s/%s", m->dir, files[k]);
+        unlink(path);
+    }
+    if (m->dir[0])
+        rmdir(m->dir);
+    memset(m, 0, sizeof *m);
+}
+
+typedef void (*kernel_lanes)(cs_lanes);
+typedef void (*kernel_scratch)(cs_lanes, char *);
+
+/* One "launch": every thread of the grid in turn. */
+static int host_launch(const host_module *m, void *fn, bool with_scratch, unsigned grid, unsigned block,
+                       const cs_lanes *l, char *scratch)
+{
+    host_dim3 *bi = dlsym(m->handle, "blockIdx"), *ti = dlsym(m->handle, "threadIdx");
+    host_dim3 *bd = dlsym(m->handle, "blockDim"), *gd = dlsym(m->handle, "gridDim");
+    if (!bi || !ti || !bd || !gd || !fn)
+        return -1;
+    *gd = (host_dim3){grid, 1, 1};
+    *bd = (host_dim3){block, 1, 1};
+    *bi = *ti = (host_dim3){0, 0, 0};
+    for (unsigned b = 0; b < grid; b++)
+        for (unsigned t = 0; t < block; t++) {
+            bi->x = b;
+            ti->x = t;
+            if (with_scratch)
+                ((kernel_scratch)fn)(*l, scratch);
+            else
+                ((kernel_lanes)fn)(*l);
+        }
+    return 0;
+}
+
+#ifdef CS_FAKE_CUDA
+/* ======================================================================
+ * The fake libcuda.so.1 + libnvrtc (built by the tests into a .so).
+ * Knobs, read when called: FAKE_CUDA_DEVICES=0 (no device), FAKE_CUDA_FREE
+ * (free bytes), FAKE_CUDA_SPILL_ABOVE=U (kernels of unroll > U report 96
+ * local bytes), FAKE_CUDA_BLOCK (the occupancy API's block), FAKE_NVRTC_FAIL.
+ * ====================================================================== */
+#include "cuda_api.h"
+
+#ifndef FAKE_SHIM
+#error "FAKE_SHIM must name tests/cuda_shim.h"
+#endif
+
+#define FAKE_MAGIC "CARTSIM-FAKE-CUBIN\n"
+
+enum { C_LAUNCHES, C_DTOH, C_DTOH_BYTES, C_HTOD, C_HTOD_BYTES, C_LIVE, C_NO_CONTEXT, C_DEPTH, C_BAD, C_COUNT };
+static long long counters[C_COUNT];
+
+typedef struct {
+    char *p;
+    size_t n;
+} fake_alloc;
+static fake_alloc *allocs;
+static size_t n_allocs;
+
+void fake_cuda_counters(long long out[C_COUNT]);
+void fake_cuda_counters(long long out[C_COUNT])
+{
+    counters[C_LIVE] = (long long)n_allocs;
+    memcpy(out, counters, sizeof counters);
+}
+
+static long knob(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : dflt;
+}
+
+/* [p, p + n) inside one allocation */
+static bool inside_const(const void *p, size_t n);
+
+static bool inside(const void *p, size_t n)
+{
+    for (size_t k = 0; k < n_allocs; k++)
+        if ((const char *)p >= allocs[k].p && (const char *)p + n <= allocs[k].p + allocs[k].n)
+            return true;
+    return inside_const(p, n);
+}
+
+static cs_cu_result need_ctx(void)
+{
+    if (counters[C_DEPTH] > 0)
+        return CS_CUDA_SUCCESS;
+    counters[C_NO_CONTEXT]++;
+    return 201;   /* CUDA_ERROR_INVALID_CONTEXT */
+}
+
+cs_cu_result cuInit(unsigned int flags)
+{
+    return knob("FAKE_CUDA_DEVICES", 1) > 0 ? CS_CUDA_SUCCESS : CS_CUDA_ERROR_NO_DEVICE;
+}
+cs_cu_result cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+
+static const char *err_name(cs_cu_result rc)
+{
+    switch (rc) {
+    case 0: return "CUDA_SUCCESS";
+    case 1: return "CUDA_ERROR_INVALID_VALUE";
+    case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
+    case 100: return "CUDA_ERROR_NO_DEVICE";
+    case 201: return "CUDA_ERROR_INVALID_CONTEXT";
+    case 500: return "CUDA_ERROR_NOT_FOUND";
+    case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+    default: return "CUDA_ERROR_UNKNOWN";
+    }
+}
+cs_cu_result cuGetErrorName(cs_cu_result rc, const char **s) { *s = err_name(rc); return 0; }
+cs_cu_result cuGetErrorString(cs_cu_result rc, const char **s)
+{
+    *s = rc == 2 ? "out of memory (fake)" : rc == 500 ? "named symbol not found (fake)" : "fake driver error";
+    return 0;
+}
+cs_cu_result cuDeviceGetCount(int *n) { *n = 1; return 0; }
+cs_cu_result cuDeviceGet(cs_cu_device *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
+cs_cu_result cuDeviceGetName(char *name, int len, cs_cu_device d)
+{
+    snprintf(name, (size_t)len, "cartsim fake GPU");
+    return 0;
+}
+cs_cu_result cuDeviceGetAttribute(int *v, int attr, cs_cu_device d)
+{
+    switch (attr) {
+    case CS_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; return 0;
+    case CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; return 0;
+    case CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; return 0;
+    default: return 1;
+    }
+}
+cs_cu_result cuDeviceTotalMem_v2(size_t *b, cs_cu_device d) { *b = (size_t)1 << 30; return 0; }
+static int fake_ctx;
+cs_cu_result cuDevicePrimaryCtxRetain(cs_cu_context *c, cs_cu_device d) { *c = (cs_cu_context)&fake_ctx; return 0; }
+cs_cu_result cuDevicePrimaryCtxRelease_v2(cs_cu_device d) { return 0; }
+cs_cu_result cuCtxPushCurrent_v2(cs_cu_context c)
+{
+    if (c != (cs_cu_context)&fake_ctx)
+        return 201;
+    counters[C_DEPTH]++;
+    return 0;
+}
+cs_cu_result cuCtxPopCurrent_v2(cs_cu_context *c)
+{
+    if (counters[C_DEPTH] <= 0)
+        return 201;
+    counters[C_DEPTH]--;
+    if (c)
+        *c = (cs_cu_context)&fake_ctx;
+    return 0;
+}
+cs_cu_result cuCtxSynchronize(void) { return need_ctx(); }
+
+typedef struct fake_module fake_module;
+
+typedef struct {
+    char name[64];
+    void *fn;
+    bool scratch;
+    fake_module *mod;
+} fake_fn;
+
+struct fake_module {
+    host_module hm;
+    int unroll;              /* from the source's first line */
+    fake_fn fns[4096];
+    int n_fns;
+    fake_alloc consts[8];    /* exported constants handed out as "device" memory */
+    int n_consts;
+    fake_module *next;
+};
+static fake_module *modules;
+
+/* [p, p + n) inside an exported constant of a loaded module */
+static bool inside_const(const void *p, size_t n)
+{
+    for (fake_module *m = modules; m; m = m->next)
+        for (int k = 0; k < m->n_consts; k++)
+            if ((const char *)p >= m->consts[k].p && (const char *)p + n <= m->consts[k].p + m->consts[k].n)
+                return true;
+    return false;
+}
+
+cs_cu_result cuModuleLoadData(cs_cu_module *mod, const void *image)
+{
+    if (need_ctx())
+        return 201;
+    const char *text = image;
+    if (strncmp(text, FAKE_MAGIC, strlen(FAKE_MAGIC)))
+        return 200;   /* CUDA_ERROR_INVALID_IMAGE */
+    text += strlen(FAKE_MAGIC);
+    fake_module *m = calloc(1, sizeof *m);
+    if (!m)
+        return 2;
+    char err[2048];
+    if (host_build(text, FAKE_SHIM, &m->hm, err, sizeof err)) {
+        fprintf(stderr, "fake cuModuleLoadData: %s\n", err);
+        host_unload(&m->hm);
+        free(m);
+        return 218;   /* CUDA_ERROR_INVALID_PTX */
+    }
+    const char *u = strstr(text, ", unroll ");
+    m->unroll = u ? atoi(u + 9) : 1;
+    m->next = modules;
+    modules = m;
+    *mod = (cs_cu_module)m;
+    return 0;
+}
+cs_cu_result cuModuleUnload(cs_cu_module mod)
+{
+    if (need_ctx())
+        return 201;
+    fake_module *m = (fake_module *)mod;
+    for (fake_module **at = &modules; *at; at = &(*at)->next)
+        if (*at == m) {
+            *at = m->next;
+            break;
+        }
+    host_unload(&m->hm);
+    free(m);
+    return 0;
+}
+cs_cu_result cuModuleGetFunction(cs_cu_function *fn, cs_cu_module mod, const char *name)
+{
+    if (need_ctx())
+        return 201;
+    fake_module *m = (fake_module *)mod;
+    void *f = dlsym(m->hm.handle, name);
+    if (!f || m->n_fns >= 4096)
+        return CS_CUDA_ERROR_NOT_FOUND;
+    fake_fn *k = &m->fns[m->n_fns++];
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->fn = f;
+    k->scratch = !strncmp(name, "cs_rollout_k", 12);
+    k->mod = m;
+    *fn = (cs_cu_function)k;
+    return 0;
+}
+cs_cu_result cuModuleGetGlobal_v2(cs_cu_deviceptr *p, size_t *bytes, cs_cu_module mod, const char *name)
+{
+    if (need_ctx())
+        return 201;
+    fake_module *m = (fake_module *)mod;
+    void *v = dlsym(m->hm.handle, name);
+    if (!v || m->n_consts >= 8)
+        return CS_CUDA_ERROR_NOT_FOUND;
+    m->consts[m->n_consts++] = (fake_alloc){v, 4};
+    *p = (cs_cu_deviceptr)(uintptr_t)v;
+    *bytes = 4;
+    return 0;
+}
+cs_cu_result cuFuncGetAttribute(int *v, int attr, cs_cu_function fn)
+{
+    if (need_ctx())
+        return 201;
+    const fake_fn *k = (const fake_fn *)fn;
+    switch (attr) {
+    case CS_CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 40; return 0;
+    case CS_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; return 0;
+    case CS_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *v = k->mod->unroll > knob("FAKE_CUDA_SPILL_ABOVE", 1L << 20) ? 96 : 0; return 0;
+    default: return 1;
+    }
+}
+cs_cu_result cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, cs_cu_function fn, cs_cu_b2d_size f,
+                                              size_t smem, int limit)
+{
+    if (need_ctx())
+        return 201;
+    *min_grid = 16;
+    *block = (int)knob("FAKE_CUDA_BLOCK", 256);
+    return 0;
+}
+cs_cu_result cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+    if (need_ctx())
+        return 201;
+    *free_bytes = (size_t)knob("FAKE_CUDA_FREE", 1L << 30);
+    *total = (size_t)1 << 30;
+    return 0;
+}
+cs_cu_result cuMemAlloc_v2(cs_cu_deviceptr *p, size_t n)
+{
+    if (need_ctx())
+        return 201;
+    if (n == 0)
+        return 1;
+    fake_alloc *grown = realloc(allocs, (n_allocs + 1) * sizeof *allocs);
+    char *mem = malloc(n);
+    if (!grown || !mem) {
+        free(mem);
+        if (grown)
+            allocs = grown;
+        return 2;
+    }
+    memset(mem, 0xA5, n);   /* garbage, as a device's fresh memory */
+    allocs = grown;
+    allocs[n_allocs++] = (fake_alloc){mem, n};
+    *p = (cs_cu_deviceptr)(uintptr_t)mem;
+    return 0;
+}
+cs_cu_result cuMemFree_v2(cs_cu_deviceptr p)
+{
+    if (need_ctx())
+        return 201;
+    for (size_t k = 0; k < n_allocs; k++)
+        if (allocs[k].p == (char *)(uintptr_t)p && allocs[k].n) {
+            free(allocs[k].p);
+            allocs[k] = allocs[--n_allocs];
+            return 0;
+        }
+    counters[C_BAD]++;
+    return 1;
+}
+cs_cu_result cuMemcpyHtoD_v2(cs_cu_deviceptr dst, const void *src, size_t n)
+{
+    if (need_ctx())
+        return 201;
+    if (!inside((void *)(uintptr_t)dst, n)) {
+        counters[C_BAD]++;
+        return 1;
+    }
+    memcpy((void *)(uintptr_t)dst, src, n);
+    counters[C_HTOD]++;
+    counters[C_HTOD_BYTES] += (long long)n;
+    return 0;
+}
+cs_cu_result cuMemcpyDtoH_v2(void *dst, cs_cu_deviceptr src, size_t n)
+{
+    if (need_ctx())
+        return 201;
+    if (!inside((void *)(uintptr_t)src, n)) {
+        counters[C_BAD]++;
+        return 1;
+    }
+    memcpy(dst, (void *)(uintptr_t)src, n);
+    counters[C_DTOH]++;
+    counters[C_DTOH_BYTES] += (long long)n;
+    return 0;
+}
+cs_cu_result cuMemsetD8_v2(cs_cu_deviceptr dst, unsigned char v, size_t n)
+{
+    if (need_ctx())
+        return 201;
+    if (!inside((void *)(uintptr_t)dst, n)) {
+        counters[C_BAD]++;
+        return 1;
+    }
+    memset((void *)(uintptr_t)dst, v, n);
+    return 0;
+}
+
+/* Every buffer of the lanes must be fake device memory. */
+static bool device_lanes_ok(const cs_lanes *l)
+{
+    const void *single[] = {l->segstep, l->obs, l->final_obs, l->reward, l->terminated, l->truncated, l->pending,
+                            l->seg_return, l->segments, l->return_sum, l->nonfinite};
+    for (size_t k = 0; k < sizeof single / sizeof single[0]; k++)
+        if (!inside(single[k], 1))
+            return false;
+    void **tables[] = {l->carried, l->params, l->inputs};
+    for (int t = 0; t < 3; t++)
+        if (!inside(tables[t], sizeof(void *)))
+            return false;
+    return true;
+}
+
+cs_cu_result cuLaunchKernel(cs_cu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned smem, cs_cu_stream stream, void **params, void **extra)
+{
+    if (need_ctx())
+        return 201;
+    const fake_fn *k = (const fake_fn *)fn;
+    if (gx == 0 || bx == 0 || bx > 1024 || gy != 1 || gz != 1 || by != 1 || bz != 1 || !params || extra)
+        return 1;
+    const cs_lanes *l = params[0];
+    if (!device_lanes_ok(l)) {
+        counters[C_BAD]++;
+        return 700;
+    }
+    char *scratch = k->scratch ? (char *)(uintptr_t) * (cs_cu_deviceptr *)params[1] : NULL;
+    int rc = host_launch(&k->mod->hm, k->fn, k->scratch, gx, bx, l, scratch);
+    counters[C_LAUNCHES]++;
+    return rc ? 1 : 0;
+}
+
+/* ---- fake NVRTC: the "cubin" is the source behind a magic line ---- */
+
+typedef struct {
+    char *src;
+} fake_prog;
+
+cs_nvrtc_result nvrtcVersion(int *major, int *minor) { *major = 99; *minor = 0; return 0; }
+const char *nvrtcGetErrorString(cs_nvrtc_result rc) { return rc ? "NVRTC_ERROR_COMPILATION (fake)" : "NVRTC_SUCCESS"; }
+cs_nvrtc_result nvrtcCreateProgram(cs_nvrtc_program *p, const char *src, const char *name, int nh,
+                                   const char *const *h, const char *const *hn)
+{
+    fake_prog *fp = calloc(1, sizeof *fp);
+    if (!fp || !(fp->src = strdup(src))) {
+        free(fp);
+        return 1;
+    }
+    *p = (cs_nvrtc_program)fp;
+    return 0;
+}
+cs_nvrtc_result nvrtcCompileProgram(cs_nvrtc_program p, int n, const char *const *opts)
+{
+    return knob("FAKE_NVRTC_FAIL", 0) ? 6 : 0;
+}
+cs_nvrtc_result nvrtcGetProgramLogSize(cs_nvrtc_program p, size_t *n) { *n = 32; return 0; }
+cs_nvrtc_result nvrtcGetProgramLog(cs_nvrtc_program p, char *log)
+{
+    snprintf(log, 32, "fake.cu(1): error: fake");
+    return 0;
+}
+cs_nvrtc_result nvrtcGetCUBINSize(cs_nvrtc_program p, size_t *n)
+{
+    *n = strlen(FAKE_MAGIC) + strlen(((fake_prog *)p)->src) + 1;
+    return 0;
+}
+cs_nvrtc_result nvrtcGetCUBIN(cs_nvrtc_program p, char *out)
+{
+    strcpy(out, FAKE_MAGIC);
+    strcat(out, ((fake_prog *)p)->src);
+    return 0;
+}
+cs_nvrtc_result nvrtcDestroyProgram(cs_nvrtc_program *p)
+{
+    fake_prog *fp = (fake_prog *)*p;
+    if (fp)
+        free(fp->src);
+    free(fp);
+    *p = NULL;
+    return 0;
+}
+
+#else
+/* ======================================================================
+ * The tests.
+ * ====================================================================== */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+
+#include "agents.h"
+#include "cartsim.h"
+#include "cuda_api.h"
+#include "jit.h"
+
+#ifdef CS_HAVE_CUDA_HEADERS
+#include <cuda.h>
+#include <nvrtc.h>
+/* cuda_api.h's values are the real headers' */
+_Static_assert(CS_CUDA_SUCCESS == CUDA_SUCCESS, "CUDA_SUCCESS");
+_Static_assert(CS_CUDA_ERROR_OUT_OF_MEMORY == CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY");
+_Static_assert(CS_CUDA_ERROR_STUB_LIBRARY == CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY");
+_Static_assert(CS_CUDA_ERROR_NO_DEVICE == CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE");
+_Static_assert(CS_CUDA_ERROR_NOT_FOUND == CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND");
+_Static_assert(CS_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count");
+_Static_assert(CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cc");
+_Static_assert(CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cc");
+_Static_assert(CS_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads");
+_Static_assert(CS_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES == CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local bytes");
+_Static_assert(CS_CU_FUNC_ATTRIBUTE_NUM_REGS == CU_FUNC_ATTRIBUTE_NUM_REGS, "registers");
+_Static_assert(CS_NVRTC_SUCCESS == NVRTC_SUCCESS, "NVRTC_SUCCESS");
+_Static_assert(sizeof(cs_cu_deviceptr) == sizeof(CUdeviceptr), "CUdeviceptr");
+_Static_assert(sizeof(cs_cu_device) == sizeof(CUdevice), "CUdevice");
+#define HAVE_HEADERS 1
+#else
+#define HAVE_HEADERS 0
+#endif
+
+static const char *root(void)
+{
+    const char *r = getenv("CARTSIM_ROOT");
+    return r && *r ? r : ".";
+}
+
+static void shim_path(char *out, size_t size) { snprintf(out, size, "%s/tests/cuda_shim.h", root()); }
+
+/* A skip that shows in the log whatever Criterion's verbosity. */
+#define skip_loudly(...)                                                                  \
+    do {                                                                                  \
+        char msg_[2048];                                                                   \
+        snprintf(msg_, sizeof msg_, __VA_ARGS__);                                         \
+        fprintf(stderr, "\n*** SKIPPED %s: %s ***\n", __func__, msg_);                    \
+        cr_skip_test("%s", msg_);                                                         \
+    } while (0)
+
+/* Until the emitter speaks the CUDA dialect (jit/emit.c), the tests that
+ * need it say so instead of failing. */
+#define dialect_or_skip()                                                                 \
+    do {                                                                                  \
+        cs_config c_;                                                                     \
+        cs_config_init(&c_);                                                              \
+        char *t_ = NULL, *e_ = NULL;                                                      \
+        if (cs_dump(&c_, NULL, "cuda", &t_, &e_) != CS_OK && e_ &&                        \
+            strstr(e_, "not part of this build")) {                                       \
+            free(e_);                                                                     \
+            skip_loudly("the emitter has no CUDA dialect yet");                           \
+        }                                                                                 \
+        free(t_);                                                                         \
+        free(e_);                                                                         \
+    } while (0)
+
+static cs_nvrtc *nvrtc_or_skip(void)
+{
+    char err[600];
+    cs_nvrtc *nv;
+    if (cs_nvrtc_open(&nv, err, sizeof err))
+        skip_loudly("NVRTC is missing: %s", err);
+    return nv;
+}
+
+/* The environments under test: every .env file in envs/. */
+static int list_envs(char names[][700], int max)
+{
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/envs", root());
+    DIR *d = opendir(dir);
+    cr_assert(d, "cannot list %s", dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && !strcmp(e->d_name + len - 4, ".env"))
+            snprintf(names[n++], 700, "%s/%.290s", dir, e->d_name);
+    }
+    closedir(d);
+    cr_assert_gt(n, 0, "no environments in %s", dir);
+    return n;
+}
+
+static char *read_text(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    cr_assert(s && fread(s, 1, (size_t)n, f) == (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return s;
+}
+
+/* The program a runtime builds: parse, random policy, passes. */
+static cs_program *load_program(const char *path, cs_type real, cs_policy pol)
+{
+    size_t len;
+    char *src = read_text(path, &len);
+    cs_program *p = NULL;
+    char err[1024];
+    cr_assert_eq(cs_parse(src, len, path, real, NULL, 0, &p, err, sizeof err), 0, "%s", err);
+    free(src);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    cr_assert_eq(cs_optimize(p, pol, NULL, err, sizeof err), 0, "%s", err);
+    return p;
+}
+
+static char *emit(const cs_program *p, cs_policy pol, int unroll, cs_dialect d)
+{
+    cs_schedule s = {pol, unroll, 0, 90};
+    cs_text t = {0};
+    char err[1024];
+    cr_assert_eq(cs_emit(p, &s, d, &t, err, sizeof err), 0, "emit (%s dialect, %s, unroll %d): %s",
+                 d == CS_DIALECT_C ? "C" : "CUDA", cs_policy_name(pol), unroll, err);
+    cr_assert(!t.failed && t.data);
+    return t.data;
+}
+
+/* ---- nvrtc ---- */
+
+static const char hand_kernel[] =
+    "#ifndef CS_GLOBAL\n#define CS_GLOBAL extern \"C\" __global__\n#endif\n"
+    "#ifndef CS_EXPORT\n#define CS_EXPORT extern \"C\" __device__\n#endif\n"
+    "typedef struct { long long begin, end; double *x; } lanes;\n"
+    "CS_EXPORT const unsigned int cs_kernels_per_step = 1u;\n"
+    "CS_GLOBAL void cs_kernel_rollout(lanes L)\n{\n"
+    "    for (long long i = L.begin + (long long)blockIdx.x * blockDim.x + threadIdx.x; i < L.end;\n"
+    "         i += (long long)gridDim.x * blockDim.x)\n"
+    "        L.x[i] = sin(L.x[i]) * 2.0 + 1.0;\n}\n";
+
+static bool has_bytes(const cs_cubin *b, const char *s)
+{
+    return memmem(b->data, b->size, s, strlen(s)) != NULL;
+}
+
+static int count_files(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name), sl = strlen(suffix);
+        n += len > sl && !strcmp(e->d_name + len - sl, suffix);
+    }
+    closedir(d);
+    return n;
+}
+
+Test(cuda_nvrtc, parses_architectures)
+{
+    cr_assert_eq(cs_cuda_parse_arch("sm_90"), 90);
+    cr_assert_eq(cs_cuda_parse_arch("sm_80"), 80);
+    cr_assert_eq(cs_cuda_parse_arch("86"), 86);
+    cr_assert_eq(cs_cuda_parse_arch("9.0"), 90);
+    cr_assert_eq(cs_cuda_parse_arch("sm_90a"), 90);
+    cr_assert_eq(cs_cuda_parse_arch("sm_120"), 120);
+    cr_assert_eq(cs_cuda_parse_arch("sm_"), -1);
+    cr_assert_eq(cs_cuda_parse_arch("compute_90"), -1);
+    cr_assert_eq(cs_cuda_parse_arch("sm_9x"), -1);
+    cr_assert_eq(cs_cuda_parse_arch(""), -1);
+    cr_assert_eq(cs_cuda_parse_arch(NULL), -1);
+}
+
+Test(cuda_nvrtc, compiles_a_hand_written_kernel_and_caches_it)
+{
+    cs_nvrtc *nv = nvrtc_or_skip();
+    int major, minor;
+    cs_nvrtc_version(nv, &major, &minor);
+    cr_assert_geq(major, 11, "NVRTC %d.%d", major, minor);
+    char dir[] = "/tmp/cartsim-cubin-cache-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    cs_cache cache;
+    cs_cache_open(&cache, dir);
+    cr_assert_str_eq(cache.warning, "");
+    char err[4096];
+    const int archs[] = {80, 90};
+    for (int a = 0; a < 2; a++) {
+        cs_cubin bin, again;
+        cr_assert_eq(cs_cuda_compile(nv, hand_kernel, archs[a], false, &cache, &bin, err, sizeof err), 0, "%s", err);
+        cr_assert_not(bin.cache_hit);
+        cr_assert_gt(bin.size, 64);
+        cr_assert_eq(memcmp(bin.data, "\177ELF", 4), 0, "a cubin is an ELF file");
+        cr_assert(has_bytes(&bin, "cs_kernel_rollout"), "the entry point is in the cubin");
+        cr_assert(has_bytes(&bin, "cs_kernels_per_step"), "the exported constant is in the cubin");
+        cr_assert_eq(cs_cuda_compile(nv, hand_kernel, archs[a], false, &cache, &again, err, sizeof err), 0, "%s",
+                     err);
+        cr_assert(again.cache_hit, "the second compile for sm_%d hits the cache", archs[a]);
+        cr_assert_eq(again.size, bin.size);
+        cr_assert_eq(memcmp(again.data, bin.data, bin.size), 0);
+        cs_cubin_free(&again);
+        /* fmad is part of the key */
+        cr_assert_eq(cs_cuda_compile(nv, hand_kernel, archs[a], true, &cache, &again, err, sizeof err), 0, "%s",
+                     err);
+        cr_assert_not(again.cache_hit);
+        cs_cubin_free(&again);
+        cs_cubin_free(&bin);
+    }
+    cr_assert_eq(count_files(dir, ".cubin"), 4);
+
+    /* A failed compile says what NVRTC said, and is not cached. */
+    cs_cubin bad;
+    const char *broken = "extern \"C\" __global__ void k(int *p) { *p = undeclared_name; }\n";
+    cr_assert_neq(cs_cuda_compile(nv, broken, 90, true, &cache, &bad, err, sizeof err), 0);
+    cr_assert(strstr(err, "NVRTC failed"), "%s", err);
+    cr_assert(strstr(err, "undeclared_name"), "NVRTC's log is in the message: %s", err);
+    cr_assert_null(bad.data);
+    cr_assert_eq(count_files(dir, ".cubin"), 4, "a failed compile is never cached");
+
+    /* A corrupt entry is rebuilt. */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char victim[600] = "";
+    while ((e = readdir(d)))
+        if (strlen(e->d_name) > 6 && !strcmp(e->d_name + strlen(e->d_name) - 6, ".cubin"))
+            snprintf(victim, sizeof victim, "%s/%s", dir, e->d_name);
+    closedir(d);
+    FILE *f = fopen(victim, "r+b");
+    cr_assert(f);
+    fseek(f, 100, SEEK_SET);
+    fputc('X', f);
+    fclose(f);
+    int hits = 0;
+    for (int a = 0; a < 2; a++)
+        for (int fm = 0; fm < 2; fm++) {
+            cs_cubin bin;
+            cr_assert_eq(cs_cuda_compile(nv, hand_kernel, archs[a], fm, &cache, &bin, err, sizeof err), 0, "%s", err);
+            hits += bin.cache_hit;
+            cs_cubin_free(&bin);
+        }
+    cr_assert_eq(hits, 3, "the corrupt entry was rebuilt, the others hit");
+
+    cr_assert_neq(cs_cuda_compile(nv, hand_kernel, 5, false, &cache, &bad, err, sizeof err), 0);
+    cr_assert(strstr(err, "sm_5") || strstr(err, "architecture"), "%s", err);
+    cs_cache_close(&cache);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    cs_nvrtc_close(nv);
+}
+
+/* Issue 3, test 1: every environment's kernel, every policy and schedule,
+ * both dtypes, sm_80 and sm_90. Sources that differ only in their title line
+ * (rules and none ignore the unroll) are compiled once; the compiles run on
+ * every core, through the kernel cache the runtime uses ($XDG_CACHE_HOME/
+ * cartsim: an entry there is this very source compiled by this very NVRTC
+ * with these options; CARTSIM_TEST_CUDA_FRESH=1 compiles everything anew).
+ * Every failure is reported, with NVRTC's log. */
+typedef struct {
+    char what[800];
+    char *source;            /* owned by the first job of a source */
+    const char *body;        /* source after its title line */
+    int arch;
+    bool fmad, duplicate;
+    int rc;
+    bool cache_hit;
+    char *err;
+    bool has_symbols;
+    const char *entry;       /* cs_kernel_rollout or cs_rollout_k0 */
+} compile_job;
+
+typedef struct {
+    compile_job *jobs;
+    int n, next;
+    pthread_mutex_t lock;
+    cs_nvrtc *nv;
+    bool fresh;
+} compile_pool;
+
+static void *compile_worker(void *arg)
+{
+    compile_pool *pool = arg;
+    cs_cache cache = {{0}, {0}};
+    if (!pool->fresh)
+        cs_cache_open(&cache, NULL);
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        int k = pool->next++;
+        pthread_mutex_unlock(&pool->lock);
+        if (k >= pool->n)
+            break;
+        compile_job *j = &pool->jobs[k];
+        if (j->duplicate)
+            continue;
+        cs_cubin bin;
+        char err[8192] = "";
+        j->rc = cs_cuda_compile(pool->nv, j->source, j->arch, j->fmad, &cache, &bin, err, sizeof err);
+        j->cache_hit = bin.cache_hit;
+        j->err = strdup(err);
+        j->has_symbols = j->rc == 0 && has_bytes(&bin, "cs_kernel_restart") && has_bytes(&bin, "cs_kernel_step") &&
+                         has_bytes(&bin, "cs_scratch_bytes_per_lane") && has_bytes(&bin, "cs_kernels_per_step") &&
+                         has_bytes(&bin, j->entry);
+        cs_cubin_free(&bin);
+    }
+    cs_cache_close(&cache);
+    return NULL;
+}
+
+Test(cuda_nvrtc, compiles_every_environment_policy_schedule_and_arch)
+{
+    dialect_or_skip();
+    cs_nvrtc *nv = nvrtc_or_skip();
+    char envs[32][700];
+    int n_envs = list_envs(envs, 32);
+    const cs_fusion fusions[] = {CS_FUSION_NONE, CS_FUSION_RULES, CS_FUSION_FULL};   /* costliest first */
+    const int unrolls[] = {10, 1};
+    const cs_dtype dtypes[] = {CS_DTYPE_F64, CS_DTYPE_F32};
+    const int archs[] = {80, 90};
+    compile_job *jobs = calloc((size_t)n_envs * 3 * 2 * 2 * 2, sizeof *jobs);
+    int n = 0, dumped = 0;
+    for (int d = 0; d < 2; d++)
+        for (int f = 0; f < 3; f++)
+            for (int e = 0; e < n_envs; e++)
+                for (int u = 0; u < 2; u++) {
+                    cs_config cfg;
+                    cs_config_init(&cfg);
+                    cfg.env = envs[e];
+                    cfg.fusion = fusions[f];
+                    cfg.unroll = unrolls[u];
+                    cfg.dtype = dtypes[d];
+                    char *text = NULL, *error = NULL;
+                    cs_status s = cs_dump(&cfg, NULL, "cuda", &text, &error);
+                    cr_assert_eq(s, CS_OK, "%s %s unroll %d: %s", envs[e], cs_fusion_name(fusions[f]), unrolls[u],
+                                 error);
+                    dumped++;
+                    const char *body = strchr(text, '\n') ? strchr(text, '\n') + 1 : text;
+                    for (int a = 0; a < 2; a++) {
+                        compile_job *j = &jobs[n++];
+                        snprintf(j->what, sizeof j->what, "%.600s, fusion %s, unroll %d, %s, sm_%d", envs[e],
+                                 cs_fusion_name(fusions[f]), unrolls[u], d ? "f32" : "f64", archs[a]);
+                        j->source = a == 0 ? text : jobs[n - 2].source;
+                        j->body = body;
+                        j->arch = archs[a];
+                        j->fmad = dtypes[d] == CS_DTYPE_F32;
+                        j->entry = fusions[f] == CS_FUSION_FULL ? "cs_kernel_rollout" : "cs_rollout_k0";
+                        for (int o = 0; o < n - 1 && !j->duplicate; o++)
+                            j->duplicate = jobs[o].arch == j->arch && jobs[o].fmad == j->fmad &&
+                                           !strcmp(jobs[o].body, j->body);
+                    }
+                }
+    const char *fresh = getenv("CARTSIM_TEST_CUDA_FRESH");
+    compile_pool pool = {jobs, n, 0, PTHREAD_MUTEX_INITIALIZER, nv, fresh && !strcmp(fresh, "1")};
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cores < 1 ? 1 : cores > 8 ? 8 : (int)cores;
+    pthread_t tid[8];
+    for (int t = 0; t < threads; t++)
+        cr_assert_eq(pthread_create(&tid[t], NULL, compile_worker, &pool), 0);
+    for (int t = 0; t < threads; t++)
+        pthread_join(tid[t], NULL);
+    int compiled = 0, cached = 0, failed = 0, duplicates = 0;
+    for (int k = 0; k < n; k++) {
+        compile_job *j = &jobs[k];
+        if (j->duplicate) {
+            duplicates++;
+            continue;
+        }
+        cr_expect_eq(j->rc, 0, "%s: %s", j->what, j->err);
+        if (j->rc == 0)
+            cr_expect(j->has_symbols, "%s: entry points or exported constants missing from the cubin", j->what);
+        failed += j->rc != 0 || !j->has_symbols;
+        compiled += j->rc == 0 && !j->cache_hit;
+        cached += j->rc == 0 && j->cache_hit;
+        free(j->err);
+    }
+    for (int k = 0; k < n; k += 2)
+        free(jobs[k].source);
+    free(jobs);
+    fprintf(stderr, "cuda_nvrtc: %d sources, %d kernels for sm_80 and sm_90: %d compiled, %d from the cache, "
+                    "%d the same source again, %d failed (%d threads)\n",
+            dumped, n, compiled, cached, duplicates, failed, threads);
+    cr_assert_eq(failed, 0, "%d of %d compiles failed", failed, n - duplicates);
+    cs_nvrtc_close(nv);
+}
+
+Test(cuda_nvrtc, cubin_dump_needs_no_gpu)
+{
+    dialect_or_skip();
+    cs_nvrtc *nv = nvrtc_or_skip();
+    cs_nvrtc_close(nv);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    void *cubin = NULL;
+    size_t size = 0;
+    char *error = NULL;
+    cr_assert_eq(cs_dump_cubin(&cfg, "sm_90", &cubin, &size, &error), CS_OK, "%s", error);
+    cr_assert_gt(size, 64);
+    cr_assert_eq(memcmp(cubin, "\177ELF", 4), 0);
+    free(cubin);
+    cr_assert_eq(cs_dump_cubin(&cfg, "sm_nine", &cubin, &size, &error), CS_ERR_ARGUMENT);
+    cr_assert(strstr(error, "sm_nine"), "%s", error);
+    free(error);
+    char *text = NULL;
+    cr_assert_eq(cs_dump(&cfg, NULL, "cubin", &text, &error), CS_ERR_ARGUMENT);
+    free(error);
+}
+
+/* ---- host: the CUDA dialect as host C, against the cpu backend ---- */
+
+typedef struct {
+    long long n;
+    unsigned nc, np, no, ni;
+    size_t rs;
+    void **carried, **params, **inputs;
+    int *segstep;
+    float *obs, *final_obs;
+    double *reward, *seg_return, *return_sum;
+    unsigned char *terminated, *truncated, *pending;
+    long long *segments, *nonfinite;
+    cs_lanes l;
+} bufs;
+
+static void bufs_init(bufs *b, const cs_program *p, long long n, unsigned long long seed)
+{
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    b->nc = p->n_carried;
+    b->np = p->n_params;
+    b->no = p->n_obs;
+    b->ni = p->n_inputs;
+    b->rs = p->real == CS_F32 ? sizeof(float) : sizeof(double);
+    b->carried = calloc(b->nc + 1, sizeof(void *));
+    b->params = calloc(b->np + 1, sizeof(void *));
+    b->inputs = calloc(b->ni + 1, sizeof(void *));
+    for (unsigned k = 0; k < b->nc; k++)
+        b->carried[k] = calloc((size_t)n, b->rs);
+    for (unsigned k = 0; k < b->np; k++)
+        b->params[k] = calloc((size_t)n, b->rs);
+    for (unsigned k = 0; k < b->ni; k++)
+        b->inputs[k] = calloc((size_t)n, 4);
+    size_t no = b->no ? b->no : 1;
+    b->segstep = calloc((size_t)n, sizeof(int));
+    b->obs = calloc((size_t)n * no, sizeof(float));
+    b->final_obs = calloc((size_t)n * no, sizeof(float));
+    b->reward = calloc((size_t)n, sizeof(double));
+    b->seg_return = calloc((size_t)n, sizeof(double));
+    b->return_sum = calloc((size_t)n, sizeof(double));
+    b->terminated = calloc((size_t)n, 1);
+    b->truncated = calloc((size_t)n, 1);
+    b->pending = calloc((size_t)n, 1);
+    b->segments = calloc((size_t)n, sizeof(long long));
+    b->nonfinite = calloc((size_t)n, sizeof(long long));
+    b->l = (cs_lanes){.begin = 0, .end = n, .seed = seed, .stride = n, .carried = b->carried, .params = b->params,
+                      .segstep = b->segstep, .inputs = b->inputs, .obs = b->obs, .final_obs = b->final_obs,
+                      .reward = b->reward, .terminated = b->terminated, .truncated = b->truncated,
+                      .pending = b->pending, .seg_return = b->seg_return, .segments = b->segments,
+                      .return_sum = b->return_sum, .nonfinite = b->nonfinite};
+}
+
+static void bufs_free(bufs *b)
+{
+    for (unsigned k = 0; k < b->nc; k++)
+        free(b->carried[k]);
+    for (unsigned k = 0; k < b->np; k++)
+        free(b->params[k]);
+    for (unsigned k = 0; k < b->ni; k++)
+        free(b->inputs[k]);
+    free(b->carried);
+    free(b->params);
+    free(b->inputs);
+    free(b->segstep);
+    free(b->obs);
+    free(b->final_obs);
+    free(b->reward);
+    free(b->seg_return);
+    free(b->return_sum);
+    free(b->terminated);
+    free(b->truncated);
+    free(b->pending);
+    free(b->segments);
+    free(b->nonfinite);
+}
+
+/* f64: every bit; f32: within tol relative (and the counters exactly). */
+static void bufs_compare(const bufs *a, const bufs *b, double tol, const char *what)
+{
+    for (unsigned k = 0; k < a->nc; k++) {
+        if (tol == 0) {
+            cr_assert_eq(memcmp(a->carried[k], b->carried[k], (size_t)a->n * a->rs), 0, "%s: state %u differs", what,
+                         k);
+            continue;
+        }
+        for (long long i = 0; i < a->n; i++) {
+            double x = a->rs == 4 ? ((float *)a->carried[k])[i] : ((double *)a->carried[k])[i];
+            double y = b->rs == 4 ? ((float *)b->carried[k])[i] : ((double *)b->carried[k])[i];
+            cr_assert(fabs(x - y) <= tol * fmax(1.0, fabs(x)), "%s: state %u lane %lld: %.9g vs %.9g", what, k, i, x,
+                      y);
+        }
+    }
+    for (unsigned k = 0; k < a->np; k++)
+        for (long long i = 0; i < a->n && tol == 0; i++)
+            cr_assert_eq(memcmp(a->params[k], b->params[k], (size_t)a->n * a->rs), 0, "%s: param %u differs", what, k);
+    cr_assert_eq(memcmp(a->segstep, b->segstep, (size_t)a->n * sizeof(int)), 0, "%s: episode steps differ", what);
+    cr_assert_eq(memcmp(a->segments, b->segments, (size_t)a->n * sizeof(long long)), 0, "%s: episodes differ", what);
+    cr_assert_eq(memcmp(a->nonfinite, b->nonfinite, (size_t)a->n * sizeof(long long)), 0, "%s: nonfinite differ",
+                 what);
+    for (long long i = 0; i < a->n; i++) {
+        double x = a->return_sum[i], y = b->return_sum[i], r = a->seg_return[i], s = b->seg_return[i];
+        if (tol == 0) {
+            cr_assert_eq(memcmp(&x, &y, sizeof x), 0, "%s: return sum of lane %lld: %.17g vs %.17g", what, i, x, y);
+            cr_assert_eq(memcmp(&r, &s, sizeof r), 0, "%s: running return of lane %lld: %.17g vs %.17g", what, i, r,
+                         s);
+        } else {
+            cr_assert(fabs(x - y) <= 1e-4 * fmax(1.0, fabs(x)), "%s: return sum of lane %lld: %g vs %g", what, i, x,
+                      y);
+            cr_assert(fabs(r - s) <= 1e-4 * fmax(1.0, fabs(r)), "%s: running return of lane %lld: %g vs %g", what, i,
+                      r, s);
+        }
+    }
+}
+
+static void cpu_rollout(const cs_program *p, bufs *b, long long steps)
+{
+    char *src = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_C);
+    cs_cache cache = {{0}, {0}};
+    cs_cpu_kernel k;
+    char err[1024];
+    cr_assert_eq(cs_cpu_compile(src, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    free(src);
+    b->l.t = 0;
+    k.restart(&b->l);
+    b->l.steps = steps;
+    k.rollout(&b->l);
+    cs_cpu_unload(&k);
+}
+
+typedef enum { RUN_PERSISTENT, RUN_CHUNKED, RUN_PER_STEP } run_kind;
+
+/* The CUDA dialect's rollout through the shim, launched as the runtime
+ * launches it: once (persistent), in chunks of `unroll` steps, or every
+ * kernel of every step (rules/none) with the scratch between them. */
+static void shim_rollout(const cs_program *p, cs_policy pol, int unroll, run_kind kind, bufs *b, long long steps,
+                         unsigned grid, unsigned block)
+{
+    char *src = emit(p, pol, unroll, CS_DIALECT_CUDA);
+    char shim[600], err[2048];
+    shim_path(shim, sizeof shim);
+    host_module m;
+    cr_assert_eq(host_build(src, shim, &m, err, sizeof err), 0, "%s (%s unroll %d)", err, cs_policy_name(pol),
+                 unroll);
+    free(src);
+    const unsigned *kps = dlsym(m.handle, "cs_kernels_per_step");
+    const unsigned *spl = dlsym(m.handle, "cs_scratch_bytes_per_lane");
+    cr_assert(kps && spl, "the exported constants are missing");
+    cr_assert_eq(*kps, cs_emit_kernels_per_step(p, pol), "cs_kernels_per_step %u, the partition has %u", *kps,
+                 cs_emit_kernels_per_step(p, pol));
+    b->l.t = 0;
+    cr_assert_eq(host_launch(&m, dlsym(m.handle, "cs_kernel_restart"), false, grid, block, &b->l, NULL), 0);
+    if (kind == RUN_PER_STEP) {
+        char *scratch = calloc((size_t)*spl * (size_t)b->n + 1, 1);
+        void *fns[4096];
+        cr_assert_leq(*kps, 4096);
+        for (unsigned k = 0; k < *kps; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "cs_rollout_k%u", k);
+            cr_assert(fns[k] = dlsym(m.handle, name), "%s missing", name);
+        }
+        for (long long s = 0; s < steps; s++) {
+            cs_lanes l = b->l;
+            l.t = s;
+            l.steps = 1;
+            for (unsigned k = 0; k < *kps; k++)
+                host_launch(&m, fns[k], true, grid, block, &l, scratch);
+        }
+        free(scratch);
+    } else {
+        void *fn = dlsym(m.handle, "cs_kernel_rollout");
+        cr_assert(fn, "cs_kernel_rollout missing");
+        long long chunk = kind == RUN_PERSISTENT ? steps : unroll;
+        for (long long s = 0; s < steps; s += chunk) {
+            cs_lanes l = b->l;
+            l.t = s;
+            l.steps = steps - s < chunk ? steps - s : chunk;
+            host_launch(&m, fn, false, grid, block, &l, NULL);
+        }
+    }
+    host_unload(&m);
+}
+
+static void host_matches_cpu(cs_type real, double tol, long long steps)
+{
+    dialect_or_skip();
+    char envs[32][700];
+    int n_envs = list_envs(envs, 32);
+    struct {
+        cs_policy pol;
+        int unroll;
+        run_kind kind;
+        const char *what;
+    } runs[] = {
+        {CS_POLICY_FULL, 1, RUN_PERSISTENT, "full, persistent"},
+        {CS_POLICY_FULL, 10, RUN_PERSISTENT, "full, unroll 10, persistent"},
+        {CS_POLICY_FULL, 10, RUN_CHUNKED, "full, unroll 10, 10 steps per launch"},
+        {CS_POLICY_FULL, 1, RUN_CHUNKED, "full, one step per launch"},
+        {CS_POLICY_RULES, 1, RUN_PER_STEP, "rules"},
+        {CS_POLICY_NONE, 1, RUN_PER_STEP, "none"},
+    };
+    const long long n = 300;   /* not a multiple of any block */
+    for (int e = 0; e < n_envs; e++) {
+        cs_program *ref_prog = load_program(envs[e], real, CS_POLICY_FULL);
+        bufs ref;
+        bufs_init(&ref, ref_prog, n, 1234);
+        cpu_rollout(ref_prog, &ref, steps);
+        long long episodes = 0;
+        for (long long i = 0; i < n; i++)
+            episodes += ref.segments[i];
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            cs_program *p = runs[r].pol == CS_POLICY_FULL ? ref_prog : load_program(envs[e], real, runs[r].pol);
+            bufs got;
+            bufs_init(&got, p, n, 1234);
+            /* 3 blocks of 32 threads: every thread walks several lanes */
+            shim_rollout(p, runs[r].pol, runs[r].unroll, runs[r].kind, &got, steps, 3, 32);
+            char what[1000];
+            snprintf(what, sizeof what, "%.700s (%s), %s", envs[e], real == CS_F32 ? "f32" : "f64", runs[r].what);
+            bufs_compare(&ref, &got, tol, what);
+            bufs_free(&got);
+            if (p != ref_prog)
+                cs_program_free(p);
+        }
+        fprintf(stderr, "cuda_host: %s %s matches the cpu backend (%lld episodes in %lld steps)\n", envs[e],
+                real == CS_F32 ? "f32" : "f64", episodes, steps);
+        bufs_free(&ref);
+        cs_program_free(ref_prog);
+    }
+}
+
+Test(cuda_host, f64_rollouts_equal_the_cpu_backend_bit_for_bit)
+{
+    host_matches_cpu(CS_F64, 0, 257);
+}
+
+Test(cuda_host, f32_rollouts_match_the_cpu_backend_within_1e5)
+{
+    host_matches_cpu(CS_F32, 1e-5, 60);
+}
+
+/* The step entry, both auto-reset conventions, against the cpu's step. */
+Test(cuda_host, f64_steps_equal_the_cpu_backend)
+{
+    dialect_or_skip();
+    char envs[32][700];
+    int n_envs = list_envs(envs, 32);
+    const int modes[] = {CS_MODE_NEXT_STEP, CS_MODE_SAME_STEP, CS_MODE_NO_RESTART};
+    for (int e = 0; e < n_envs; e++) {
+        cs_program *p = load_program(envs[e], CS_F64, CS_POLICY_FULL);
+        char *csrc = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_C), *cuda = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_CUDA);
+        cs_cache cache = {{0}, {0}};
+        cs_cpu_kernel k;
+        host_module m;
+        char err[2048], shim[600];
+        shim_path(shim, sizeof shim);
+        cr_assert_eq(cs_cpu_compile(csrc, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(host_build(cuda, shim, &m, err, sizeof err), 0, "%s", err);
+        void *restart = dlsym(m.handle, "cs_kernel_restart"), *step = dlsym(m.handle, "cs_kernel_step");
+        cr_assert(restart && step);
+        for (int md = 0; md < 3; md++) {
+            bufs a, b;
+            bufs_init(&a, p, 77, 99);
+            bufs_init(&b, p, 77, 99);
+            k.restart(&a.l);
+            host_launch(&m, restart, false, 2, 16, &b.l, NULL);
+            for (long long t = 0; t < 120; t++) {
+                for (unsigned c = 0; c < p->n_inputs; c++)
+                    for (long long i = 0; i < 77; i++) {
+                        unsigned h = (unsigned)(i * 2654435761u + (unsigned long long)t * 40503u + c);
+                        if (p->inputs[c].type == CS_I32)
+                            ((int *)a.inputs[c])[i] = ((int *)b.inputs[c])[i] = (int)(h % p->n_actions);
+                        else
+                            ((float *)a.inputs[c])[i] = ((float *)b.inputs[c])[i] =
+                                (float)(p->input_low[c] + (p->input_high[c] - p->input_low[c]) * (h % 1000) / 999.0);
+                    }
+                a.l.t = b.l.t = t;
+                a.l.mode = b.l.mode = modes[md];
+                k.step(&a.l);
+                host_launch(&m, step, false, 2, 16, &b.l, NULL);
+                size_t no = (size_t)(p->n_obs ? p->n_obs : 1) * 77;
+                cr_assert_eq(memcmp(a.obs, b.obs, no * sizeof(float)), 0, "%s mode %d step %lld: obs differ", envs[e],
+                             modes[md], t);
+                cr_assert_eq(memcmp(a.reward, b.reward, 77 * sizeof(double)), 0, "%s step %lld: rewards differ",
+                             envs[e], t);
+                cr_assert_eq(memcmp(a.terminated, b.terminated, 77), 0, "%s step %lld: terminated differ", envs[e], t);
+                cr_assert_eq(memcmp(a.truncated, b.truncated, 77), 0, "%s step %lld: truncated differ", envs[e], t);
+                cr_assert_eq(memcmp(a.pending, b.pending, 77), 0, "%s step %lld: pending differ", envs[e], t);
+                if (modes[md] == CS_MODE_SAME_STEP)
+                    cr_assert_eq(memcmp(a.final_obs, b.final_obs, no * sizeof(float)), 0,
+                                 "%s step %lld: final obs differ", envs[e], t);
+            }
+            a.l.steps = b.l.steps = 0;
+            bufs_compare(&a, &b, 0, envs[e]);
+            bufs_free(&a);
+            bufs_free(&b);
+        }
+        host_unload(&m);
+        cs_cpu_unload(&k);
+        free(csrc);
+        free(cuda);
+        cs_program_free(p);
+    }
+}
+
+/* ---- fake: the runtime against the fake driver ---- */
+
+static char fake_lib[700];
+
+enum { C_LAUNCHES, C_DTOH, C_DTOH_BYTES, C_HTOD, C_HTOD_BYTES, C_LIVE, C_NO_CONTEXT, C_DEPTH, C_BAD, C_COUNT };
+
+/* Builds this file as the fake libcuda/libnvrtc and points the library at it. */
+static void use_fake_driver(void)
+{
+    dialect_or_skip();
+    const char *tmp = getenv("TMPDIR");
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/cartsim-fakecuda-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(dir));
+    char src[700], inc[700], shim_def[800], log[700];
+    snprintf(src, sizeof src, "%s/tests/test_cuda.c", root());
+    snprintf(inc, sizeof inc, "-I%s/jit", root());
+    char shim[600];
+    shim_path(shim, sizeof shim);
+    snprintf(shim_def, sizeof shim_def, "-DFAKE_SHIM=\"%s\"", shim);
+    snprintf(fake_lib, sizeof fake_lib, "%s/libfakecuda.so", dir);
+    snprintf(log, sizeof log, "%s/cc.log", dir);
+    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    char *argv[] = {(char *)cc, "-std=c11", "-D_GNU_SOURCE", "-O1", "-g", "-fPIC", "-shared", "-Wall", "-Wextra",
+                    "-Wno-unused-parameter", "-DCS_FAKE_CUDA", shim_def, inc, "-o", fake_lib, src, "-ldl", "-lm",
+                    NULL};
+    if (spawn_wait(argv, log)) {
+        char head[3000];
+        file_head(log, head, sizeof head);
+        cr_assert_fail("building the fake driver failed: %s", head);
+    }
+    unlink(log);
+    setenv("CARTSIM_CUDA_DRIVER", fake_lib, 1);
+    setenv("CARTSIM_NVRTC", fake_lib, 1);
+}
+
+static void fake_counters(long long out[C_COUNT])
+{
+    void *h = dlopen(fake_lib, RTLD_NOW | RTLD_NOLOAD);
+    cr_assert(h, "the fake driver is not loaded");
+    void (*get)(long long *) = (void (*)(long long *))dlsym(h, "fake_cuda_counters");
+    cr_assert(get);
+    get(out);
+    dlclose(h);
+}
+
+static cs_env *open_cfg(const cs_config *cfg)
+{
+    cs_env *env;
+    cs_status s = cs_env_open(cfg, &env);
+    cr_assert_eq(s, CS_OK, "open (%s): %s", cs_backend_name(cfg->backend), cs_env_error(env));
+    return env;
+}
+
+static void base_cfg(cs_config *cfg, const char *env, cs_backend b, cs_fusion f, int unroll, int64_t n)
+{
+    cs_config_init(cfg);
+    cfg->env = env;
+    cfg->backend = b;
+    cfg->fusion = f;
+    cfg->unroll = unroll;
+    cfg->num_envs = n;
+    cfg->dtype = CS_DTYPE_F64;
+    cfg->no_cache = true;
+}
+
+static void check_clean(void)
+{
+    long long c[C_COUNT];
+    fake_counters(c);
+    cr_assert_eq(c[C_NO_CONTEXT], 0, "%lld driver calls without a current context", c[C_NO_CONTEXT]);
+    cr_assert_eq(c[C_DEPTH], 0, "context pushes and pops unbalanced (%lld)", c[C_DEPTH]);
+    cr_assert_eq(c[C_BAD], 0, "%lld copies or launches outside device memory", c[C_BAD]);
+}
+
+Test(cuda_fake, rollouts_equal_the_cpu_backend_with_the_launches_counted)
+{
+    use_fake_driver();
+    char envs[32][700];
+    int n_envs = list_envs(envs, 32);
+    for (int e = 0; e < n_envs; e++) {
+        cs_config cfg;
+        base_cfg(&cfg, envs[e], CS_BACKEND_CPU, CS_FUSION_FULL, 1, 500);
+        cs_env *cpu = open_cfg(&cfg);
+        cs_rollout_stats ref;
+        cr_assert_eq(cs_env_reset(cpu, 11), CS_OK);
+        cr_assert_eq(cs_env_rollout(cpu, 95, &ref), CS_OK);
+        cs_env_close(cpu);
+        struct {
+            cs_fusion f;
+            int unroll;
+            const char *persistent;
+            long long launches;
+        } runs[] = {
+            {CS_FUSION_FULL, 1, NULL, 1},
+            {CS_FUSION_FULL, 10, NULL, 1},
+            {CS_FUSION_FULL, 10, "0", 10},   /* ceil(95 / 10) */
+            {CS_FUSION_FULL, 1, "0", 95},
+            {CS_FUSION_RULES, 1, NULL, -1},  /* steps x kernels per step */
+            {CS_FUSION_NONE, 1, NULL, -1},
+        };
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            if (runs[r].persistent)
+                setenv("CARTSIM_CUDA_PERSISTENT", runs[r].persistent, 1);
+            else
+                unsetenv("CARTSIM_CUDA_PERSISTENT");
+            base_cfg(&cfg, envs[e], CS_BACKEND_CUDA, runs[r].f, runs[r].unroll, 500);
+            cs_env *gpu = open_cfg(&cfg);
+            cs_env_info info;
+            cr_assert_eq(cs_env_get_info(gpu, &info), CS_OK);
+            cr_assert_eq(info.backend, CS_BACKEND_CUDA);
+            cr_assert_str_eq(info.device, "cartsim fake GPU");
+            cr_assert_eq(info.sm_count, 4);
+            cr_assert_eq(info.arch, 90);
+            cr_assert_eq(info.block, 256);
+            cr_assert_eq(info.registers, 40);
+            cr_assert_eq(info.spill_bytes, 0);
+            cr_assert_eq(info.persistent, runs[r].f == CS_FUSION_FULL && !runs[r].persistent);
+            long long before[C_COUNT], after[C_COUNT];
+            cs_rollout_stats got;
+            cr_assert_eq(cs_env_reset(gpu, 11), CS_OK, "%s", cs_env_error(gpu));
+            fake_counters(before);
+            cr_assert_eq(cs_env_rollout(gpu, 95, &got), CS_OK, "%s", cs_env_error(gpu));
+            fake_counters(after);
+            long long expect = runs[r].launches < 0 ? 95LL * info.kernels_per_step : runs[r].launches;
+            cr_assert_eq(got.launches, expect, "%s %s unroll %d: %lld launches, expected %lld", envs[e],
+                         cs_fusion_name(runs[r].f), runs[r].unroll, (long long)got.launches, expect);
+            cr_assert_eq(after[C_LAUNCHES] - before[C_LAUNCHES], expect, "the driver saw %lld launches",
+                         after[C_LAUNCHES] - before[C_LAUNCHES]);
+            cr_assert_eq(got.checksum, ref.checksum, "%s %s unroll %d: checksum %016llx, cpu %016llx", envs[e],
+                         cs_fusion_name(runs[r].f), runs[r].unroll, (unsigned long long)got.checksum,
+                         (unsigned long long)ref.checksum);
+            cr_assert_eq(got.episodes, ref.episodes);
+            cr_assert_eq(got.nonfinite, ref.nonfinite);
+            cr_assert(got.mean_return == ref.mean_return || (isnan(got.mean_return) && isnan(ref.mean_return)));
+            /* a second rollout continues where the first stopped */
+            cs_rollout_stats more;
+            cr_assert_eq(cs_env_rollout(gpu, 7, &more), CS_OK, "%s", cs_env_error(gpu));
+            cs_env_close(gpu);
+            check_clean();
+        }
+        unsetenv("CARTSIM_CUDA_PERSISTENT");
+    }
+    long long c[C_COUNT];
+    fake_counters(c);
+    cr_assert_eq(c[C_LIVE], 0, "%lld device allocations leaked", c[C_LIVE]);
+}
+
+Test(cuda_fake, block_size_and_chunking_never_change_a_result)
+{
+    use_fake_driver();
+    unsigned long long first = 0;
+    const int blocks[] = {64, 128, 256, 1, 1000};
+    for (int b = 0; b < 5; b++)
+        for (int persistent = 0; persistent < 2; persistent++) {
+            setenv("CARTSIM_CUDA_PERSISTENT", persistent ? "1" : "0", 1);
+            cs_config cfg;
+            base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 4, 333);
+            cfg.block = blocks[b];
+            cs_env *env = open_cfg(&cfg);
+            cs_env_info info;
+            cs_env_get_info(env, &info);
+            cr_assert_eq(info.block, blocks[b]);
+            cs_rollout_stats s;
+            cs_env_reset(env, 5);
+            cr_assert_eq(cs_env_rollout(env, 30, &s), CS_OK, "%s", cs_env_error(env));
+            cr_assert_eq(cs_env_rollout(env, 31, &s), CS_OK, "%s", cs_env_error(env));
+            if (!first)
+                first = s.checksum;
+            cr_assert_eq(s.checksum, first, "block %d, persistent %d", blocks[b], persistent);
+            cs_env_close(env);
+        }
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 1, 8);
+    cfg.block = 1025;
+    cs_env *env;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_ARGUMENT);
+    cs_env_close(env);
+    check_clean();
+}
+
+/* The step API: the same observations, rewards and flags as the cpu, and
+ * only what the caller reads comes back from the device, once. */
+Test(cuda_fake, steps_equal_the_cpu_and_copy_back_lazily)
+{
+    use_fake_driver();
+    const cs_autoreset modes[] = {CS_AUTORESET_NEXT_STEP, CS_AUTORESET_SAME_STEP, CS_AUTORESET_DISABLED};
+    const int64_t n = 40;
+    for (int md = 0; md < 3; md++) {
+        cs_config cfg;
+        base_cfg(&cfg, "cartpole", CS_BACKEND_CPU, CS_FUSION_FULL, 1, n);
+        cfg.autoreset = modes[md];
+        cs_env *cpu = open_cfg(&cfg);
+        cfg.backend = CS_BACKEND_CUDA;
+        cs_env *gpu = open_cfg(&cfg);
+        cs_env_info info;
+        cs_env_get_info(gpu, &info);
+        int64_t obs_n = (int64_t)info.obs_dim * n;
+        cr_assert_eq(cs_env_reset(cpu, 3), CS_OK);
+        cr_assert_eq(cs_env_reset(gpu, 3), CS_OK, "%s", cs_env_error(gpu));
+        cr_assert_eq(memcmp(cs_env_obs(cpu), cs_env_obs(gpu), (size_t)obs_n * sizeof(float)), 0, "reset obs");
+        int32_t actions[40];
+        for (int t = 0; t < 150; t++) {
+            for (int i = 0; i < n; i++)
+                actions[i] = (int32_t)((i * 7 + t * 3 + (t >> 2)) & 1);
+            cr_assert_eq(cs_env_step(cpu, actions), CS_OK);
+            long long c0[C_COUNT], c1[C_COUNT], c2[C_COUNT], c3[C_COUNT];
+            fake_counters(c0);
+            cr_assert_eq(cs_env_step(gpu, actions), CS_OK, "%s", cs_env_error(gpu));
+            fake_counters(c1);
+            cr_assert_eq(c1[C_DTOH] - c0[C_DTOH], 0, "a step copies nothing back by itself");
+            cr_assert_eq(c1[C_HTOD_BYTES] - c0[C_HTOD_BYTES], n * 4, "a step sends the actions only");
+            const double *r = cs_env_rewards(gpu);
+            fake_counters(c2);
+            cr_assert_eq(c2[C_DTOH] - c1[C_DTOH], 1, "rewards: one copy");
+            cr_assert_eq(c2[C_DTOH_BYTES] - c1[C_DTOH_BYTES], n * 8);
+            cr_assert_eq(cs_env_rewards(gpu), r);
+            fake_counters(c3);
+            cr_assert_eq(c3[C_DTOH] - c2[C_DTOH], 0, "rewards asked twice: copied once");
+            cr_assert_eq(memcmp(cs_env_rewards(cpu), r, n * sizeof(double)), 0, "step %d: rewards", t);
+            cr_assert_eq(memcmp(cs_env_obs(cpu), cs_env_obs(gpu), (size_t)obs_n * sizeof(float)), 0, "step %d: obs",
+                         t);
+            cr_assert_eq(memcmp(cs_env_terminated(cpu), cs_env_terminated(gpu), n), 0, "step %d: terminated", t);
+            cr_assert_eq(memcmp(cs_env_truncated(cpu), cs_env_truncated(gpu), n), 0, "step %d: truncated", t);
+            if (modes[md] == CS_AUTORESET_SAME_STEP)
+                cr_assert_eq(memcmp(cs_env_final_obs(cpu), cs_env_final_obs(gpu), (size_t)obs_n * sizeof(float)), 0,
+                             "step %d: final obs", t);
+        }
+        double sa[4 * 40], sb[4 * 40];
+        cr_assert_eq(cs_env_get_state(cpu, sa), CS_OK);
+        cr_assert_eq(cs_env_get_state(gpu, sb), CS_OK, "%s", cs_env_error(gpu));
+        cr_assert_eq(memcmp(sa, sb, sizeof sa), 0, "state after the steps");
+        /* set_state reaches the device; a rollout continues from the steps */
+        for (int i = 0; i < 4 * n; i++)
+            sa[i] = 0.01 * (i % 7) - 0.03;
+        int32_t steps_in[40] = {0};
+        steps_in[3] = 499;
+        cr_assert_eq(cs_env_set_state(cpu, sa, steps_in), CS_OK);
+        cr_assert_eq(cs_env_set_state(gpu, sa, steps_in), CS_OK, "%s", cs_env_error(gpu));
+        cs_rollout_stats a, b;
+        cr_assert_eq(cs_env_rollout(cpu, 50, &a), CS_OK);
+        cr_assert_eq(cs_env_rollout(gpu, 50, &b), CS_OK, "%s", cs_env_error(gpu));
+        cr_assert_eq(a.checksum, b.checksum, "rollout after set_state (mode %d)", md);
+        cr_assert_eq(a.episodes, b.episodes);
+        cs_env_close(cpu);
+        cs_env_close(gpu);
+        check_clean();
+    }
+    /* next-step mode leaves lanes pending: a rollout restarts them first */
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CPU, CS_FUSION_FULL, 1, n);
+    cs_env *cpu = open_cfg(&cfg);
+    cfg.backend = CS_BACKEND_CUDA;
+    cs_env *gpu = open_cfg(&cfg);
+    cs_env_reset(cpu, 8);
+    cs_env_reset(gpu, 8);
+    int32_t ones[40];
+    for (int i = 0; i < n; i++)
+        ones[i] = 1;
+    for (int t = 0; t < 30; t++) {
+        cs_env_step(cpu, ones);
+        cr_assert_eq(cs_env_step(gpu, ones), CS_OK);
+    }
+    cs_rollout_stats a, b;
+    cs_env_rollout(cpu, 20, &a);
+    cr_assert_eq(cs_env_rollout(gpu, 20, &b), CS_OK, "%s", cs_env_error(gpu));
+    cr_assert_eq(a.checksum, b.checksum, "pending restarts before a rollout");
+    cs_env_close(cpu);
+    cs_env_close(gpu);
+    check_clean();
+}
+
+Test(cuda_fake, device_memory_is_checked_before_allocating)
+{
+    use_fake_driver();
+    setenv("FAKE_CUDA_FREE", "100000", 1);
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 1, 100000);
+    cs_env *env;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_LIMIT, "%s", cs_env_error(env));
+    cr_assert(strstr(cs_env_error(env), "device memory"), "%s", cs_env_error(env));
+    cr_assert(strstr(cs_env_error(env), "cartsim fake GPU"), "%s", cs_env_error(env));
+    cs_env_close(env);
+    cfg.num_envs = 100;
+    env = open_cfg(&cfg);
+    cs_env_close(env);
+    long long c[C_COUNT];
+    fake_counters(c);
+    cr_assert_eq(c[C_LIVE], 0);
+    check_clean();
+}
+
+Test(cuda_fake, a_spilling_kernel_is_rebuilt_at_a_lower_unroll)
+{
+    use_fake_driver();
+    setenv("FAKE_CUDA_SPILL_ABOVE", "2", 1);   /* unroll 10 and 5 spill, 2 does not */
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 10, 64);
+    cs_env *env = open_cfg(&cfg);
+    cs_env_info info;
+    cs_env_get_info(env, &info);
+    cr_assert_eq(info.unroll, 2);
+    cr_assert_eq(info.spill_bytes, 0);
+    cr_assert_str_eq(info.notice, "the unroll-10 kernel spills 96 bytes per thread: unroll lowered to 2 (0 bytes)");
+    cs_env_close(env);
+    setenv("FAKE_CUDA_SPILL_ABOVE", "0", 1);   /* spills even at unroll 1 */
+    env = open_cfg(&cfg);
+    cs_env_get_info(env, &info);
+    cr_assert_eq(info.unroll, 1);
+    cr_assert_eq(info.spill_bytes, 96);
+    cr_assert(strstr(info.notice, "unroll lowered to 1 (96 bytes)"), "%s", info.notice);
+    cs_rollout_stats s;
+    cs_env_reset(env, 1);
+    cr_assert_eq(cs_env_rollout(env, 10, &s), CS_OK, "%s", cs_env_error(env));
+    cs_env_close(env);
+    check_clean();
+}
+
+Test(cuda_fake, no_device_falls_back_to_the_cpu_with_a_notice)
+{
+    use_fake_driver();
+    setenv("FAKE_CUDA_DEVICES", "0", 1);
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 1, 16);
+    cs_env *env;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_UNAVAILABLE);
+    cr_assert_str_eq(cs_env_error(env), "no CUDA device");
+    cs_env_close(env);
+    cfg.backend = CS_BACKEND_AUTO;
+    env = open_cfg(&cfg);
+    cs_env_info info;
+    cs_env_get_info(env, &info);
+    cr_assert_eq(info.backend, CS_BACKEND_CPU);
+    cr_assert_str_eq(info.notice, "no CUDA device: running on the cpu");
+    cr_assert_null(info.device);
+    cs_env_close(env);
+
+    setenv("CARTSIM_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+    env = open_cfg(&cfg);
+    cs_env_get_info(env, &info);
+    cr_assert_eq(info.backend, CS_BACKEND_CPU);
+    cr_assert(strstr(info.notice, "no CUDA device (no CUDA driver ($CARTSIM_CUDA_DRIVER=/nonexistent/libcuda.so.1"),
+              "%s", info.notice);
+    cr_assert(strstr(info.notice, "): running on the cpu"), "%s", info.notice);
+    cs_env_close(env);
+
+    /* a device, but no NVRTC */
+    unsetenv("FAKE_CUDA_DEVICES");
+    setenv("CARTSIM_CUDA_DRIVER", fake_lib, 1);
+    setenv("CARTSIM_NVRTC", "/nonexistent/libnvrtc.so", 1);
+    cfg.backend = CS_BACKEND_CUDA;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_UNAVAILABLE);
+    cr_assert(strstr(cs_env_error(env), "NVRTC not found"), "%s", cs_env_error(env));
+    cs_env_close(env);
+
+    /* NVRTC refuses the kernel: a compile error with its log; AUTO says so */
+    setenv("CARTSIM_NVRTC", fake_lib, 1);
+    setenv("FAKE_NVRTC_FAIL", "1", 1);
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_COMPILE);
+    cr_assert(strstr(cs_env_error(env), "fake.cu(1): error: fake"), "%s", cs_env_error(env));
+    cs_env_close(env);
+    cfg.backend = CS_BACKEND_AUTO;
+    env = open_cfg(&cfg);
+    cs_env_get_info(env, &info);
+    cr_assert_eq(info.backend, CS_BACKEND_CPU);
+    cr_assert(strstr(info.notice, "the cuda backend failed ("), "%s", info.notice);
+    cs_env_close(env);
+    check_clean();
+}
+
+Test(cuda_fake, the_stub_library_is_not_a_driver)
+{
+    const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+    if (access(stub, R_OK))
+        skip_loudly("no CUDA toolkit stub at %s", stub);
+    setenv("CARTSIM_CUDA_DRIVER", stub, 1);
+    char why[600];
+    cr_assert_eq(cs_cuda_probe(why, sizeof why), 0);
+    cr_assert(strstr(why, "stub"), "%s", why);
+}
+
+/* The command line: the JSON summary names the device, and dump writes cubins. */
+static char *run_cli(const char *args, int *status)
+{
+    const char *bin = getenv("CARTSIM_BIN");
+    if (!bin || !*bin)
+        skip_loudly("CARTSIM_BIN is not set (make test sets it)");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin, args);
+    FILE *f = popen(cmd, "r");
+    cr_assert(f);
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    size_t got;
+    while ((got = fread(out + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap)
+            out = realloc(out, cap *= 2);
+    }
+    out[len] = 0;
+    int st = pclose(f);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+Test(cuda_fake, the_json_summary_names_the_device)
+{
+    use_fake_driver();
+    int status;
+    char *out = run_cli("--backend cuda --envs 100 --steps 20 --unroll 4 --json --no-cache", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    const char *want[] = {"\"backend\": \"cuda\"", "\"device\": \"cartsim fake GPU\"", "\"sm_count\": 4",
+                          "\"arch\": 90", "\"block\": 256", "\"registers\": 40", "\"spill_bytes\": 0",
+                          "\"persistent\": true", "\"launches\": 1,"};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+        cr_expect(strstr(out, want[k]), "%s missing from:\n%s", want[k], out);
+    free(out);
+    setenv("CARTSIM_CUDA_PERSISTENT", "0", 1);
+    out = run_cli("--backend cuda --envs 100 --steps 20 --unroll 4 --json --no-cache", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_expect(strstr(out, "\"launches\": 5,") && strstr(out, "\"persistent\": false"), "%s", out);
+    free(out);
+    setenv("FAKE_CUDA_DEVICES", "0", 1);
+    out = run_cli("--backend cuda --envs 8 --steps 1", &status);
+    cr_assert_eq(status, 2, "--backend cuda without a device exits 2: %s", out);
+    cr_assert(strstr(out, "no CUDA device"), "%s", out);
+    free(out);
+}
+
+Test(cuda_nvrtc, cli_dump_writes_a_cubin)
+{
+    dialect_or_skip();
+    cs_nvrtc *nv = nvrtc_or_skip();
+    cs_nvrtc_close(nv);
+    int status;
+    char *out = run_cli("dump --env cartpole --format cubin --arch sm_80", &status);
+    cr_assert_eq(status, 0, "%.300s", out);
+    cr_assert_eq(memcmp(out, "\177ELF", 4), 0, "stdout is the cubin");
+    free(out);
+    out = run_cli("dump --env cartpole --format cuda --arch sm_80", &status);
+    cr_assert_eq(status, 2, "%s", out);
+    free(out);
+    out = run_cli("dump --env cartpole --format cubin --arch sm_8", &status);
+    cr_assert_eq(status, 2, "%s", out);
+    cr_assert(strstr(out, "sm_8"), "%s", out);
+    free(out);
+}
+
+/* ---- device: a real GPU ---- */
+
+#define device_or_skip()                                                                  \
+    do {                                                                                  \
+        unsetenv("CARTSIM_CUDA_DRIVER");                                                  \
+        unsetenv("CARTSIM_NVRTC");                                                        \
+        char why_[600];                                                                   \
+        if (!cs_cuda_probe(why_, sizeof why_))                                            \
+            skip_loudly("no CUDA device: %s", why_);                                      \
+        dialect_or_skip();                                                                \
+    } while (0)
+
+static cs_env *device_env(cs_dtype d, cs_fusion f, int unroll, int block, int64_t n)
+{
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, f, unroll, n);
+    cfg.dtype = d;
+    cfg.block = block;
+    return open_cfg(&cfg);
+}
+
+/* GPU vs cpu: states after a few steps agree within tolerance (a lane whose
+ * episode ended differently may differ: at most 1% of them). */
+Test(cuda_device, gpu_matches_the_cpu_within_tolerance)
+{
+    device_or_skip();
+    const cs_dtype dtypes[] = {CS_DTYPE_F64, CS_DTYPE_F32};
+    const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES, CS_FUSION_NONE};
+    const int64_t n = 4096;
+    double *a = malloc(4 * n * sizeof *a), *b = malloc(4 * n * sizeof *b);
+    for (int d = 0; d < 2; d++)
+        for (int f = 0; f < 3; f++) {
+            cs_config cfg;
+            base_cfg(&cfg, "cartpole", CS_BACKEND_CPU, fusions[f], 1, n);
+            cfg.dtype = dtypes[d];
+            cs_env *cpu = open_cfg(&cfg);
+            cs_env *gpu = device_env(dtypes[d], fusions[f], 1, 0, n);
+            cs_env_reset(cpu, 21);
+            cr_assert_eq(cs_env_reset(gpu, 21), CS_OK, "%s", cs_env_error(gpu));
+            cs_rollout_stats sa, sb;
+            cs_env_rollout(cpu, 40, &sa);
+            cr_assert_eq(cs_env_rollout(gpu, 40, &sb), CS_OK, "%s", cs_env_error(gpu));
+            cs_env_get_state(cpu, a);
+            cr_assert_eq(cs_env_get_state(gpu, b), CS_OK);
+            double tol = dtypes[d] == CS_DTYPE_F64 ? 1e-9 : 1e-4;
+            int64_t off = 0;
+            for (int64_t i = 0; i < n; i++) {
+                bool same = true;
+                for (int k = 0; k < 4; k++)
+                    same &= fabs(a[k * n + i] - b[k * n + i]) <= tol * fmax(1.0, fabs(a[k * n + i]));
+                off += !same;
+            }
+            cr_assert_leq(off, n / 100, "%s %s: %lld of %lld lanes differ", dtypes[d] == CS_DTYPE_F64 ? "f64" : "f32",
+                          cs_fusion_name(fusions[f]), (long long)off, (long long)n);
+            cr_assert_leq(llabs((long long)(sa.episodes - sb.episodes)), sa.episodes / 50 + 1);
+            cs_env_close(cpu);
+            cs_env_close(gpu);
+        }
+    free(a);
+    free(b);
+}
+
+/* On the GPU every block size and unroll gives the same bits. */
+Test(cuda_device, bit_identical_across_block_sizes_and_unroll)
+{
+    device_or_skip();
+    const int blocks[] = {64, 128, 256};
+    const int unrolls[] = {1, 10};
+    for (int d = 0; d < 2; d++) {
+        unsigned long long first = 0;
+        for (int b = 0; b < 3; b++)
+            for (int u = 0; u < 2; u++)
+                for (int persistent = 0; persistent < 2; persistent++) {
+                    setenv("CARTSIM_CUDA_PERSISTENT", persistent ? "1" : "0", 1);
+                    cs_env *env = device_env(d ? CS_DTYPE_F64 : CS_DTYPE_F32, CS_FUSION_FULL, unrolls[u], blocks[b],
+                                             10000);
+                    cs_rollout_stats s;
+                    cs_env_reset(env, 4);
+                    cr_assert_eq(cs_env_rollout(env, 1000, &s), CS_OK, "%s", cs_env_error(env));
+                    if (!first)
+                        first = s.checksum;
+                    cr_assert_eq(s.checksum, first, "block %d unroll %d persistent %d", blocks[b], unrolls[u],
+                                 persistent);
+                    cs_env_close(env);
+                }
+    }
+}
+
+Test(cuda_device, step_api_matches_the_cpu)
+{
+    device_or_skip();
+    const int64_t n = 1000;
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CPU, CS_FUSION_FULL, 1, n);
+    cs_env *cpu = open_cfg(&cfg);
+    cs_env *gpu = device_env(CS_DTYPE_F64, CS_FUSION_FULL, 1, 0, n);
+    cs_env_reset(cpu, 2);
+    cs_env_reset(gpu, 2);
+    int32_t *act = malloc(n * sizeof *act);
+    int64_t off = 0;
+    for (int t = 0; t < 20; t++) {
+        for (int64_t i = 0; i < n; i++)
+            act[i] = (int32_t)((i + t) & 1);
+        cs_env_step(cpu, act);
+        cr_assert_eq(cs_env_step(gpu, act), CS_OK, "%s", cs_env_error(gpu));
+        const float *a = cs_env_obs(cpu), *b = cs_env_obs(gpu);
+        cr_assert(b, "%s", cs_env_error(gpu));
+        for (int64_t i = 0; i < 4 * n; i++)
+            off += fabsf(a[i] - b[i]) > 1e-5f * fmaxf(1.0f, fabsf(a[i]));
+    }
+    cr_assert_leq(off, 4 * n * 20 / 100);
+    free(act);
+    cs_env_close(cpu);
+    cs_env_close(gpu);
+}
+
+#endif
