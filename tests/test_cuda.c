@@ -1278,7 +1278,14 @@ Test(cuda_host, f64_steps_equal_the_cpu_backend)
 
 /* ---- fake: the runtime against the fake driver ---- */
 
-static char fake_lib[700];
+static char fake_lib[700], fake_dir[600];
+
+/* The fake stays loaded to the end of the test's process: its files go then. */
+static void remove_fake(void)
+{
+    unlink(fake_lib);
+    rmdir(fake_dir);
+}
 
 enum { C_LAUNCHES, C_DTOH, C_DTOH_BYTES, C_HTOD, C_HTOD_BYTES, C_LIVE, C_NO_CONTEXT, C_DEPTH, C_BAD, C_COUNT };
 
@@ -1308,6 +1315,8 @@ static void use_fake_driver(void)
         cr_assert_fail("building the fake driver failed: %s", head);
     }
     unlink(log);
+    snprintf(fake_dir, sizeof fake_dir, "%s", dir);
+    atexit(remove_fake);
     setenv("CARTSIM_CUDA_DRIVER", fake_lib, 1);
     setenv("CARTSIM_NVRTC", fake_lib, 1);
 }
