@@ -43,7 +43,7 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/built
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run test asan deps install clean bench
+.PHONY: all run test asan deps install clean bench fuzz fuzz-build
 
 all: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example
 
@@ -127,7 +127,43 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 bench: all
 	bench/ablation.sh
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang into build-fuzz/
+# and run one after the other, FUZZ_SECONDS each, from the seed corpus in
+# tests/fuzz/corpus/TARGET with the dictionary tests/fuzz/TARGET.dict if there
+# is one; what they learn goes to build-fuzz/corpus/TARGET,
+# a crash to build-fuzz/crash-TARGET-*, the run's log to build-fuzz/fuzz_TARGET.log.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CLI_OBJ  = $(filter-out $(BUILD)/sim/main.o,$(CLI_OBJ))
+
+fuzz:
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang and its libFuzzer:"; \
+		echo "run: sudo apt-get install clang libclang-rt-14-dev"; exit 1; }
+	$(MAKE) BUILD=build-fuzz CC=$(FUZZ_CC) LDFLAGS="$(FUZZ_SAN)" \
+		CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN)" fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p build-fuzz/corpus/$$t; \
+		echo "fuzz_$$t: $(FUZZ_SECONDS) s from tests/fuzz/corpus/$$t"; \
+		build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 -close_fd_mask=2 \
+			$$([ -f tests/fuzz/$$t.dict ] && echo -dict=tests/fuzz/$$t.dict) \
+			-artifact_prefix=build-fuzz/crash-$$t- $(FUZZ_ARGS) build-fuzz/corpus/$$t tests/fuzz/corpus/$$t \
+			> build-fuzz/fuzz_$$t.log 2>&1; rc=$$?; \
+		grep -E '(DONE|INITED) |^stat::' build-fuzz/fuzz_$$t.log; \
+		if [ $$rc != 0 ]; then tail -40 build-fuzz/fuzz_$$t.log; exit $$rc; fi; \
+	done
+
+fuzz-build: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_%)
+
+# An archive, so that a target links only the CLI pieces it calls.
+$(BUILD)/libcartsim-cli.a: $(FUZZ_CLI_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libcartsim-cli.a $(BUILD)/libcartsim.a
+	$(CC) $(CS_CFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

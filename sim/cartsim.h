@@ -105,6 +105,13 @@ typedef struct {
     const char *cache_dir;      /* NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim */
     bool no_cache;
     const char *cc;             /* C compiler for the cpu backend; NULL: $CC, else "cc" */
+    /* An environment whose next state is NaN or infinite is restarted and
+     * counted (cs_rollout_stats.nonfinite; stepped, it ends its episode with
+     * terminated set). strict makes that, a reward that is not finite, or
+     * (stepped) such an observation an error: CS_ERR_NUMERIC naming the first
+     * environment and step. A rollout finishes first: its stats and state are
+     * those of the whole call. Default false. */
+    bool strict;
 } cs_config;
 
 void cs_config_init(cs_config *cfg);

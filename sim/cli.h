@@ -5,9 +5,10 @@
  * output buffer; cli_run.c, cli_replay.c, cli_dump.c the subcommands.
  *
  * Exit statuses: 0 success, 1 the work failed (compile, I/O, memory),
- * 2 bad input (flags, files, environment names). Every failure prints one
- * line "cartsim: ..." on stderr and nothing on stdout: output is built in
- * memory and written only once the work has succeeded.
+ * 2 bad input (flags, files, environment names), 128 + N stopped by signal N
+ * (130: Ctrl-C; `run` prints the summary of the steps done first). Every
+ * failure prints one line "cartsim: ..." on stderr and nothing on stdout:
+ * output is built in memory and written only once the work has succeeded.
  */
 #ifndef CS_CLI_H
 #define CS_CLI_H
@@ -37,6 +38,7 @@ typedef enum {
     OPT_NO_CACHE,
     OPT_JSON,
     OPT_PROGRESS,
+    OPT_STRICT,
     OPT_OPEN_LOOP,
     OPT_AFTER,
     OPT_FORMAT,
@@ -126,6 +128,10 @@ void cli_run_defaults(cli_args *a);
 int cli_run(cli_args *a);
 void cli_replay_defaults(cli_args *a);
 int cli_replay(cli_args *a);
+/* The replay file reader on a buffer (the fuzzer's way in): 0 when `data`
+ * is a well-formed trajectory, checked against `env` too when not NULL;
+ * else the exit status, after printing why as cli_replay does. */
+int cli_replay_check(const char *data, size_t len, const cs_env_info *env);
 void cli_dump_defaults(cli_args *a);
 int cli_dump(cli_args *a);
 void cli_view_defaults(cli_args *a);

@@ -31,6 +31,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_NO_CACHE] = {"no-cache", NULL, "compile afresh, neither reading nor writing the kernel cache"},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of the summary"},
     [OPT_PROGRESS] = {"progress", NULL, "show the progress bar even for short runs or without a terminal"},
+    [OPT_STRICT] = {"strict", NULL, "a NaN or infinite state or reward is an error naming the environment and step"},
     [OPT_OPEN_LOOP] = {"open-loop", NULL, "run each episode from its first state on cartsim's own states"},
     [OPT_AFTER] = {"after", "PASS", "stop after this compiler pass (default: run all of them)"},
     [OPT_FORMAT] = {"format", "text|dot|c|cuda|cubin", "what to print (default text; cubin: binary)"},
@@ -265,6 +266,9 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         return 0;
     case OPT_NO_CACHE:
         a->cfg.no_cache = true;
+        return 0;
+    case OPT_STRICT:
+        a->cfg.strict = true;
         return 0;
     case OPT_JSON:
         a->json = true;

@@ -263,21 +263,24 @@ static int parse_rows(table *tb, char *cursor, char *end)
     return rc;
 }
 
-static int load(table *tb)
+/* tb->text, len bytes and a NUL after them, into the table. */
+static int parse_text(table *tb, size_t len)
 {
-    size_t len = 0;
-    int rc = read_file(tb, &len);
-    if (rc)
-        return rc;
     if (len == 0)
         return file_error(tb, 0, "the file is empty");
     if (memchr(tb->text, 0, len))
         return file_error(tb, 0, "not a text file (it contains a NUL byte)");
     char *cursor = tb->text, *end = tb->text + len;
     char *header = next_line(&cursor, end);
-    if ((rc = parse_header(tb, header)))
-        return rc;
-    return parse_rows(tb, cursor, end);
+    int rc = parse_header(tb, header);
+    return rc ? rc : parse_rows(tb, cursor, end);
+}
+
+static int load(table *tb)
+{
+    size_t len = 0;
+    int rc = read_file(tb, &len);
+    return rc ? rc : parse_text(tb, len);
 }
 
 /* "x, x_dot, ..." of the environment, for messages. */
@@ -315,6 +318,21 @@ static int check_against_env(const table *tb, const cs_env_info *in)
                 return file_error(tb, tb->line[r], "action %g is not a finite number", a);
         }
     return 0;
+}
+
+int cli_replay_check(const char *data, size_t len, const cs_env_info *env)
+{
+    table tb = {.path = "<buffer>"};
+    if (!(tb.text = malloc(len + 1)))
+        return cli_error(CLI_EXIT_FAIL, "out of memory");
+    if (len)
+        memcpy(tb.text, data, len);
+    tb.text[len] = 0;
+    int rc = parse_text(&tb, len);
+    if (!rc && env)
+        rc = check_against_env(&tb, env);
+    table_free(&tb);
+    return rc;
 }
 
 /* What cartsim computed, row by row (the table's order). */

@@ -1,6 +1,7 @@
 /* `cartsim run`: open, reset, roll out, report (text or JSON). */
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +12,36 @@
 /* Runs at least this long (env-steps) get a progress bar on a terminal. */
 #define PROGRESS_MIN_ENV_STEPS 1e8
 #define PROGRESS_CHUNKS 20
+/* Long runs go in chunks of about this long, so that an interrupt is seen
+ * soon; the first chunk is sized blind, a run shorter than it is one call. */
+#define CHUNK_MS 250.0
+#define FIRST_CHUNK_ENV_STEPS ((int64_t)1 << 25)
+#define FIRST_CHUNK_ENV_STEPS_INTERP ((int64_t)1 << 21)
+
+/* The signal (SIGINT, SIGTERM) that asked the run to stop, or 0. */
+static volatile sig_atomic_t stop_signal;
+
+/* The first signal stops the run at the next chunk; a second one, as if
+ * there were no handler. */
+static void on_stop_signal(int sig)
+{
+    if (stop_signal) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    stop_signal = sig;
+}
+
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
 
 void cli_run_defaults(cli_args *a)
 {
@@ -48,32 +79,63 @@ static void show_progress(bool tty, int64_t done, int64_t total, double elapsed_
     fflush(stderr);
 }
 
-/* The rollout, in chunks when a progress bar is shown. The library's random
- * numbers depend on the global step only, so chunks give the same result. */
-static cs_status rollout(cs_env *env, const cli_args *a, cs_rollout_stats *total)
+/* The next chunk's length in steps: about CHUNK_MS from the rate of the
+ * last one (growing at most 8-fold), a whole number of unrolls. */
+static int64_t next_chunk(const cs_env_info *in, int64_t last_steps, double last_ms, int64_t left, int64_t most)
+{
+    int64_t n;
+    if (last_steps == 0) {
+        int64_t first = in->backend == CS_BACKEND_INTERP ? FIRST_CHUNK_ENV_STEPS_INTERP : FIRST_CHUNK_ENV_STEPS;
+        n = first / in->num_envs;
+    } else {
+        double cap = 8.0 * (double)last_steps;
+        double want = last_ms > 0 ? (double)last_steps * CHUNK_MS / last_ms : cap;
+        if (want > cap)
+            want = cap;
+        n = want >= (double)left ? left : (int64_t)want;
+    }
+    if (n > most)
+        n = most;
+    if (in->unroll > 1 && n > in->unroll)
+        n -= n % in->unroll;
+    if (n < 1)
+        n = 1;
+    return n < left ? n : left;
+}
+
+/* The rollout, in chunks: of about CHUNK_MS for a long run, and at least
+ * PROGRESS_CHUNKS when a progress bar is shown. The library's random numbers
+ * depend on the global step only, so chunks give the same result. A stop
+ * signal ends the loop between chunks, with total->steps those done. */
+static cs_status rollout(cs_env *env, const cli_args *a, const cs_env_info *in, cs_rollout_stats *total)
 {
     bool tty = isatty(STDERR_FILENO);
     double env_steps = (double)a->steps * (double)a->cfg.num_envs;
     bool bar = a->progress || (tty && env_steps >= PROGRESS_MIN_ENV_STEPS);
-    int64_t chunks = bar ? (a->steps < PROGRESS_CHUNKS ? a->steps : PROGRESS_CHUNKS) : 1;
+    int64_t most = bar ? (a->steps + PROGRESS_CHUNKS - 1) / PROGRESS_CHUNKS : a->steps;
 
     memset(total, 0, sizeof *total);
     double return_sum = 0;
     double t0 = now_ms();
-    int64_t done = 0;
+    int64_t done = 0, chunks = 0, last_steps = 0;
+    double last_ms = 0;
     if (bar)
         show_progress(tty, 0, a->steps, 0, a->cfg.num_envs);
-    for (int64_t c = 0; c < chunks; c++) {
-        int64_t end = a->steps / chunks * (c + 1) + (c + 1 == chunks ? a->steps % chunks : 0);
+    while (done < a->steps && !stop_signal) {
+        int64_t n = next_chunk(in, last_steps, last_ms, a->steps - done, most);
         cs_rollout_stats s;
         memset(&s, 0, sizeof s);
-        cs_status st = cs_env_rollout(env, end - done, &s);
+        double c0 = now_ms();
+        cs_status st = cs_env_rollout(env, n, &s);
         if (st != CS_OK) {
             if (bar && tty)
                 fprintf(stderr, "\r\033[K");
             return st;
         }
-        done = end;
+        last_ms = now_ms() - c0;
+        last_steps = n;
+        done += n;
+        chunks++;
         total->steps += s.steps;
         total->env_steps += s.env_steps;
         total->episodes += s.episodes;
@@ -88,8 +150,14 @@ static cs_status rollout(cs_env *env, const cli_args *a, cs_rollout_stats *total
         if (bar)
             show_progress(tty, done, a->steps, now_ms() - t0, a->cfg.num_envs);
     }
-    if (chunks > 1)
+    if (chunks != 1)
         total->mean_return = total->episodes > 0 ? return_sum / (double)total->episodes : NAN;
+    if (chunks == 0) {
+        /* Stopped before the first step: the state as reset. */
+        cs_rollout_stats s;
+        if (cs_env_rollout(env, 0, &s) == CS_OK)
+            total->checksum = s.checksum;
+    }
     if (bar && tty)
         fprintf(stderr, "\r\033[K");
     /* A run too short for the library's clock still gets a rate. */
@@ -122,7 +190,8 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_str(b, ",\n  \"dtype\": ");
     cli_buf_json_string(b, dtype_name(in->dtype));
     cli_buf_printf(b, ",\n  \"num_envs\": %" PRId64 ",\n", in->num_envs);
-    cli_buf_printf(b, "  \"steps\": %" PRId64 ",\n", a->steps);
+    cli_buf_printf(b, "  \"steps\": %" PRId64 ",\n", s->steps);
+    cli_buf_printf(b, "  \"interrupted\": %s,\n", s->steps < a->steps ? "true" : "false");
     cli_buf_printf(b, "  \"seed\": %" PRIu64 ",\n", a->seed);
     cli_buf_printf(b, "  \"unroll\": %d,\n", in->unroll);
     cli_buf_printf(b, "  \"threads\": %d,\n", in->threads);
@@ -160,8 +229,8 @@ static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_printf(b, "launches          %" PRId64 "\n", s->launches);
     cli_buf_printf(b, "compile           %.1f ms (%s)\n", in->compile_ms,
                    in->cache_hit ? "kernel cache hit" : "compiled, cache miss");
-    cli_buf_printf(b, "envs x steps      %" PRId64 " x %" PRId64 " = %" PRId64 " env-steps\n", in->num_envs,
-                   a->steps, s->env_steps);
+    cli_buf_printf(b, "envs x steps      %" PRId64 " x %" PRId64 " = %" PRId64 " env-steps%s\n", in->num_envs,
+                   s->steps, s->env_steps, s->steps < a->steps ? " (interrupted)" : "");
     cli_buf_printf(b, "run               %.3f ms\n", s->run_ms);
     cli_buf_printf(b, "throughput        %.4g env-steps/s\n", rate);
     if (isnan(s->mean_return))
@@ -186,17 +255,20 @@ int cli_run(cli_args *a)
         return cli_error(CLI_EXIT_USAGE, "--envs %" PRId64 " x --steps %" PRId64 " is beyond 2^63 env-steps",
                          a->cfg.num_envs, a->steps);
 
+    catch_stop_signals();
     cs_env *env = NULL;
     cs_status st = cs_env_open(&a->cfg, &env);
     if (st != CS_OK) {
-        int rc = cli_lib_error(st, env ? cs_env_error(env) : "out of memory");
+        /* A compiler killed by the same Ctrl-C is no compile error. */
+        int rc = stop_signal ? cli_error(128 + stop_signal, "interrupted while compiling")
+                             : cli_lib_error(st, env ? cs_env_error(env) : "out of memory");
         cs_env_close(env);
         return rc;
     }
     cs_env_info info;
     cs_rollout_stats stats;
     if ((st = cs_env_get_info(env, &info)) != CS_OK || (st = cs_env_reset(env, a->seed)) != CS_OK ||
-        (st = rollout(env, a, &stats)) != CS_OK) {
+        (st = rollout(env, a, &info, &stats)) != CS_OK) {
         int rc = cli_lib_error(st, cs_env_error(env));
         cs_env_close(env);
         return rc;
@@ -216,5 +288,8 @@ int cli_run(cli_args *a)
     else if (!cli_stdout_write(out.data, out.len))
         rc = CLI_EXIT_FAIL;
     cli_buf_free(&out);
+    if (rc == CLI_EXIT_OK && stats.steps < a->steps)
+        rc = cli_error(128 + stop_signal, "interrupted after %" PRId64 " of %" PRId64 " steps: the summary is of those",
+                       stats.steps, a->steps);
     return rc;
 }

@@ -51,6 +51,7 @@ struct cs_env {
     uint64_t seed;
     int64_t t;                  /* global step count since the last reset */
     bool was_reset;
+    bool strict;                /* cfg.strict: a state or reward gone NaN/inf is an error */
 };
 
 static cs_status fail(cs_env *env, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -65,6 +66,8 @@ static cs_status fail(cs_env *env, cs_status s, const char *fmt, ...)
 
 void cs_config_init(cs_config *cfg)
 {
+    if (!cfg)
+        return;
     memset(cfg, 0, sizeof *cfg);
     cfg->env = "cartpole";
     cfg->num_envs = 1;
@@ -221,15 +224,76 @@ static int64_t bytes_per_lane(const cs_program *p, size_t real)
                      3 * sizeof(double) + 3 + 2 * sizeof(long long) + p->n_inputs * sizeof(double));
 }
 
+/* A number from a one-line file such as a cgroup's memory.max; -1 for
+ * "max", a missing file or anything else. */
+static int64_t read_bytes_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    long long v = -1;
+    if (fscanf(f, "%lld", &v) != 1)
+        v = -1;
+    fclose(f);
+    return v;
+}
+
+/* The memory a batch can count on: the least of the machine's memory, what
+ * the kernel can hand out now (MemAvailable and free swap) and what the
+ * cgroup (v2, else v1) still allows. Buffers are written at the first reset,
+ * so a batch beyond this would be killed by the OOM killer, not refused by
+ * calloc. *what names the bound that decided. */
+static int64_t memory_limit(const char **what)
+{
+    int64_t best = INT64_MAX;
+    *what = "any bound";
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (int64_t)pages <= INT64_MAX / page) {
+        best = (int64_t)pages * page;
+        *what = "this machine's memory";
+    }
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        long long kb, avail = -1, swap = 0;
+        while (fgets(line, sizeof line, f)) {
+            if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+                avail = kb;
+            else if (sscanf(line, "SwapFree: %lld kB", &kb) == 1)
+                swap = kb;
+        }
+        fclose(f);
+        if (avail >= 0 && avail + swap < best / 1024) {
+            best = (avail + swap) * 1024;
+            *what = "the memory available now";
+        }
+    }
+    int64_t limit = read_bytes_file("/sys/fs/cgroup/memory.max");
+    int64_t used = read_bytes_file("/sys/fs/cgroup/memory.current");
+    if (limit < 0) {
+        limit = read_bytes_file("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+        used = read_bytes_file("/sys/fs/cgroup/memory/memory.usage_in_bytes");
+    }
+    if (limit > 0 && used >= 0 && limit - used < best) {
+        best = limit > used ? limit - used : 0;
+        *what = "what this cgroup's memory limit leaves";
+    }
+    return best;
+}
+
 static cs_status allocate(cs_env *env)
 {
     cs_program *p = env->prog;
     int64_t n = env->n;
-    int64_t need = bytes_per_lane(p, real_size(env)) * n;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0 && need > (int64_t)pages * page)
-        return fail(env, CS_ERR_LIMIT, "%lld environments need %lld bytes, more than this machine's %lld",
-                    (long long)n, (long long)need, (long long)pages * page);
+    int64_t per_lane = bytes_per_lane(p, real_size(env));
+    if (env->strict)   /* the copy a strict rollout keeps */
+        per_lane += (int64_t)((p->n_carried + p->n_params) * real_size(env) + sizeof(int) + sizeof(double));
+    int64_t need = per_lane * n;
+    const char *what;
+    int64_t have = memory_limit(&what);
+    if (need > have)
+        return fail(env, CS_ERR_LIMIT, "%lld environments need %lld bytes, more than %s (%lld bytes)",
+                    (long long)n, (long long)need, what, (long long)have);
     size_t rs = real_size(env);
     env->carried = calloc(p->n_carried + 1, sizeof *env->carried);
     env->params = calloc(p->n_params + 1, sizeof *env->params);
@@ -424,6 +488,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->dtype = cfg->dtype;
     env->unroll = cfg->unroll;
     env->autoreset = cfg->autoreset;
+    env->strict = cfg->strict;
     env->threads = cfg->threads ? cfg->threads : online_cores();
     double start = now_ms();
     if ((s = build_program(env, cfg, NULL, &env->prog)) != CS_OK)
@@ -600,6 +665,193 @@ static int mode_of(cs_autoreset a)
                                                                                        : CS_MODE_NO_RESTART;
 }
 
+/* The episode step counters are 32-bit: an environment without max_steps
+ * must not count past INT32_MAX in one episode. Refuses `steps` more steps
+ * that could take some episode there. */
+static cs_status episode_steps_fit(cs_env *env, int64_t steps)
+{
+    if (env->prog->max_steps > 0)
+        return CS_OK;   /* truncation restarts episodes first (max_steps <= INT32_MAX) */
+    cs_status s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_SEGSTEP));
+    if (s != CS_OK)
+        return s;
+    int longest = 0;
+    for (int64_t i = 0; i < env->n; i++)
+        if (env->segstep[i] > longest)
+            longest = env->segstep[i];
+    if (steps > INT32_MAX - (int64_t)longest)
+        return fail(env, CS_ERR_LIMIT,
+                    "%lld more steps could take an episode past %d steps, the most its counter holds (the "
+                    "environment has no max_steps; its longest running episode has %d)",
+                    (long long)steps, INT32_MAX, longest);
+    return CS_OK;
+}
+
+/* ---- strict mode: the first environment whose state or reward is not finite ---- */
+
+/* After one step: a restart for a NaN/inf state (the nonfinite counters,
+ * zeroed before it), a reward or an observation that is not finite. */
+static cs_status strict_step_check(cs_env *env)
+{
+    cs_status s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_NONFINITE) | CS_BUF_BIT(CS_BUF_REWARD) |
+                                                 CS_BUF_BIT(CS_BUF_OBS) | CS_BUF_BIT(CS_BUF_FINAL_OBS));
+    if (s != CS_OK)
+        return s;
+    const cs_program *p = env->prog;
+    size_t n = (size_t)env->n;
+    for (size_t i = 0; i < n; i++) {
+        const char *what = env->nonfinite[i] ? "its state became NaN or infinite"
+                         : !isfinite(env->reward[i]) ? "its reward is not finite" : NULL;
+        for (unsigned k = 0; !what && k < p->n_obs; k++)
+            if (!isfinite(env->obs[k * n + i]) || (env->autoreset == CS_AUTORESET_SAME_STEP && env->terminated[i] &&
+                                                   !isfinite(env->final_obs[k * n + i])))
+                what = "its observation is not finite";
+        if (what)
+            return fail(env, CS_ERR_NUMERIC, "environment %zu: %s in step %lld since the reset (strict mode)", i,
+                        what, (long long)env->t);
+    }
+    return CS_OK;
+}
+
+/* What a rollout changes in lanes it may have to run again: the state, the
+ * per-lane parameters (redrawn at restarts), the episode steps and returns. */
+typedef struct {
+    void **carried, **params;
+    int *segstep;
+    double *seg_return;
+} lane_snapshot;
+
+static void snapshot_free(const cs_env *env, lane_snapshot *snap)
+{
+    for (unsigned k = 0; snap->carried && k < env->prog->n_carried; k++)
+        free(snap->carried[k]);
+    for (unsigned k = 0; snap->params && k < env->prog->n_params; k++)
+        free(snap->params[k]);
+    free(snap->carried);
+    free(snap->params);
+    free(snap->segstep);
+    free(snap->seg_return);
+    memset(snap, 0, sizeof *snap);
+}
+
+#define LANE_BUFFERS (CS_BUF_BIT(CS_BUF_CARRIED) | CS_BUF_BIT(CS_BUF_PARAMS) | CS_BUF_BIT(CS_BUF_SEGSTEP) | \
+                      CS_BUF_BIT(CS_BUF_SEG_RETURN))
+#define COUNTER_BUFFERS (CS_BUF_BIT(CS_BUF_SEGMENTS) | CS_BUF_BIT(CS_BUF_RETURN_SUM) | CS_BUF_BIT(CS_BUF_NONFINITE))
+
+static cs_status snapshot_take(cs_env *env, lane_snapshot *snap)
+{
+    const cs_program *p = env->prog;
+    size_t n = (size_t)env->n, rs = real_size(env);
+    memset(snap, 0, sizeof *snap);
+    cs_status s = cuda_copy(env, CUDA_FETCH, LANE_BUFFERS);
+    if (s != CS_OK)
+        return s;
+    snap->carried = calloc(p->n_carried + 1, sizeof *snap->carried);
+    snap->params = calloc(p->n_params + 1, sizeof *snap->params);
+    snap->segstep = malloc(n * sizeof *snap->segstep);
+    snap->seg_return = malloc(n * sizeof *snap->seg_return);
+    bool ok = snap->carried && snap->params && snap->segstep && snap->seg_return;
+    for (unsigned k = 0; ok && k < p->n_carried; k++)
+        if ((ok = (snap->carried[k] = malloc(n * rs)) != NULL))
+            memcpy(snap->carried[k], env->carried[k], n * rs);
+    for (unsigned k = 0; ok && k < p->n_params; k++)
+        if ((ok = (snap->params[k] = malloc(n * rs)) != NULL))
+            memcpy(snap->params[k], env->params[k], n * rs);
+    if (!ok) {
+        snapshot_free(env, snap);
+        return fail(env, CS_ERR_NOMEM, "out of memory for the strict mode's copy of %lld environments",
+                    (long long)env->n);
+    }
+    memcpy(snap->segstep, env->segstep, n * sizeof *snap->segstep);
+    memcpy(snap->seg_return, env->seg_return, n * sizeof *snap->seg_return);
+    return CS_OK;
+}
+
+/* Lanes [a, b) back as the snapshot holds them, their counters zeroed. */
+static cs_status snapshot_restore(cs_env *env, const lane_snapshot *snap, int64_t a, int64_t b)
+{
+    const cs_program *p = env->prog;
+    size_t rs = real_size(env), from = (size_t)a, len = (size_t)(b - a);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        memcpy((char *)env->carried[k] + from * rs, (char *)snap->carried[k] + from * rs, len * rs);
+    for (unsigned k = 0; k < p->n_params; k++)
+        memcpy((char *)env->params[k] + from * rs, (char *)snap->params[k] + from * rs, len * rs);
+    memcpy(env->segstep + from, snap->segstep + from, len * sizeof *env->segstep);
+    memcpy(env->seg_return + from, snap->seg_return + from, len * sizeof *env->seg_return);
+    memset(env->segments + from, 0, len * sizeof *env->segments);
+    memset(env->return_sum + from, 0, len * sizeof *env->return_sum);
+    memset(env->nonfinite + from, 0, len * sizeof *env->nonfinite);
+    return cuda_copy(env, CUDA_UPLOAD, LANE_BUFFERS | COUNTER_BUFFERS);
+}
+
+/* A lane's fault so far: 1 a NaN/inf state (a forced restart), 2 a reward
+ * that is not finite (it reaches the running or the summed return). */
+static int lane_fault(const cs_env *env, int64_t i)
+{
+    return env->nonfinite[i] ? 1 : !isfinite(env->seg_return[i]) || !isfinite(env->return_sum[i]) ? 2 : 0;
+}
+
+/* `steps` steps of lanes [a, b) from the snapshot, starting at global step t0. */
+static cs_status rerun(cs_env *env, const lane_snapshot *snap, int64_t a, int64_t b, int64_t t0, int64_t steps)
+{
+    cs_status s = snapshot_restore(env, snap, a, b);
+    if (s != CS_OK || steps == 0)
+        return s;
+    cs_lanes l = lanes_template(env);
+    l.begin = a;
+    l.end = b;
+    l.t = t0;
+    l.steps = steps;
+    if ((s = run_lanes(env, &l, 2, NULL)) != CS_OK)
+        return s;
+    return cuda_copy(env, CUDA_FETCH, LANE_BUFFERS | COUNTER_BUFFERS);
+}
+
+/* After a rollout of `steps` from global step t0: when some lane faulted,
+ * finds the first step at which one did (bisecting over reruns of the
+ * faulty lanes from the snapshot: a fault, once there, stays counted), runs
+ * those lanes to the end again so that the batch is as the rollout left it,
+ * and fails naming the lowest faulty lane of that step. */
+static cs_status strict_rollout_check(cs_env *env, const lane_snapshot *snap, int64_t t0, int64_t steps)
+{
+    cs_status s = cuda_copy(env, CUDA_FETCH, LANE_BUFFERS | COUNTER_BUFFERS);
+    if (s != CS_OK)
+        return s;
+    int64_t a = -1, b = -1;
+    for (int64_t i = 0; i < env->n; i++)
+        if (lane_fault(env, i)) {
+            if (a < 0)
+                a = i;
+            b = i + 1;
+        }
+    if (a < 0)
+        return CS_OK;
+    int64_t good = 0, bad = steps;   /* no fault after `good` steps; one after `bad` */
+    while (bad - good > 1) {
+        int64_t mid = good + (bad - good) / 2;
+        if ((s = rerun(env, snap, a, b, t0, mid)) != CS_OK)
+            return s;
+        bool any = false;
+        for (int64_t i = a; i < b && !any; i++)
+            any = lane_fault(env, i) != 0;
+        if (any)
+            bad = mid;
+        else
+            good = mid;
+    }
+    if ((s = rerun(env, snap, a, b, t0, bad)) != CS_OK)
+        return s;
+    int64_t first = a;
+    while (first < b && !lane_fault(env, first))
+        first++;
+    int kind = first < b ? lane_fault(env, first) : 1;
+    if ((s = rerun(env, snap, a, b, t0, steps)) != CS_OK)
+        return s;
+    return fail(env, CS_ERR_NUMERIC, "environment %lld: %s in step %lld since the reset (strict mode)",
+                (long long)first, kind == 1 ? "its state became NaN or infinite" : "its reward is not finite",
+                (long long)(t0 + bad));
+}
+
 cs_status cs_env_step(cs_env *env, const void *actions)
 {
     cs_status s = usable(env);
@@ -612,6 +864,8 @@ cs_status cs_env_step(cs_env *env, const void *actions)
     const cs_program *p = env->prog;
     if (env->t == INT64_MAX)
         return fail(env, CS_ERR_LIMIT, "the step counter would overflow");
+    if ((s = episode_steps_fit(env, 1)) != CS_OK)
+        return s;
     if (p->action_kind == CS_ACTION_DISCRETE) {
         const int32_t *a = actions;
         for (int64_t i = 0; i < env->n; i++)
@@ -628,12 +882,17 @@ cs_status cs_env_step(cs_env *env, const void *actions)
         for (unsigned k = 0; k < p->n_inputs; k++)
             env->inputs[k] = (void *)(a + (size_t)k * (size_t)env->n);
     }
+    if (env->strict) {
+        memset(env->nonfinite, 0, (size_t)env->n * sizeof *env->nonfinite);
+        if ((s = cuda_copy(env, CUDA_ZERO, CS_BUF_BIT(CS_BUF_NONFINITE))) != CS_OK)
+            return s;
+    }
     cs_lanes l = lanes_template(env);
     l.mode = mode_of(env->autoreset);
     if ((s = run_lanes(env, &l, 1, NULL)) != CS_OK)
         return s;
     env->t++;
-    return CS_OK;
+    return env->strict ? strict_step_check(env) : CS_OK;
 }
 
 /* On cuda each buffer comes back from the device when it is asked for, and
@@ -732,6 +991,8 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
                     (long long)env->n, (long long)steps);
     if (env->t > INT64_MAX - steps)
         return fail(env, CS_ERR_LIMIT, "the step counter would overflow");
+    if ((s = episode_steps_fit(env, steps)) != CS_OK)
+        return s;
     /* Lanes waiting for a next-step restart get it now, at the current time
      * (one call per run of consecutive lanes). */
     if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_PENDING))) != CS_OK)
@@ -752,13 +1013,25 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
     if ((s = cuda_copy(env, CUDA_ZERO, CS_BUF_BIT(CS_BUF_SEGMENTS) | CS_BUF_BIT(CS_BUF_RETURN_SUM) |
                                            CS_BUF_BIT(CS_BUF_NONFINITE))) != CS_OK)
         return s;
+    lane_snapshot snap = {0};
+    if (env->strict && steps > 0 && (s = snapshot_take(env, &snap)) != CS_OK)
+        return s;
     cs_lanes l = lanes_template(env);
     l.steps = steps;
     long long cuda_launches = 0;
     double start = now_ms();
-    if (steps > 0 && (s = run_lanes(env, &l, 2, &cuda_launches)) != CS_OK)
+    if (steps > 0 && (s = run_lanes(env, &l, 2, &cuda_launches)) != CS_OK) {
+        snapshot_free(env, &snap);
         return s;
+    }
     double run_ms = now_ms() - start;
+    cs_status numeric = CS_OK;
+    if (env->strict && steps > 0) {
+        numeric = strict_rollout_check(env, &snap, env->t, steps);
+        snapshot_free(env, &snap);
+        if (numeric != CS_OK && numeric != CS_ERR_NUMERIC)
+            return numeric;
+    }
     env->t += steps;
     if (out && (s = cuda_copy(env, CUDA_FETCH,
                               CS_BUF_BIT(CS_BUF_SEGMENTS) | CS_BUF_BIT(CS_BUF_NONFINITE) |
@@ -785,7 +1058,7 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
             out->launches = (steps + env->unroll - 1) / env->unroll;
         out->checksum = checksum(env);
     }
-    return CS_OK;
+    return numeric;
 }
 
 /* ---- the compiler's view, for `cartsim dump` ---- */

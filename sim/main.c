@@ -15,7 +15,7 @@ const cli_command cli_commands[] = {
                    "summary (or one JSON object with --json). The checksum depends only on the\n"
                    "environment, its parameters, --dtype, --seed, --envs and --steps.\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) |
-                   CLI_OPT(OPT_AUTORESET) | CLI_OPT(OPT_JSON) | CLI_OPT(OPT_PROGRESS) |
+                   CLI_OPT(OPT_AUTORESET) | CLI_OPT(OPT_JSON) | CLI_OPT(OPT_PROGRESS) | CLI_OPT(OPT_STRICT) |
                    CLI_OPT(OPT_VERSION),
         .max_positional = 0,
         .defaults = cli_run_defaults,

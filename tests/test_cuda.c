@@ -1733,6 +1733,36 @@ Test(cuda_nvrtc, cli_dump_writes_a_cubin)
     free(out);
 }
 
+/* Strict mode on the device (docs/hardening.md): the snapshot, the reruns of
+ * the faulty lanes and the lazy copies around them name the same first
+ * environment and step as the cpu, and leave the same state. */
+Test(cuda_fake, strict_mode_names_the_same_fault_as_the_cpu)
+{
+    use_fake_driver();
+    char path[700];
+    snprintf(path, sizeof path, "%s/tests/envs/blowup.env", root());
+    char msg[2][1024];
+    uint64_t sums[2];
+    const cs_backend backends[2] = {CS_BACKEND_CPU, CS_BACKEND_CUDA};
+    for (int b = 0; b < 2; b++) {
+        cs_config cfg;
+        base_cfg(&cfg, path, backends[b], CS_FUSION_FULL, 1, 300);
+        cfg.params[0] = "growth=1.5:3";
+        cfg.n_params = 1;
+        cfg.strict = true;
+        cs_env *env = open_cfg(&cfg);
+        cr_assert_eq(cs_env_reset(env, 21), CS_OK);
+        cs_rollout_stats st;
+        cr_assert_eq(cs_env_rollout(env, 2000, &st), CS_ERR_NUMERIC, "%s", cs_env_error(env));
+        snprintf(msg[b], sizeof msg[b], "%s", cs_env_error(env));
+        sums[b] = st.checksum;
+        cs_env_close(env);
+    }
+    cr_assert_str_eq(msg[1], msg[0]);
+    cr_assert_eq(sums[1], sums[0], "the state after the whole call");
+    check_clean();
+}
+
 /* ---- device: a real GPU ---- */
 
 #define device_or_skip()                                                                  \

@@ -1,0 +1,381 @@
+/* Every public function of cartsim.h called the wrong way: NULL handles and
+ * pointers, sizes out of range, enum values cast from ints, handles that
+ * failed to open. Each call must return its status (or NULL, or a string)
+ * and leave the handle usable; nothing may crash, print, or leak (make asan
+ * runs this file under LeakSanitizer).
+ *
+ * A closed handle is freed memory, as after free(): no C API can tell it
+ * from a live one, and AddressSanitizer is what catches such a use.
+ *
+ * CARTSIM_REPORT=1 prints how many bad calls each test made (docs/hardening.md). */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cartsim.h"
+
+static int bad_calls;
+
+static void report(const char *test)
+{
+    if (getenv("CARTSIM_REPORT"))
+        fprintf(stderr, "api abuse: %s: %d bad calls\n", test, bad_calls);
+}
+
+/* One bad call and the status it must give, with the handle's message. */
+#define BAD(want, env, call)                                                                                \
+    do {                                                                                                    \
+        bad_calls++;                                                                                        \
+        cs_status got_ = (call);                                                                            \
+        cr_expect_eq(got_, (want), "%s gave '%s', not '%s' (%s)", #call, cs_status_string(got_),            \
+                     cs_status_string(want), cs_env_error(env));                                            \
+    } while (0)
+
+static cs_config config(cs_backend b, int64_t n)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "cartpole";
+    cfg.backend = b;
+    cfg.num_envs = n;
+    return cfg;
+}
+
+static cs_env *open_ok(const cs_config *cfg)
+{
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(cfg, &env);
+    cr_assert_eq(s, CS_OK, "open: %s", cs_env_error(env));
+    return env;
+}
+
+/* Opening with `cfg` fails with `want`; the failed handle holds a message,
+ * refuses every call with CS_ERR_STATE, and closes. */
+static void open_fails(const cs_config *cfg, cs_status want, const char *what)
+{
+    cs_env *env = NULL;
+    bad_calls++;
+    cs_status s = cs_env_open(cfg, &env);
+    cr_expect_eq(s, want, "%s: gave '%s', not '%s' (%s)", what, cs_status_string(s), cs_status_string(want),
+                 cs_env_error(env));
+    cr_assert_not_null(env, "%s: a failed open still gives a handle", what);
+    cr_expect_neq(cs_env_error(env)[0], '\0', "%s: no message", what);
+    cs_env_close(env);
+}
+
+static void refuses_everything(cs_env *env)
+{
+    int32_t actions[4] = {0, 0, 0, 0};
+    double state[64] = {0};
+    cs_env_info info;
+    cs_rollout_stats stats;
+    BAD(CS_ERR_STATE, env, cs_env_get_info(env, &info));
+    BAD(CS_ERR_STATE, env, cs_env_reset(env, 1));
+    BAD(CS_ERR_STATE, env, cs_env_step(env, actions));
+    BAD(CS_ERR_STATE, env, cs_env_get_state(env, state));
+    BAD(CS_ERR_STATE, env, cs_env_set_state(env, state, NULL));
+    BAD(CS_ERR_STATE, env, cs_env_rollout(env, 10, &stats));
+    bad_calls += 5;
+    cr_expect_null(cs_env_obs(env));
+    cr_expect_null(cs_env_final_obs(env));
+    cr_expect_null(cs_env_rewards(env));
+    cr_expect_null(cs_env_terminated(env));
+    cr_expect_null(cs_env_truncated(env));
+    cr_expect(strstr(cs_env_error(env), "failed"), "message: %s", cs_env_error(env));
+}
+
+Test(api_abuse, null_everywhere)
+{
+    cs_env_info info;
+    cs_rollout_stats stats;
+    int32_t actions[1] = {0};
+    double state[4] = {0};
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_open(NULL, NULL));
+    cs_config cfg = config(CS_BACKEND_INTERP, 1);
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_open(&cfg, NULL));
+    cs_env *env = NULL;
+    BAD(CS_ERR_ARGUMENT, env, cs_env_open(NULL, &env));
+    cr_assert_not_null(env);
+    refuses_everything(env);
+    cs_env_close(env);
+
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_get_info(NULL, &info));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_reset(NULL, 0));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_step(NULL, actions));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_get_state(NULL, state));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_set_state(NULL, state, NULL));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_rollout(NULL, 1, &stats));
+    bad_calls += 8;
+    cr_expect_null(cs_env_obs(NULL));
+    cr_expect_null(cs_env_final_obs(NULL));
+    cr_expect_null(cs_env_rewards(NULL));
+    cr_expect_null(cs_env_terminated(NULL));
+    cr_expect_null(cs_env_truncated(NULL));
+    cr_expect_not_null(cs_env_error(NULL));
+    cs_env_close(NULL);
+    cs_config_init(NULL);
+
+    env = open_ok(&cfg);
+    BAD(CS_ERR_ARGUMENT, env, cs_env_get_info(env, NULL));
+    BAD(CS_ERR_STATE, env, cs_env_step(env, actions));          /* before reset */
+    BAD(CS_ERR_STATE, env, cs_env_rollout(env, 1, &stats));
+    BAD(CS_OK, env, cs_env_reset(env, 0));
+    BAD(CS_ERR_ARGUMENT, env, cs_env_step(env, NULL));
+    BAD(CS_ERR_ARGUMENT, env, cs_env_get_state(env, NULL));
+    BAD(CS_ERR_ARGUMENT, env, cs_env_set_state(env, NULL, NULL));
+    BAD(CS_OK, env, cs_env_rollout(env, 3, NULL));                /* stats are optional */
+    BAD(CS_OK, env, cs_env_step(env, actions));                   /* still usable */
+    cs_env_close(env);
+
+    char *text = NULL, *error = NULL;
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", NULL, &error));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", &text, NULL));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(NULL, NULL, "text", &text, &error));
+    cr_expect_null(text);
+    cr_expect_not_null(error);
+    free(error);
+    report("null_everywhere");
+}
+
+Test(api_abuse, names_of_values_out_of_range)
+{
+    const int bad_values[] = {-1, -2147483647 - 1, CS_STATUS_COUNT, 99, 2147483647};
+    for (size_t k = 0; k < sizeof bad_values / sizeof *bad_values; k++) {
+        bad_calls += 3;
+        cr_expect_not_null(cs_status_string((cs_status)bad_values[k]));
+        cr_expect_not_null(cs_backend_name((cs_backend)bad_values[k]));
+        cr_expect_not_null(cs_fusion_name((cs_fusion)bad_values[k]));
+    }
+    cr_expect_str_eq(cs_version(), CS_VERSION_STRING);
+    report("names_of_values_out_of_range");
+}
+
+Test(api_abuse, configurations_out_of_range)
+{
+    static const int64_t bad_counts[] = {0, -1, INT64_MIN, (int64_t)INT32_MAX + 1, INT64_MAX};
+    for (size_t k = 0; k < sizeof bad_counts / sizeof *bad_counts; k++) {
+        cs_config cfg = config(CS_BACKEND_INTERP, bad_counts[k]);
+        open_fails(&cfg, CS_ERR_ARGUMENT, "num_envs");
+    }
+    static const int bad_enums[] = {-1, 4, 99, -2147483647 - 1};
+    for (size_t k = 0; k < sizeof bad_enums / sizeof *bad_enums; k++) {
+        cs_config cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.backend = (cs_backend)bad_enums[k];
+        open_fails(&cfg, CS_ERR_ARGUMENT, "backend");
+        cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.fusion = (cs_fusion)bad_enums[k];
+        open_fails(&cfg, CS_ERR_ARGUMENT, "fusion");
+        cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.dtype = (cs_dtype)(bad_enums[k] == 4 ? 2 : bad_enums[k]);
+        open_fails(&cfg, CS_ERR_ARGUMENT, "dtype");
+        cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.autoreset = (cs_autoreset)(bad_enums[k] == 4 ? 3 : bad_enums[k]);
+        open_fails(&cfg, CS_ERR_ARGUMENT, "autoreset");
+    }
+    static const int bad_unrolls[] = {0, -1, 1025, 2147483647};
+    for (size_t k = 0; k < sizeof bad_unrolls / sizeof *bad_unrolls; k++) {
+        cs_config cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.unroll = bad_unrolls[k];
+        open_fails(&cfg, CS_ERR_ARGUMENT, "unroll");
+    }
+    static const int bad_threads[] = {-1, 257, -2147483647 - 1};
+    for (size_t k = 0; k < sizeof bad_threads / sizeof *bad_threads; k++) {
+        cs_config cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.threads = bad_threads[k];
+        open_fails(&cfg, CS_ERR_ARGUMENT, "threads");
+        cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.block = bad_threads[k] == 257 ? 1025 : bad_threads[k];
+        open_fails(&cfg, CS_ERR_ARGUMENT, "block");
+    }
+    static const int bad_param_counts[] = {-1, CS_MAX_PARAM_OVERRIDES + 1, 2147483647};
+    for (size_t k = 0; k < sizeof bad_param_counts / sizeof *bad_param_counts; k++) {
+        cs_config cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.n_params = bad_param_counts[k];
+        open_fails(&cfg, CS_ERR_ARGUMENT, "n_params");
+    }
+    cs_config cfg = config(CS_BACKEND_INTERP, 4);
+    cfg.n_params = 1;   /* params[0] left NULL */
+    open_fails(&cfg, CS_ERR_ARGUMENT, "a NULL override");
+    static const char *const bad_overrides[] = {"", "=", "length", "length=", "length=abc", "length=nan",
+                                                "length=inf", "length=2:1", "length=1:", "1x=2",
+                                                "length=1e999", "gravity=1=2"};
+    for (size_t k = 0; k < sizeof bad_overrides / sizeof *bad_overrides; k++) {
+        cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.params[0] = bad_overrides[k];
+        cfg.n_params = 1;
+        open_fails(&cfg, CS_ERR_ARGUMENT, bad_overrides[k]);
+    }
+    cfg = config(CS_BACKEND_INTERP, 4);
+    cfg.params[0] = "no_such_param=1";
+    cfg.n_params = 1;
+    open_fails(&cfg, CS_ERR_PARSE, "an unknown parameter");
+    cfg.params[1] = "no_such_param=1";
+    cfg.params[0] = "length=1";
+    cfg.params[1] = "length=2";
+    cfg.n_params = 2;
+    open_fails(&cfg, CS_ERR_PARSE, "a parameter overridden twice");
+
+    static const char *const bad_envs[] = {"", "no_such_env", "../../etc/passwd", "/nonexistent/x.env",
+                                           "/dev/null", "/", "cartpole\n"};
+    for (size_t k = 0; k < sizeof bad_envs / sizeof *bad_envs; k++) {
+        cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.env = bad_envs[k];
+        cs_env *env = NULL;
+        bad_calls++;
+        cs_status s = cs_env_open(&cfg, &env);
+        cr_expect(s == CS_ERR_ARGUMENT || s == CS_ERR_NOT_FOUND || s == CS_ERR_PARSE || s == CS_ERR_IO,
+                  "env '%s' gave '%s' (%s)", bad_envs[k], cs_status_string(s), cs_env_error(env));
+        refuses_everything(env);
+        cs_env_close(env);
+    }
+    cfg = config(CS_BACKEND_INTERP, 4);
+    cfg.env = NULL;
+    open_fails(&cfg, CS_ERR_ARGUMENT, "env NULL");
+
+    cfg = config(CS_BACKEND_CPU, 4);
+    cfg.cc = "/nonexistent/cc";
+    cfg.no_cache = true;
+    open_fails(&cfg, CS_ERR_UNAVAILABLE, "a missing C compiler");
+    cfg.cc = "false";   /* a compiler that always fails */
+    open_fails(&cfg, CS_ERR_COMPILE, "a failing C compiler");
+    report("configurations_out_of_range");
+}
+
+Test(api_abuse, bad_actions_states_and_counts)
+{
+    cs_config cfg = config(CS_BACKEND_INTERP, 4);
+    cs_env *env = open_ok(&cfg);
+    cr_assert_eq(cs_env_reset(env, 3), CS_OK);
+    static const int32_t bad_actions[] = {-1, 2, INT32_MAX, INT32_MIN};
+    for (size_t k = 0; k < sizeof bad_actions / sizeof *bad_actions; k++) {
+        int32_t a[4] = {0, 1, 0, bad_actions[k]};
+        BAD(CS_ERR_ARGUMENT, env, cs_env_step(env, a));
+        cr_expect(strstr(cs_env_error(env), "environment 3"), "%s", cs_env_error(env));
+    }
+    double state[16] = {0};
+    int32_t steps[4] = {0, 0, -1, 0};
+    BAD(CS_ERR_ARGUMENT, env, cs_env_set_state(env, state, steps));
+    steps[2] = INT32_MIN;
+    BAD(CS_ERR_ARGUMENT, env, cs_env_set_state(env, state, steps));
+    static const int64_t bad_steps[] = {-1, INT64_MIN};
+    for (size_t k = 0; k < sizeof bad_steps / sizeof *bad_steps; k++)
+        BAD(CS_ERR_ARGUMENT, env, cs_env_rollout(env, bad_steps[k], NULL));
+    /* 4 environments x 2^62 steps is beyond a 64-bit count of env-steps. */
+    BAD(CS_ERR_LIMIT, env, cs_env_rollout(env, INT64_MAX, NULL));
+    BAD(CS_ERR_LIMIT, env, cs_env_rollout(env, INT64_MAX / 4 + 1, NULL));
+    /* Nothing above changed the batch: it steps on as if never bothered. */
+    int32_t ok[4] = {0, 1, 1, 0};
+    BAD(CS_OK, env, cs_env_step(env, ok));
+    cs_rollout_stats st;
+    BAD(CS_OK, env, cs_env_rollout(env, 0, &st));
+    cr_expect_eq(st.steps, 0);
+    cs_env_close(env);
+
+    cs_config box = config(CS_BACKEND_INTERP, 2);
+    box.env = "pendulum";
+    cs_env *p = NULL;
+    if (cs_env_open(&box, &p) == CS_OK) {
+        cr_assert_eq(cs_env_reset(p, 0), CS_OK);
+        const float bad_floats[] = {NAN, INFINITY, -INFINITY};
+        for (size_t k = 0; k < sizeof bad_floats / sizeof *bad_floats; k++) {
+            float a[2] = {0.5f, bad_floats[k]};
+            BAD(CS_ERR_ARGUMENT, p, cs_env_step(p, a));
+            cr_expect(strstr(cs_env_error(p), "environment 1"), "%s", cs_env_error(p));
+        }
+    }
+    cs_env_close(p);
+    report("bad_actions_states_and_counts");
+}
+
+Test(api_abuse, dump_arguments)
+{
+    cs_config cfg = config(CS_BACKEND_INTERP, 4);
+    static const char *const bad_formats[] = {"", "TEXT", "png", "c\n", "cubin "};
+    for (size_t k = 0; k < sizeof bad_formats / sizeof *bad_formats; k++) {
+        char *text = NULL, *error = NULL;
+        BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, bad_formats[k], &text, &error));
+        cr_expect_null(text);
+        cr_expect_not_null(error);
+        free(error);
+    }
+    static const char *const bad_passes[] = {"", "nope", "fold ", "FOLD"};
+    for (size_t k = 0; k < sizeof bad_passes / sizeof *bad_passes; k++) {
+        char *text = NULL, *error = NULL;
+        BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, bad_passes[k], "text", &text, &error));
+        cr_expect_null(text);
+        free(error);
+    }
+    cfg.num_envs = -5;
+    char *text = NULL, *error = NULL;
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", &text, &error));
+    free(error);
+    report("dump_arguments");
+}
+
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+/* 1,000 open/step/close cycles: LeakSanitizer (make asan) sees every byte;
+ * file descriptors are counted here. */
+Test(api_abuse, a_thousand_open_step_close_cycles_leak_nothing)
+{
+    int fds = open_fds();
+    for (int k = 0; k < 1000; k++) {
+        cs_config cfg = config(CS_BACKEND_INTERP, 4);
+        cfg.autoreset = (cs_autoreset)(k % 3);
+        cfg.dtype = k % 2 ? CS_DTYPE_F64 : CS_DTYPE_F32;
+        cs_env *env = open_ok(&cfg);
+        cr_assert_eq(cs_env_reset(env, (uint64_t)k), CS_OK);
+        int32_t a[4] = {0, 1, 1, 0};
+        for (int t = 0; t < 5; t++)
+            cr_assert_eq(cs_env_step(env, a), CS_OK);
+        cr_assert_eq(cs_env_rollout(env, 10, NULL), CS_OK);
+        cs_env_close(env);
+        /* and one that fails to open, every tenth time */
+        if (k % 10 == 0) {
+            cfg.num_envs = 0;
+            cs_env *bad = NULL;
+            cr_assert_eq(cs_env_open(&cfg, &bad), CS_ERR_ARGUMENT);
+            cs_env_close(bad);
+        }
+    }
+    cr_expect_eq(open_fds(), fds, "file descriptors leaked");
+}
+
+/* The same through the cpu backend's cache: a kernel loaded 200 times is
+ * unloaded 200 times (descriptors, mappings). */
+Test(api_abuse, cached_cpu_cycles_leak_nothing)
+{
+    char dir[] = "/tmp/cartsim-abuse-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    int fds = -1;
+    for (int k = 0; k < 200; k++) {
+        cs_config cfg = config(CS_BACKEND_CPU, 4);
+        cfg.cache_dir = dir;
+        cs_env *env = open_ok(&cfg);
+        cs_env_info info;
+        cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+        cr_assert_eq(info.cache_hit, k > 0, "cycle %d", k);
+        cr_assert_eq(cs_env_reset(env, (uint64_t)k), CS_OK);
+        cr_assert_eq(cs_env_rollout(env, 10, NULL), CS_OK);
+        cs_env_close(env);
+        if (k == 0)
+            fds = open_fds();   /* after the first compile, whatever it opened for good */
+    }
+    cr_expect_eq(open_fds(), fds, "file descriptors leaked");
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}

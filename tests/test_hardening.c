@@ -1,0 +1,833 @@
+/* Hardening (docs/hardening.md): a kernel cache that cannot be poisoned, seen
+ * through the library; numeric faults caught per environment; batches and
+ * counters beyond what fits refused up front; Ctrl-C during a long run.
+ *
+ * Each test works in a fresh directory from mkdtemp (its cache, its TMPDIR)
+ * and removes it. No test here sets .timeout: Criterion 2.4.1's runner leaks
+ * a watchdog entry (48 bytes, LeakSanitizer fails `make asan`) when a test
+ * with a timeout outlasts others that have one.
+ *
+ * Environment: CARTSIM_ROOT (the repository), CARTSIM_BIN (the program), as
+ * for tests/test_cli.c. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cartsim.h"
+
+extern char **environ;
+
+static char root[256];
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void setup(void)
+{
+    snprintf(root, sizeof root, "/tmp/cartsim-hardening-XXXXXX");
+    cr_assert_not_null(mkdtemp(root));
+}
+
+static void teardown(void)
+{
+    if (root[0])
+        nftw(root, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+    root[0] = 0;
+}
+
+TestSuite(hardening, .init = setup, .fini = teardown);
+
+static void in_root(char *out, size_t size, const char *name)
+{
+    snprintf(out, size, "%s/%s", root, name);
+}
+
+static const char *repo(void)
+{
+    const char *r = getenv("CARTSIM_ROOT");
+    return r && *r ? r : ".";
+}
+
+static const char *bin(void)
+{
+    const char *s = getenv("CARTSIM_BIN");
+    return s && *s ? s : "build/cartsim";
+}
+
+static void fixture_env(char *out, size_t size, const char *name)
+{
+    snprintf(out, size, "%s/tests/envs/%s", repo(), name);
+}
+
+/* Files in dir, without . and .. */
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* ---- the kernel cache, through cs_env_open --------------------------- */
+
+typedef struct {
+    bool hit;
+    char notice[512];
+    uint64_t checksum;
+} run_result;
+
+/* Opens cartpole on the cpu backend with the cache in `cache`, runs 200
+ * steps from seed 5: what came from the cache, what was said, what it computed. */
+static run_result run_cached(const char *cache)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 16;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.dtype = CS_DTYPE_F64;
+    cfg.cache_dir = cache;
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_assert_eq(s, CS_OK, "open: %s", cs_env_error(env));
+    cs_env_info info;
+    cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+    run_result r = {.hit = info.cache_hit};
+    snprintf(r.notice, sizeof r.notice, "%s", info.notice);
+    cs_rollout_stats st;
+    cr_assert_eq(cs_env_reset(env, 5), CS_OK);
+    cr_assert_eq(cs_env_rollout(env, 200, &st), CS_OK, "%s", cs_env_error(env));
+    r.checksum = st.checksum;
+    cs_env_close(env);
+    return r;
+}
+
+/* The one .so entry of a cache directory. */
+static void find_entry(const char *cache, char *entry, size_t size)
+{
+    DIR *d = opendir(cache);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    entry[0] = 0;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n > 3 && strcmp(e->d_name + n - 3, ".so") == 0) {
+            cr_assert_eq(entry[0], 0, "one entry only");
+            snprintf(entry, size, "%s/%s", cache, e->d_name);
+        }
+    }
+    closedir(d);
+    cr_assert_neq(entry[0], 0, "no entry in %s", cache);
+}
+
+static void write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static void flip_byte(const char *path, long at)
+{
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, at, SEEK_SET), 0);
+    int c = fgetc(f);
+    cr_assert_neq(c, EOF);
+    cr_assert_eq(fseek(f, at, SEEK_SET), 0);
+    fputc(c ^ 0x5a, f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Ways an entry on disk can go bad; each must be caught, rebuilt, and run. */
+enum {
+    TRUNCATE, TRUNCATE_EMPTY, FLIP_HEADER, FLIP_CODE, GARBAGE_META, NO_META, FOREIGN_OBJECT, SYMLINK, DIRECTORY,
+    FAULT_COUNT
+};
+static const char *const fault_names[FAULT_COUNT] = {
+    "truncated", "emptied", "ELF header flipped", "code byte flipped", "metadata garbage", "metadata missing",
+    "another valid object in its place", "a symlink to another object", "a directory in its place"};
+
+static void apply_fault(int fault, const char *entry)
+{
+    char meta[4200], other[600];
+    snprintf(meta, sizeof meta, "%s.meta", entry);
+    struct stat st;
+    cr_assert_eq(stat(entry, &st), 0);
+    switch (fault) {
+    case TRUNCATE:
+        cr_assert_eq(truncate(entry, st.st_size / 2), 0);
+        break;
+    case TRUNCATE_EMPTY:
+        cr_assert_eq(truncate(entry, 0), 0);
+        break;
+    case FLIP_HEADER:
+        flip_byte(entry, 4);
+        break;
+    case FLIP_CODE:
+        flip_byte(entry, (long)st.st_size / 2);
+        break;
+    case GARBAGE_META:
+        write_bytes(meta, "cartsim-cache 1\nentry x\n", 24);
+        break;
+    case NO_META:
+        cr_assert_eq(unlink(meta), 0);
+        break;
+    case FOREIGN_OBJECT:
+    case SYMLINK: {
+        /* A shared object that would load fine, but is not this kernel. */
+        snprintf(other, sizeof other, "%s/other.so", root);
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "printf 'int cs_kernel_step;\\n' | cc -shared -fPIC -x c -o %s - 2>/dev/null", other);
+        cr_assert_eq(system(cmd), 0);
+        cr_assert_eq(unlink(entry), 0);
+        if (fault == SYMLINK) {
+            cr_assert_eq(symlink(other, entry), 0);
+        } else {
+            snprintf(cmd, sizeof cmd, "cp %s %s", other, entry);
+            cr_assert_eq(system(cmd), 0);
+        }
+        break;
+    }
+    case DIRECTORY:
+        cr_assert_eq(unlink(entry), 0);
+        cr_assert_eq(mkdir(entry, 0700), 0);
+        break;
+    }
+}
+
+Test(hardening, every_corrupt_cache_entry_is_rebuilt_never_loaded)
+{
+    char cache[512];
+    in_root(cache, sizeof cache, "cache");
+    run_result first = run_cached(cache);
+    cr_assert_not(first.hit, "a fresh cache misses");
+    cr_assert_str_eq(first.notice, "");
+    run_result again = run_cached(cache);
+    cr_assert(again.hit, "the second open hits");
+    cr_assert_eq(again.checksum, first.checksum);
+
+    for (int fault = 0; fault < FAULT_COUNT; fault++) {
+        char entry[4096];
+        find_entry(cache, entry, sizeof entry);
+        apply_fault(fault, entry);
+        run_result r = run_cached(cache);
+        cr_assert_not(r.hit, "%s: loaded from the cache", fault_names[fault]);
+        cr_assert_eq(r.checksum, first.checksum, "%s: the rebuilt kernel computes something else", fault_names[fault]);
+        if (fault == DIRECTORY) {
+            /* Cannot be removed (not ours to delete recursively): the run
+             * goes on uncached, and says so. */
+            cr_assert(strstr(r.notice, "uncached") || strstr(r.notice, "corrupt"), "%s: notice '%s'",
+                      fault_names[fault], r.notice);
+            char cmd[4200];
+            snprintf(cmd, sizeof cmd, "rm -rf %s", entry);
+            cr_assert_eq(system(cmd), 0);
+            r = run_cached(cache);
+        } else {
+            cr_assert(strstr(r.notice, "corrupt"), "%s: notice '%s'", fault_names[fault], r.notice);
+        }
+        run_result after = run_cached(cache);
+        cr_assert(after.hit, "%s: the rebuilt entry is cached", fault_names[fault]);
+        cr_assert_eq(after.checksum, first.checksum);
+        cr_assert_str_eq(after.notice, "");
+    }
+    cr_assert_eq(count_files(cache), 2, "one entry and its metadata at the end");
+    if (getenv("CARTSIM_REPORT"))
+        fprintf(stderr, "cache faults: %d kinds tried through the library, all rebuilt\n", FAULT_COUNT);
+}
+
+/* A store that fails (a read-only directory; one that vanished) runs the
+ * kernel from its build directory: no cache, a notice, the same results. */
+Test(hardening, an_unwritable_cache_degrades_to_no_cache_with_a_notice)
+{
+    char cache[512], reference[512];
+    in_root(cache, sizeof cache, "cache");
+    in_root(reference, sizeof reference, "reference");
+    uint64_t want = run_cached(reference).checksum;
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    if (geteuid() != 0) {
+        cr_assert_eq(chmod(cache, 0500), 0);
+        run_result r = run_cached(cache);
+        chmod(cache, 0700);
+        cr_expect_not(r.hit);
+        cr_expect(strstr(r.notice, "uncached"), "read-only: notice '%s'", r.notice);
+        cr_expect_eq(r.checksum, want);
+        cr_expect_eq(count_files(cache), 0);
+    }
+    /* Root writes anywhere: the directory goes away under the run instead,
+     * replaced by a file while the compiler runs (a wrapper does it). */
+    char wrapper[512];
+    in_root(wrapper, sizeof wrapper, "cc-then-break-cache");
+    FILE *f = fopen(wrapper, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\ncc \"$@\" || exit 1\nrmdir '%s' && touch '%s'\n", cache, cache);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(wrapper, 0700), 0);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 16;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.dtype = CS_DTYPE_F64;
+    cfg.cache_dir = cache;
+    cfg.cc = wrapper;
+    cs_env *env = NULL;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s", cs_env_error(env));
+    cs_env_info info;
+    cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+    cr_expect_not(info.cache_hit);
+    cr_expect(strstr(info.notice, "uncached"), "vanished: notice '%s'", info.notice);
+    cs_rollout_stats st;
+    cr_assert_eq(cs_env_reset(env, 5), CS_OK);
+    cr_assert_eq(cs_env_rollout(env, 200, &st), CS_OK);
+    cr_expect_eq(st.checksum, want);
+    cs_env_close(env);
+    struct stat sb;
+    cr_expect(stat(cache, &sb) == 0 && S_ISREG(sb.st_mode), "the wrapper ran");
+}
+
+/* ---- numeric faults ---------------------------------------------------- */
+
+/* tests/envs/blowup.env doubles its state from [1, 2): infinite on step 128
+ * in f32 and 1024 in f64, so each environment restarts every 128 (1024) steps. */
+static cs_rollout_stats blowup(cs_backend b, cs_dtype d, int64_t n, int64_t steps, int64_t chunk)
+{
+    char path[4096];
+    fixture_env(path, sizeof path, "blowup.env");
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = path;
+    cfg.num_envs = n;
+    cfg.backend = b;
+    cfg.dtype = d;
+    char cache[512];
+    in_root(cache, sizeof cache, "cache");
+    cfg.cache_dir = cache;
+    cs_env *env = NULL;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s", cs_env_error(env));
+    cr_assert_eq(cs_env_reset(env, 11), CS_OK);
+    cs_rollout_stats total = {0}, s;
+    for (int64_t done = 0; done < steps; done += chunk) {
+        cr_assert_eq(cs_env_rollout(env, chunk < steps - done ? chunk : steps - done, &s), CS_OK);
+        total.nonfinite += s.nonfinite;
+        total.episodes += s.episodes;
+        total.steps += s.steps;
+    }
+    double state[64];
+    cr_assert_eq(cs_env_get_state(env, state), CS_OK);
+    for (int64_t i = 0; i < n; i++)
+        cr_assert(isfinite(state[i]), "environment %lld holds %g after the rollout", (long long)i, state[i]);
+    total.checksum = s.checksum;
+    cs_env_close(env);
+    return total;
+}
+
+Test(hardening, an_infinite_state_restarts_its_environment_and_is_counted)
+{
+    const cs_backend backends[] = {CS_BACKEND_INTERP, CS_BACKEND_CPU};
+    for (int b = 0; b < 2; b++) {
+        cs_rollout_stats f32 = blowup(backends[b], CS_DTYPE_F32, 37, 1000, 1000);
+        cr_expect_eq(f32.nonfinite, 37 * (1000 / 128), "%s f32: %lld", cs_backend_name(backends[b]),
+                     (long long)f32.nonfinite);
+        cr_expect_eq(f32.episodes, 0, "a restart for a fault is no finished episode");
+        cs_rollout_stats chunked = blowup(backends[b], CS_DTYPE_F32, 37, 1000, 77);
+        cr_expect_eq(chunked.nonfinite, f32.nonfinite, "chunks count the same");
+        cr_expect_eq(chunked.checksum, f32.checksum);
+        cs_rollout_stats f64 = blowup(backends[b], CS_DTYPE_F64, 5, 3000, 3000);
+        cr_expect_eq(f64.nonfinite, 5 * (3000 / 1024), "%s f64: %lld", cs_backend_name(backends[b]),
+                     (long long)f64.nonfinite);
+    }
+}
+
+/* Stepped by hand: the step that overflows ends the episode (terminated),
+ * and the next one starts afresh (next-step auto-reset). */
+Test(hardening, the_step_api_terminates_an_environment_gone_infinite)
+{
+    char path[4096];
+    fixture_env(path, sizeof path, "blowup.env");
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = path;
+    cfg.num_envs = 3;
+    cfg.backend = CS_BACKEND_INTERP;
+    cs_env *env = NULL;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s", cs_env_error(env));
+    cr_assert_eq(cs_env_reset(env, 1), CS_OK);
+    int32_t a[3] = {0, 1, 0};
+    for (int t = 1; t <= 130; t++) {
+        cr_assert_eq(cs_env_step(env, a), CS_OK);
+        const uint8_t *term = cs_env_terminated(env);
+        const float *obs = cs_env_obs(env);
+        for (int i = 0; i < 3; i++) {
+            cr_assert_eq(term[i], t == 128, "step %d, environment %d", t, i);
+            cr_assert(t == 128 || isfinite(obs[i]), "step %d: obs %g of a running episode", t, obs[i]);
+            cr_assert(obs[i] >= 1 || t == 128, "step %d: obs %g", t, obs[i]);
+        }
+    }
+    cs_env_close(env);
+}
+
+static void run_cli(const char *const *args, const char *tmpdir, const char *out, const char *err, int *status)
+{
+    int nargs = 0;
+    while (args[nargs])
+        nargs++;
+    char **argv = calloc((size_t)nargs + 2, sizeof *argv);
+    cr_assert_not_null(argv);
+    argv[0] = (char *)bin();
+    for (int i = 0; i < nargs; i++)
+        argv[i + 1] = (char *)args[i];
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (tmpdir)
+        setenv("TMPDIR", tmpdir, 1);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    free(argv);
+    cr_assert_eq(rc, 0, "cannot start %s: %s", bin(), strerror(rc));
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        cr_assert_eq(errno, EINTR);
+    *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    char *buf = calloc(1, 1 << 20);
+    cr_assert_not_null(buf);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* The integer value of a top-level JSON key, or LLONG_MIN. */
+static long long json_int(const char *json, const char *key)
+{
+    char pat[80];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(json, pat);
+    return p ? strtoll(p + strlen(pat), NULL, 10) : -0x7fffffffffffffffLL - 1;
+}
+
+Test(hardening, the_cli_reports_nonfinite_restarts)
+{
+    char path[4096], out[512], err[512], cache[512];
+    fixture_env(path, sizeof path, "blowup.env");
+    in_root(out, sizeof out, "out");
+    in_root(err, sizeof err, "err");
+    in_root(cache, sizeof cache, "cache");
+    setenv("XDG_CACHE_HOME", cache, 1);
+    static const char *const backends[] = {"interp", "cpu"};
+    for (int b = 0; b < 2; b++) {
+        const char *args[] = {"run", "--env", path, "--envs", "10", "--steps", "1000", "--backend", backends[b],
+                              "--json", NULL};
+        int status;
+        run_cli(args, NULL, out, err, &status);
+        char *json = slurp(out);
+        cr_expect_eq(status, 0, "%s", slurp(err));
+        cr_expect_eq(json_int(json, "nonfinite"), 10 * (1000 / 128), "%s", json);
+        free(json);
+    }
+    /* CartPole with a pole of length 0 divides by zero on every step: every
+     * step restarts every environment, and no episode ever finishes. */
+    const char *args[] = {"run", "--envs", "8", "--steps", "50", "--param", "length=0", "--backend", "interp",
+                          "--json", NULL};
+    int status;
+    run_cli(args, NULL, out, err, &status);
+    char *json = slurp(out);
+    cr_expect_eq(status, 0);
+    cr_expect_eq(json_int(json, "nonfinite"), 8 * 50, "%s", json);
+    cr_expect_eq(json_int(json, "episodes"), 0, "%s", json);
+    cr_expect(strstr(json, "\"mean_return\": null"), "no episode, no mean: %s", json);
+    free(json);
+}
+
+/* ---- strict mode -------------------------------------------------------- */
+
+/* "environment E: ... in step T since the reset (strict mode)": E and T. */
+static void parse_fault(const char *msg, long long *env, long long *step)
+{
+    const char *e = strstr(msg, "environment "), *t = strstr(msg, " in step ");
+    cr_assert(e && t && strstr(msg, "strict mode"), "message: %s", msg);
+    *env = strtoll(e + strlen("environment "), NULL, 10);
+    *step = strtoll(t + strlen(" in step "), NULL, 10);
+}
+
+static cs_env *open_fixture(const char *name, int64_t n, cs_backend b, bool strict, const char *param)
+{
+    char path[4096], cache[512];
+    fixture_env(path, sizeof path, name);
+    in_root(cache, sizeof cache, "cache");
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = path;
+    cfg.num_envs = n;
+    cfg.backend = b;
+    cfg.cache_dir = cache;
+    cfg.strict = strict;
+    if (param) {
+        cfg.params[0] = param;
+        cfg.n_params = 1;
+    }
+    cs_env *env = NULL;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s", cs_env_error(env));
+    return env;
+}
+
+/* Each environment doubles at its own rate (growth drawn per environment),
+ * so they overflow at different steps: strict mode must name the first one,
+ * the same whether rolled out in chunks or stepped one step at a time, and
+ * finish the rollout it stopped: the same state as without strict mode. */
+Test(hardening, strict_mode_names_the_first_environment_and_step)
+{
+    const cs_backend backends[] = {CS_BACKEND_INTERP, CS_BACKEND_CPU};
+    for (int b = 0; b < 2; b++) {
+        cs_env *stepped = open_fixture("blowup.env", 64, backends[b], true, "growth=1.5:3");
+        cr_assert_eq(cs_env_reset(stepped, 21), CS_OK);
+        int32_t a[64] = {0};
+        cs_status s = CS_OK;
+        for (int t = 0; t < 1000 && s == CS_OK; t++)
+            s = cs_env_step(stepped, a);
+        cr_assert_eq(s, CS_ERR_NUMERIC, "%s", cs_env_error(stepped));
+        long long env_a, step_a;
+        parse_fault(cs_env_error(stepped), &env_a, &step_a);
+        cs_env_close(stepped);
+
+        cs_env *strict = open_fixture("blowup.env", 64, backends[b], true, "growth=1.5:3");
+        cs_env *plain = open_fixture("blowup.env", 64, backends[b], false, "growth=1.5:3");
+        cr_assert_eq(cs_env_reset(strict, 21), CS_OK);
+        cr_assert_eq(cs_env_reset(plain, 21), CS_OK);
+        cs_rollout_stats ss, ps;
+        int64_t done = 0;
+        for (s = CS_OK; s == CS_OK && done < 1000; done += 30) {
+            s = cs_env_rollout(strict, 30, &ss);
+            cr_assert_eq(cs_env_rollout(plain, 30, &ps), CS_OK);
+        }
+        cr_assert_eq(s, CS_ERR_NUMERIC, "%s: %s", cs_backend_name(backends[b]), cs_env_error(strict));
+        long long env_b, step_b;
+        parse_fault(cs_env_error(strict), &env_b, &step_b);
+        cr_expect_eq(env_b, env_a, "%s: rollout names %lld, steps name %lld", cs_backend_name(backends[b]), env_b,
+                     env_a);
+        cr_expect_eq(step_b, step_a, "%s: rollout says step %lld, steps say %lld", cs_backend_name(backends[b]),
+                     step_b, step_a);
+        cr_expect(step_b > done - 30 && step_b <= done, "step %lld is in the chunk that failed", step_b);
+        cr_expect_gt(ss.nonfinite, 0, "the stats of the whole call");
+        cr_expect_eq(ss.nonfinite, ps.nonfinite);
+        cr_expect_eq(ss.checksum, ps.checksum, "the state of the whole call");
+        cs_env_close(strict);
+        cs_env_close(plain);
+    }
+}
+
+Test(hardening, strict_mode_catches_a_nan_reward_the_state_does_not_show)
+{
+    cs_env *env = open_fixture("nan_reward.env", 3, CS_BACKEND_INTERP, true, NULL);
+    cr_assert_eq(cs_env_reset(env, 0), CS_OK);
+    cr_assert_eq(cs_env_rollout(env, 50, NULL), CS_OK, "%s", cs_env_error(env));
+    cr_assert_eq(cs_env_rollout(env, 50, NULL), CS_ERR_NUMERIC);
+    cr_expect(strstr(cs_env_error(env), "environment 0: its reward is not finite in step 51"), "%s",
+              cs_env_error(env));
+    cs_env_close(env);
+    env = open_fixture("nan_reward.env", 3, CS_BACKEND_CPU, true, NULL);
+    cr_assert_eq(cs_env_reset(env, 0), CS_OK);
+    int32_t a[3] = {0, 0, 0};
+    for (int t = 1; t <= 50; t++)
+        cr_assert_eq(cs_env_step(env, a), CS_OK, "step %d: %s", t, cs_env_error(env));
+    cr_assert_eq(cs_env_step(env, a), CS_ERR_NUMERIC);
+    cr_expect(strstr(cs_env_error(env), "environment 0: its reward is not finite in step 51"), "%s",
+              cs_env_error(env));
+    cs_env_close(env);
+}
+
+Test(hardening, strict_on_the_command_line)
+{
+    char path[4096], out[512], err[512], cache[512];
+    fixture_env(path, sizeof path, "blowup.env");
+    in_root(out, sizeof out, "out");
+    in_root(err, sizeof err, "err");
+    in_root(cache, sizeof cache, "cache");
+    setenv("XDG_CACHE_HOME", cache, 1);
+    const char *args[] = {"run", "--env", path, "--envs", "5", "--steps", "1000", "--strict", "--json", NULL};
+    int status;
+    run_cli(args, NULL, out, err, &status);
+    char *o = slurp(out), *msg = slurp(err);
+    cr_expect_eq(status, 1, "%s", msg);
+    cr_expect(strstr(msg, "cartsim: environment 0: its state became NaN or infinite in step 128 since the reset"),
+              "%s", msg);
+    cr_expect_str_eq(o, "", "nothing on stdout");
+    free(o);
+    free(msg);
+}
+
+/* ---- resource limits --------------------------------------------------- */
+
+/* An environment with `n` state variables, written to the test's directory. */
+static void wide_env(char *path, size_t size, int n)
+{
+    in_root(path, size, "wide.env");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "env wide \"Wide-v0\"\nmax_steps 10\nstate ");
+    for (int k = 0; k < n; k++)
+        fprintf(f, "%ss%d", k ? ", " : "", k);
+    fprintf(f, "\naction discrete 2\nobserve ");
+    for (int k = 0; k < n; k++)
+        fprintf(f, "%ss%d", k ? ", " : "", k);
+    fprintf(f, "\nreset {\n");
+    for (int k = 0; k < n; k++)
+        fprintf(f, "    s%d = uniform(0, 1)\n", k);
+    fprintf(f, "}\nstep {\n");
+    for (int k = 0; k < n; k++)
+        fprintf(f, "    s%d' = s%d + 1\n", k, k);
+    fprintf(f, "    reward = 1.0\n    terminated = false\n}\n");
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(hardening, a_batch_beyond_memory_is_refused_before_allocation)
+{
+    char path[512];
+    wide_env(path, sizeof path, 64);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = path;
+    cfg.num_envs = INT32_MAX;
+    cfg.backend = CS_BACKEND_INTERP;
+    cfg.dtype = CS_DTYPE_F64;
+    cs_env *env = NULL;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_LIMIT, "%s", cs_env_error(env));
+    cr_assert(strstr(cs_env_error(env), "bytes"), "names the bytes: %s", cs_env_error(env));
+    cs_env_close(env);
+
+    char out[512], err[512];
+    in_root(out, sizeof out, "out");
+    in_root(err, sizeof err, "err");
+    const char *args[] = {"run", "--env", path, "--envs", "2147483647", "--dtype", "f64", "--backend", "interp",
+                          NULL};
+    int status;
+    run_cli(args, NULL, out, err, &status);
+    char *msg = slurp(err);
+    cr_expect_eq(status, 2, "exit status %d: %s", status, msg);
+    cr_expect(strstr(msg, "bytes") && strstr(msg, "2147483647"), "%s", msg);
+    free(msg);
+    char *o = slurp(out);
+    cr_expect_str_eq(o, "", "nothing on stdout");
+    free(o);
+}
+
+Test(hardening, counts_beyond_64_bits_are_refused)
+{
+    char out[512], err[512];
+    in_root(out, sizeof out, "out");
+    in_root(err, sizeof err, "err");
+    const char *args[] = {"run", "--envs", "4", "--steps", "9223372036854775807", "--backend", "interp", NULL};
+    int status;
+    run_cli(args, NULL, out, err, &status);
+    char *msg = slurp(err);
+    cr_expect_eq(status, 2, "%s", msg);
+    cr_expect(strstr(msg, "2^63"), "%s", msg);
+    free(msg);
+
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 3;
+    cfg.backend = CS_BACKEND_INTERP;
+    cs_env *env = NULL;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_OK);
+    cr_assert_eq(cs_env_reset(env, 0), CS_OK);
+    cr_expect_eq(cs_env_rollout(env, INT64_MAX / 3 + 1, NULL), CS_ERR_LIMIT);
+    cr_expect_eq(cs_env_rollout(env, 10, NULL), CS_OK);
+    cs_env_close(env);
+}
+
+/* Episode steps are counted in 32 bits: an environment without max_steps
+ * (nothing truncates its episodes) is refused steps that could go past. */
+Test(hardening, an_episode_step_counter_cannot_overflow)
+{
+    char path[512];
+    in_root(path, sizeof path, "endless.env");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("env endless \"Endless-v0\"\nstate x\naction discrete 2\nobserve x\nreset {\n    x = 0.0\n}\n"
+          "step {\n    x' = x\n    reward = 1.0\n    terminated = false\n}\n", f);
+    cr_assert_eq(fclose(f), 0);
+    const cs_backend backends[] = {CS_BACKEND_INTERP, CS_BACKEND_CPU};
+    for (int b = 0; b < 2; b++) {
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cfg.env = path;
+        cfg.num_envs = 3;
+        cfg.backend = backends[b];
+        char cache[512];
+        in_root(cache, sizeof cache, "cache");
+        cfg.cache_dir = cache;
+        cs_env *env = NULL;
+        cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s", cs_env_error(env));
+        cr_assert_eq(cs_env_reset(env, 0), CS_OK);
+        double state[3] = {0, 0, 0};
+        int32_t steps[3] = {0, INT32_MAX - 10, 5};
+        cr_assert_eq(cs_env_set_state(env, state, steps), CS_OK);
+        cr_expect_eq(cs_env_rollout(env, 11, NULL), CS_ERR_LIMIT);
+        cr_expect(strstr(cs_env_error(env), "max_steps"), "%s", cs_env_error(env));
+        cr_expect_eq(cs_env_rollout(env, 9, NULL), CS_OK, "%s", cs_env_error(env));
+        int32_t a[3] = {0, 0, 0};
+        cr_expect_eq(cs_env_step(env, a), CS_OK, "%s", cs_env_error(env));
+        cr_expect_eq(cs_env_step(env, a), CS_ERR_LIMIT, "the counter is at INT32_MAX");
+        cr_expect_eq(cs_env_reset(env, 1), CS_OK);
+        cr_expect_eq(cs_env_step(env, a), CS_OK, "a reset starts the counters again");
+        cs_env_close(env);
+    }
+}
+
+/* ---- interrupts --------------------------------------------------------- */
+
+/* Starts a long run with stderr to `err` (progress lines) in its own process
+ * group; returns its pid. */
+static pid_t start_long_run(const char *tmpdir, const char *out, const char *err, const char *extra)
+{
+    const char *argv[] = {bin(), "run", "--envs", "1024", "--steps", "2000000000", "--backend", "cpu", "--threads",
+                          "1", "--json", "--progress", extra, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    setenv("TMPDIR", tmpdir, 1);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, &at, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    cr_assert_eq(rc, 0, "cannot start %s: %s", bin(), strerror(rc));
+    return pid;
+}
+
+/* Ctrl-C kills the compiler's own children too, and one whose parent died
+ * first would be reparented to the nearest subreaper: Criterion's runner,
+ * which does not expect it. The test's process takes that role and reaps
+ * them all (until it has no child left). */
+static void adopt_orphans(void)
+{
+    cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+}
+
+static void reap_orphans(void)
+{
+    for (int k = 0; k < 1000; k++) {
+        pid_t got = waitpid(-1, NULL, WNOHANG);
+        if (got < 0 && errno == ECHILD)
+            return;
+        if (got <= 0)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+}
+
+static int wait_status(pid_t pid, double timeout_s)
+{
+    for (double waited = 0; waited < timeout_s; waited += 0.01) {
+        int ws;
+        pid_t got = waitpid(pid, &ws, WNOHANG);
+        if (got == pid)
+            return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_assert_fail("the run did not stop within %g s of the interrupt", timeout_s);
+    return -1;
+}
+
+static int lines_in(const char *path)
+{
+    char *text = slurp(path);
+    int n = 0;
+    for (char *p = text; *p; p++)
+        n += *p == '\n';
+    free(text);
+    return n;
+}
+
+Test(hardening, ctrl_c_stops_at_the_next_chunk_with_the_partial_summary)
+{
+    char tmp[512], out[512], err[512], cache[512];
+    in_root(tmp, sizeof tmp, "tmp");
+    in_root(out, sizeof out, "out");
+    in_root(err, sizeof err, "err");
+    in_root(cache, sizeof cache, "cache");
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    setenv("XDG_CACHE_HOME", cache, 1);
+    adopt_orphans();
+    pid_t pid = start_long_run(tmp, out, err, NULL);
+    /* The progress bar prints a line per chunk: wait for two chunks done. */
+    for (int k = 0; k < 6000 && lines_in(err) < 3; k++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    cr_assert_geq(lines_in(err), 3, "the run never got going");
+    cr_assert_eq(kill(pid, SIGINT), 0);
+    int status = wait_status(pid, 10);
+    char *json = slurp(out), *msg = slurp(err);
+    cr_expect_eq(status, 130, "exit status %d: %s", status, msg);
+    long long steps = json_int(json, "steps");
+    cr_expect(steps > 0 && steps < 2000000000LL, "steps done: %lld\n%s", steps, json);
+    cr_expect_eq(json_int(json, "env_steps"), steps * 1024, "%s", json);
+    cr_expect(strstr(json, "\"interrupted\": true"), "%s", json);
+    cr_expect(strstr(msg, "interrupted after"), "%s", msg);
+    reap_orphans();
+    cr_expect_eq(count_files(tmp), 0, "temporary files left in TMPDIR");
+    free(json);
+    free(msg);
+}
+
+/* Ctrl-C reaches the whole foreground group, the compiler included: the run
+ * stops while compiling, and the build directory goes with it. */
+Test(hardening, ctrl_c_while_compiling_leaves_no_temporary_files)
+{
+    char tmp[512], out[512], err[512];
+    in_root(tmp, sizeof tmp, "tmp");
+    in_root(out, sizeof out, "out");
+    in_root(err, sizeof err, "err");
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    adopt_orphans();
+    for (int delay_ms = 100; delay_ms <= 300; delay_ms += 100) {
+        pid_t pid = start_long_run(tmp, out, err, "--no-cache");
+        nanosleep(&(struct timespec){0, delay_ms * 1000000L}, NULL);
+        cr_assert_eq(kill(-pid, SIGINT), 0);
+        int status = wait_status(pid, 10);
+        char *msg = slurp(err);
+        cr_expect_eq(status, 130, "after %d ms: exit status %d: %s", delay_ms, status, msg);
+        cr_expect(strstr(msg, "interrupted"), "%s", msg);
+        free(msg);
+        reap_orphans();
+        cr_expect_eq(count_files(tmp), 0, "after %d ms: temporary files left in TMPDIR", delay_ms);
+    }
+}
