@@ -14,7 +14,7 @@ WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # project needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
 CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -I$(BUILD)/gen
-LDLIBS  = -lm -ldl -lpthread
+LDLIBS  = -lm -ldl -lpthread -linih
 
 # The CUDA headers are optional: without them the cuda backend builds as "unavailable".
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
@@ -34,8 +34,10 @@ endif
 endif
 
 LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wildcard render/*.c)
-LIB_SRC := $(filter-out sim/main.c sim/cli_%.c,$(LIB_SRC))
-CLI_SRC  = sim/main.c $(wildcard sim/cli_*.c)
+# The CLI's number parsing (cli_num.c) is the library's too: configuration
+# files (sim/config.c) are checked by the same code as flags.
+LIB_SRC := $(filter-out sim/main.c sim/cli_%.c,$(LIB_SRC)) sim/cli_num.c
+CLI_SRC  = sim/main.c $(filter-out sim/cli_num.c,$(wildcard sim/cli_*.c))
 TEST_SRC = $(wildcard tests/test_*.c)
 PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h
 
@@ -124,8 +126,10 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/.*CS_VERSION_STRING "\(.*\)"/\1/p' sim/cartsim.h)|' \
 		sim/cartsim.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cartsim.pc
 
+# The benchmark suite (not part of `make test`): the seed paper's experiments, the
+# peers (in build/bench-venv), plots and bench/RESULTS.md; BENCH_ARGS=--quick for a smoke run.
 bench: all
-	bench/ablation.sh
+	python3 bench/bench.py $(BENCH_ARGS)
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang into build-fuzz/
 # and run one after the other, FUZZ_SECONDS each, from the seed corpus in

@@ -112,6 +112,7 @@ typedef struct {
      * environment and step. A rollout finishes first: its stats and state are
      * those of the whole call. Default false. */
     bool strict;
+    const char *policy;         /* what rollouts run in the kernel (see "Policies"); NULL: "random" */
 } cs_config;
 
 void cs_config_init(cs_config *cfg);
@@ -185,9 +186,9 @@ typedef struct {
     uint64_t checksum;          /* hash of the final state's bits, episode steps and running returns */
 } cs_rollout_stats;
 
-/* `steps` steps of every environment with the built-in policy (random
- * actions), same-step auto-reset, all inside the compiled kernel. Continues
- * from the current state (reset first). */
+/* `steps` steps of every environment with the configured policy
+ * (cs_config.policy: random actions by default), same-step auto-reset, all
+ * inside the compiled kernel. Continues from the current state (reset first). */
 cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out);
 
 /* Looking inside the compiler (`cartsim dump`). `after` names the last pass
@@ -237,6 +238,174 @@ const char *cs_renderer_error(const cs_renderer *r);
  * (at least width * height * 3). rgb NULL: only sets *width and *height. */
 cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, uint8_t *rgb, size_t rgb_size,
                         int *width, int *height);
+
+/* ---- Policies: what rollouts run, fused into the step kernel (agents/) ----
+ *
+ * cs_config.policy names the policy that cs_env_rollout evaluates inside the
+ * kernel, on the observation of the state before each step:
+ *
+ *   "random"            uniform actions from Philox (the default);
+ *   NAME                a policy the .env declares: `policy heuristic { action = ... }`;
+ *   "linear"            one layer: z = W obs + b;
+ *   "mlp:H", "mlp:HxH"  one or two tanh hidden layers of H units (1..256), then z.
+ *
+ * Discrete spaces take the argmax of z (one output per action, the lowest
+ * index on ties); box spaces take low + (high - low) * (tanh(z) + 1) / 2.
+ * Linear and MLP weights are per environment: N environments run N
+ * different policies in one launch. Their order, layer after layer, is each
+ * unit's weights over the layer's inputs then its bias (docs/policy_format.md).
+ * They are 0 until set. */
+
+/* Weights per environment: 0 for random and declared policies. */
+unsigned cs_env_num_weights(cs_env *env);
+/* w[k * num_envs + i] is weight k of environment i (finite); kept until set again. */
+cs_status cs_env_set_weights(cs_env *env, const double *w);
+cs_status cs_env_get_weights(cs_env *env, double *out);
+
+/* Per environment, from the last cs_env_rollout: the mean return of the
+ * episodes it finished (NaN where none) and how many it finished. Restarts
+ * forced by a NaN or infinite state are not episodes. */
+const double *cs_env_episode_returns(cs_env *env);    /* [num_envs] */
+const int64_t *cs_env_episode_counts(cs_env *env);    /* [num_envs] */
+
+/* ---- Training: evolution strategies and the cross-entropy method ----
+ *
+ * A generation sets one candidate policy in each environment, resets them all
+ * (ES: every candidate from the same state) and rolls out max_steps steps in
+ * one fused launch; a candidate's score is the mean return of the episodes
+ * it finished. The search then moves its mean policy. Training stops when
+ * the mean policy's mean return over eval_episodes fresh episodes reaches
+ * the target in two evaluations in a row (checked once some candidate scores
+ * that much), or after `generations`. Gaussian noise comes from Philox keyed
+ * by the seed: the same seed and configuration train the same weights on the
+ * same backend and dtype (threads do not matter). */
+typedef enum { CS_ALGO_ES, CS_ALGO_CEM } cs_algo;
+
+typedef struct {
+    int64_t generation;         /* 1, 2, ... */
+    double mean_return;         /* over the population's scores */
+    double best_return;
+    double eval_return;         /* the mean policy on eval_episodes fresh episodes; NaN when not run */
+    int64_t env_steps;          /* of the training rollouts so far */
+    double env_steps_per_sec;   /* this generation's rollout */
+    double elapsed_ms;          /* since cs_train began, compile included */
+} cs_train_progress;
+
+typedef struct {
+    cs_algo algo;               /* default ES */
+    const char *policy;         /* "linear" (default), "mlp:32", "mlp:32x32" */
+    int64_t population;         /* environments, one candidate each; default 256 (ES: even) */
+    int64_t generations;        /* at most; default 200 */
+    uint64_t seed;              /* default 0 */
+    double target;              /* NaN (default): the env's reward_threshold; a NaN threshold: never stop early */
+    int64_t eval_episodes;      /* default 100 */
+    /* ES (Salimans et al. 2017): antithetic pairs, centred ranks, Adam on the mean */
+    double sigma;               /* perturbation scale; default 0.2 */
+    double learning_rate;       /* Adam step; default 0.1 */
+    double weight_decay;        /* L2 coefficient; default 0.005 */
+    /* CEM: elite mean and spread, plus extra noise that fades */
+    double elite_fraction;      /* default 0.2 */
+    double init_std;            /* default 0.5 */
+    double extra_std;           /* default 0.1, fading to 0 over the generations */
+    /* Called after every generation (NULL: not called). */
+    void (*progress)(void *user, const cs_train_progress *p);
+    void *user;
+} cs_train_config;
+
+void cs_train_config_init(cs_train_config *tc);
+
+typedef struct {
+    char env[64];               /* the environment's short name */
+    char policy[64];            /* the architecture, canonical: "linear", "mlp:32x32" */
+    unsigned n_weights;
+    double *weights;            /* [n_weights], the mean policy; malloc'ed, free() it */
+    bool solved;                /* eval_return reached the target */
+    double target;              /* NaN when there was none */
+    double eval_return;         /* the final mean policy on eval_episodes fresh episodes */
+    int64_t generations;
+    int64_t env_steps;
+    double elapsed_ms;
+    double compile_ms;
+} cs_train_result;
+
+/* Trains a policy for cfg's environment (cfg->num_envs and cfg->policy are
+ * set by the trainer). On failure returns the status with a message in
+ * error (error_size bytes) and out->weights NULL. */
+cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, char *error,
+                   size_t error_size);
+
+/* `episodes` fresh episodes of env's policy with `weights` (n_weights of
+ * them, set in every environment; NULL: the weights each has), in rounds of
+ * num_envs from resets seeded `seed`, `seed` + 1, ...: returns[e] is episode
+ * e's whole return. Needs a max_steps. The handle's state and weights change. */
+cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
+                      char *error, size_t error_size);
+
+/* Policy files (docs/policy_format.md): plain text naming the environment,
+ * the architecture and the weights, with a checksum. */
+typedef struct {
+    char env[64];               /* the environment's short name */
+    char policy[64];            /* "linear", "mlp:32x32" */
+    unsigned n_weights;
+    double *weights;            /* malloc'ed */
+} cs_policy_file;
+
+cs_status cs_policy_save(const char *path, const char *env, const char *policy, unsigned n_weights,
+                         const double *weights, char *error, size_t error_size);
+/* CS_ERR_NOT_FOUND, CS_ERR_IO, or CS_ERR_PARSE for a damaged file. */
+cs_status cs_policy_load(const char *path, cs_policy_file *out, char *error, size_t error_size);
+void cs_policy_file_free(cs_policy_file *f);
+
+/* ---- Settings by name and configuration files ----
+ *
+ * Sets one setting of cfg from text, checked exactly as cartsim's flags
+ * check it (the command line calls this for them): "env", "envs",
+ * "unroll", "backend", "fusion", "dtype", "threads", "block", "autoreset",
+ * "strict" ("true" or "false"), and "param" (adds one "NAME=VALUE" or
+ * "NAME=LO:HI" override). cfg keeps
+ * the value pointer itself for "env" and "param": it must outlive cfg's
+ * use. CS_ERR_ARGUMENT with a message ("'abc' is not an integer") for a bad
+ * value, CS_ERR_LIMIT past CS_MAX_PARAM_OVERRIDES, CS_ERR_NOT_FOUND for no
+ * such setting; cfg is unchanged then. */
+cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, char *err, size_t err_size);
+
+/* One "key = value" line of a configuration file. */
+typedef struct {
+    const char *section;        /* "run", "env", "params", "agent", "train" or "view" */
+    const char *key;
+    const char *value;          /* spaces around it and a " ; comment" after it removed */
+    int line;
+    bool applied;               /* set in the cs_config by cs_config_load */
+} cs_config_entry;
+
+typedef struct cs_config_file cs_config_file;
+
+/* Reads an INI file (such as configs/cartpole.ini) over what cfg holds:
+ *
+ *     [run]     envs, unroll, backend, fusion, dtype, threads, block, strict (applied);
+ *               steps, seed (the program's)
+ *     [env]     name = NAME, or path = FILE.env (relative to the file's
+ *               folder), autoreset = next_step | same_step (applied)
+ *     [params]  NAME = VALUE or NAME = LO:HI, as --param (applied)
+ *     [agent], [train], [view]: the program's
+ *
+ * Applied values go through cs_config_set. The program's values are not
+ * checked here: the caller reads them (cs_config_file_get) and must refuse
+ * the keys it does not know; cartsim maps them onto its flags. Comments are
+ * lines starting with ';' or '#', or " ; ..." after a value.
+ *
+ * Every line is accounted for: an unknown or repeated section, an unknown
+ * or duplicate key, a bad value, an indented line, a line inih cannot split
+ * fail with "PATH:LINE: message" in err (CS_ERR_PARSE, CS_ERR_ARGUMENT or
+ * CS_ERR_LIMIT); a file that cannot be read with "PATH: message"
+ * (CS_ERR_NOT_FOUND, CS_ERR_IO). On failure *file is NULL and cfg may be
+ * partly changed. On success *file owns every string cfg now points to
+ * (env, params): free it only after the last use of cfg. */
+cs_status cs_config_load(cs_config *cfg, const char *path, cs_config_file **file, char *err, size_t err_size);
+size_t cs_config_file_count(const cs_config_file *f);
+const cs_config_entry *cs_config_file_entry(const cs_config_file *f, size_t i);   /* in file order; NULL past the end */
+const cs_config_entry *cs_config_file_get(const cs_config_file *f, const char *section, const char *key);
+void cs_config_file_free(cs_config_file *f);    /* NULL is fine */
 
 #ifdef __cplusplus
 }

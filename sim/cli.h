@@ -43,8 +43,17 @@ typedef enum {
     OPT_AFTER,
     OPT_FORMAT,
     OPT_ARCH,
+    OPT_CONFIG,
+    OPT_PRINT_CONFIG,
     OPT_POLICY,
     OPT_OUT,
+    OPT_AGENT,
+    OPT_ALGO,
+    OPT_POP,
+    OPT_GENERATIONS,
+    OPT_HIDDEN,
+    OPT_EPISODES,
+    OPT_TARGET,
     OPT_HELP,
     OPT_VERSION,
     OPT_COUNT
@@ -58,6 +67,9 @@ typedef enum {
      CLI_OPT(OPT_UNROLL) | CLI_OPT(OPT_THREADS) | CLI_OPT(OPT_BLOCK) | CLI_OPT(OPT_PARAM) |       \
      CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_HELP))
 
+/* Options every subcommand takes, whatever its mask says. */
+#define CLI_OPTS_GLOBAL (CLI_OPT(OPT_CONFIG) | CLI_OPT(OPT_PRINT_CONFIG))
+
 #define CLI_MAX_POSITIONAL 4
 
 typedef struct {
@@ -68,6 +80,11 @@ typedef struct {
     const char *after, *format;
     const char *arch;           /* dump --format cubin */
     const char *policy, *out;   /* view, render */
+    const char *config;         /* --config FILE */
+    const char *agent, *algo, *hidden;           /* train */
+    int64_t pop, generations, episodes;          /* train, eval */
+    double target;                               /* train; NaN: the environment's */
+    bool print_config;
     const char *positional[CLI_MAX_POSITIONAL];
     int n_positional;
     bool given[OPT_COUNT];      /* which options the command line set */
@@ -97,6 +114,17 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
 void cli_print_help(const cli_command *cmd);
 void cli_print_overview(void);
 bool cli_stdout_write(const char *data, size_t len);   /* false after reporting an error */
+/* Sets an option from a configuration file's value (NULL for a switch):
+ * errors read "ORIGIN: KEY: ...", ORIGIN being "FILE:LINE". */
+int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *origin, const char *key);
+bool cli_option_takes_value(cli_opt_id id);
+
+/* cli_config.c: --config FILE under the flags, and --print-config. */
+int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a);   /* over a's defaults; 0 or exit status */
+/* After the flags: --param NAME replaces the file's NAME; the file's
+ * environment and parameter names are checked (0 or the exit status). */
+int cli_config_merge(cli_args *a);
+int cli_print_config(const cli_command *cmd, const cli_args *a);
 
 /* cli_num.c: strict number parsing and Python-repr printing. */
 typedef enum { CLI_NUM_OK, CLI_NUM_SYNTAX, CLI_NUM_RANGE } cli_num_result;
@@ -134,6 +162,24 @@ int cli_replay(cli_args *a);
 int cli_replay_check(const char *data, size_t len, const cs_env_info *env);
 void cli_dump_defaults(cli_args *a);
 int cli_dump(cli_args *a);
+void cli_train_defaults(cli_args *a);
+int cli_train(cli_args *a);
+void cli_eval_defaults(cli_args *a);
+int cli_eval(cli_args *a);
+
+/* cli_policy.c: --policy NAME, or a trained policy file (a value with a '/'
+ * or a '.'), for run and eval. prepare sets a->cfg.policy before opening;
+ * apply checks the file against the opened environment and sets its weights
+ * in every environment. Both return 0 or the exit status. */
+typedef struct {
+    bool from_file;
+    const char *path;
+    cs_policy_file file;
+} cli_policy;
+
+int cli_policy_prepare(cli_args *a, cli_policy *pol);
+int cli_policy_apply(cs_env *env, const cli_policy *pol);
+void cli_policy_free(cli_policy *pol);
 void cli_view_defaults(cli_args *a);
 int cli_view(cli_args *a);
 void cli_render_defaults(cli_args *a);

@@ -36,12 +36,28 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_AFTER] = {"after", "PASS", "stop after this compiler pass (default: run all of them)"},
     [OPT_FORMAT] = {"format", "text|dot|c|cuda|cubin", "what to print (default text; cubin: binary)"},
     [OPT_ARCH] = {"arch", "sm_XY", "GPU architecture of --format cubin (default: the device's)"},
-    [OPT_POLICY] = {"policy", "random|heuristic|human", "how actions are chosen (default random)"},
+    [OPT_CONFIG] = {"config", "FILE.ini", "settings from a configuration file; flags win over it"},
+    [OPT_PRINT_CONFIG] = {"print-config", NULL, "print the settings and where each comes from, and exit"},
+    [OPT_POLICY] = {"policy", "NAME|FILE",
+                    "how actions are chosen: random (default), heuristic, linear, mlp:H[xH], a trained policy "
+                    "file (run, eval), human (view)"},
     [OPT_OUT] = {"out", "DIR|FILE.gif|FILE.mp4",
-                 "render: numbered PNGs in DIR, or a video through ffmpeg; view: where screenshots go"},
+                 "render: numbered PNGs in DIR, or a video through ffmpeg; view: where screenshots go; "
+                 "train: the policy file to write"},
+    [OPT_AGENT] = {"agent", "linear|mlp", "the policy to train (default linear)"},
+    [OPT_ALGO] = {"algo", "es|cem", "evolution strategies or the cross-entropy method (default es)"},
+    [OPT_POP] = {"pop", "N", "candidate policies per generation, one environment each (default 256)"},
+    [OPT_GENERATIONS] = {"generations", "G", "generations at most (default 200)"},
+    [OPT_HIDDEN] = {"hidden", "H|HxH", "the MLP's hidden layers (default 32)"},
+    [OPT_EPISODES] = {"episodes", "K", "fresh episodes a policy is scored on (default 100)"},
+    [OPT_TARGET] = {"target", "R", "stop once the policy's mean return reaches R (default: the env's threshold)"},
     [OPT_HELP] = {"help", NULL, "print this help and exit"},
     [OPT_VERSION] = {"version", NULL, "print the version and exit"},
 };
+
+/* Set while a configuration file's value is applied (cli_set_option):
+ * "FILE:LINE" and the file's key, which errors then name. */
+static const char *value_origin, *value_key;
 
 int cli_error(int status, const char *fmt, ...)
 {
@@ -55,7 +71,7 @@ int cli_error(int status, const char *fmt, ...)
     for (char *p = msg; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    fprintf(stderr, "cartsim: %s\n", msg);
+    fprintf(stderr, "cartsim: %s%s%s\n", value_origin ? value_origin : "", value_origin ? ": " : "", msg);
     return status;
 }
 
@@ -107,7 +123,8 @@ bool cli_stdout_write(const char *data, size_t len)
 
 static int bad_value(const char *opt, const char *value, const char *why)
 {
-    return cli_error(CLI_EXIT_USAGE, "--%s: '%s' %s", opt, value, why);
+    return cli_error(CLI_EXIT_USAGE, "%s%s: '%s' %s", value_key ? "" : "--", value_key ? value_key : opt, value,
+                     why);
 }
 
 static int int_value(const char *opt, const char *value, int64_t lo, int64_t hi, int64_t *out)
@@ -118,8 +135,8 @@ static int int_value(const char *opt, const char *value, int64_t lo, int64_t hi,
     case CLI_NUM_SYNTAX:
         return bad_value(opt, value, "is not an integer");
     default:
-        return cli_error(CLI_EXIT_USAGE, "--%s: '%s' is out of range (%" PRId64 " to %" PRId64 ")", opt,
-                         value, lo, hi);
+        return cli_error(CLI_EXIT_USAGE, "%s%s: '%s' is out of range (%" PRId64 " to %" PRId64 ")",
+                         value_key ? "" : "--", value_key ? value_key : opt, value, lo, hi);
     }
 }
 
@@ -145,76 +162,37 @@ static bool is_ident(const char *s, size_t n)
     return true;
 }
 
-/* A finite number that fills [s, s+n) exactly. */
-static bool real_span(const char *s, size_t n)
+/* A setting of the cs_config: the library checks it (cs_config_set), for
+ * flags and configuration files alike. */
+static int config_value(const char *opt, const char *value, cli_args *a)
 {
-    char tmp[128];
-    if (n == 0 || n >= sizeof tmp)
-        return false;
-    memcpy(tmp, s, n);
-    tmp[n] = 0;
-    double v;
-    return cli_parse_real(tmp, &v) && v - v == 0;
-}
-
-/* Checked here too, so that a typo fails before anything is compiled; the
- * library still decides whether NAME exists. */
-static int param_value(const char *value)
-{
-    const char *eq = strchr(value, '=');
-    if (!eq || !is_ident(value, (size_t)(eq - value)))
-        return bad_value("param", value, "is not NAME=VALUE or NAME=LO:HI");
-    const char *v = eq + 1;
-    const char *colon = strchr(v, ':');
-    bool ok = colon ? real_span(v, (size_t)(colon - v)) && real_span(colon + 1, strlen(colon + 1))
-                    : real_span(v, strlen(v));
-    if (!ok)
-        return bad_value("param", value, "is not NAME=VALUE or NAME=LO:HI with finite numbers");
-    return 0;
+    char msg[512];
+    cs_status st = cs_config_set(&a->cfg, opt, value, msg, sizeof msg);
+    if (st == CS_OK)
+        return 0;
+    return cli_error(cli_status_exit(st), "%s%s: %s", value_key ? "" : "--", value_key ? value_key : opt, msg);
 }
 
 static int set_option(cli_opt_id id, const char *value, cli_args *a)
 {
-    static const char *const backends[] = {[CS_BACKEND_AUTO] = "auto", [CS_BACKEND_CPU] = "cpu",
-                                           [CS_BACKEND_CUDA] = "cuda", [CS_BACKEND_INTERP] = "interp"};
-    static const char *const fusions[] = {[CS_FUSION_FULL] = "full", [CS_FUSION_RULES] = "rules",
-                                          [CS_FUSION_NONE] = "none"};
-    static const char *const dtypes[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64] = "f64"};
-    static const char *const autoresets[] = {[CS_AUTORESET_NEXT_STEP] = "next_step",
-                                             [CS_AUTORESET_SAME_STEP] = "same_step"};
     static const char *const formats[] = {"text", "dot", "c", "cuda", "cubin"};
     const char *name = options[id].name;
-    int64_t n;
     int k = 0, rc;
 
     switch (id) {
     case OPT_ENV:
-        if (!*value)
-            return bad_value(name, value, "is not an environment name");
-        a->cfg.env = value;
-        return 0;
     case OPT_ENVS:
-        if ((rc = int_value(name, value, 1, INT32_MAX, &n)))
-            return rc;
-        a->cfg.num_envs = n;
-        return 0;
+    case OPT_UNROLL:
+    case OPT_THREADS:
+    case OPT_BLOCK:
+    case OPT_BACKEND:
+    case OPT_FUSION:
+    case OPT_DTYPE:
+    case OPT_AUTORESET:
+    case OPT_PARAM:
+        return config_value(name, value, a);
     case OPT_STEPS:
         return int_value(name, value, 1, INT64_MAX, &a->steps);
-    case OPT_UNROLL:
-        if ((rc = int_value(name, value, 1, INT32_MAX, &n)))
-            return rc;
-        a->cfg.unroll = (int)n;
-        return 0;
-    case OPT_THREADS:
-        if ((rc = int_value(name, value, 0, INT32_MAX, &n)))
-            return rc;
-        a->cfg.threads = (int)n;
-        return 0;
-    case OPT_BLOCK:
-        if ((rc = int_value(name, value, 0, INT32_MAX, &n)))
-            return rc;
-        a->cfg.block = (int)n;
-        return 0;
     case OPT_SEED:
         switch (cli_parse_u64(value, &a->seed)) {
         case CLI_NUM_OK:
@@ -224,33 +202,6 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         default:
             return bad_value(name, value, "is out of range (0 to 18446744073709551615)");
         }
-    case OPT_BACKEND:
-        if ((rc = choice(name, value, backends, CS_BACKEND_COUNT, &k)))
-            return rc;
-        a->cfg.backend = (cs_backend)k;
-        return 0;
-    case OPT_FUSION:
-        if ((rc = choice(name, value, fusions, CS_FUSION_COUNT, &k)))
-            return rc;
-        a->cfg.fusion = (cs_fusion)k;
-        return 0;
-    case OPT_DTYPE:
-        if ((rc = choice(name, value, dtypes, 2, &k)))
-            return rc;
-        a->cfg.dtype = (cs_dtype)k;
-        return 0;
-    case OPT_AUTORESET:
-        if ((rc = choice(name, value, autoresets, 2, &k)))
-            return rc;
-        a->cfg.autoreset = (cs_autoreset)k;
-        return 0;
-    case OPT_PARAM:
-        if (a->cfg.n_params >= CS_MAX_PARAM_OVERRIDES)
-            return cli_error(CLI_EXIT_USAGE, "--param: more than %d overrides", CS_MAX_PARAM_OVERRIDES);
-        if ((rc = param_value(value)))
-            return rc;
-        a->cfg.params[a->cfg.n_params++] = value;
-        return 0;
     case OPT_AFTER:
         if (!is_ident(value, strlen(value)))
             return bad_value(name, value, "is not a pass name");
@@ -279,6 +230,14 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_OPEN_LOOP:
         a->open_loop = true;
         return 0;
+    case OPT_CONFIG:
+        if (!*value)
+            return bad_value(name, value, "is not a file name");
+        a->config = value;
+        return 0;
+    case OPT_PRINT_CONFIG:
+        a->print_config = true;
+        return 0;
     case OPT_POLICY:
         if (!*value)
             return bad_value(name, value, "is not a policy");
@@ -288,6 +247,49 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         if (!*value)
             return bad_value(name, value, "is not a path");
         a->out = value;
+        return 0;
+    case OPT_AGENT: {
+        static const char *const agents[] = {"linear", "mlp"};
+        if ((rc = choice(name, value, agents, 2, &k)))
+            return rc;
+        a->agent = agents[k];
+        return 0;
+    }
+    case OPT_ALGO: {
+        static const char *const algos[] = {"es", "cem"};
+        if ((rc = choice(name, value, algos, 2, &k)))
+            return rc;
+        a->algo = algos[k];
+        return 0;
+    }
+    case OPT_POP:
+        return int_value(name, value, 2, 1 << 24, &a->pop);
+    case OPT_GENERATIONS:
+        return int_value(name, value, 1, INT32_MAX, &a->generations);
+    case OPT_EPISODES:
+        return int_value(name, value, 1, 1 << 24, &a->episodes);
+    case OPT_HIDDEN: {
+        const char *s = value;
+        int layers = 0;
+        while (layers < 2 && *s >= '1' && *s <= '9') {
+            char *end;
+            long h = strtol(s, &end, 10);
+            if (h > 256)
+                break;
+            layers++;
+            s = end;
+            if (*s != 'x' || layers == 2)
+                break;
+            s++;
+        }
+        if (!layers || *s)
+            return bad_value(name, value, "is not H or HxH with H from 1 to 256");
+        a->hidden = value;
+        return 0;
+    }
+    case OPT_TARGET:
+        if (!cli_parse_real(value, &a->target) || a->target - a->target != 0)
+            return bad_value(name, value, "is not a finite number");
         return 0;
     case OPT_HELP:
         a->help = true;
@@ -301,7 +303,18 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     return cli_error(CLI_EXIT_FAIL, "internal error: option %d", (int)id);
 }
 
-int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a)
+int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *origin, const char *key)
+{
+    value_origin = origin;
+    value_key = key;
+    int rc = set_option(id, value, a);
+    value_origin = value_key = NULL;
+    return rc;
+}
+
+bool cli_option_takes_value(cli_opt_id id) { return (unsigned)id < OPT_COUNT && options[id].metavar != NULL; }
+
+static int parse_flags(const cli_command *cmd, int argc, char **argv, cli_args *a)
 {
     bool only_positional = false;
     for (int i = 0; i < argc; i++) {
@@ -331,7 +344,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a)
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         int id = -1;
         for (int k = 0; k < OPT_COUNT; k++)
-            if ((cmd->options & CLI_OPT(k)) && strlen(options[k].name) == len &&
+            if (((cmd->options | CLI_OPTS_GLOBAL) & CLI_OPT(k)) && strlen(options[k].name) == len &&
                 memcmp(options[k].name, name, len) == 0)
                 id = k;
         if (id < 0)
@@ -362,10 +375,26 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a)
     return 0;
 }
 
+/* Defaults, then the --config file, then the flags: the flags are read once
+ * to find the file and read again over it, so that they win. */
+int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a)
+{
+    cli_args defaults = *a;
+    int rc = parse_flags(cmd, argc, argv, a);
+    if (rc || !a->config || a->help || a->version)
+        return rc;
+    const char *path = a->config;
+    *a = defaults;
+    if ((rc = cli_config_apply(cmd, path, a)) || (rc = parse_flags(cmd, argc, argv, a)))
+        return rc;
+    return cli_config_merge(a);
+}
+
 /* ---- help ---- */
 
 static void print_options(uint64_t mask)
 {
+    mask |= CLI_OPTS_GLOBAL;
     for (int k = 0; k < OPT_COUNT; k++) {
         if (!(mask & CLI_OPT(k)))
             continue;

@@ -193,6 +193,9 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_printf(b, "  \"steps\": %" PRId64 ",\n", s->steps);
     cli_buf_printf(b, "  \"interrupted\": %s,\n", s->steps < a->steps ? "true" : "false");
     cli_buf_printf(b, "  \"seed\": %" PRIu64 ",\n", a->seed);
+    cli_buf_str(b, "  \"policy\": ");
+    cli_buf_json_string(b, a->policy ? a->policy : "random");
+    cli_buf_str(b, ",\n");
     cli_buf_printf(b, "  \"unroll\": %d,\n", in->unroll);
     cli_buf_printf(b, "  \"threads\": %d,\n", in->threads);
     json_number(b, "compile_ms", in->compile_ms, false);
@@ -223,6 +226,7 @@ static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_printf(b, "backend           %s\n", cs_backend_name(in->backend));
     cli_buf_printf(b, "fusion            %s\n", cs_fusion_name(in->fusion));
     cli_buf_printf(b, "dtype             %s\n", dtype_name(in->dtype));
+    cli_buf_printf(b, "policy            %s\n", a->policy ? a->policy : "random");
     cli_buf_printf(b, "unroll            %d\n", in->unroll);
     cli_buf_printf(b, "threads           %d\n", in->threads);
     cli_buf_printf(b, "kernels per step  %d\n", in->kernels_per_step);
@@ -256,8 +260,18 @@ int cli_run(cli_args *a)
                          a->cfg.num_envs, a->steps);
 
     catch_stop_signals();
+    cli_policy pol;
+    int prc = cli_policy_prepare(a, &pol);
+    if (prc)
+        return prc;
     cs_env *env = NULL;
     cs_status st = cs_env_open(&a->cfg, &env);
+    prc = st == CS_OK ? cli_policy_apply(env, &pol) : 0;
+    cli_policy_free(&pol);
+    if (prc) {
+        cs_env_close(env);
+        return prc;
+    }
     if (st != CS_OK) {
         /* A compiler killed by the same Ctrl-C is no compile error. */
         int rc = stop_signal ? cli_error(128 + stop_signal, "interrupted while compiling")

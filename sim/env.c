@@ -52,6 +52,10 @@ struct cs_env {
     int64_t t;                  /* global step count since the last reset */
     bool was_reset;
     bool strict;                /* cfg.strict: a state or reward gone NaN/inf is an error */
+
+    unsigned first_weight, n_weights;   /* the policy's weights: params [first, first + n) */
+    double *lane_return;                /* cs_env_episode_returns, made when asked for */
+    int64_t *lane_episodes;
 };
 
 static cs_status fail(cs_env *env, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -350,7 +354,7 @@ static cs_status check_config(cs_env *env, const cs_config *cfg)
     return CS_OK;
 }
 
-/* Parse, bind the random policy, optimize: the program every backend runs. */
+/* Parse, bind the configured policy, optimize: the program every backend runs. */
 static cs_status build_program(cs_env *env, const cs_config *cfg, const char *after, cs_program **out)
 {
     *out = NULL;
@@ -372,9 +376,10 @@ static cs_status build_program(cs_env *env, const cs_config *cfg, const char *af
     cs_env_source_free(&src);
     if (rc)
         return fail(env, CS_ERR_PARSE, "%s", msg);
-    if (cs_policy_random(p) || cs_program_bind_policy(p)) {
+    if ((s = cs_agent_build(p, cfg->policy, &env->first_weight, &env->n_weights, msg, sizeof msg)) != CS_OK ||
+        cs_program_bind_policy(p)) {
         cs_program_free(p);
-        return fail(env, CS_ERR_NOMEM, "out of memory building the policy");
+        return s != CS_OK ? fail(env, s, "%s", msg) : fail(env, CS_ERR_NOMEM, "out of memory building the policy");
     }
     if (cs_optimize(p, policy_of(cfg->fusion), after, msg, sizeof msg)) {
         cs_program_free(p);
@@ -579,6 +584,8 @@ void cs_env_close(cs_env *env)
     free(env->pending);
     free(env->segments);
     free(env->nonfinite);
+    free(env->lane_return);
+    free(env->lane_episodes);
     cs_program_free(env->prog);
     free(env);
 }
@@ -1168,3 +1175,74 @@ cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, si
     *error = strdup(scratch.error[0] ? scratch.error : cs_status_string(s));
     return s;
 }
+
+/* ---- policy weights and per-environment results (agents/) ---- */
+
+unsigned cs_env_num_weights(cs_env *env) { return env && !env->failed ? env->n_weights : 0; }
+
+cs_status cs_env_set_weights(cs_env *env, const double *w)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!w && env->n_weights)
+        return fail(env, CS_ERR_ARGUMENT, "weights is NULL");
+    size_t n = (size_t)env->n;
+    for (size_t k = 0; k < env->n_weights * n; k++)
+        if (!isfinite(w[k]))
+            return fail(env, CS_ERR_ARGUMENT, "weight %zu of environment %zu is not finite", k / n, k % n);
+    /* Fetched first: the other params may have been redrawn on the device. */
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_PARAMS))) != CS_OK)
+        return s;
+    for (unsigned k = 0; k < env->n_weights; k++) {
+        void *buf = env->params[env->first_weight + k];
+        for (size_t i = 0; i < n; i++) {
+            if (env->dtype == CS_DTYPE_F32)
+                ((float *)buf)[i] = (float)w[k * n + i];
+            else
+                ((double *)buf)[i] = w[k * n + i];
+        }
+    }
+    return cuda_copy(env, CUDA_UPLOAD, CS_BUF_BIT(CS_BUF_PARAMS));
+}
+
+cs_status cs_env_get_weights(cs_env *env, double *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!out && env->n_weights)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_PARAMS))) != CS_OK)
+        return s;
+    size_t n = (size_t)env->n;
+    for (unsigned k = 0; k < env->n_weights; k++) {
+        const void *buf = env->params[env->first_weight + k];
+        for (size_t i = 0; i < n; i++)
+            out[k * n + i] = env->dtype == CS_DTYPE_F32 ? ((const float *)buf)[i] : ((const double *)buf)[i];
+    }
+    return CS_OK;
+}
+
+/* The rollout zeroes segments and return_sum first: they hold its results. */
+static cs_status lane_results(cs_env *env)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    size_t n = (size_t)env->n;
+    if (!env->lane_return && !(env->lane_return = malloc(n * sizeof *env->lane_return)))
+        return fail(env, CS_ERR_NOMEM, "out of memory");
+    if (!env->lane_episodes && !(env->lane_episodes = malloc(n * sizeof *env->lane_episodes)))
+        return fail(env, CS_ERR_NOMEM, "out of memory");
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_SEGMENTS) | CS_BUF_BIT(CS_BUF_RETURN_SUM))) != CS_OK)
+        return s;
+    for (size_t i = 0; i < n; i++) {
+        env->lane_episodes[i] = env->segments[i];
+        env->lane_return[i] = env->segments[i] ? env->return_sum[i] / (double)env->segments[i] : NAN;
+    }
+    return CS_OK;
+}
+
+const double *cs_env_episode_returns(cs_env *env) { return lane_results(env) == CS_OK ? env->lane_return : NULL; }
+const int64_t *cs_env_episode_counts(cs_env *env) { return lane_results(env) == CS_OK ? env->lane_episodes : NULL; }

@@ -9,14 +9,14 @@
 const cli_command cli_commands[] = {
     {
         .name = "run",
-        .summary = "step a batch of environments with random actions and report speed",
+        .summary = "step a batch of environments with a policy (random actions by default) and report speed",
         .usage = "[flags]",
         .details = "Runs --steps steps of --envs environments in one fused kernel and prints a\n"
                    "summary (or one JSON object with --json). The checksum depends only on the\n"
-                   "environment, its parameters, --dtype, --seed, --envs and --steps.\n",
+                   "environment, its parameters, --dtype, --seed, --envs, --steps and --policy.\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) |
                    CLI_OPT(OPT_AUTORESET) | CLI_OPT(OPT_JSON) | CLI_OPT(OPT_PROGRESS) | CLI_OPT(OPT_STRICT) |
-                   CLI_OPT(OPT_VERSION),
+                   CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_VERSION),
         .max_positional = 0,
         .defaults = cli_run_defaults,
         .run = cli_run,
@@ -39,7 +39,7 @@ const cli_command cli_commands[] = {
         .summary = "print the compiler's graph, partition or generated source",
         .usage = "[flags]",
         .details = "--after names the last pass to run (parse, fold, concat, dce; default: all).\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AFTER) | CLI_OPT(OPT_FORMAT) | CLI_OPT(OPT_ARCH),
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AFTER) | CLI_OPT(OPT_FORMAT) | CLI_OPT(OPT_ARCH) | CLI_OPT(OPT_POLICY),
         .max_positional = 0,
         .defaults = cli_dump_defaults,
         .run = cli_dump,
@@ -72,6 +72,37 @@ const cli_command cli_commands[] = {
         .max_positional = 0,
         .defaults = cli_render_defaults,
         .run = cli_render,
+    },
+    {
+        .name = "train",
+        .summary = "train a linear or MLP policy with evolution strategies or the cross-entropy method",
+        .usage = "[flags]",
+        .details = "Each generation runs --pop candidate policies, one per environment, for a whole\n"
+                   "episode in one fused rollout, and prints the population's mean and best return,\n"
+                   "the rollout's env-steps/s and the time since the start (compile included).\n"
+                   "Once a candidate reaches the target, the mean policy is scored on --episodes\n"
+                   "fresh episodes; training stops when that score reaches it twice in a row, or\n"
+                   "after --generations. --out saves the policy (docs/policy_format.md). The same\n"
+                   "--seed trains the same policy on the same backend.\n",
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) |
+                   CLI_OPT(OPT_GENERATIONS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_HIDDEN) | CLI_OPT(OPT_OUT) |
+                   CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET),
+        .max_positional = 0,
+        .defaults = cli_train_defaults,
+        .run = cli_train,
+    },
+    {
+        .name = "eval",
+        .summary = "score a policy on fresh episodes: mean, std, min and max return",
+        .usage = "--policy FILE|NAME [flags]",
+        .details = "Runs --episodes whole episodes from resets seeded --seed (then --seed + 1, ...\n"
+                   "when there are more episodes than environments at once), with the policy\n"
+                   "fused into the step kernel.\n",
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_SEED) |
+                   CLI_OPT(OPT_JSON),
+        .max_positional = 0,
+        .defaults = cli_eval_defaults,
+        .run = cli_eval,
     },
     {.name = NULL},
 };
@@ -126,5 +157,7 @@ int main(int argc, char **argv)
             cli_print_help(cmd);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     }
+    if (a.print_config)
+        return cli_print_config(cmd, &a);
     return cmd->run(&a);
 }

@@ -1,0 +1,118 @@
+/* Whole episodes from fresh resets: the score of one policy, exactly.
+ *
+ * A rollout of max_steps steps from a reset finishes every environment's
+ * first episode (truncation ends it at the latest). Where an environment
+ * finished only that one, its mean return is the episode's return; where it
+ * finished more, the same rollout is replayed one step per call (the
+ * results do not depend on how a rollout is cut) and each first episode's
+ * return is read the step it ends. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "agents.h"
+
+static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...)
+{
+    if (error && size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(error, size, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+static cs_status env_failed(cs_env *env, cs_status s, char *error, size_t size)
+{
+    return say(error, size, s, "%s", cs_env_error(env)[0] ? cs_env_error(env) : cs_status_string(s));
+}
+
+/* First episodes of environments [0, k) after a reset seeded `seed`. */
+static cs_status first_episodes(cs_env *env, int64_t max_steps, uint64_t seed, int64_t k, double *out, char *error,
+                                size_t size)
+{
+    cs_status s;
+    if ((s = cs_env_reset(env, seed)) != CS_OK || (s = cs_env_rollout(env, max_steps, NULL)) != CS_OK)
+        return env_failed(env, s, error, size);
+    const int64_t *count = cs_env_episode_counts(env);
+    const double *ret = cs_env_episode_returns(env);
+    if (!count || !ret)
+        return env_failed(env, CS_ERR_NOMEM, error, size);
+    bool single = true;
+    for (int64_t i = 0; i < k; i++)
+        single &= count[i] == 1;
+    if (single) {
+        for (int64_t i = 0; i < k; i++)
+            out[i] = ret[i];
+        return CS_OK;
+    }
+    bool *got = calloc((size_t)k, sizeof *got);
+    if (!got)
+        return say(error, size, CS_ERR_NOMEM, "out of memory");
+    int64_t left = k;
+    if ((s = cs_env_reset(env, seed)) != CS_OK)
+        left = 0;
+    /* Restarts forced by a NaN state are not episodes: allow for a few. */
+    for (int64_t t = 0; left > 0 && t < 4 * max_steps; t++) {
+        if ((s = cs_env_rollout(env, 1, NULL)) != CS_OK || !(count = cs_env_episode_counts(env)) ||
+            !(ret = cs_env_episode_returns(env))) {
+            s = s != CS_OK ? s : CS_ERR_NOMEM;
+            break;
+        }
+        for (int64_t i = 0; i < k; i++)
+            if (!got[i] && count[i] > 0) {
+                got[i] = true;
+                out[i] = ret[i];
+                left--;
+            }
+    }
+    for (int64_t i = 0; i < k; i++)
+        if (!got[i])
+            out[i] = NAN;
+    free(got);
+    return s == CS_OK ? CS_OK : env_failed(env, s, error, size);
+}
+
+cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
+                      char *error, size_t error_size)
+{
+    if (error && error_size)
+        error[0] = 0;
+    cs_env_info info;
+    cs_status s;
+    if (!env)
+        return say(error, error_size, CS_ERR_ARGUMENT, "no environment handle");
+    if ((s = cs_env_get_info(env, &info)) != CS_OK)
+        return env_failed(env, s, error, error_size);
+    if (episodes < 1 || !returns)
+        return say(error, error_size, CS_ERR_ARGUMENT, "evaluate needs at least one episode and a place for returns");
+    if (info.max_steps <= 0)
+        return say(error, error_size, CS_ERR_ARGUMENT,
+                   "%s declares no max_steps: its episodes need not end, so they cannot be scored whole", info.name);
+    unsigned nw = cs_env_num_weights(env);
+    if (nw && weights) {
+        size_t n = (size_t)info.num_envs;
+        double *w = malloc((size_t)nw * n * sizeof *w);
+        if (!w)
+            return say(error, error_size, CS_ERR_NOMEM, "out of memory for the weights");
+        for (unsigned k = 0; k < nw; k++)
+            for (size_t i = 0; i < n; i++)
+                w[k * n + i] = weights[k];
+        s = cs_env_set_weights(env, w);
+        free(w);
+        if (s != CS_OK)
+            return env_failed(env, s, error, error_size);
+    }
+    for (int64_t done = 0, round = 0; done < episodes; round++) {
+        int64_t k = episodes - done < info.num_envs ? episodes - done : info.num_envs;
+        if ((s = first_episodes(env, info.max_steps, seed + (uint64_t)round, k, returns + done, error,
+                                error_size)) != CS_OK)
+            return s;
+        done += k;
+    }
+    return CS_OK;
+}

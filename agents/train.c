@@ -1,0 +1,252 @@
+/* Training a policy's weights with whole-population rollouts: each
+ * generation sets one candidate per environment, rolls every environment
+ * out for max_steps steps from a reset in one fused launch, and scores each
+ * candidate by the mean return of the episodes it finished. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agents.h"
+
+/* Evaluations in a row that must reach the target to stop. */
+#define SOLVED_STREAK 2
+
+void cs_train_config_init(cs_train_config *tc)
+{
+    if (!tc)
+        return;
+    memset(tc, 0, sizeof *tc);
+    tc->algo = CS_ALGO_ES;
+    tc->policy = "linear";
+    tc->population = 256;
+    tc->generations = 200;
+    tc->target = NAN;
+    tc->eval_episodes = 100;
+    tc->sigma = 0.2;
+    tc->learning_rate = 0.1;
+    tc->weight_decay = 0.005;
+    tc->elite_fraction = 0.2;
+    tc->init_std = 0.5;
+    tc->extra_std = 0.1;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...)
+{
+    if (error && size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(error, size, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+static cs_status check(const cs_train_config *tc, char *error, size_t size)
+{
+    if (tc->algo != CS_ALGO_ES && tc->algo != CS_ALGO_CEM)
+        return say(error, size, CS_ERR_ARGUMENT, "unknown training algorithm %d", (int)tc->algo);
+    if (tc->population < 2 || tc->population > (1 << 24))
+        return say(error, size, CS_ERR_ARGUMENT, "the population must be from 2 to %d, not %lld", 1 << 24,
+                   (long long)tc->population);
+    if (tc->generations < 1 || tc->generations > INT32_MAX)
+        return say(error, size, CS_ERR_ARGUMENT, "generations must be from 1 to %d", INT32_MAX);
+    if (tc->eval_episodes < 1 || tc->eval_episodes > (1 << 24))
+        return say(error, size, CS_ERR_ARGUMENT, "eval_episodes must be from 1 to %d", 1 << 24);
+    if (!(tc->sigma > 0) || !(tc->learning_rate > 0) || !(tc->weight_decay >= 0) || !isfinite(tc->sigma) ||
+        !isfinite(tc->learning_rate) || !isfinite(tc->weight_decay))
+        return say(error, size, CS_ERR_ARGUMENT, "ES needs sigma > 0, learning_rate > 0 and weight_decay >= 0");
+    if (!(tc->elite_fraction > 0 && tc->elite_fraction <= 1) || !(tc->init_std > 0) || !(tc->extra_std >= 0) ||
+        !isfinite(tc->init_std) || !isfinite(tc->extra_std))
+        return say(error, size, CS_ERR_ARGUMENT, "CEM needs 0 < elite_fraction <= 1, init_std > 0, extra_std >= 0");
+    if (isinf(tc->target))
+        return say(error, size, CS_ERR_ARGUMENT, "the target must be finite (or NaN for the environment's)");
+    return CS_OK;
+}
+
+typedef struct {
+    cs_env *env;
+    cs_search search;
+    double *w, *fitness, *returns, *start, *state;
+} trainer;
+
+static void trainer_free(trainer *t)
+{
+    cs_env_close(t->env);
+    cs_search_free(&t->search);
+    free(t->w);
+    free(t->fitness);
+    free(t->returns);
+    free(t->start);
+    free(t->state);
+}
+
+/* ES ranks a generation's candidates against each other: starting them all
+ * from the same state (common random numbers; a new one every generation)
+ * takes the luck of the draw out of the comparison. */
+static cs_status common_start(trainer *t, const cs_env_info *info)
+{
+    if (t->search.algo != CS_ALGO_ES)
+        return CS_OK;
+    cs_status s = cs_env_get_state(t->env, t->state);
+    if (s != CS_OK)
+        return s;
+    size_t n = (size_t)t->search.pop;
+    for (unsigned k = 0; k < info->state_dim; k++)
+        for (size_t j = 1; j < n; j++)
+            t->state[k * n + j] = t->state[k * n];
+    return cs_env_set_state(t->env, t->state, NULL);
+}
+
+static double mean_of(const double *x, int64_t n)
+{
+    double sum = 0;
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(x[i])) {
+            sum += x[i];
+            m++;
+        }
+    return m ? sum / (double)m : NAN;
+}
+
+/* The mean policy on eval_episodes fresh episodes. */
+static cs_status score_mean(trainer *t, const cs_train_config *tc, uint64_t seed, double *score, char *error,
+                            size_t size)
+{
+    cs_status s = cs_evaluate(t->env, t->search.mean, tc->eval_episodes, seed, t->returns, error, size);
+    *score = mean_of(t->returns, tc->eval_episodes);
+    return s;
+}
+
+static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc, cs_train_result *out,
+                     double start_ms, char *error, size_t size)
+{
+    cs_agent agent;
+    char why[256];
+    if (cs_agent_parse(tc->policy, &agent, why, sizeof why))
+        return say(error, size, CS_ERR_ARGUMENT, "%s", why);
+    if (agent.kind != CS_AGENT_DENSE)
+        return say(error, size, CS_ERR_ARGUMENT, "policy '%s' has no weights to train (use linear or mlp:H)",
+                   tc->policy ? tc->policy : "random");
+    cs_agent_format(&agent, out->policy);
+    int64_t pop = tc->population + (tc->algo == CS_ALGO_ES && tc->population % 2);
+
+    cs_config c = *cfg;
+    c.num_envs = pop;
+    c.policy = out->policy;
+    cs_status s = cs_env_open(&c, &t->env);
+    if (s != CS_OK)
+        return say(error, size, s, "%s", t->env ? cs_env_error(t->env) : "out of memory");
+    cs_env_info info;
+    if ((s = cs_env_get_info(t->env, &info)) != CS_OK)
+        return say(error, size, s, "%s", cs_env_error(t->env));
+    if (info.max_steps <= 0)
+        return say(error, size, CS_ERR_ARGUMENT, "%s declares no max_steps: a candidate needs whole episodes",
+                   info.name);
+    snprintf(out->env, sizeof out->env, "%s", info.name);
+    out->compile_ms = info.compile_ms;
+    out->target = isnan(tc->target) ? info.reward_threshold : tc->target;
+    unsigned dim = cs_env_num_weights(t->env);
+    unsigned n_out = info.discrete ? info.n_actions : info.action_dim;
+    t->start = malloc((dim ? dim : 1) * sizeof *t->start);
+    t->w = malloc((size_t)(dim ? dim : 1) * (size_t)pop * sizeof *t->w);
+    t->fitness = malloc((size_t)pop * sizeof *t->fitness);
+    t->returns = malloc((size_t)tc->eval_episodes * sizeof *t->returns);
+    t->state = malloc((size_t)(info.state_dim ? info.state_dim : 1) * (size_t)pop * sizeof *t->state);
+    if (!t->start || !t->w || !t->fitness || !t->returns || !t->state)
+        return say(error, size, CS_ERR_NOMEM, "out of memory");
+    cs_dense_init(&agent, info.obs_dim, n_out, tc->seed, t->start);
+    if (cs_search_init(&t->search, tc, dim, pop, t->start))
+        return say(error, size, CS_ERR_NOMEM, "out of memory");
+
+    out->eval_return = NAN;
+    bool evaluated = false;
+    int streak = 0;   /* evaluations in a row that reached the target */
+    for (int64_t g = 0; g < tc->generations && !out->solved; g++) {
+        cs_search_ask(&t->search, t->w);
+        cs_rollout_stats stats;
+        if ((s = cs_env_set_weights(t->env, t->w)) != CS_OK ||
+            (s = cs_env_reset(t->env, cs_seed_mix(tc->seed, CS_NOISE_RESET, (uint64_t)g))) != CS_OK ||
+            (s = common_start(t, &info)) != CS_OK || (s = cs_env_rollout(t->env, info.max_steps, &stats)) != CS_OK)
+            return say(error, size, s, "%s", cs_env_error(t->env));
+        const double *ret = cs_env_episode_returns(t->env);
+        if (!ret)
+            return say(error, size, CS_ERR_NOMEM, "%s", cs_env_error(t->env));
+        memcpy(t->fitness, ret, (size_t)pop * sizeof *t->fitness);
+        cs_train_progress p = {0};
+        p.generation = g + 1;
+        p.mean_return = mean_of(t->fitness, pop);
+        p.best_return = NAN;
+        for (int64_t i = 0; i < pop; i++)
+            if (!isnan(t->fitness[i]) && !(t->fitness[i] <= p.best_return))
+                p.best_return = t->fitness[i];
+        p.eval_return = NAN;
+        cs_search_tell(&t->search, t->fitness);
+        out->env_steps += stats.env_steps;
+        out->generations = g + 1;
+        p.env_steps = out->env_steps;
+        p.env_steps_per_sec = stats.run_ms > 0 ? (double)stats.env_steps / (stats.run_ms / 1e3) : NAN;
+        /* Worth a look once some candidate scores the target. */
+        if (!isnan(out->target) && p.best_return >= out->target) {
+            if ((s = score_mean(t, tc, cs_seed_mix(tc->seed, CS_NOISE_EVAL, (uint64_t)g), &p.eval_return, error,
+                                size)) != CS_OK)
+                return s;
+            out->eval_return = p.eval_return;
+            /* Twice in a row, on different episodes: one lucky set of 100
+             * is not a solved environment. */
+            streak = p.eval_return >= out->target ? streak + 1 : 0;
+            out->solved = streak >= SOLVED_STREAK;
+            evaluated = g + 1 == tc->generations || out->solved;
+        }
+        p.elapsed_ms = now_ms() - start_ms;
+        if (tc->progress)
+            tc->progress(tc->user, &p);
+    }
+    if (!evaluated &&
+        (s = score_mean(t, tc, cs_seed_mix(tc->seed, CS_NOISE_EVAL, (uint64_t)tc->generations), &out->eval_return,
+                        error, size)) != CS_OK)
+        return s;
+    out->solved = !isnan(out->target) && out->eval_return >= out->target;
+    out->n_weights = dim;
+    if (!(out->weights = malloc((dim ? dim : 1) * sizeof *out->weights)))
+        return say(error, size, CS_ERR_NOMEM, "out of memory");
+    memcpy(out->weights, t->search.mean, dim * sizeof *out->weights);
+    return CS_OK;
+}
+
+cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, char *error,
+                   size_t error_size)
+{
+    double start = now_ms();
+    if (error && error_size)
+        error[0] = 0;
+    if (!out)
+        return say(error, error_size, CS_ERR_ARGUMENT, "no place for the result");
+    memset(out, 0, sizeof *out);
+    if (!cfg || !tc)
+        return say(error, error_size, CS_ERR_ARGUMENT, "no configuration given");
+    cs_status s = check(tc, error, error_size);
+    if (s != CS_OK)
+        return s;
+    trainer t;
+    memset(&t, 0, sizeof t);
+    s = run(&t, cfg, tc, out, start, error, error_size);
+    trainer_free(&t);
+    if (s != CS_OK) {
+        free(out->weights);
+        out->weights = NULL;
+    }
+    out->elapsed_ms = now_ms() - start;
+    return s;
+}

@@ -1,0 +1,406 @@
+/* --config FILE.ini and --print-config.
+ *
+ * The library reads the file (cs_config_load: inih, every line checked, the
+ * cs_config's settings applied); this file maps the rest of it ([run] steps
+ * and seed, [agent], [train], [view]) onto the flags, through the flags' own
+ * code, and remembers where every value came from. cli_parse applies the
+ * file over the defaults and the flags over the file. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Every key a file can hold, as the flag it stands for. [params] is the
+ * repeatable --param, one key per parameter. A flag that means different
+ * things to different subcommands (--out: the trained policy, the frames)
+ * has one key for each, applied only for its subcommands. */
+typedef struct {
+    cli_opt_id id;
+    const char *section, *key;
+    const char *commands;       /* " train " : only for these; NULL: every subcommand */
+} config_key;
+
+static const config_key keys[] = {
+    {OPT_ENVS, "run", "envs", NULL},
+    {OPT_STEPS, "run", "steps", NULL},
+    {OPT_UNROLL, "run", "unroll", NULL},
+    {OPT_BACKEND, "run", "backend", NULL},
+    {OPT_FUSION, "run", "fusion", NULL},
+    {OPT_DTYPE, "run", "dtype", NULL},
+    {OPT_THREADS, "run", "threads", NULL},
+    {OPT_SEED, "run", "seed", NULL},
+    {OPT_BLOCK, "run", "block", NULL},
+    {OPT_STRICT, "run", "strict", NULL},
+    {OPT_ENV, "env", "name", NULL},
+    {OPT_ENV, "env", "path", NULL},
+    {OPT_AUTORESET, "env", "autoreset", NULL},
+    {OPT_POLICY, "agent", "policy", NULL},
+    {OPT_AGENT, "agent", "agent", NULL},
+    {OPT_HIDDEN, "agent", "hidden", NULL},
+    {OPT_ALGO, "train", "algo", NULL},
+    {OPT_POP, "train", "pop", NULL},
+    {OPT_GENERATIONS, "train", "generations", NULL},
+    {OPT_EPISODES, "train", "episodes", NULL},
+    {OPT_TARGET, "train", "target", NULL},
+    {OPT_OUT, "train", "out", " train "},
+    {OPT_OUT, "view", "out", " view render "},
+};
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+static const char *const sections[] = {"run", "env", "params", "agent", "train", "view"};
+#define N_SECTIONS (sizeof sections / sizeof sections[0])
+
+/* The file, kept to the end of the program: the settings point into it. */
+static cs_config_file *loaded;
+static const char *loaded_path;
+static int line_of[OPT_COUNT];                  /* the file's line that set the option, or 0 */
+static bool switch_on[OPT_COUNT];               /* a switch the file turned on */
+static int file_params;                         /* cfg.params[0, file_params) are the file's */
+static int param_line[CS_MAX_PARAM_OVERRIDES];
+
+static const config_key *find_key(const char *section, const char *key)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, key) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+static bool for_command(const config_key *k, const cli_command *cmd)
+{
+    if (!k->commands)
+        return true;
+    char name[64];
+    snprintf(name, sizeof name, " %s ", cmd->name);
+    return strstr(k->commands, name) != NULL;
+}
+
+static int unknown_key(const cs_config_entry *e)
+{
+    char list[512] = "";
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strcmp(keys[i].section, e->section) == 0) {
+            strncat(list, *list ? ", " : " (keys: ", sizeof list - strlen(list) - 1);
+            strncat(list, keys[i].key, sizeof list - strlen(list) - 1);
+        }
+    strncat(list, *list ? ")" : " (none yet)", sizeof list - strlen(list) - 1);
+    return cli_error(CLI_EXIT_USAGE, "%s:%d: unknown key '%s' in [%s]%s", loaded_path, e->line, e->key, e->section,
+                     list);
+}
+
+int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a)
+{
+    char err[1024];
+    cs_config_file *f = NULL;
+    int params_before = a->cfg.n_params;
+    cs_status st = cs_config_load(&a->cfg, path, &f, err, sizeof err);
+    if (st != CS_OK)
+        return cli_error(st == CS_ERR_NOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE, "%s", err);
+    cs_config_file_free(loaded);
+    loaded = f;
+    loaded_path = path;
+    memset(line_of, 0, sizeof line_of);
+    memset(switch_on, 0, sizeof switch_on);
+    /* Defaults bring no overrides; were there any, they would stay first. */
+    file_params = 0;
+    for (int k = 0; k < params_before; k++)
+        param_line[file_params++] = 0;
+
+    for (size_t i = 0; i < cs_config_file_count(f); i++) {
+        const cs_config_entry *e = cs_config_file_entry(f, i);
+        if (strcmp(e->section, "params") == 0) {
+            param_line[file_params++] = e->line;
+            continue;
+        }
+        const config_key *k = find_key(e->section, e->key);
+        if (!k)
+            return unknown_key(e);
+        if (!for_command(k, cmd))
+            continue;   /* another subcommand's: --print-config lists it */
+        if (line_of[k->id] && k->id != OPT_ENV)   /* [env] name and path: the library said */
+            return cli_error(CLI_EXIT_USAGE, "%s:%d: '%s' sets what line %d set", path, e->line, e->key,
+                             line_of[k->id]);
+        line_of[k->id] = e->line;
+        if (e->applied)
+            continue;
+        char where[1024];
+        snprintf(where, sizeof where, "%s:%d", path, e->line);
+        const char *value = e->value;
+        if (!cli_option_takes_value(k->id)) {
+            /* A switch: true turns it on, false leaves it off. */
+            if (strcmp(value, "false") == 0)
+                continue;
+            if (strcmp(value, "true") != 0)
+                return cli_error(CLI_EXIT_USAGE, "%s: %s: '%s' is not true or false", where, e->key, value);
+            switch_on[k->id] = true;
+            value = NULL;
+        }
+        int rc = cli_set_option(k->id, value, a, where, e->key);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The length of NAME in "NAME=..." */
+static size_t param_name_len(const char *p)
+{
+    const char *eq = strchr(p, '=');
+    return eq ? (size_t)(eq - p) : strlen(p);
+}
+
+/* Whether the environment parses with these settings (the parser only:
+ * nothing is compiled); else the exit status, the message after `where`. */
+static int parses(const cs_config *c, const char *where)
+{
+    char *text = NULL, *error = NULL;
+    cs_status st = cs_dump(c, "parse", "text", &text, &error);
+    int rc = 0;
+    if (st != CS_OK)
+        rc = cli_error(cli_status_exit(st) == CLI_EXIT_OK ? CLI_EXIT_FAIL : cli_status_exit(st), "%s: %s", where,
+                       error && *error ? error : cs_status_string(st));
+    free(text);
+    free(error);
+    return rc;
+}
+
+/* Only the environment knows its name and its parameters' names: a file's
+ * are checked here, so that a typo is reported at its line. */
+static int check_names(const cli_args *a)
+{
+    bool env_from_file = line_of[OPT_ENV] && !a->given[OPT_ENV];
+    bool params_from_file = false;
+    for (int k = 0; k < file_params; k++)
+        params_from_file |= param_line[k] != 0;
+    if (!env_from_file && !params_from_file)
+        return 0;
+    cs_config c = a->cfg;
+    c.n_params = 0;
+    char where[1024];
+    snprintf(where, sizeof where, "%s:%d", loaded_path, line_of[OPT_ENV]);
+    if (!env_from_file) {
+        char *text = NULL, *error = NULL;
+        cs_status st = cs_dump(&c, "parse", "text", &text, &error);
+        free(text);
+        free(error);
+        if (st != CS_OK)
+            return 0;   /* the flag's environment: the subcommand says why */
+    } else {
+        int rc = parses(&c, where);
+        if (rc)
+            return rc;
+    }
+    for (int k = 0; k < file_params; k++) {
+        if (!param_line[k])
+            continue;
+        c.params[0] = a->cfg.params[k];
+        c.n_params = 1;
+        snprintf(where, sizeof where, "%s:%d", loaded_path, param_line[k]);
+        int rc = parses(&c, where);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int cli_config_merge(cli_args *a)
+{
+    cs_config *c = &a->cfg;
+    int kept = 0, n = c->n_params;
+    for (int i = 0; i < file_params; i++) {
+        size_t len = param_name_len(c->params[i]);
+        bool replaced = false;
+        for (int j = file_params; j < n && !replaced; j++)
+            replaced = param_name_len(c->params[j]) == len && memcmp(c->params[i], c->params[j], len) == 0;
+        if (!replaced) {
+            param_line[kept] = param_line[i];
+            c->params[kept++] = c->params[i];
+        }
+    }
+    for (int j = file_params; j < n; j++)
+        c->params[kept + j - file_params] = c->params[j];
+    c->n_params = kept + n - file_params;
+    file_params = kept;
+    return check_names(a);
+}
+
+/* ---- --print-config ---- */
+
+static void origin(cli_buf *b, const cli_args *a, cli_opt_id id)
+{
+    if (a->given[id])
+        cli_buf_str(b, "flag");
+    else if (line_of[id])
+        cli_buf_printf(b, "%s:%d", loaded_path, line_of[id]);
+    else
+        cli_buf_str(b, "default");
+}
+
+static bool env_is_path(const char *env)
+{
+    size_t n = strlen(env);
+    return strchr(env, '/') || (n > 4 && strcmp(env + n - 4, ".env") == 0);
+}
+
+/* The option's value as a file would spell it; "" when it has none. */
+static void value_text(const cli_args *a, cli_opt_id id, char *out, size_t size)
+{
+    const cs_config *c = &a->cfg;
+    if (id == OPT_STRICT) {
+        snprintf(out, size, "%s", c->strict ? "true" : "false");
+        return;
+    }
+    if (!cli_option_takes_value(id)) {
+        snprintf(out, size, "%s", a->given[id] || switch_on[id] ? "true" : "false");
+        return;
+    }
+    switch (id) {
+    case OPT_ENV:
+        snprintf(out, size, "%s", c->env ? c->env : "");
+        break;
+    case OPT_ENVS:
+        snprintf(out, size, "%" PRId64, c->num_envs);
+        break;
+    case OPT_STEPS:
+        snprintf(out, size, "%" PRId64, a->steps);
+        break;
+    case OPT_UNROLL:
+        snprintf(out, size, "%d", c->unroll);
+        break;
+    case OPT_THREADS:
+        snprintf(out, size, "%d", c->threads);
+        break;
+    case OPT_BLOCK:
+        snprintf(out, size, "%d", c->block);
+        break;
+    case OPT_SEED:
+        snprintf(out, size, "%" PRIu64, a->seed);
+        break;
+    case OPT_BACKEND:
+        snprintf(out, size, "%s", cs_backend_name(c->backend));
+        break;
+    case OPT_FUSION:
+        snprintf(out, size, "%s", cs_fusion_name(c->fusion));
+        break;
+    case OPT_DTYPE:
+        snprintf(out, size, "%s", c->dtype == CS_DTYPE_F64 ? "f64" : "f32");
+        break;
+    case OPT_POLICY:
+        snprintf(out, size, "%s", a->policy ? a->policy : "");
+        break;
+    case OPT_AGENT:
+        snprintf(out, size, "%s", a->agent ? a->agent : "");
+        break;
+    case OPT_HIDDEN:
+        snprintf(out, size, "%s", a->hidden ? a->hidden : "");
+        break;
+    case OPT_ALGO:
+        snprintf(out, size, "%s", a->algo ? a->algo : "");
+        break;
+    case OPT_POP:
+        snprintf(out, size, "%" PRId64, a->pop);
+        break;
+    case OPT_GENERATIONS:
+        snprintf(out, size, "%" PRId64, a->generations);
+        break;
+    case OPT_EPISODES:
+        snprintf(out, size, "%" PRId64, a->episodes);
+        break;
+    case OPT_TARGET:
+        if (a->target - a->target == 0)   /* NaN: the environment's threshold */
+            cli_repr(a->target, out);
+        else
+            out[0] = 0;
+        break;
+    case OPT_OUT:
+        snprintf(out, size, "%s", a->out ? a->out : "");
+        break;
+    case OPT_AUTORESET:
+        snprintf(out, size, "%s", c->autoreset == CS_AUTORESET_SAME_STEP ? "same_step"
+                                  : c->autoreset == CS_AUTORESET_NEXT_STEP ? "next_step"
+                                                                           : "disabled");
+        break;
+    default:
+        snprintf(out, size, "?");
+        break;
+    }
+}
+
+static void line(cli_buf *b, const char *key, const char *value)
+{
+    size_t start = b->len;
+    cli_buf_printf(b, "%s = %s", key, value);
+    size_t n = b->len - start;
+    cli_buf_printf(b, "%*s ; ", n < 32 ? (int)(32 - n) : 0, "");
+}
+
+int cli_print_config(const cli_command *cmd, const cli_args *a)
+{
+    uint64_t mask = cmd->options | CLI_OPTS_GLOBAL;
+    cli_buf b = {0};
+    cli_buf_printf(&b, "; cartsim %s: the settings in effect, each with its origin after ';'\n"
+                       "; (default, flag, or FILE:LINE). This is itself a configuration file.\n",
+                   cmd->name);
+    for (size_t s = 0; s < N_SECTIONS; s++) {
+        bool header = false;
+        if (strcmp(sections[s], "params") == 0) {
+            if (!(mask & CLI_OPT(OPT_PARAM)))
+                continue;
+            cli_buf_str(&b, "\n[params]\n");
+            if (a->cfg.n_params == 0)
+                cli_buf_str(&b, "; none: the environment's own values\n");
+            for (int k = 0; k < a->cfg.n_params; k++) {
+                const char *p = a->cfg.params[k];
+                size_t len = param_name_len(p);
+                char name[128];
+                snprintf(name, sizeof name, "%.*s", (int)len, p);
+                line(&b, name, p[len] ? p + len + 1 : "");
+                if (k < file_params && param_line[k])
+                    cli_buf_printf(&b, "%s:%d\n", loaded_path, param_line[k]);
+                else
+                    cli_buf_str(&b, k < file_params ? "default\n" : "flag\n");
+            }
+            continue;
+        }
+        for (size_t i = 0; i < N_KEYS; i++) {
+            const config_key *k = &keys[i];
+            if (strcmp(k->section, sections[s]) != 0 || !(mask & CLI_OPT(k->id)) || !for_command(k, cmd))
+                continue;
+            char value[512];
+            value_text(a, k->id, value, sizeof value);
+            /* [env]: one of name and path, as the value reads. */
+            if (k->id == OPT_ENV && strcmp(k->key, env_is_path(value) ? "path" : "name") != 0)
+                continue;
+            if (!header)
+                cli_buf_printf(&b, "\n[%s]\n", sections[s]);
+            header = true;
+            if (!*value)   /* unset: a comment, the file must stay loadable */
+                cli_buf_str(&b, "; ");
+            line(&b, k->key, value);
+            origin(&b, a, k->id);
+            cli_buf_str(&b, "\n");
+        }
+    }
+    /* What the file holds that this subcommand does not use. */
+    bool first = true;
+    for (size_t i = 0; i < cs_config_file_count(loaded); i++) {
+        const cs_config_entry *e = cs_config_file_entry(loaded, i);
+        bool is_param = strcmp(e->section, "params") == 0;
+        const config_key *k = is_param ? NULL : find_key(e->section, e->key);
+        if (is_param ? (mask & CLI_OPT(OPT_PARAM)) != 0 : !k || ((mask & CLI_OPT(k->id)) && for_command(k, cmd)))
+            continue;
+        if (first)
+            cli_buf_printf(&b, "\n; in %s, not used by 'cartsim %s':\n", loaded_path, cmd->name);
+        first = false;
+        cli_buf_printf(&b, "; [%s] %s = %s (line %d)\n", e->section, e->key, e->value, e->line);
+    }
+    int rc = CLI_EXIT_OK;
+    if (b.failed)
+        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
+    else if (!cli_stdout_write(b.data, b.len))
+        rc = CLI_EXIT_FAIL;
+    cli_buf_free(&b);
+    return rc;
+}

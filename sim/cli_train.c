@@ -1,0 +1,88 @@
+/* `cartsim train`: a linear or MLP policy trained by ES or CEM, one line
+ * per generation, then the result and, with --out, the policy file. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_train_defaults(cli_args *a)
+{
+    a->cfg.env = "cartpole";
+    a->agent = "linear";
+    a->algo = "es";
+    a->pop = 256;
+    a->generations = 200;
+    a->episodes = 100;
+    a->target = NAN;
+    a->seed = 0;
+}
+
+/* The header waits for the first generation: a run that fails before it
+ * (an unknown environment, a compile error) prints nothing on stdout. */
+static void on_generation(void *user, const cs_train_progress *p)
+{
+    const char *header = user;
+    if (p->generation == 1)
+        fputs(header, stdout);
+    char eval[32] = "-";
+    if (!isnan(p->eval_return))
+        snprintf(eval, sizeof eval, "%.2f", p->eval_return);
+    printf("gen %4" PRId64 "  mean %9.2f  best %9.2f  eval %9s  %9.3g env-steps/s  %7.2f s\n", p->generation,
+           p->mean_return, p->best_return, eval, p->env_steps_per_sec, p->elapsed_ms / 1e3);
+    fflush(stdout);
+}
+
+int cli_train(cli_args *a)
+{
+    if (a->hidden && strcmp(a->agent, "mlp") != 0)
+        return cli_error(CLI_EXIT_USAGE, "--hidden is for --agent mlp");
+    char policy[64];
+    if (strcmp(a->agent, "mlp") == 0)
+        snprintf(policy, sizeof policy, "mlp:%s", a->hidden ? a->hidden : "32");
+    else
+        snprintf(policy, sizeof policy, "linear");
+
+    cs_train_config tc;
+    cs_train_config_init(&tc);
+    tc.algo = strcmp(a->algo, "cem") == 0 ? CS_ALGO_CEM : CS_ALGO_ES;
+    tc.policy = policy;
+    tc.population = a->pop;
+    tc.generations = a->generations;
+    tc.eval_episodes = a->episodes;
+    tc.seed = a->seed;
+    tc.target = a->target;
+    char header[512];
+    snprintf(header, sizeof header,
+             "training %s on %s with %s: population %" PRId64 ", at most %" PRId64 " generations, seed %" PRIu64 "\n",
+             policy, a->cfg.env, a->algo, a->pop + (tc.algo == CS_ALGO_ES && a->pop % 2), a->generations, a->seed);
+    tc.progress = on_generation;
+    tc.user = header;
+    cs_train_result r;
+    char err[1024];
+    cs_status st = cs_train(&a->cfg, &tc, &r, err, sizeof err);
+    if (st != CS_OK)
+        return cli_lib_error(st, err);
+
+    if (isnan(r.target))
+        printf("done: no target; the policy's mean return over %" PRId64 " fresh episodes is %.2f", a->episodes,
+               r.eval_return);
+    else
+        printf("%s: mean return %.2f over %" PRId64 " fresh episodes (target %g) after %" PRId64 " generations",
+               r.solved ? "solved" : "not solved", r.eval_return, a->episodes, r.target, r.generations);
+    printf(", %" PRId64 " env-steps, %.2f s (compile %.2f s)\n", r.env_steps, r.elapsed_ms / 1e3, r.compile_ms / 1e3);
+    int rc = CLI_EXIT_OK;
+    if (a->out) {
+        st = cs_policy_save(a->out, r.env, r.policy, r.n_weights, r.weights, err, sizeof err);
+        if (st != CS_OK)
+            rc = cli_lib_error(st, err);
+        else
+            printf("saved %s (%s, %u weights)\n", a->out, r.policy, r.n_weights);
+    }
+    free(r.weights);
+    if (fflush(stdout) != 0)
+        rc = cli_error(CLI_EXIT_FAIL, "writing the output failed");
+    return rc;
+}

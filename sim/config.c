@@ -1,0 +1,559 @@
+/* Settings by name (cs_config_set) and configuration files (cs_config_load):
+ * INI text read with inih, every line accounted for. inih splits lines into
+ * sections, keys and values; the reader below hands it the file line by line,
+ * counting lines and refusing what inih would take silently (text after a
+ * section's ']', indented lines that it would glue to the previous value,
+ * lines too long for its buffer), and the handler refuses duplicates,
+ * unknown names and bad values. Numbers are read by the command line's own
+ * parser (cli_num.c), and the command line sets these same settings through
+ * cs_config_set: a file and a flag are checked by the same code. */
+#include <errno.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cartsim.h"
+#include "cli.h"
+#include "jit.h"
+
+/* Limits cs_env_open checks (env.c), checked here too so that a file's bad
+ * value is reported at its line. */
+#define MAX_UNROLL 1024
+#define MAX_THREADS 256
+#define MAX_BLOCK 1024
+/* A configuration is a few dozen lines; anything this big is not one. */
+#define MAX_FILE_BYTES (1 << 20)
+
+static cs_status say(char *err, size_t size, cs_status st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static cs_status say(char *err, size_t size, cs_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* ---- one setting ---- */
+
+static cs_status int_setting(const char *value, int64_t lo, int64_t hi, int64_t *out, char *err, size_t size)
+{
+    switch (cli_parse_i64(value, lo, hi, out)) {
+    case CLI_NUM_OK:
+        return CS_OK;
+    case CLI_NUM_SYNTAX:
+        return say(err, size, CS_ERR_ARGUMENT, "'%s' is not an integer", value);
+    default:
+        return say(err, size, CS_ERR_ARGUMENT, "'%s' is out of range (%" PRId64 " to %" PRId64 ")", value, lo, hi);
+    }
+}
+
+/* value among names[0, n): its index in *out. */
+static cs_status choice_setting(const char *value, const char *const *names, int n, int *out, char *err,
+                                size_t size)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], value) == 0) {
+            *out = i;
+            return CS_OK;
+        }
+    char list[128] = "";
+    for (int i = 0; i < n; i++) {
+        strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+    }
+    return say(err, size, CS_ERR_ARGUMENT, "'%s' is not one of %s", value, list);
+}
+
+cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, char *err, size_t err_size)
+{
+    static const char *const dtypes[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64] = "f64"};
+    /* Only these two are offered: CS_AUTORESET_DISABLED is replay's own. */
+    static const char *const autoresets[] = {[CS_AUTORESET_NEXT_STEP] = "next_step",
+                                             [CS_AUTORESET_SAME_STEP] = "same_step"};
+    const char *backends[CS_BACKEND_COUNT], *fusions[CS_FUSION_COUNT];
+    for (int i = 0; i < CS_BACKEND_COUNT; i++)
+        backends[i] = cs_backend_name((cs_backend)i);
+    for (int i = 0; i < CS_FUSION_COUNT; i++)
+        fusions[i] = cs_fusion_name((cs_fusion)i);
+
+    char tmp[1];
+    if (!err || !err_size) {
+        err = tmp;
+        err_size = sizeof tmp;
+    }
+    err[0] = 0;
+    if (!cfg || !name || !value)
+        return say(err, err_size, CS_ERR_ARGUMENT, "cs_config_set: NULL argument");
+
+    int64_t n = 0;
+    int k = 0;
+    cs_status st;
+    if (strcmp(name, "env") == 0) {
+        if (!*value)
+            return say(err, err_size, CS_ERR_ARGUMENT, "'' is not an environment name");
+        cfg->env = value;
+    } else if (strcmp(name, "envs") == 0) {
+        if ((st = int_setting(value, 1, INT32_MAX, &n, err, err_size)))
+            return st;
+        cfg->num_envs = n;
+    } else if (strcmp(name, "unroll") == 0) {
+        if ((st = int_setting(value, 1, MAX_UNROLL, &n, err, err_size)))
+            return st;
+        cfg->unroll = (int)n;
+    } else if (strcmp(name, "threads") == 0) {
+        if ((st = int_setting(value, 0, MAX_THREADS, &n, err, err_size)))
+            return st;
+        cfg->threads = (int)n;
+    } else if (strcmp(name, "block") == 0) {
+        if ((st = int_setting(value, 0, MAX_BLOCK, &n, err, err_size)))
+            return st;
+        cfg->block = (int)n;
+    } else if (strcmp(name, "backend") == 0) {
+        if ((st = choice_setting(value, backends, CS_BACKEND_COUNT, &k, err, err_size)))
+            return st;
+        cfg->backend = (cs_backend)k;
+    } else if (strcmp(name, "fusion") == 0) {
+        if ((st = choice_setting(value, fusions, CS_FUSION_COUNT, &k, err, err_size)))
+            return st;
+        cfg->fusion = (cs_fusion)k;
+    } else if (strcmp(name, "dtype") == 0) {
+        if ((st = choice_setting(value, dtypes, 2, &k, err, err_size)))
+            return st;
+        cfg->dtype = (cs_dtype)k;
+    } else if (strcmp(name, "autoreset") == 0) {
+        if ((st = choice_setting(value, autoresets, 2, &k, err, err_size)))
+            return st;
+        cfg->autoreset = (cs_autoreset)k;
+    } else if (strcmp(name, "strict") == 0) {
+        static const char *const bools[] = {"false", "true"};
+        if ((st = choice_setting(value, bools, 2, &k, err, err_size)))
+            return st;
+        cfg->strict = k == 1;
+    } else if (strcmp(name, "param") == 0) {
+        if (cfg->n_params < 0 || cfg->n_params >= CS_MAX_PARAM_OVERRIDES)
+            return say(err, err_size, CS_ERR_LIMIT, "more than %d overrides", CS_MAX_PARAM_OVERRIDES);
+        /* The parser's own reading of overrides; whether NAME exists is
+         * known only once the environment is parsed (cs_env_open). */
+        cs_param_override ov;
+        char msg[256];
+        if (cs_parse_override(value, &ov, msg, sizeof msg))
+            return say(err, err_size, CS_ERR_ARGUMENT, "%s", msg);
+        cfg->params[cfg->n_params++] = value;
+    } else {
+        return say(err, err_size, CS_ERR_NOT_FOUND,
+                   "no setting named '%s' (env, envs, unroll, threads, block, backend, fusion, dtype, autoreset, "
+                   "strict, param)",
+                   name);
+    }
+    return CS_OK;
+}
+
+/* ---- files ---- */
+
+struct cs_config_file {
+    cs_config_entry *entries;
+    size_t n_entries, cap_entries;
+    char **strings;             /* everything entries and the loaded cs_config point to */
+    size_t n_strings, cap_strings;
+};
+
+typedef enum { SEC_RUN, SEC_ENV, SEC_PARAMS, SEC_AGENT, SEC_TRAIN, SEC_VIEW, SEC_COUNT } section_id;
+
+static const char *const section_names[SEC_COUNT] = {"run", "env", "params", "agent", "train", "view"};
+
+/* [run] keys cs_config_load applies, then those it leaves to the program. */
+static const char *const run_keys[] = {"envs", "unroll", "backend", "fusion", "dtype", "threads", "block", "strict"};
+static const char *const run_program_keys[] = {"steps", "seed"};
+
+typedef struct {
+    cs_config_file *f;
+    cs_config *cfg;
+    const char *path;
+    const char *text;           /* the whole file, NUL-terminated */
+    size_t len, pos;            /* the reader's position */
+    int line;                   /* the line the reader handed out last */
+    section_id section;         /* of that line; SEC_COUNT before the first header */
+    int section_line[SEC_COUNT];
+    cs_status status;
+    int err_line;
+    char *err;
+    size_t err_size;
+} load_ctx;
+
+static int fail_at(load_ctx *c, int line, cs_status st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The first failure is kept; returns 0 (what inih's callbacks return for
+ * an error). */
+static int fail_at(load_ctx *c, int line, cs_status st, const char *fmt, ...)
+{
+    if (c->status != CS_OK)
+        return 0;
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(c->err, c->err_size, "%s:%d: %s", c->path, line, msg);
+    c->status = st;
+    c->err_line = line;
+    return 0;
+}
+
+static char *keep(cs_config_file *f, const char *s, size_t n)
+{
+    if (f->n_strings == f->cap_strings) {
+        size_t cap = f->cap_strings ? 2 * f->cap_strings : 16;
+        char **p = realloc(f->strings, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        f->strings = p;
+        f->cap_strings = cap;
+    }
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, n);
+    copy[n] = 0;
+    f->strings[f->n_strings++] = copy;
+    return copy;
+}
+
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, list[i]) == 0)
+            return true;
+    return false;
+}
+
+/* "[name]", then nothing but spaces or a comment. */
+static int section_line(load_ctx *c, const char *p, const char *end)
+{
+    const char *close = memchr(p, ']', (size_t)(end - p));
+    if (!close)
+        return fail_at(c, c->line, CS_ERR_PARSE, "section header without its ']'");
+    const char *rest = close + 1;
+    while (rest < end && is_space(*rest))
+        rest++;
+    if (rest < end && *rest != ';' && *rest != '#')
+        return fail_at(c, c->line, CS_ERR_PARSE, "text after the section header: '%.*s'", (int)(end - rest), rest);
+    const char *name = p + 1;
+    size_t n = (size_t)(close - name);
+    for (int s = 0; s < SEC_COUNT; s++)
+        if (strlen(section_names[s]) == n && memcmp(section_names[s], name, n) == 0) {
+            if (c->section_line[s])
+                return fail_at(c, c->line, CS_ERR_PARSE, "section [%s] appears twice (first at line %d)",
+                               section_names[s], c->section_line[s]);
+            c->section_line[s] = c->line;
+            c->section = (section_id)s;
+            return 1;
+        }
+    return fail_at(c, c->line, CS_ERR_PARSE, "unknown section [%.*s] (sections: run, env, params, agent, train, view)",
+                   (int)n, name);
+}
+
+/* inih's fgets: one line of the file per call, checked first. Comments and
+ * blank lines reach inih as empty lines, so they may be of any length. */
+static char *reader(char *str, int num, void *user)
+{
+    load_ctx *c = user;
+    if (c->status != CS_OK || c->pos >= c->len)
+        return NULL;
+    const char *s = c->text + c->pos;
+    const char *nl = memchr(s, '\n', c->len - c->pos);
+    size_t n = nl ? (size_t)(nl - s) : c->len - c->pos;
+    c->pos += n + (nl ? 1 : 0);
+    c->line++;
+
+    const char *end = s + n, *p = s;
+    while (p < end && is_space(*p))
+        p++;
+    if (p == end || *p == ';' || *p == '#') {
+        strcpy(str, "\n");
+        return str;
+    }
+    if (p > s) {
+        fail_at(c, c->line, CS_ERR_PARSE,
+                "indented line (inih would join it to the value above): start keys and sections at the "
+                "beginning of the line");
+        return NULL;
+    }
+    if (*p == '[') {
+        if (!section_line(c, p, end))
+            return NULL;
+        snprintf(str, (size_t)num, "[%s]\n", section_names[c->section]);
+        return str;
+    }
+    if (c->section == SEC_COUNT) {
+        fail_at(c, c->line, CS_ERR_PARSE, "'%.*s' comes before any [section]", (int)(end - p), p);
+        return NULL;
+    }
+    size_t key_len = strcspn(p, "=:\n");
+    const char *why = p + key_len >= end ? "expected 'key = value', a [section] or a comment"
+                      : key_len == 0     ? "a value without a key"
+                                         : NULL;
+    if (why) {
+        fail_at(c, c->line, CS_ERR_PARSE, "%s", why);
+        return NULL;
+    }
+    if (n + 2 > (size_t)num) {
+        fail_at(c, c->line, CS_ERR_LIMIT, "line longer than %d characters", num - 2);
+        return NULL;
+    }
+    memcpy(str, s, n);
+    str[n] = '\n';
+    str[n + 1] = 0;
+    return str;
+}
+
+static const cs_config_entry *find_entry(const cs_config_file *f, const char *section, const char *key)
+{
+    for (size_t i = 0; i < f->n_entries; i++)
+        if (strcmp(f->entries[i].section, section) == 0 && strcmp(f->entries[i].key, key) == 0)
+            return &f->entries[i];
+    return NULL;
+}
+
+/* Applies a value through cs_config_set; the message names the file's key. */
+static int apply(load_ctx *c, cs_config_entry *e, const char *setting, const char *value)
+{
+    char msg[512];
+    cs_status st = cs_config_set(c->cfg, setting, value, msg, sizeof msg);
+    if (st != CS_OK)
+        return fail_at(c, e->line, st == CS_ERR_NOT_FOUND ? CS_ERR_ARGUMENT : st, "%s%s: %s",
+                       strcmp(e->section, "params") == 0 ? "[params] " : "", e->key, msg);
+    e->applied = true;
+    return 1;
+}
+
+/* [env] path: relative to the configuration file's folder. */
+static const char *env_path(load_ctx *c, const char *value)
+{
+    const char *slash = strrchr(c->path, '/');
+    if (value[0] == '/' || !slash)
+        return keep(c->f, value, strlen(value));
+    size_t dir = (size_t)(slash - c->path) + 1, n = strlen(value);
+    char *s = malloc(dir + n + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, c->path, dir);
+    memcpy(s + dir, value, n + 1);
+    const char *kept = keep(c->f, s, dir + n);
+    free(s);
+    return kept;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    load_ctx *c = user;
+    if (c->status != CS_OK)
+        return 0;
+    int line = c->line;
+    const cs_config_entry *first = find_entry(c->f, section, name);
+    if (first)
+        return fail_at(c, line, CS_ERR_PARSE, "duplicate key '%s' in [%s] (first at line %d)", name, section,
+                       first->line);
+    cs_config_file *f = c->f;
+    if (f->n_entries == f->cap_entries) {
+        size_t cap = f->cap_entries ? 2 * f->cap_entries : 16;
+        cs_config_entry *p = realloc(f->entries, cap * sizeof *p);
+        if (!p)
+            return fail_at(c, line, CS_ERR_NOMEM, "out of memory");
+        f->entries = p;
+        f->cap_entries = cap;
+    }
+    cs_config_entry e = {section_names[c->section], keep(f, name, strlen(name)), keep(f, value, strlen(value)),
+                         line, false};
+    if (!e.key || !e.value)
+        return fail_at(c, line, CS_ERR_NOMEM, "out of memory");
+    if (!*e.value)
+        return fail_at(c, line, CS_ERR_PARSE, "'%s' has no value", name);
+    f->entries[f->n_entries] = e;
+    cs_config_entry *ep = &f->entries[f->n_entries++];
+
+    switch (c->section) {
+    case SEC_RUN:
+        if (in_list(name, run_keys, sizeof run_keys / sizeof run_keys[0]))
+            return apply(c, ep, name, ep->value);
+        if (in_list(name, run_program_keys, sizeof run_program_keys / sizeof run_program_keys[0]))
+            return 1;
+        return fail_at(c, line, CS_ERR_PARSE,
+                       "unknown key '%s' in [run] (keys: envs, steps, unroll, backend, fusion, dtype, threads, seed, "
+                       "block, strict)",
+                       name);
+    case SEC_ENV:
+        if (strcmp(name, "name") == 0 || strcmp(name, "path") == 0) {
+            const cs_config_entry *other = find_entry(f, "env", name[0] == 'n' ? "path" : "name");
+            if (other)
+                return fail_at(c, line, CS_ERR_PARSE, "[env] has both name and path (the other at line %d)",
+                               other->line);
+            if (name[0] == 'n') {
+                if (strchr(ep->value, '/') || ends_with(ep->value, ".env"))
+                    return fail_at(c, line, CS_ERR_ARGUMENT, "name: '%s' is a file: write path = %s", ep->value,
+                                   ep->value);
+                return apply(c, ep, "env", ep->value);
+            }
+            if (!ends_with(ep->value, ".env"))
+                return fail_at(c, line, CS_ERR_ARGUMENT, "path: '%s' does not end in .env", ep->value);
+            const char *path = env_path(c, ep->value);
+            if (!path)
+                return fail_at(c, line, CS_ERR_NOMEM, "out of memory");
+            return apply(c, ep, "env", path);
+        }
+        if (strcmp(name, "autoreset") == 0)
+            return apply(c, ep, "autoreset", ep->value);
+        return fail_at(c, line, CS_ERR_PARSE, "unknown key '%s' in [env] (keys: name, path, autoreset)", name);
+    case SEC_PARAMS: {
+        size_t n = strlen(name), v = strlen(ep->value);
+        char *s = malloc(n + v + 2);
+        if (!s)
+            return fail_at(c, line, CS_ERR_NOMEM, "out of memory");
+        memcpy(s, name, n);
+        s[n] = '=';
+        memcpy(s + n + 1, ep->value, v + 1);
+        const char *kept = keep(f, s, n + v + 1);
+        free(s);
+        if (!kept)
+            return fail_at(c, line, CS_ERR_NOMEM, "out of memory");
+        return apply(c, ep, "param", kept);
+    }
+    default:
+        return 1;   /* [agent], [train], [view]: the program's */
+    }
+}
+
+static cs_status read_file(const char *path, char **text, size_t *len, char *err, size_t err_size)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return say(err, err_size, errno == ENOENT ? CS_ERR_NOT_FOUND : CS_ERR_IO, "%s: cannot open: %s", path,
+                   strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    cs_status st = buf ? CS_OK : CS_ERR_NOMEM;
+    while (st == CS_OK) {
+        if (n + 1 >= cap) {
+            if (cap > MAX_FILE_BYTES) {
+                st = say(err, err_size, CS_ERR_LIMIT, "%s: larger than %d bytes: not a configuration file", path,
+                         MAX_FILE_BYTES);
+                break;
+            }
+            char *p = realloc(buf, 2 * cap);
+            if (!p) {
+                st = CS_ERR_NOMEM;
+                break;
+            }
+            buf = p;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - 1 - n, fp);
+        n += got;
+        if (got == 0) {
+            if (ferror(fp))
+                st = say(err, err_size, CS_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+            break;
+        }
+    }
+    fclose(fp);
+    if (st == CS_ERR_NOMEM)
+        say(err, err_size, st, "%s: out of memory", path);
+    if (st != CS_OK) {
+        free(buf);
+        return st;
+    }
+    buf[n] = 0;
+    *text = buf;
+    *len = n;
+    return CS_OK;
+}
+
+void cs_config_file_free(cs_config_file *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n_strings; i++)
+        free(f->strings[i]);
+    free(f->strings);
+    free(f->entries);
+    free(f);
+}
+
+size_t cs_config_file_count(const cs_config_file *f) { return f ? f->n_entries : 0; }
+
+const cs_config_entry *cs_config_file_entry(const cs_config_file *f, size_t i)
+{
+    return f && i < f->n_entries ? &f->entries[i] : NULL;
+}
+
+const cs_config_entry *cs_config_file_get(const cs_config_file *f, const char *section, const char *key)
+{
+    return f && section && key ? find_entry(f, section, key) : NULL;
+}
+
+cs_status cs_config_load(cs_config *cfg, const char *path, cs_config_file **file, char *err, size_t err_size)
+{
+    char tmp[1];
+    if (!err || !err_size) {
+        err = tmp;
+        err_size = sizeof tmp;
+    }
+    err[0] = 0;
+    if (file)
+        *file = NULL;
+    if (!cfg || !path || !file)
+        return say(err, err_size, CS_ERR_ARGUMENT, "cs_config_load: NULL argument");
+
+    char *text;
+    size_t len;
+    cs_status st = read_file(path, &text, &len, err, err_size);
+    if (st != CS_OK)
+        return st;
+    load_ctx c = {.cfg = cfg, .path = path, .text = text, .len = len, .section = SEC_COUNT,
+                  .err = err, .err_size = err_size};
+    /* A NUL would end inih's line early: the rest of it unread. */
+    const char *nul = memchr(text, 0, len);
+    if (nul) {
+        int line = 1;
+        for (const char *p = text; p < nul; p++)
+            line += *p == '\n';
+        fail_at(&c, line, CS_ERR_PARSE, "a NUL byte: not a text file");
+        free(text);
+        return c.status;
+    }
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)   /* a UTF-8 byte order mark */
+        c.pos = 3;
+    if (!(c.f = calloc(1, sizeof *c.f))) {
+        free(text);
+        return say(err, err_size, CS_ERR_NOMEM, "%s: out of memory", path);
+    }
+    int rc = ini_parse_stream(reader, &c, handler, &c);
+    /* inih's own complaint (a line it could not split) unless ours came first. */
+    if (rc > 0 && (c.status == CS_OK || rc < c.err_line)) {
+        c.status = CS_OK;
+        fail_at(&c, rc, CS_ERR_PARSE, "expected 'key = value', a [section] or a comment");
+    } else if (rc < 0 && c.status == CS_OK) {
+        fail_at(&c, c.line, CS_ERR_NOMEM, "out of memory");
+    }
+    free(text);
+    if (c.status != CS_OK) {
+        cs_config_file_free(c.f);
+        return c.status;
+    }
+    *file = c.f;
+    return CS_OK;
+}
