@@ -171,7 +171,8 @@ const uint8_t *cs_env_terminated(cs_env *env);   /* [num_envs] */
 const uint8_t *cs_env_truncated(cs_env *env);    /* [num_envs] */
 
 /* The raw state, always as doubles: [state_dim][num_envs]; and the steps
- * taken in each running episode. set_state is for replays and tests. */
+ * taken in each running episode. set_state is for replays and tests; it
+ * refuses a value that is not finite in the batch's dtype. */
 cs_status cs_env_get_state(cs_env *env, double *out);
 cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *episode_steps);
 

@@ -944,6 +944,15 @@ cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *epis
         if (episode_steps && episode_steps[i] < 0)
             return fail(env, CS_ERR_ARGUMENT, "episode step %d of environment %lld is negative",
                         episode_steps[i], (long long)i);
+    /* A NaN state would only be restarted at the next step: refused here. */
+    for (unsigned k = 0; k < env->prog->n_carried; k++)
+        for (int64_t i = 0; i < env->n; i++) {
+            double v = state[k * env->n + i];
+            if (!isfinite(env->dtype == CS_DTYPE_F32 ? (double)(float)v : v))
+                return fail(env, CS_ERR_ARGUMENT, "%s of environment %lld is %g: not a finite %s",
+                            env->prog->carried[k].name, (long long)i, v,
+                            env->dtype == CS_DTYPE_F32 ? "float" : "double");
+        }
     for (unsigned k = 0; k < env->prog->n_carried; k++)
         for (int64_t i = 0; i < env->n; i++) {
             double v = state[k * env->n + i];

@@ -260,6 +260,13 @@ Test(api_abuse, bad_actions_states_and_counts)
     BAD(CS_ERR_ARGUMENT, env, cs_env_set_state(env, state, steps));
     steps[2] = INT32_MIN;
     BAD(CS_ERR_ARGUMENT, env, cs_env_set_state(env, state, steps));
+    static const double bad_values[] = {NAN, INFINITY, -INFINITY, 1e300};   /* 1e300: no float holds it */
+    for (size_t k = 0; k < sizeof bad_values / sizeof *bad_values; k++) {
+        state[9] = bad_values[k];
+        BAD(CS_ERR_ARGUMENT, env, cs_env_set_state(env, state, NULL));
+        cr_expect(strstr(cs_env_error(env), "theta of environment 1"), "%s", cs_env_error(env));
+    }
+    state[9] = 0;
     static const int64_t bad_steps[] = {-1, INT64_MIN};
     for (size_t k = 0; k < sizeof bad_steps / sizeof *bad_steps; k++)
         BAD(CS_ERR_ARGUMENT, env, cs_env_rollout(env, bad_steps[k], NULL));
@@ -313,6 +320,67 @@ Test(api_abuse, dump_arguments)
     BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", &text, &error));
     free(error);
     report("dump_arguments");
+}
+
+Test(api_abuse, cubin_dump_arguments)
+{
+    cs_config cfg = config(CS_BACKEND_INTERP, 4);
+    void *cubin = NULL;
+    size_t size = 0;
+    char *error = NULL;
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, "sm_90", NULL, &size, &error));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, "sm_90", &cubin, NULL, &error));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, "sm_90", &cubin, &size, NULL));
+    static const char *const bad_arches[] = {"", "sm_", "sm_9", "sm_x0", "compute_90", "sm_90 ", "sm_-1",
+                                             "sm_99999999999999999999"};
+    for (size_t k = 0; k < sizeof bad_arches / sizeof *bad_arches; k++) {
+        BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, bad_arches[k], &cubin, &size, &error));
+        cr_expect_null(cubin);
+        cr_expect_not_null(error, "arch '%s'", bad_arches[k]);
+        free(error);
+        error = NULL;
+    }
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(NULL, "sm_90", &cubin, &size, &error));
+    free(error);
+    report("cubin_dump_arguments");
+}
+
+Test(api_abuse, renderer_arguments)
+{
+    cs_renderer *r = NULL;
+    BAD(CS_ERR_ARGUMENT, NULL, cs_renderer_open(NULL, NULL));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_renderer_open(NULL, &r));
+    cs_renderer_close(r);
+    r = NULL;
+    cs_config cfg = config(CS_BACKEND_INTERP, 4);
+    cs_env *env = open_ok(&cfg);
+    BAD(CS_ERR_ARGUMENT, env, cs_renderer_open(env, NULL));
+    cs_status s = cs_renderer_open(env, &r);
+    cr_expect_not_null(cs_renderer_error(NULL));
+    int w = 0, h = 0;
+    uint8_t small[16];
+    bad_calls += 2;
+    cr_expect_neq(cs_render_rgb(NULL, 0, 1, 1, NULL, 0, &w, &h), CS_OK);
+    cr_expect_not_null(cs_renderer_error(r));
+    if (s == CS_OK) {   /* built with SDL2 */
+        cr_assert_eq(cs_env_reset(env, 0), CS_OK);
+        const int64_t bad_first[] = {-1, 4, INT64_MAX, INT64_MIN};
+        for (size_t k = 0; k < sizeof bad_first / sizeof *bad_first; k++)
+            BAD(CS_ERR_ARGUMENT, NULL, cs_render_rgb(r, bad_first[k], 1, 1, NULL, 0, &w, &h));
+        const int bad_count[] = {0, -1, 5, INT32_MAX};
+        for (size_t k = 0; k < sizeof bad_count / sizeof *bad_count; k++)
+            BAD(CS_ERR_ARGUMENT, NULL, cs_render_rgb(r, 0, bad_count[k], 1, NULL, 0, &w, &h));
+        BAD(CS_ERR_ARGUMENT, NULL, cs_render_rgb(r, 0, 1, -1, NULL, 0, &w, &h));
+        BAD(CS_ERR_ARGUMENT, NULL, cs_render_rgb(r, 0, 1, 1, small, sizeof small, &w, &h));   /* too small */
+        BAD(CS_OK, NULL, cs_render_rgb(r, 0, 1, 1, NULL, 0, &w, &h));
+        cr_expect(w > 0 && h > 0);
+    } else {
+        cr_expect_eq(s, CS_ERR_UNAVAILABLE, "%s", cs_renderer_error(r));
+    }
+    cs_renderer_close(r);
+    cs_renderer_close(NULL);
+    cs_env_close(env);
+    report("renderer_arguments");
 }
 
 static int open_fds(void)
@@ -378,4 +446,111 @@ Test(api_abuse, cached_cpu_cycles_leak_nothing)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
+}
+
+/* Settings, configuration and policy files, weights, training (agents/, sim/config.c). */
+Test(api_abuse, settings_policies_and_training_arguments)
+{
+    char err[256];
+    cs_config cfg = config(CS_BACKEND_INTERP, 4);
+    BAD(CS_ERR_ARGUMENT, NULL, cs_config_set(NULL, "envs", "4", err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_config_set(&cfg, NULL, "4", err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_config_set(&cfg, "envs", NULL, err, sizeof err));
+    BAD(CS_ERR_NOT_FOUND, NULL, cs_config_set(&cfg, "no_such_setting", "4", err, sizeof err));
+    static const char *const bad_envs[] = {"0", "-1", "abc", "99999999999999999999", "2147483648", "", " 4", "4 "};
+    for (size_t k = 0; k < sizeof bad_envs / sizeof *bad_envs; k++)
+        BAD(CS_ERR_ARGUMENT, NULL, cs_config_set(&cfg, "envs", bad_envs[k], err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_config_set(&cfg, "backend", "quantum", err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_config_set(&cfg, "unroll", "1025", NULL, 0));
+    cr_expect_eq(cfg.num_envs, 4, "a refused setting leaves cfg unchanged");
+
+    cs_config_file *file = NULL;
+    BAD(CS_ERR_ARGUMENT, NULL, cs_config_load(NULL, "x.ini", &file, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_config_load(&cfg, NULL, &file, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_config_load(&cfg, "x.ini", NULL, err, sizeof err));
+    BAD(CS_ERR_NOT_FOUND, NULL, cs_config_load(&cfg, "/nonexistent/x.ini", &file, err, sizeof err));
+    cs_status s = cs_config_load(&cfg, "/", &file, err, sizeof err);
+    bad_calls++;
+    cr_expect(s == CS_ERR_IO || s == CS_ERR_PARSE, "a directory: %s (%s)", cs_status_string(s), err);
+    cr_expect_null(file);
+    cr_expect_eq(cs_config_file_count(NULL), 0);
+    cr_expect_null(cs_config_file_entry(NULL, 0));
+    cr_expect_null(cs_config_file_get(NULL, "run", "envs"));
+    cs_config_file_free(NULL);
+    bad_calls += 4;
+
+    cs_policy_file pf;
+    double w[10] = {0}, nan_w[2] = {0, NAN};
+    BAD(CS_ERR_ARGUMENT, NULL, cs_policy_load(NULL, &pf, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_policy_load("x.pol", NULL, err, sizeof err));
+    BAD(CS_ERR_NOT_FOUND, NULL, cs_policy_load("/nonexistent/x.pol", &pf, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_policy_save(NULL, "cartpole", "linear", 10, w, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_policy_save("/tmp/x.pol", NULL, "linear", 10, w, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_policy_save("/tmp/x.pol", "cartpole", "", 10, w, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_policy_save("/tmp/x.pol", "cart pole", "linear", 10, w, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_policy_save("/tmp/x.pol", "cartpole", "linear", 10, NULL, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_policy_save("/tmp/x.pol", "cartpole", "linear", 2, nan_w, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_policy_save("/tmp/x.pol", "cartpole", "linear", UINT32_MAX, w, err, sizeof err));
+    cs_policy_file_free(NULL);
+
+    bad_calls += 3;
+    cr_expect_eq(cs_env_num_weights(NULL), 0);
+    cr_expect_null(cs_env_episode_returns(NULL));
+    cr_expect_null(cs_env_episode_counts(NULL));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_set_weights(NULL, w));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_env_get_weights(NULL, w));
+    cfg.policy = "linear";
+    cs_env *env = open_ok(&cfg);
+    unsigned n = cs_env_num_weights(env);
+    cr_assert_eq(n, 10, "CartPole's linear policy");
+    double *weights = calloc((size_t)n * 4, sizeof *weights);
+    BAD(CS_ERR_ARGUMENT, env, cs_env_set_weights(env, NULL));
+    BAD(CS_ERR_ARGUMENT, env, cs_env_get_weights(env, NULL));
+    weights[13] = NAN;
+    BAD(CS_ERR_ARGUMENT, env, cs_env_set_weights(env, weights));
+    weights[13] = INFINITY;
+    BAD(CS_ERR_ARGUMENT, env, cs_env_set_weights(env, weights));
+    weights[13] = 0;
+    BAD(CS_OK, env, cs_env_set_weights(env, weights));
+    double returns[8];
+    BAD(CS_ERR_ARGUMENT, NULL, cs_evaluate(NULL, weights, 4, 0, returns, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_evaluate(env, weights, -1, 0, returns, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_evaluate(env, weights, 4, 0, NULL, err, sizeof err));
+    free(weights);
+    cs_env_close(env);
+
+    cs_train_config_init(NULL);
+    cs_train_config tc;
+    cs_train_config_init(&tc);
+    cs_train_result out;
+    cs_config tcfg = config(CS_BACKEND_INTERP, 4);
+    BAD(CS_ERR_ARGUMENT, NULL, cs_train(NULL, &tc, &out, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_train(&tcfg, NULL, &out, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_train(&tcfg, &tc, NULL, err, sizeof err));
+    const int64_t bad_population[] = {0, -1, 1, INT64_MAX};
+    for (size_t k = 0; k < sizeof bad_population / sizeof *bad_population; k++) {
+        cs_train_config_init(&tc);
+        tc.population = bad_population[k];
+        BAD(CS_ERR_ARGUMENT, NULL, cs_train(&tcfg, &tc, &out, err, sizeof err));
+        cr_expect_null(out.weights);
+    }
+    const double bad_reals[] = {-1, NAN, INFINITY};
+    for (size_t k = 0; k < sizeof bad_reals / sizeof *bad_reals; k++) {
+        cs_train_config_init(&tc);
+        tc.sigma = bad_reals[k];
+        BAD(CS_ERR_ARGUMENT, NULL, cs_train(&tcfg, &tc, &out, err, sizeof err));
+        cs_train_config_init(&tc);
+        tc.learning_rate = bad_reals[k];
+        BAD(CS_ERR_ARGUMENT, NULL, cs_train(&tcfg, &tc, &out, err, sizeof err));
+    }
+    cs_train_config_init(&tc);
+    tc.generations = -1;
+    BAD(CS_ERR_ARGUMENT, NULL, cs_train(&tcfg, &tc, &out, err, sizeof err));
+    cs_train_config_init(&tc);
+    tc.policy = "mlp:0";
+    BAD(CS_ERR_ARGUMENT, NULL, cs_train(&tcfg, &tc, &out, err, sizeof err));
+    cs_train_config_init(&tc);
+    tc.algo = (cs_algo)7;
+    BAD(CS_ERR_ARGUMENT, NULL, cs_train(&tcfg, &tc, &out, err, sizeof err));
+    report("settings_policies_and_training_arguments");
 }
