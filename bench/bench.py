@@ -558,8 +558,7 @@ def plot_ablation(rows, configs):
         for k in keys:
             vals = []
             for b, t in series:
-                r = next((r for r in rows if r["key"] == k and r["backend"] == b
-                          and (r["threads"] == t or k == "reference")), None)
+                r = next((r for r in rows if r["key"] == k and r["backend"] == b and r["threads"] == t), None)
                 vals.append("%.4f" % r["speedup"] if r and "speedup" in r else "NaN")
             vals.append("%.4f" % PAPER_BARS[k] if k in PAPER_BARS else "1" if k == "baseline" else "NaN")
             f.write('"%s" %s\n' % (labels[k], " ".join(vals)))
@@ -776,7 +775,10 @@ def table(header, rows):
     return "\n".join(out)
 
 
-def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup, envs_rows, timings, notes, plots):
+STAGES = ("ablation", "sweep", "unroll", "peers", "envs")
+
+
+def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup, envs_rows, run, notes, plots):
     L = []
     w = L.append
     w("# cartsim benchmarks")
@@ -792,13 +794,21 @@ def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup,
                                                                                   m["commit"]))
     w("- load average when the run started: %s (1, 5, 15 min); other work on the machine makes every figure "
       "noisier, the ratios taken within one run less so" % ", ".join("%.2f" % x for x in m["load_start"]))
+    st = run["stages"]
+    q = {k: sum(v.get("quiet", {}).get(k, 0) for v in st.values()) for k in ("runs", "waited_s", "busy_starts")}
     w("- other load: before each of the %d measurements the bench waited until other processes left the cores "
       "it needed idle (%.0f s of waiting in all); %d measurement%s started with other load after all%s"
-      % (QUIET["runs"], QUIET["waited_s"], QUIET["busy_starts"], "s" * (QUIET["busy_starts"] != 1),
-         ": their figures carry a `*` in the tables below and are likely low" if QUIET["busy_starts"] else ""))
-    total = sum(timings.values())
-    w("- `make bench` took %.1f min here: %s" % (total / 60, ", ".join("%s %.0f s" % (k, v)
-                                                                         for k, v in timings.items())))
+      % (q["runs"], q["waited_s"], q["busy_starts"], "s" * (q["busy_starts"] != 1),
+         ": their figures carry a `*` in the tables below and are likely low" if q["busy_starts"] else ""))
+    dates = sorted({v["date"] for v in st.values()})
+    parts = ", ".join("%s %.0f s" % (k, st[k]["seconds"]) for k in STAGES if k in st)
+    total = run["setup"] + run["plots"] + sum(v["seconds"] for v in st.values())
+    if len(dates) <= 1:
+        w("- `make bench` took %.1f min here: setup %.0f s, %s, plots %.0f s"
+          % (total / 60, run["setup"], parts, run["plots"]))
+    else:
+        w("- the experiments come from runs on %s (%s): %s"
+          % (", ".join(dates), "; ".join("%s %s" % (k, st[k]["date"]) for k in STAGES if k in st), parts))
     w("")
     w("## How to reproduce")
     w("")
@@ -1244,13 +1254,17 @@ def main():
     log("bench: %s, %d cores; backends: %s%s" % (m["cpu"], m["cores"], "cpu, interp",
                                                 ", cuda" if cuda else " (no cuda: %s)" % cuda_why))
 
+    quiet_by_stage = {}
+
     def stage(name, fn, *args):
         if name not in only:
             return None
         log("bench: %s" % name)
         t = time.time()
+        before = dict(QUIET)
         res = fn(*args)
         timings[name] = time.time() - t
+        quiet_by_stage[name] = {k: QUIET[k] - before[k] for k in ("runs", "waited_s", "busy_starts")}
         return res
 
     abl, why = stage("ablation", lambda: (exp_ablation(a, configs), exp_why(a))) or (None, None)
@@ -1281,12 +1295,28 @@ def main():
             if ok:
                 plots.add(name)
         timings["plots"] = time.time() - t
-    timings["total"] = 0
-    timings["total"] = time.time() - t_all
-    tm = {k: v for k, v in timings.items() if k != "total"}
+    # What each stage's figures come from: this invocation, or (with --only)
+    # the run that last produced them, kept in OUT/run.json.
+    prev = {}
+    try:
+        with open(os.path.join(OUT, "run.json")) as f:
+            prev = json.load(f)
+    except (OSError, ValueError):
+        pass
+    run = {"stages": {}, "setup": timings.get("setup", 0), "plots": timings.get("plots", 0), "peers_setup": setup}
+    for name in STAGES:
+        if name in timings:
+            run["stages"][name] = {"seconds": timings[name], "date": m["date"], "quick": a.quick,
+                                   "quiet": quiet_by_stage.get(name, {})}
+        elif name in prev.get("stages", {}):
+            run["stages"][name] = prev["stages"][name]
+    if not setup:
+        run["peers_setup"] = prev.get("peers_setup", {})
+    with open(os.path.join(OUT, "run.json"), "w") as f:
+        json.dump(run, f, indent=1)
     with open(RESULTS, "w") as f:
-        f.write(results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup, envs_rows, tm, notes,
-                           plots))
+        f.write(results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows,
+                           run, notes, plots))
     log("bench: done in %.1f min; %s" % ((time.time() - t_all) / 60, os.path.relpath(RESULTS, ROOT)))
 
 
