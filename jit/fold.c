@@ -249,52 +249,18 @@ static cs_node identity(const cs_graph *g, const cs_node_data *d, const cs_node 
     }
 }
 
-int cs_pass_fold(cs_program *p)
+static cs_node fold_node(void *ctx, cs_graph *g, const cs_node_data *d, const cs_node *in)
 {
-    cs_graph *g = p->graph;
-    uint32_t count = cs_graph_count(g);
-    bool *live = calloc(count, sizeof *live);
-    cs_node *memo = calloc(count, sizeof *memo);
-    cs_node *in = NULL;
-    int changed = 0, result = -1;
-    if (!live || !memo)
-        goto done;
-    unsigned widest = cs_program_mark_live(p, live);
-    in = malloc((widest ? widest : 1) * sizeof *in);
-    if (!in)
-        goto done;
-    /* Ids are a topological order: operands are rewritten before their users. */
-    for (cs_node n = 1; n < count; n++) {
-        if (!live[n])
-            continue;
-        cs_node_data d = *cs_graph_node(g, n);   /* copy: cs_make may move the table */
-        bool same = true, all_const = d.n_in > 0;
-        for (unsigned k = 0; k < d.n_in; k++) {
-            in[k] = memo[cs_graph_input(g, n, k)];
-            same &= in[k] == cs_graph_input(g, n, k);
-            all_const &= is_const(g, in[k]);
-        }
-        double r;
-        cs_node to;
-        if (all_const && d.op != CS_OP_STACK && d.op != CS_OP_INDEX && d.op != CS_OP_SELECT &&
-            fold_constants(g, &d, in, &r)) {
-            if (!(to = cs_const(g, (cs_type)d.type, r)))
-                goto done;
-        } else {
-            to = identity(g, &d, in);
-        }
-        if (to) {
-            memo[n] = to;
-            changed++;
-        } else if (!(memo[n] = same ? n : cs_make(g, (cs_op)d.op, (cs_type)d.type, d.n_in, in, d.imm))) {
-            goto done;
-        }
+    bool all_const = d->n_in > 0;
+    for (unsigned k = 0; k < d->n_in; k++)
+        all_const &= is_const(g, in[k]);
+    double r;
+    if (all_const && d->op != CS_OP_STACK && d->op != CS_OP_INDEX && d->op != CS_OP_SELECT &&
+        fold_constants(g, d, in, &r)) {
+        cs_node c = cs_const(g, (cs_type)d->type, r);
+        return c ? c : CS_REWRITE_FAILED;
     }
-    cs_program_remap_roots(p, memo);
-    result = changed;
-done:
-    free(in);
-    free(memo);
-    free(live);
-    return result;
+    return identity(g, d, in);
 }
+
+int cs_pass_fold(cs_program *p) { return cs_program_rewrite(p, fold_node, NULL); }

@@ -317,3 +317,46 @@ void cs_program_remap_roots(cs_program *p, const cs_node *map)
 {
     cs_program_visit_roots(p, remap_root, (void *)map);
 }
+
+int cs_program_rewrite(cs_program *p, cs_rewrite_rule rule, void *ctx)
+{
+    cs_graph *g = p->graph;
+    uint32_t count = cs_graph_count(g);
+    bool *live = calloc(count, sizeof *live);
+    cs_node *memo = calloc(count, sizeof *memo);
+    cs_node *in = NULL;
+    int rewritten = 0, result = -1;
+    if (!live || !memo)
+        goto done;
+    unsigned widest = cs_program_mark_live(p, live);
+    in = malloc((widest ? widest : 1) * sizeof *in);
+    if (!in)
+        goto done;
+    /* Ids are a topological order: operands are rewritten before their users. */
+    for (cs_node n = 1; n < count; n++) {
+        if (!live[n])
+            continue;
+        cs_node_data d = *cs_graph_node(g, n);   /* copy: cs_make may move the table */
+        bool same = true;
+        for (unsigned k = 0; k < d.n_in; k++) {
+            in[k] = memo[cs_graph_input(g, n, k)];
+            same &= in[k] == cs_graph_input(g, n, k);
+        }
+        cs_node to = rule(ctx, g, &d, in);
+        if (to == CS_REWRITE_FAILED)
+            goto done;
+        if (to) {
+            memo[n] = to;
+            rewritten++;
+        } else if (!(memo[n] = same ? n : cs_make(g, (cs_op)d.op, (cs_type)d.type, d.n_in, in, d.imm))) {
+            goto done;
+        }
+    }
+    cs_program_remap_roots(p, memo);
+    result = rewritten;
+done:
+    free(in);
+    free(memo);
+    free(live);
+    return result;
+}

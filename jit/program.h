@@ -118,6 +118,15 @@ void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *roo
  * reach, in one downward sweep (operands have smaller ids: no recursion);
  * returns the largest operand count among them. */
 unsigned cs_program_mark_live(const cs_program *p, bool *live);
+/* A pass's rule for one live node `d` whose operands are already rewritten
+ * to `in`: the node to use instead, 0 to keep it (rebuilt on `in` if they
+ * changed), or CS_REWRITE_FAILED when memory ran out. */
+#define CS_REWRITE_FAILED UINT32_MAX
+typedef cs_node (*cs_rewrite_rule)(void *ctx, cs_graph *g, const cs_node_data *d, const cs_node *in);
+/* Applies `rule` to every live node in id order (no recursion) and remaps the
+ * roots; returns how many nodes the rule replaced, or -1. */
+int cs_program_rewrite(cs_program *p, cs_rewrite_rule rule, void *ctx);
+
 /* Every root r becomes map[r]: how a pass that rebuilt nodes commits. */
 void cs_program_remap_roots(cs_program *p, const cs_node *map);
 
