@@ -65,7 +65,7 @@ struct cs_cuda {
     cs_lanes_layout lay;
     bool allocated;
     cs_cu_deviceptr buf[CS_BUF_COUNT];
-    cs_cu_deviceptr *carried, *params, *inputs;   /* [n] device arrays, one per slot */
+    cs_cu_deviceptr *carried, *params, *inputs;   /* each slot's [n] array, inside buf[CARRIED] etc. */
     cs_cu_deviceptr carried_ptrs, params_ptrs, inputs_ptrs;   /* device arrays of those pointers */
     cs_cu_deviceptr scratch;
     unsigned dirty;
@@ -527,15 +527,6 @@ static void free_buffers(cs_cuda *c)
     for (int b = 0; b < CS_BUF_COUNT; b++)
         if (c->buf[b])
             c->cu.MemFree(c->buf[b]);
-    for (unsigned k = 0; c->carried && k < c->lay.n_carried; k++)
-        if (c->carried[k])
-            c->cu.MemFree(c->carried[k]);
-    for (unsigned k = 0; c->params && k < c->lay.n_params; k++)
-        if (c->params[k])
-            c->cu.MemFree(c->params[k]);
-    for (unsigned k = 0; c->inputs && k < c->lay.n_inputs; k++)
-        if (c->inputs[k])
-            c->cu.MemFree(c->inputs[k]);
     cs_cu_deviceptr more[] = {c->carried_ptrs, c->params_ptrs, c->inputs_ptrs, c->scratch};
     for (size_t k = 0; k < sizeof more / sizeof more[0]; k++)
         if (more[k])
@@ -740,7 +731,11 @@ static size_t buf_bytes(const cs_lanes_layout *lay, int b)
     case CS_BUF_REWARD: case CS_BUF_SEG_RETURN: case CS_BUF_RETURN_SUM: return n * sizeof(double);
     case CS_BUF_TERMINATED: case CS_BUF_TRUNCATED: case CS_BUF_PENDING: return n;
     case CS_BUF_SEGMENTS: case CS_BUF_NONFINITE: return n * sizeof(long long);
-    default: return 0;   /* per-slot arrays: carried, params, inputs */
+    /* [slot][n] in one allocation, so that CUDA callers get one pointer */
+    case CS_BUF_CARRIED: return n * lay->n_carried * lay->real_size;
+    case CS_BUF_PARAMS: return n * lay->n_params * lay->real_size;
+    case CS_BUF_INPUTS: return n * lay->n_inputs * 4;
+    default: return 0;
     }
 }
 
@@ -749,8 +744,6 @@ long long cs_cuda_bytes_needed(const cs_cuda *c, const cs_lanes_layout *lay)
     long long total = 0;
     for (int b = 0; b < CS_BUF_COUNT; b++)
         total += (long long)buf_bytes(lay, b);
-    total += (long long)(lay->n_carried + lay->n_params) * lay->n * (long long)lay->real_size;
-    total += (long long)lay->n_inputs * lay->n * 4;
     total += (long long)(lay->n_carried + lay->n_params + lay->n_inputs + 3) * (long long)sizeof(cs_cu_deviceptr);
     if (c->sched.fusion != CS_POLICY_FULL)
         total += (long long)c->scratch_per_lane * lay->n;
@@ -782,14 +775,11 @@ static int alloc_current(cs_cuda *c, char *err, size_t err_size)
         return CS_CUDA_FAIL;
     }
     for (unsigned k = 0; k < lay->n_carried; k++)
-        if ((rc = alloc_zero(c, &c->carried[k], n * lay->real_size, err, err_size)))
-            return rc;
+        c->carried[k] = c->buf[CS_BUF_CARRIED] + k * n * lay->real_size;
     for (unsigned k = 0; k < lay->n_params; k++)
-        if ((rc = alloc_zero(c, &c->params[k], n * lay->real_size, err, err_size)))
-            return rc;
+        c->params[k] = c->buf[CS_BUF_PARAMS] + k * n * lay->real_size;
     for (unsigned k = 0; k < lay->n_inputs; k++)
-        if ((rc = alloc_zero(c, &c->inputs[k], n * 4, err, err_size)))
-            return rc;
+        c->inputs[k] = c->buf[CS_BUF_INPUTS] + k * n * 4;
     struct {
         cs_cu_deviceptr *dst, *arr;
         unsigned count;
@@ -894,7 +884,7 @@ static const char *const buf_names[CS_BUF_COUNT] = {
     "return sums", "nonfinite counts",
 };
 
-typedef enum { COPY_FETCH, COPY_UPLOAD, COPY_ZERO } copy_kind;
+typedef enum { COPY_FETCH, COPY_READ, COPY_UPLOAD, COPY_ZERO } copy_kind;
 
 static int copy(cs_cuda *c, copy_kind kind, unsigned mask, const cs_lanes *host, char *err, size_t err_size)
 {
@@ -924,7 +914,7 @@ static int copy(cs_cuda *c, copy_kind kind, unsigned mask, const cs_lanes *host,
                 result = CS_CUDA_FAIL;
                 goto out;
             }
-            if (kind == COPY_FETCH)
+            if (kind == COPY_FETCH || kind == COPY_READ)
                 CU_IN(c->cu.MemcpyDtoH(r[k].host, r[k].dev, r[k].bytes), "copying the %s from %s", buf_names[b],
                       c->info.name);
             else if (kind == COPY_UPLOAD)
@@ -948,6 +938,11 @@ int cs_cuda_fetch(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, si
     return copy(c, COPY_FETCH, mask, host, err, err_size);
 }
 
+int cs_cuda_read(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size)
+{
+    return copy(c, COPY_READ, mask, host, err, err_size);
+}
+
 int cs_cuda_upload(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size)
 {
     return copy(c, COPY_UPLOAD, mask, host, err, err_size);
@@ -959,6 +954,18 @@ int cs_cuda_zero(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, siz
 }
 
 unsigned cs_cuda_dirty(const cs_cuda *c) { return c->dirty; }
+
+int cs_cuda_buffers_of(const cs_cuda *c, cs_cuda_buffers *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!c->allocated)
+        return CS_CUDA_FAIL;
+    out->ordinal = 0;   /* cs_cuda_open opens device 0 */
+    out->context = c->ctx;
+    for (int b = 0; b < CS_BUF_COUNT; b++)
+        out->buf[b] = c->buf[b];
+    return 0;
+}
 
 /* ---- launching ---- */
 
@@ -1037,9 +1044,11 @@ int cs_cuda_restart(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size)
     return run_fixed(c, FN_RESTART, l, err, err_size);
 }
 
-int cs_cuda_step(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size)
+int cs_cuda_step(cs_cuda *c, const cs_lanes *l, bool inputs_on_device, char *err, size_t err_size)
 {
-    int rc = cs_cuda_upload(c, CS_BUF_BIT(CS_BUF_INPUTS), l, err, err_size);
+    int rc = 0;
+    if (!inputs_on_device)
+        rc = cs_cuda_upload(c, CS_BUF_BIT(CS_BUF_INPUTS), l, err, err_size);
     return rc ? rc : run_fixed(c, FN_STEP, l, err, err_size);
 }
 

@@ -265,20 +265,34 @@ int cs_cuda_alloc(cs_cuda *c, const cs_lanes_layout *lay, char *err, size_t err_
 /* Host <-> device. `host` holds the host buffers (a runtime's lanes
  * template). A launch marks every buffer it may write as newer on the device;
  * fetch copies back only the buffers of `mask` so marked, and unmarks them;
+ * read copies them back whatever the marks (for what a CUDA caller wrote);
  * upload copies the host's buffers of `mask` to the device; zero clears them
  * on both sides. */
 int cs_cuda_fetch(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size);
+int cs_cuda_read(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size);
 int cs_cuda_upload(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size);
 int cs_cuda_zero(cs_cuda *c, unsigned mask, const cs_lanes *host, char *err, size_t err_size);
 /* Buffers newer on the device than on the host (a mask). */
 unsigned cs_cuda_dirty(const cs_cuda *c);
 
+/* The device buffers, for CUDA callers: one allocation per cs_buf, laid out
+ * like the host's ([slot][n] for carried, params and inputs); 0 where a
+ * buffer is empty. Valid until the next cs_cuda_alloc or close. */
+typedef struct {
+    int ordinal;                        /* the CUDA device */
+    void *context;                      /* its primary context (a CUcontext) */
+    unsigned long long buf[CS_BUF_COUNT];
+} cs_cuda_buffers;
+/* CS_CUDA_FAIL before cs_cuda_alloc. */
+int cs_cuda_buffers_of(const cs_cuda *c, cs_cuda_buffers *out);
+
 /* The entries, over lanes [l->begin, l->end) with l's t, seed, mode; the
  * pointers in l are ignored (the device copies are used). step uploads the
- * inputs from l->inputs first. rollout takes l->steps steps and adds its
- * launches to *launches. Each returns once the device is done. */
+ * inputs from l->inputs first, unless a CUDA caller wrote them on the device
+ * (inputs_on_device). rollout takes l->steps steps and
+ * adds its launches to *launches. Each returns once the device is done. */
 int cs_cuda_restart(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size);
-int cs_cuda_step(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size);
+int cs_cuda_step(cs_cuda *c, const cs_lanes *l, bool inputs_on_device, char *err, size_t err_size);
 int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *err, size_t err_size);
 
 #endif

@@ -204,6 +204,51 @@ cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, c
  * and holds *size bytes, else *error is; free() whichever is set. */
 cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char **error);
 
+/* ---- CUDA callers: the batch where it lives ----
+ *
+ * On the cuda backend the batch stays on the GPU: cs_env_obs() and the other
+ * readers copy a buffer back only when asked, and only if a launch changed
+ * it. A CUDA program can skip the copies and use the device buffers in place,
+ * for instance to run its own policy network on the observations:
+ *
+ *     cs_device_buffers d;
+ *     if (cs_env_device_buffers(env, &d) == CS_OK) {         // CS_ERR_UNAVAILABLE off cuda
+ *         for (int t = 0; t < T; t++) {
+ *             my_policy<<<grid, block>>>((const float *)d.obs, (int32_t *)d.actions, n);
+ *             cudaDeviceSynchronize();
+ *             cs_env_step_device(env);                      // steps with d.actions
+ *         }
+ *     }
+ *
+ * The addresses are CUdeviceptr values in the device's primary context, the
+ * one the CUDA runtime uses, so runtime code may use them directly. They stay
+ * valid until cs_env_close, laid out like the host buffers. cartsim launches
+ * on the legacy default stream and synchronizes before returning: a buffer is
+ * ready when a call returns, and work of the caller's must be finished (or on
+ * the legacy default stream) before the next cartsim call. Only `actions` is
+ * the caller's to write; the rest is read-only (cs_env_set_state writes the
+ * state). cs_env_step_device does not look at the actions, which stay on the
+ * device: a discrete action outside [0, n_actions) acts as the environment's
+ * expressions make it act, and a NaN action makes a NaN state, restarted and
+ * counted. Under cs_config.strict it copies them back and refuses a bad one,
+ * as cs_env_step does. */
+typedef struct {
+    int device;                 /* the CUDA device ordinal */
+    void *context;              /* its primary context (a CUcontext) */
+    uint64_t obs;               /* float[obs_dim][num_envs] */
+    uint64_t final_obs;         /* float[obs_dim][num_envs]: same-step mode's ending observations */
+    uint64_t rewards;           /* double[num_envs] */
+    uint64_t terminated;        /* uint8_t[num_envs] */
+    uint64_t truncated;         /* uint8_t[num_envs] */
+    uint64_t state;             /* float or double (the dtype)[state_dim][num_envs] */
+    uint64_t episode_steps;     /* int32_t[num_envs]: steps taken in each running episode */
+    uint64_t actions;           /* int32_t[num_envs] or float[action_dim][num_envs]: written by the caller */
+} cs_device_buffers;
+
+cs_status cs_env_device_buffers(cs_env *env, cs_device_buffers *out);
+/* cs_env_step with the actions the caller wrote at cs_device_buffers.actions. */
+cs_status cs_env_step_device(cs_env *env);
+
 /* ---- Frames: what environments look like (render/) ----
  *
  * RGB images of environments' current states, drawn as Gymnasium's

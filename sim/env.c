@@ -56,6 +56,7 @@ struct cs_env {
     unsigned first_weight, n_weights;   /* the policy's weights: params [first, first + n) */
     double *lane_return;                /* cs_env_episode_returns, made when asked for */
     int64_t *lane_episodes;
+    void *device_actions;               /* strict mode: a host copy of a CUDA caller's actions */
 };
 
 static cs_status fail(cs_env *env, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -102,25 +103,30 @@ static int online_cores(void)
 
 /* ---- running an entry over lane ranges ---- */
 
+/* The kernel entries; a step's actions are on the host unless a CUDA caller
+ * wrote them on the device. */
+typedef enum { ENTRY_RESTART, ENTRY_STEP, ENTRY_ROLLOUT, ENTRY_STEP_DEVICE_INPUTS } entry;
+
 typedef struct {
     cs_env *env;
     cs_lanes lanes;
-    int which;   /* 0 restart, 1 step, 2 rollout */
+    entry which;   /* host backends: restart, step or rollout */
 } job;
 
 static void run_job(job *j)
 {
     cs_env *env = j->env;
     if (env->backend == CS_BACKEND_INTERP) {
-        if (j->which == 0)
+        if (j->which == ENTRY_RESTART)
             cs_interp_restart(env->prog, &j->lanes);
-        else if (j->which == 1)
+        else if (j->which == ENTRY_STEP)
             cs_interp_step(env->prog, &j->lanes);
         else
             cs_interp_rollout(env->prog, &j->lanes);
         return;
     }
-    cs_entry e = j->which == 0 ? env->cpu.restart : j->which == 1 ? env->cpu.step : env->cpu.rollout;
+    cs_entry e = j->which == ENTRY_RESTART ? env->cpu.restart : j->which == ENTRY_STEP ? env->cpu.step
+                                                                                  : env->cpu.rollout;
     e(&j->lanes);
 }
 
@@ -156,7 +162,7 @@ static cs_lanes lanes_template(cs_env *env)
 }
 
 /* Split [begin, end) into contiguous chunks of whole 256-lane blocks. */
-static void run_entry(cs_env *env, const cs_lanes *tmpl, int which)
+static void run_entry(cs_env *env, const cs_lanes *tmpl, entry which)
 {
     int64_t lanes = tmpl->end - tmpl->begin;
     int64_t blocks = (lanes + 255) / 256;
@@ -189,20 +195,21 @@ static void run_entry(cs_env *env, const cs_lanes *tmpl, int which)
 
 /* The entries on the backend in use: cuda runs them on the device (host
  * buffers then hold stale copies until fetched, see cuda_copy). */
-static cs_status run_lanes(cs_env *env, const cs_lanes *l, int which, long long *launches)
+static cs_status run_lanes(cs_env *env, const cs_lanes *l, entry which, long long *launches)
 {
     if (env->backend != CS_BACKEND_CUDA) {
         run_entry(env, l, which);
         return CS_OK;
     }
     char msg[1024];
-    int rc = which == 0 ? cs_cuda_restart(env->cuda, l, msg, sizeof msg)
-           : which == 1 ? cs_cuda_step(env->cuda, l, msg, sizeof msg)
-                        : cs_cuda_rollout(env->cuda, l, launches, msg, sizeof msg);
+    int rc = which == ENTRY_RESTART ? cs_cuda_restart(env->cuda, l, msg, sizeof msg)
+           : which == ENTRY_STEP ? cs_cuda_step(env->cuda, l, false, msg, sizeof msg)
+           : which == ENTRY_STEP_DEVICE_INPUTS ? cs_cuda_step(env->cuda, l, true, msg, sizeof msg)
+                                               : cs_cuda_rollout(env->cuda, l, launches, msg, sizeof msg);
     return rc ? fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg) : CS_OK;
 }
 
-typedef enum { CUDA_FETCH, CUDA_UPLOAD, CUDA_ZERO } cuda_copy_kind;
+typedef enum { CUDA_FETCH, CUDA_READ, CUDA_UPLOAD, CUDA_ZERO } cuda_copy_kind;
 
 /* Host <-> device for the buffers of `mask` (CS_BUF_BIT); nothing off cuda.
  * Fetch copies only what a launch left newer on the device. */
@@ -213,6 +220,7 @@ static cs_status cuda_copy(cs_env *env, cuda_copy_kind kind, unsigned mask)
     cs_lanes host = lanes_template(env);
     char msg[1024];
     int rc = kind == CUDA_FETCH ? cs_cuda_fetch(env->cuda, mask, &host, msg, sizeof msg)
+           : kind == CUDA_READ ? cs_cuda_read(env->cuda, mask, &host, msg, sizeof msg)
            : kind == CUDA_UPLOAD ? cs_cuda_upload(env->cuda, mask, &host, msg, sizeof msg)
                                  : cs_cuda_zero(env->cuda, mask, &host, msg, sizeof msg);
     return rc ? fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg) : CS_OK;
@@ -586,6 +594,7 @@ void cs_env_close(cs_env *env)
     free(env->nonfinite);
     free(env->lane_return);
     free(env->lane_episodes);
+    free(env->device_actions);
     cs_program_free(env->prog);
     free(env);
 }
@@ -654,7 +663,7 @@ cs_status cs_env_reset(cs_env *env, uint64_t seed)
     env->seed = seed;
     env->t = 0;
     cs_lanes l = lanes_template(env);
-    if ((s = run_lanes(env, &l, 0, NULL)) != CS_OK)
+    if ((s = run_lanes(env, &l, ENTRY_RESTART, NULL)) != CS_OK)
         return s;
     memset(env->reward, 0, (size_t)env->n * sizeof *env->reward);
     memset(env->terminated, 0, (size_t)env->n);
@@ -809,7 +818,7 @@ static cs_status rerun(cs_env *env, const lane_snapshot *snap, int64_t a, int64_
     l.end = b;
     l.t = t0;
     l.steps = steps;
-    if ((s = run_lanes(env, &l, 2, NULL)) != CS_OK)
+    if ((s = run_lanes(env, &l, ENTRY_ROLLOUT, NULL)) != CS_OK)
         return s;
     return cuda_copy(env, CUDA_FETCH, LANE_BUFFERS | COUNTER_BUFFERS);
 }
@@ -859,36 +868,51 @@ static cs_status strict_rollout_check(cs_env *env, const lane_snapshot *snap, in
                 (long long)(t0 + bad));
 }
 
-cs_status cs_env_step(cs_env *env, const void *actions)
+/* Refuses what no environment can take: a discrete action outside
+ * [0, n_actions) or a box action that is not finite. */
+static cs_status check_actions(cs_env *env, const void *actions)
 {
-    cs_status s = usable(env);
-    if (s != CS_OK)
-        return s;
-    if (!env->was_reset)
-        return fail(env, CS_ERR_STATE, "step before reset");
-    if (!actions)
-        return fail(env, CS_ERR_ARGUMENT, "actions is NULL");
     const cs_program *p = env->prog;
-    if (env->t == INT64_MAX)
-        return fail(env, CS_ERR_LIMIT, "the step counter would overflow");
-    if ((s = episode_steps_fit(env, 1)) != CS_OK)
-        return s;
     if (p->action_kind == CS_ACTION_DISCRETE) {
         const int32_t *a = actions;
         for (int64_t i = 0; i < env->n; i++)
             if (a[i] < 0 || (uint32_t)a[i] >= p->n_actions)
                 return fail(env, CS_ERR_ARGUMENT, "action %d of environment %lld is not in [0, %u)", a[i],
                             (long long)i, p->n_actions);
-        env->inputs[0] = (void *)actions;
     } else {
         const float *a = actions;
         for (int64_t i = 0; i < env->n * (int64_t)p->n_inputs; i++)
             if (!isfinite(a[i]))
                 return fail(env, CS_ERR_ARGUMENT, "action %lld of environment %lld is not finite",
                             (long long)(i / env->n), (long long)(i % env->n));
-        for (unsigned k = 0; k < p->n_inputs; k++)
-            env->inputs[k] = (void *)(a + (size_t)k * (size_t)env->n);
     }
+    return CS_OK;
+}
+
+/* What both kinds of step need before the actions are looked at. */
+static cs_status step_ready(cs_env *env)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!env->was_reset)
+        return fail(env, CS_ERR_STATE, "step before reset");
+    if (env->t == INT64_MAX)
+        return fail(env, CS_ERR_LIMIT, "the step counter would overflow");
+    return episode_steps_fit(env, 1);
+}
+
+/* Points the inputs at `actions`, [slot][n] like the device's. */
+static void set_inputs(cs_env *env, const void *actions)
+{
+    for (unsigned k = 0; k < env->prog->n_inputs; k++)
+        env->inputs[k] = (void *)((const char *)actions + (size_t)k * (size_t)env->n * 4);
+}
+
+/* One step once the actions are in place (on the device: a CUDA caller's). */
+static cs_status step_lanes(cs_env *env, bool actions_on_device)
+{
+    cs_status s;
     if (env->strict) {
         memset(env->nonfinite, 0, (size_t)env->n * sizeof *env->nonfinite);
         if ((s = cuda_copy(env, CUDA_ZERO, CS_BUF_BIT(CS_BUF_NONFINITE))) != CS_OK)
@@ -896,10 +920,75 @@ cs_status cs_env_step(cs_env *env, const void *actions)
     }
     cs_lanes l = lanes_template(env);
     l.mode = mode_of(env->autoreset);
-    if ((s = run_lanes(env, &l, 1, NULL)) != CS_OK)
+    if ((s = run_lanes(env, &l, actions_on_device ? ENTRY_STEP_DEVICE_INPUTS : ENTRY_STEP, NULL)) != CS_OK)
         return s;
     env->t++;
     return env->strict ? strict_step_check(env) : CS_OK;
+}
+
+cs_status cs_env_step(cs_env *env, const void *actions)
+{
+    cs_status s = step_ready(env);
+    if (s != CS_OK)
+        return s;
+    if (!actions)
+        return fail(env, CS_ERR_ARGUMENT, "actions is NULL");
+    if ((s = check_actions(env, actions)) != CS_OK)
+        return s;
+    set_inputs(env, actions);
+    return step_lanes(env, false);
+}
+
+static cs_status host_batch(cs_env *env)
+{
+    return fail(env, CS_ERR_UNAVAILABLE, "the batch lives on the host on the %s backend: device buffers exist only "
+                "on the cuda backend", cs_backend_name(env->backend));
+}
+
+cs_status cs_env_device_buffers(cs_env *env, cs_device_buffers *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!out)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    memset(out, 0, sizeof *out);
+    if (env->backend != CS_BACKEND_CUDA)
+        return host_batch(env);
+    cs_cuda_buffers b;
+    if (cs_cuda_buffers_of(env->cuda, &b))
+        return fail(env, CS_ERR_STATE, "the device buffers are not allocated");
+    out->device = b.ordinal;
+    out->context = b.context;
+    out->obs = b.buf[CS_BUF_OBS];
+    out->final_obs = b.buf[CS_BUF_FINAL_OBS];
+    out->rewards = b.buf[CS_BUF_REWARD];
+    out->terminated = b.buf[CS_BUF_TERMINATED];
+    out->truncated = b.buf[CS_BUF_TRUNCATED];
+    out->state = b.buf[CS_BUF_CARRIED];
+    out->episode_steps = b.buf[CS_BUF_SEGSTEP];
+    out->actions = b.buf[CS_BUF_INPUTS];
+    return CS_OK;
+}
+
+cs_status cs_env_step_device(cs_env *env)
+{
+    cs_status s = step_ready(env);
+    if (s != CS_OK)
+        return s;
+    if (env->backend != CS_BACKEND_CUDA)
+        return host_batch(env);
+    if (env->strict) {
+        /* Strict mode pays a copy to check the caller's actions first. */
+        size_t bytes = (size_t)env->n * env->prog->n_inputs * 4;
+        if (!env->device_actions && !(env->device_actions = malloc(bytes ? bytes : 1)))
+            return fail(env, CS_ERR_NOMEM, "out of memory for a copy of the actions");
+        set_inputs(env, env->device_actions);
+        if ((s = cuda_copy(env, CUDA_READ, CS_BUF_BIT(CS_BUF_INPUTS))) != CS_OK ||
+            (s = check_actions(env, env->device_actions)) != CS_OK)
+            return s;
+    }
+    return step_lanes(env, true);
 }
 
 /* On cuda each buffer comes back from the device when it is asked for, and
@@ -1020,7 +1109,7 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
             while (i + 1 < env->n && env->pending[i + 1])
                 i++;
             l.end = i + 1;
-            if ((s = run_lanes(env, &l, 0, NULL)) != CS_OK)
+            if ((s = run_lanes(env, &l, ENTRY_RESTART, NULL)) != CS_OK)
                 return s;
         }
     memset(env->segments, 0, (size_t)env->n * sizeof *env->segments);
@@ -1036,7 +1125,7 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
     l.steps = steps;
     long long cuda_launches = 0;
     double start = now_ms();
-    if (steps > 0 && (s = run_lanes(env, &l, 2, &cuda_launches)) != CS_OK) {
+    if (steps > 0 && (s = run_lanes(env, &l, ENTRY_ROLLOUT, &cuda_launches)) != CS_OK) {
         snapshot_free(env, &snap);
         return s;
     }

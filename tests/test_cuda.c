@@ -1763,6 +1763,134 @@ Test(cuda_fake, strict_mode_names_the_same_fault_as_the_cpu)
     check_clean();
 }
 
+/* A CUDA caller's view: the device buffers are the batch, in place, and a
+ * step with actions written there equals a cpu step with the same actions,
+ * copying nothing either way. (The fake's device memory is host memory, so
+ * the test reads it directly.) */
+Test(cuda_fake, device_buffers_are_the_batch_in_place)
+{
+    use_fake_driver();
+    const char *names[] = {"cartpole", "mountain_car_continuous"};
+    const int64_t n = 37;
+    for (int e = 0; e < 2; e++) {
+        cs_config cfg;
+        base_cfg(&cfg, names[e], CS_BACKEND_CPU, CS_FUSION_FULL, 1, n);
+        cs_env *cpu = open_cfg(&cfg);
+        cfg.backend = CS_BACKEND_CUDA;
+        cs_env *gpu = open_cfg(&cfg);
+        cs_env_info info;
+        cs_env_get_info(gpu, &info);
+        size_t obs_n = (size_t)info.obs_dim * n, state_n = (size_t)info.state_dim * n;
+        cr_assert_eq(cs_env_reset(cpu, 5), CS_OK);
+        cr_assert_eq(cs_env_reset(gpu, 5), CS_OK, "%s", cs_env_error(gpu));
+        cs_device_buffers d;
+        cr_assert_eq(cs_env_device_buffers(gpu, &d), CS_OK, "%s", cs_env_error(gpu));
+        cr_assert(d.context && d.obs && d.rewards && d.terminated && d.truncated && d.state && d.episode_steps &&
+                  d.actions && d.final_obs);
+        const float *dobs = (const float *)(uintptr_t)d.obs;
+        const double *dstate = (const double *)(uintptr_t)d.state;   /* f64 batch */
+        cr_assert_eq(memcmp(dobs, cs_env_obs(cpu), obs_n * sizeof(float)), 0, "%s: reset obs in place", names[e]);
+        double *want = malloc(state_n * sizeof *want);
+        for (int t = 0; t < 80; t++) {
+            int32_t ai[37];
+            float af[37];
+            for (int i = 0; i < n; i++) {
+                ai[i] = (int32_t)((i * 5 + t * 3 + (t >> 3)) & 1);
+                af[i] = (float)(((i * 7 + t) % 9) - 4) * 0.3f;   /* beyond [-1, 1] too: clipped */
+            }
+            const void *host_actions = e == 0 ? (const void *)ai : (const void *)af;
+            cr_assert_eq(cs_env_step(cpu, host_actions), CS_OK);
+            long long c0[C_COUNT], c1[C_COUNT];
+            if (t % 10 == 9) {   /* now and then a host step: the two kinds mix */
+                cr_assert_eq(cs_env_step(gpu, host_actions), CS_OK, "%s", cs_env_error(gpu));
+            } else {
+                memcpy((void *)(uintptr_t)d.actions, host_actions, (size_t)n * 4);
+                fake_counters(c0);
+                cr_assert_eq(cs_env_step_device(gpu), CS_OK, "%s", cs_env_error(gpu));
+                fake_counters(c1);
+                cr_assert_eq(c1[C_HTOD] - c0[C_HTOD], 0, "a device step sends nothing");
+                cr_assert_eq(c1[C_DTOH] - c0[C_DTOH], 0, "a device step copies nothing back");
+                cr_assert_eq(c1[C_LAUNCHES] - c0[C_LAUNCHES], 1, "one launch");
+            }
+            cr_assert_eq(memcmp(dobs, cs_env_obs(cpu), obs_n * sizeof(float)), 0, "%s step %d: obs", names[e], t);
+            cr_assert_eq(memcmp((const void *)(uintptr_t)d.rewards, cs_env_rewards(cpu), (size_t)n * sizeof(double)),
+                         0, "%s step %d: rewards", names[e], t);
+            cr_assert_eq(memcmp((const void *)(uintptr_t)d.terminated, cs_env_terminated(cpu), (size_t)n), 0);
+            cr_assert_eq(memcmp((const void *)(uintptr_t)d.truncated, cs_env_truncated(cpu), (size_t)n), 0);
+            cs_env_get_state(cpu, want);
+            cr_assert_eq(memcmp(dstate, want, state_n * sizeof(double)), 0, "%s step %d: state", names[e], t);
+            /* the host copies follow the device when read */
+            cr_assert_eq(memcmp(cs_env_obs(gpu), dobs, obs_n * sizeof(float)), 0);
+        }
+        const int32_t *steps = (const int32_t *)(uintptr_t)d.episode_steps;
+        for (int i = 0; i < n; i++)
+            cr_assert(steps[i] >= 0 && steps[i] <= 80, "episode steps of %d: %d", i, steps[i]);
+        cs_rollout_stats a, b;
+        cr_assert_eq(cs_env_rollout(cpu, 60, &a), CS_OK);
+        cr_assert_eq(cs_env_rollout(gpu, 60, &b), CS_OK, "%s", cs_env_error(gpu));
+        cr_assert_eq(a.checksum, b.checksum, "%s: a rollout after device steps", names[e]);
+        free(want);
+        cs_env_close(cpu);
+        cs_env_close(gpu);
+        check_clean();
+    }
+}
+
+/* Off cuda there are no device buffers; strict mode checks the caller's
+ * device actions as it checks host ones; order is kept. */
+Test(cuda_fake, device_buffers_refuse_what_they_cannot_do)
+{
+    use_fake_driver();
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CPU, CS_FUSION_FULL, 1, 8);
+    cs_env *cpu = open_cfg(&cfg);
+    cs_device_buffers d;
+    memset(&d, 0xff, sizeof d);
+    cr_assert_eq(cs_env_device_buffers(cpu, &d), CS_ERR_UNAVAILABLE);
+    cr_assert(strstr(cs_env_error(cpu), "only on the cuda backend"), "%s", cs_env_error(cpu));
+    cr_assert_eq(d.obs, 0, "out is cleared on failure");
+    cs_env_reset(cpu, 1);
+    cr_assert_eq(cs_env_step_device(cpu), CS_ERR_UNAVAILABLE);
+    cr_assert_eq(cs_env_device_buffers(cpu, NULL), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_device_buffers(NULL, &d), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_step_device(NULL), CS_ERR_ARGUMENT);
+    cs_env_close(cpu);
+
+    const char *names[] = {"cartpole", "pendulum"};
+    for (int e = 0; e < 2; e++) {
+        base_cfg(&cfg, names[e], CS_BACKEND_CUDA, CS_FUSION_FULL, 1, 8);
+        cfg.strict = true;
+        cs_env *gpu = open_cfg(&cfg);
+        cr_assert_eq(cs_env_device_buffers(gpu, &d), CS_OK, "%s", cs_env_error(gpu));
+        cr_assert_eq(cs_env_step_device(gpu), CS_ERR_STATE, "before reset");
+        cr_assert_eq(cs_env_reset(gpu, 2), CS_OK);
+        if (e == 0) {
+            int32_t *a = (int32_t *)(uintptr_t)d.actions;
+            for (int i = 0; i < 8; i++)
+                a[i] = i & 1;
+            cr_assert_eq(cs_env_step_device(gpu), CS_OK, "%s", cs_env_error(gpu));
+            a[3] = 7;
+            cr_assert_eq(cs_env_step_device(gpu), CS_ERR_ARGUMENT);
+            cr_assert(strstr(cs_env_error(gpu), "action 7 of environment 3 is not in [0, 2)"), "%s",
+                      cs_env_error(gpu));
+        } else {
+            float *a = (float *)(uintptr_t)d.actions;
+            for (int i = 0; i < 8; i++)
+                a[i] = 0.5f;
+            cr_assert_eq(cs_env_step_device(gpu), CS_OK, "%s", cs_env_error(gpu));
+            a[5] = NAN;
+            cr_assert_eq(cs_env_step_device(gpu), CS_ERR_ARGUMENT);
+            cr_assert(strstr(cs_env_error(gpu), "action 0 of environment 5 is not finite"), "%s", cs_env_error(gpu));
+        }
+        /* a refused step ran nothing: every episode is still one step old */
+        const int32_t *steps = (const int32_t *)(uintptr_t)d.episode_steps;
+        for (int i = 0; i < 8; i++)
+            cr_assert_eq(steps[i], 1, "%s: environment %d has taken %d steps", names[e], i, steps[i]);
+        cs_env_close(gpu);
+        check_clean();
+    }
+}
+
 /* ---- device: a real GPU ---- */
 
 #define device_or_skip()                                                                  \
@@ -1877,6 +2005,57 @@ Test(cuda_device, step_api_matches_the_cpu)
     free(act);
     cs_env_close(cpu);
     cs_env_close(gpu);
+}
+
+/* A CUDA caller's loop through the driver: actions copied to the device
+ * buffer, cs_env_step_device, observations read from the device buffer. */
+Test(cuda_device, device_buffers_serve_a_cuda_caller)
+{
+    device_or_skip();
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    cr_assert(lib, "libcuda.so.1: %s", dlerror());
+    cs_cu_result (*push)(cs_cu_context) = (cs_cu_result (*)(cs_cu_context))dlsym(lib, "cuCtxPushCurrent_v2");
+    cs_cu_result (*pop)(cs_cu_context *) = (cs_cu_result (*)(cs_cu_context *))dlsym(lib, "cuCtxPopCurrent_v2");
+    cs_cu_result (*htod)(cs_cu_deviceptr, const void *, size_t) =
+        (cs_cu_result (*)(cs_cu_deviceptr, const void *, size_t))dlsym(lib, "cuMemcpyHtoD_v2");
+    cs_cu_result (*dtoh)(void *, cs_cu_deviceptr, size_t) =
+        (cs_cu_result (*)(void *, cs_cu_deviceptr, size_t))dlsym(lib, "cuMemcpyDtoH_v2");
+    cr_assert(push && pop && htod && dtoh);
+    const int64_t n = 1000;
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CPU, CS_FUSION_FULL, 1, n);
+    cs_env *cpu = open_cfg(&cfg);
+    cs_env *gpu = device_env(CS_DTYPE_F64, CS_FUSION_FULL, 1, 0, n);
+    cs_env_reset(cpu, 2);
+    cs_env_reset(gpu, 2);
+    cs_device_buffers d;
+    cr_assert_eq(cs_env_device_buffers(gpu, &d), CS_OK, "%s", cs_env_error(gpu));
+    int32_t *act = malloc(n * sizeof *act);
+    float *obs = malloc(4 * n * sizeof *obs);
+    int64_t off = 0;
+    for (int t = 0; t < 20; t++) {
+        for (int64_t i = 0; i < n; i++)
+            act[i] = (int32_t)((i + t) & 1);
+        cs_env_step(cpu, act);
+        cs_cu_context popped;
+        cr_assert_eq(push((cs_cu_context)d.context), 0);
+        cr_assert_eq(htod(d.actions, act, n * sizeof *act), 0);
+        cr_assert_eq(pop(&popped), 0);
+        cr_assert_eq(cs_env_step_device(gpu), CS_OK, "%s", cs_env_error(gpu));
+        cr_assert_eq(push((cs_cu_context)d.context), 0);
+        cr_assert_eq(dtoh(obs, d.obs, 4 * n * sizeof *obs), 0);
+        cr_assert_eq(pop(&popped), 0);
+        const float *a = cs_env_obs(cpu);
+        for (int64_t i = 0; i < 4 * n; i++)
+            off += fabsf(a[i] - obs[i]) > 1e-5f * fmaxf(1.0f, fabsf(a[i]));
+        cr_assert_eq(memcmp(cs_env_obs(gpu), obs, 4 * n * sizeof *obs), 0, "the host copy is the device's");
+    }
+    cr_assert_leq(off, 4 * n * 20 / 100);
+    free(act);
+    free(obs);
+    cs_env_close(cpu);
+    cs_env_close(gpu);
+    dlclose(lib);
 }
 
 #endif
