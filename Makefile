@@ -14,7 +14,7 @@ WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # project needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
 CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -I$(BUILD)/gen
-LDLIBS  = -lm -ldl -lpthread -linih
+LDLIBS  = -lm -ldl -lpthread
 
 # The CUDA headers are optional: without them the cuda backend builds as "unavailable".
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
@@ -33,6 +33,25 @@ LDLIBS    += $(SDL2_LIBS)
 endif
 endif
 
+# inih and stb are optional for the same reason (bench/gpu.sh builds on a bare
+# GPU machine): without ini.h configuration files, without stb_image_write.h
+# PNG frames answer CS_ERR_UNAVAILABLE with the package to install.
+# `make INIH=no STB=no` leaves them out; `make test` installs both first.
+has_header = $(shell printf '\043include <$(1)>\n' | $(CC) $(CFLAGS) -E -x c - >/dev/null 2>&1 && echo yes)
+INIH ?= auto
+ifneq ($(INIH),no)
+ifeq ($(call has_header,ini.h),yes)
+CS_CFLAGS += -DCS_HAVE_INIH
+LDLIBS    += -linih
+endif
+endif
+STB ?= auto
+ifneq ($(STB),no)
+ifeq ($(call has_header,stb/stb_image_write.h),yes)
+CS_CFLAGS += -DCS_HAVE_STB
+endif
+endif
+
 LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wildcard render/*.c)
 # The CLI's number parsing (cli_num.c) is the library's too: configuration
 # files (sim/config.c) are checked by the same code as flags.
@@ -45,14 +64,21 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/built
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run test asan deps install clean bench fuzz fuzz-build
+.PHONY: all run test check asan deps install clean bench fuzz fuzz-build
 
 all: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example
 
-run: deps all
+# run and test install the packages first, then build in a second make, which
+# reads this file again and so finds the optional libraries just installed.
+run: deps
+	@$(MAKE) --no-print-directory all
 	$(BUILD)/cartsim --envs 2048 --steps 10000 --unroll 10
 
-test: deps $(BUILD)/libcartsim.a $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
+test: deps
+	@$(MAKE) --no-print-directory check
+
+# The suite without the package check.
+check: $(BUILD)/libcartsim.a $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
 	CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
 		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example \
 		$(BUILD)/test_suite --jobs 2 $(TEST_ARGS)

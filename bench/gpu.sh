@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cuda backend on a GPU machine, from a bare copy of the working tree:
 # builds build/cartsim (the machine's own C compiler and CUDA toolkit, no
-# package installs), then prints
+# package installs: inih, stb and SDL2 are optional, and a bare machine builds
+# without them), then prints
 #   1. the seed paper's ablation, CartPole 2048 envs x 10,000 steps: fusion
 #      none / rules / full, unroll 1 and 10, one launch per U steps or one
 #      persistent launch, as env-steps/s with speedups over rules + unroll 1;
@@ -13,41 +14,21 @@
 #
 #   bench/gpu.sh                  on the GPU machine
 #   bench/gpu.sh --quick          fewer repeats and a shorter sweep (a smoke run)
-#   bench/gpu.sh --deps DIR       build against headers/libraries staged in DIR
-#   bench/gpu.sh --stage-deps DIR on a machine with libinih-dev and libstb-dev:
-#                                 copy what the build needs into DIR (include/,
-#                                 lib/libinih.a) for a machine without them
 #   GPU_SH_BACKEND=cpu bench/gpu.sh --quick   the script's own dry run, no GPU
 #
 # Non-persistent runs set CARTSIM_CUDA_PERSISTENT=0 (the runtime's switch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-QUICK=0 DEPS="" STAGE=""
+QUICK=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=1 ;;
-    --deps) DEPS="$2"; shift ;;
-    --stage-deps) STAGE="$2"; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "gpu.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
 done
-
-if [ -n "$STAGE" ]; then
-    mkdir -p "$STAGE/include/stb" "$STAGE/lib"
-    for f in /usr/include/ini.h /usr/include/stb/stb_image_write.h; do
-        [ -f "$f" ] || { echo "gpu.sh: $f missing here (apt-get install libinih-dev libstb-dev)" >&2; exit 1; }
-    done
-    cp /usr/include/ini.h "$STAGE/include/"
-    cp /usr/include/stb/stb_image_write.h "$STAGE/include/stb/"
-    lib=$(find /usr/lib /usr/lib64 /usr/local/lib -name libinih.a 2>/dev/null | head -1)
-    [ -n "$lib" ] || { echo "gpu.sh: no libinih.a here" >&2; exit 1; }
-    cp "$lib" "$STAGE/lib/"
-    echo "staged in $STAGE: $(cd "$STAGE" && find . -type f | tr '\n' ' ')"
-    exit 0
-fi
 
 BACKEND=${GPU_SH_BACKEND:-cuda}
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
@@ -55,22 +36,8 @@ REPEATS=$([ $QUICK = 1 ] && echo 1 || echo 3)
 T0=$(date +%s)
 
 # ---- build ----
-CF="-O2 -g" LF=""
-if [ -n "$DEPS" ]; then
-    CF="$CF -I$(cd "$DEPS" && pwd)/include"
-    LF="-L$(cd "$DEPS" && pwd)/lib"
-fi
-missing=""
-for h in ini.h stb/stb_image_write.h; do
-    echo "#include <$h>" | cc $CF -E -x c - >/dev/null 2>&1 || missing="$missing $h"
-done
-if [ -n "$missing" ]; then
-    echo "gpu.sh: the build needs$missing (libinih-dev, libstb-dev) and this machine lacks them." >&2
-    echo "        On a machine that has them: bench/gpu.sh --stage-deps .deps; carry .deps; then --deps .deps" >&2
-    exit 1
-fi
 echo "== build"
-make -j"$(nproc)" CFLAGS="$CF" LDFLAGS="$LF" build/cartsim >/tmp/gpu_sh_build.log 2>&1 ||
+make -j"$(nproc)" build/cartsim >/tmp/gpu_sh_build.log 2>&1 ||
     { tail -30 /tmp/gpu_sh_build.log; echo "gpu.sh: make build/cartsim failed" >&2; exit 1; }
 BIN=build/cartsim
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true

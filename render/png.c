@@ -5,11 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "render.h"
+
+#ifdef CS_HAVE_STB
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_WRITE_STATIC
 #include <stb/stb_image_write.h>
-
-#include "render.h"
 
 typedef struct {
     FILE *f;
@@ -41,3 +42,14 @@ cs_status render_png_write(const char *path, const uint8_t *rgb, int width, int 
         return render_error(err, err_size, CS_ERR_IO, "cannot write %s: %s", path, strerror(o.err));
     return CS_OK;
 }
+
+#else
+/* Built without stb (the Makefile found no stb/stb_image_write.h). */
+cs_status render_png_write(const char *path, const uint8_t *rgb, int width, int height, char *err,
+                           size_t err_size)
+{
+    return render_error(err, err_size, CS_ERR_UNAVAILABLE,
+                        "PNG frames need stb_image_write, which this build lacks (apt-get install libstb-dev, then "
+                        "rebuild)");
+}
+#endif

@@ -8,7 +8,6 @@
  * parser (cli_num.c), and the command line sets these same settings through
  * cs_config_set: a file and a flag are checked by the same code. */
 #include <errno.h>
-#include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +17,14 @@
 #include "cartsim.h"
 #include "cli.h"
 #include "jit.h"
+
+#ifdef CS_HAVE_INIH
+#include <ini.h>
+#else
+/* Built without inih (the Makefile found no ini.h): cs_config_load refuses
+ * every file with the package to install, and the reader below goes unused. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
 
 /* Limits cs_env_open checks (env.c), checked here too so that a file's bad
  * value is reported at its line. */
@@ -517,6 +524,11 @@ cs_status cs_config_load(cs_config *cfg, const char *path, cs_config_file **file
         *file = NULL;
     if (!cfg || !path || !file)
         return say(err, err_size, CS_ERR_ARGUMENT, "cs_config_load: NULL argument");
+#ifndef CS_HAVE_INIH
+    return say(err, err_size, CS_ERR_UNAVAILABLE,
+               "%s: configuration files need inih, which this build lacks (apt-get install libinih-dev, then rebuild)",
+               path);
+#else
 
     char *text;
     size_t len;
@@ -556,4 +568,5 @@ cs_status cs_config_load(cs_config *cfg, const char *path, cs_config_file **file
     }
     *file = c.f;
     return CS_OK;
+#endif
 }
