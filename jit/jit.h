@@ -197,6 +197,9 @@ int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_ca
 void cs_cubin_free(cs_cubin *bin);
 /* "sm_90", "sm_90a", "90" or "9.0" -> 90; -1 when malformed. */
 int cs_cuda_parse_arch(const char *text);
+/* The most bytes of spill stores ptxas's verbose log reports for a function
+ * whose name starts with `prefix`; -1 when it reports none (ptxas_log.c). */
+long cs_ptxas_spill_bytes(const char *log, const char *prefix);
 
 /* The driver side: device 0 and its primary context (shared with any CUDA
  * runtime code in the process, so the device pointers are theirs to use

@@ -726,6 +726,30 @@ static int count_files(const char *dir, const char *suffix)
     return n;
 }
 
+/* Spills come from ptxas's report: a stack frame is not a spill. */
+Test(cuda_nvrtc, reads_spills_from_the_ptxas_log)
+{
+    const char *log = "ptxas info    : 32 bytes gmem\n"
+                      "ptxas info    : Compiling entry function 'cs_kernel_step' for 'sm_90'\n"
+                      "ptxas info    : Function properties for cs_kernel_step\n"
+                      "ptxas         .     32 bytes stack frame, 12 bytes spill stores, 12 bytes spill loads\n"
+                      "ptxas info    : Function properties for cs_kernel_rollout\n"
+                      "ptxas         .     32 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                      "ptxas info    : Used 64 registers, used 0 barriers, 32 bytes cumulative stack size\n"
+                      "ptxas info    : Function properties for cs_rollout_k0\n"
+                      "ptxas         .     0 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"
+                      "ptxas info    : Function properties for cs_rollout_k1\n"
+                      "ptxas         .     0 bytes stack frame, 144 bytes spill stores, 96 bytes spill loads";
+    cr_assert_eq(cs_ptxas_spill_bytes(log, "cs_kernel_rollout"), 0);
+    cr_assert_eq(cs_ptxas_spill_bytes(log, "cs_kernel_step"), 12);
+    cr_assert_eq(cs_ptxas_spill_bytes(log, "cs_rollout_k"), 144, "the most of the partition's kernels");
+    cr_assert_eq(cs_ptxas_spill_bytes(log, "cs_kernel_restart"), -1, "not in the log");
+    cr_assert_eq(cs_ptxas_spill_bytes("", "cs_kernel_rollout"), -1);
+    cr_assert_eq(cs_ptxas_spill_bytes("Function properties for cs_kernel_rollout", "cs_kernel_rollout"), -1,
+                 "a truncated log");
+    cr_assert_eq(cs_ptxas_spill_bytes(NULL, "x"), -1);
+}
+
 Test(cuda_nvrtc, parses_architectures)
 {
     cr_assert_eq(cs_cuda_parse_arch("sm_90"), 90);
