@@ -1820,6 +1820,103 @@ Test(cuda_fake, no_device_falls_back_to_the_cpu_with_a_notice)
     check_clean();
 }
 
+/* A device newer than (the fake) NVRTC, which knows sm_75 to sm_90: the
+ * runtime hands the driver PTX for compute_90, runs as on the cpu, caches the
+ * PTX, and says so; dump still wants a cubin and refuses. */
+Test(cuda_fake, a_device_newer_than_nvrtc_runs_ptx)
+{
+    use_fake_driver();
+    setenv("FAKE_CUDA_ARCH", "120", 1);
+    const char *tmp = getenv("TMPDIR");
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/cartsim-ptx-env-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(dir));
+    const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES};
+    for (int f = 0; f < 2; f++) {
+        cs_config cfg;
+        base_cfg(&cfg, "cartpole", CS_BACKEND_CPU, fusions[f], 4, 300);
+        cs_env *cpu = open_cfg(&cfg);
+        cs_rollout_stats ref;
+        cr_assert_eq(cs_env_reset(cpu, 13), CS_OK);
+        cr_assert_eq(cs_env_rollout(cpu, 60, &ref), CS_OK);
+        cs_env_close(cpu);
+        cfg.backend = CS_BACKEND_CUDA;
+        cfg.no_cache = false;
+        cfg.cache_dir = dir;
+        for (int round = 0; round < 2; round++) {
+            cs_env *gpu = open_cfg(&cfg);
+            cs_env_info info;
+            cr_assert_eq(cs_env_get_info(gpu, &info), CS_OK);
+            cr_assert_eq(info.backend, CS_BACKEND_CUDA);
+            cr_assert_eq(info.arch, 120);
+            cr_assert_str_eq(info.notice, "NVRTC 99.0 does not know sm_120: PTX for compute_90, compiled by the driver");
+            cr_assert_eq(info.cache_hit, round == 1, "%s round %d", cs_fusion_name(fusions[f]), round);
+            cs_rollout_stats got;
+            cr_assert_eq(cs_env_reset(gpu, 13), CS_OK, "%s", cs_env_error(gpu));
+            cr_assert_eq(cs_env_rollout(gpu, 60, &got), CS_OK, "%s", cs_env_error(gpu));
+            cr_assert_eq(got.checksum, ref.checksum, "%s round %d: checksum %016llx, cpu %016llx",
+                         cs_fusion_name(fusions[f]), round, (unsigned long long)got.checksum,
+                         (unsigned long long)ref.checksum);
+            cr_assert_eq(got.episodes, ref.episodes);
+            cs_env_close(gpu);
+            check_clean();
+        }
+        cr_assert_eq(count_files(dir, ".ptx"), f + 1, "one PTX entry per kernel");
+        cr_assert_eq(count_files(dir, ".cubin"), 0);
+    }
+
+    /* Both notices in one line: PTX first. */
+    setenv("FAKE_CUDA_SPILL_ABOVE", "2", 1);
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 10, 16);
+    cs_env *env = open_cfg(&cfg);
+    cs_env_info spilled;
+    cs_env_get_info(env, &spilled);
+    cr_assert_str_eq(spilled.notice, "NVRTC 99.0 does not know sm_120: PTX for compute_90, compiled by the driver; "
+                                     "the unroll-10 kernel spills 96 bytes per thread: unroll lowered to 2 (0 bytes)");
+    cs_env_close(env);
+    unsetenv("FAKE_CUDA_SPILL_ABOVE");
+
+    /* The driver's compiler fails: the message says it was PTX. */
+    setenv("FAKE_CUDA_PTX_FAIL", "1", 1);
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 1, 16);
+    cr_assert_neq(cs_env_open(&cfg, &env), CS_OK);
+    cr_assert(strstr(cs_env_error(env), "the driver compiling the PTX for compute_90 on cartsim fake GPU (sm_120)") &&
+                  strstr(cs_env_error(env), "CUDA_ERROR_INVALID_PTX"),
+              "%s", cs_env_error(env));
+    cs_env_close(env);
+    unsetenv("FAKE_CUDA_PTX_FAIL");
+    check_clean();
+
+    /* A cubin for this device is still refused: dump never writes PTX. */
+    void *cubin = NULL;
+    size_t size = 0;
+    char *error = NULL;
+    cr_assert_eq(cs_dump_cubin(&cfg, NULL, &cubin, &size, &error), CS_ERR_ARGUMENT);
+    cr_assert_null(cubin);
+    cr_assert(error && strstr(error, "NVRTC 99.0 cannot compile for sm_120 (it supports sm_75 to sm_90)"), "%s", error);
+    free(error);
+
+    /* Older than NVRTC's oldest: no PTX can run there. */
+    setenv("FAKE_CUDA_ARCH", "70", 1);
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_COMPILE);
+    cr_assert(strstr(cs_env_error(env), "cannot compile for sm_70 (it supports sm_75 to sm_90)"), "%s",
+              cs_env_error(env));
+    cs_env_close(env);
+
+    /* A device NVRTC knows gets its cubin and no notice. */
+    setenv("FAKE_CUDA_ARCH", "86", 1);
+    env = open_cfg(&cfg);
+    cs_env_info info;
+    cs_env_get_info(env, &info);
+    cr_assert_str_eq(info.notice, "");
+    cs_env_close(env);
+    check_clean();
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 Test(cuda_fake, the_stub_library_is_not_a_driver)
 {
     const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
@@ -1895,6 +1992,12 @@ Test(cuda_nvrtc, cli_dump_writes_a_cubin)
     out = run_cli("dump --env cartpole --format cubin --arch sm_8", &status);
     cr_assert_eq(status, 2, "%s", out);
     cr_assert(strstr(out, "sm_8"), "%s", out);
+    free(out);
+    /* newer than NVRTC: one line and exit 2, never PTX in place of the cubin */
+    out = run_cli("dump --env cartpole --format cubin --arch sm_999", &status);
+    cr_assert_eq(status, 2, "%s", out);
+    cr_assert(!strncmp(out, "cartsim: NVRTC ", 15) && strstr(out, "cannot compile for sm_999"), "%s", out);
+    cr_assert(strchr(out, '\n') == out + strlen(out) - 1, "one line: %s", out);
     free(out);
 }
 
