@@ -1,5 +1,6 @@
 /* The cuda backend: generated CUDA C -> NVRTC -> a cubin for the device's own
- * architecture (cached on disk like the cpu objects) -> the driver API.
+ * architecture (cached on disk like the cpu objects) -> the driver API. A
+ * device newer than NVRTC gets PTX instead, which the driver compiles.
  *
  * libnvrtc and libcuda.so.1 are opened with dlopen, so one binary builds
  * without the CUDA headers and runs with or without a GPU. The function
@@ -115,9 +116,9 @@ static int resolve(void *lib, void **slots, const char *const *names, size_t n, 
 static const char *const nvrtc_names[] = {
     "nvrtcVersion",      "nvrtcGetErrorString", "nvrtcCreateProgram", "nvrtcCompileProgram",
     "nvrtcGetProgramLogSize", "nvrtcGetProgramLog", "nvrtcGetCUBINSize", "nvrtcGetCUBIN",
-    "nvrtcDestroyProgram", "nvrtcGetNumSupportedArchs", "nvrtcGetSupportedArchs",
+    "nvrtcDestroyProgram", "nvrtcGetPTXSize", "nvrtcGetPTX", "nvrtcGetNumSupportedArchs", "nvrtcGetSupportedArchs",
 };
-#define NVRTC_REQUIRED 9
+#define NVRTC_REQUIRED 11
 _Static_assert(sizeof nvrtc_names / sizeof nvrtc_names[0] == (sizeof(cs_nvrtc_api) - sizeof(void *)) / sizeof(void (*)(void)),
                "nvrtc_names: one name per slot of cs_nvrtc_api");
 
@@ -251,7 +252,9 @@ static int read_file(const char *path, cs_cubin *out)
     long size;
     if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
         out->data = malloc((size_t)size);
-        if (out->data && fread(out->data, 1, (size_t)size, f) == (size_t)size) {
+        /* PTX is stored with its NUL, which the driver needs: an entry without it is no use */
+        if (out->data && fread(out->data, 1, (size_t)size, f) == (size_t)size &&
+            (!out->ptx || out->data[size - 1] == 0)) {
             out->size = (size_t)size;
             rc = 0;
         } else {
@@ -263,8 +266,8 @@ static int read_file(const char *path, cs_cubin *out)
     return rc;
 }
 
-/* Installs the cubin in the cache through a private temporary file. */
-static void store(cs_cache *cache, const char *key, const cs_cubin *bin)
+/* Installs the cubin or PTX in the cache through a private temporary file. */
+static void store(cs_cache *cache, const char *key, const char *suffix, const cs_cubin *bin)
 {
     const char *tmp = getenv("TMPDIR");
     char path[PATH_MAX], entry[PATH_MAX];
@@ -281,7 +284,7 @@ static void store(cs_cache *cache, const char *key, const cs_cubin *bin)
     bool ok = fwrite(bin->data, 1, bin->size, f) == bin->size;
     ok &= fclose(f) == 0;
     if (ok)
-        cs_cache_store(cache, key, ".cubin", path, entry, sizeof entry);   /* failure: warning set, run uncached */
+        cs_cache_store(cache, key, suffix, path, entry, sizeof entry);   /* failure: warning set, run uncached */
     unlink(path);
 }
 
@@ -296,8 +299,40 @@ static void log_message(const char *log, char *out, size_t size)
     out[n] = 0;
 }
 
-int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_cache *cache, cs_cubin *out,
-                    char *err, size_t err_size)
+/* What to ask NVRTC for: a cubin for sm_<arch> when it knows that
+ * architecture (or cannot say which it knows: before 11.2); otherwise, when
+ * allowed, PTX for the newest compute_B <= arch that it knows. */
+static int pick_target(cs_nvrtc *nv, int arch, bool allow_ptx, cs_cubin *out, char *err, size_t err_size)
+{
+    out->arch = arch;
+    out->ptx = false;
+    if (!nv->api.GetNumSupportedArchs || !nv->api.GetSupportedArchs)
+        return 0;
+    int n = 0, archs[128];
+    if (nv->api.GetNumSupportedArchs(&n) != CS_NVRTC_SUCCESS || n < 1 || n > 128 ||
+        nv->api.GetSupportedArchs(archs) != CS_NVRTC_SUCCESS)
+        return 0;   /* no list: NVRTC itself will refuse what it cannot do */
+    int lo = archs[0], hi = archs[0], below = 0;
+    for (int k = 0; k < n; k++) {
+        if (archs[k] == arch)
+            return 0;
+        lo = archs[k] < lo ? archs[k] : lo;
+        hi = archs[k] > hi ? archs[k] : hi;
+        if (archs[k] < arch && archs[k] > below)
+            below = archs[k];
+    }
+    if (!allow_ptx || !below) {
+        say(err, err_size, "NVRTC %d.%d cannot compile for sm_%d (it supports sm_%d to sm_%d)", nv->major,
+            nv->minor, arch, lo, hi);
+        return CS_CUDA_ARCH;
+    }
+    out->arch = below;
+    out->ptx = true;
+    return 0;
+}
+
+static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool allow_ptx, cs_cache *cache,
+                   cs_cubin *out, char *err, size_t err_size)
 {
     double start = now_ms();
     memset(out, 0, sizeof *out);
@@ -305,26 +340,16 @@ int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_ca
         say(err, err_size, "not a CUDA architecture: %d", arch);
         return CS_CUDA_FAIL;
     }
+    int picked = pick_target(nv, arch, allow_ptx, out, err, err_size);
+    if (picked)
+        return picked;
+    const char *what = out->ptx ? "compute" : "sm";   /* a virtual architecture makes PTX only */
     char arch_opt[64], version[32];
-    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=sm_%d", arch);
+    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", what, out->arch);
     snprintf(version, sizeof version, "nvrtc %d.%d", nv->major, nv->minor);
     const char *options[] = {arch_opt, "--std=c++17", fmad ? "--fmad=true" : "--fmad=false"};
     const int n_options = 3;
-
-    if (nv->api.GetNumSupportedArchs && nv->api.GetSupportedArchs) {
-        int n = 0, archs[128];
-        if (nv->api.GetNumSupportedArchs(&n) == CS_NVRTC_SUCCESS && n > 0 && n <= 128 &&
-            nv->api.GetSupportedArchs(archs) == CS_NVRTC_SUCCESS) {
-            bool found = false;
-            for (int k = 0; k < n; k++)
-                found |= archs[k] == arch;
-            if (!found) {
-                say(err, err_size, "NVRTC %d.%d cannot compile for sm_%d (it supports sm_%d to sm_%d)", nv->major,
-                    nv->minor, arch, archs[0], archs[n - 1]);
-                return CS_CUDA_FAIL;
-            }
-        }
-    }
+    const char *suffix = out->ptx ? ".ptx" : ".cubin";
 
     cs_hash128 h = {0x63756461u, CS_LANES_ABI};   /* "cuda" */
     h = hash_str(h, version);
@@ -334,7 +359,7 @@ int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_ca
     char key[33];
     cs_hash_hex(h, key);
     char path[PATH_MAX];
-    if (cache && cache->dir[0] && cs_cache_lookup(cache, key, ".cubin", path, sizeof path) == 1 &&
+    if (cache && cache->dir[0] && cs_cache_lookup(cache, key, suffix, path, sizeof path) == 1 &&
         read_file(path, out) == 0) {
         out->cache_hit = true;
         out->compile_ms = now_ms() - start;
@@ -360,35 +385,68 @@ int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_ca
         }
         char flat[2048];
         log_message(log ? log : "", flat, sizeof flat);
-        say(err, err_size, "NVRTC failed to compile the generated kernel for sm_%d (%s): %s", arch,
+        say(err, err_size, "NVRTC failed to compile the generated kernel for %s_%d (%s): %s", what, out->arch,
             nv->api.GetErrorString(rc), flat[0] ? flat : "(no log)");
         free(log);
         goto done;
     }
     size_t size = 0;
-    if ((rc = nv->api.GetCUBINSize(prog, &size)) != CS_NVRTC_SUCCESS || size == 0) {
-        say(err, err_size, "nvrtcGetCUBINSize failed: %s",
-            rc != CS_NVRTC_SUCCESS ? nv->api.GetErrorString(rc) : "an empty cubin");
-        goto done;
-    }
-    if (!(out->data = malloc(size))) {
-        say(err, err_size, "out of memory for a %zu-byte cubin", size);
-        goto done;
-    }
-    if ((rc = nv->api.GetCUBIN(prog, (char *)out->data)) != CS_NVRTC_SUCCESS) {
-        say(err, err_size, "nvrtcGetCUBIN failed: %s", nv->api.GetErrorString(rc));
-        free(out->data);
-        out->data = NULL;
-        goto done;
+    if (out->ptx) {
+        if ((rc = nv->api.GetPTXSize(prog, &size)) != CS_NVRTC_SUCCESS || size <= 1) {
+            say(err, err_size, "nvrtcGetPTXSize failed: %s",
+                rc != CS_NVRTC_SUCCESS ? nv->api.GetErrorString(rc) : "no PTX");
+            goto done;
+        }
+        /* One byte more, so that the text ends with a NUL whatever NVRTC counted. */
+        if (!(out->data = malloc(size + 1))) {
+            say(err, err_size, "out of memory for %zu bytes of PTX", size);
+            goto done;
+        }
+        if ((rc = nv->api.GetPTX(prog, (char *)out->data)) != CS_NVRTC_SUCCESS) {
+            say(err, err_size, "nvrtcGetPTX failed: %s", nv->api.GetErrorString(rc));
+            free(out->data);
+            out->data = NULL;
+            goto done;
+        }
+        out->data[size] = 0;
+        size = strlen((const char *)out->data) + 1;
+    } else {
+        if ((rc = nv->api.GetCUBINSize(prog, &size)) != CS_NVRTC_SUCCESS || size == 0) {
+            say(err, err_size, "nvrtcGetCUBINSize failed: %s",
+                rc != CS_NVRTC_SUCCESS ? nv->api.GetErrorString(rc) : "an empty cubin");
+            goto done;
+        }
+        if (!(out->data = malloc(size))) {
+            say(err, err_size, "out of memory for a %zu-byte cubin", size);
+            goto done;
+        }
+        if ((rc = nv->api.GetCUBIN(prog, (char *)out->data)) != CS_NVRTC_SUCCESS) {
+            say(err, err_size, "nvrtcGetCUBIN failed: %s", nv->api.GetErrorString(rc));
+            free(out->data);
+            out->data = NULL;
+            goto done;
+        }
     }
     out->size = size;
     if (cache && cache->dir[0])
-        store(cache, key, out);
+        store(cache, key, suffix, out);
     result = 0;
 done:
     nv->api.DestroyProgram(&prog);
     out->compile_ms = now_ms() - start;
     return result;
+}
+
+int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_cache *cache, cs_cubin *out,
+                    char *err, size_t err_size)
+{
+    return compile(nv, source, arch, fmad, false, cache, out, err, err_size);
+}
+
+int cs_cuda_compile_or_ptx(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_cache *cache, cs_cubin *out,
+                           char *err, size_t err_size)
+{
+    return compile(nv, source, arch, fmad, true, cache, out, err, err_size);
 }
 
 void cs_cubin_free(cs_cubin *bin)
@@ -654,6 +712,10 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
         say(err, err_size, "no cubin to load");
         return CS_CUDA_FAIL;
     }
+    if (bin->ptx && bin->data[bin->size - 1] != 0) {
+        say(err, err_size, "the PTX to load does not end with a NUL");   /* the driver reads PTX up to it */
+        return CS_CUDA_FAIL;
+    }
     if (s->unroll < 1 || s->block < 0 || s->block > 1024) {
         say(err, err_size, "bad schedule: unroll %d, block %d", s->unroll, s->block);
         return CS_CUDA_FAIL;
@@ -667,7 +729,11 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
         return result;
     unload_current(c);
     c->sched = *s;
-    CU_IN(c->cu.ModuleLoadData(&c->mod, bin->data), "loading the kernel module on %s", c->info.name);
+    if (bin->ptx)
+        CU_IN(c->cu.ModuleLoadData(&c->mod, bin->data), "the driver compiling the PTX for compute_%d on %s (sm_%d)",
+              bin->arch, c->info.name, c->info.arch);
+    else
+        CU_IN(c->cu.ModuleLoadData(&c->mod, bin->data), "loading the kernel module on %s", c->info.name);
     if ((result = read_u32(c, "cs_kernels_per_step", &info->kernels_per_step, err, err_size)) ||
         (result = read_u32(c, "cs_scratch_bytes_per_lane", &info->scratch_bytes_per_lane, err, err_size)))
         goto out;

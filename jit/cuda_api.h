@@ -92,6 +92,8 @@ typedef struct {
     cs_nvrtc_result (*GetCUBINSize)(cs_nvrtc_program prog, size_t *size);
     cs_nvrtc_result (*GetCUBIN)(cs_nvrtc_program prog, char *cubin);
     cs_nvrtc_result (*DestroyProgram)(cs_nvrtc_program *prog);
+    cs_nvrtc_result (*GetPTXSize)(cs_nvrtc_program prog, size_t *size);   /* size counts the trailing NUL */
+    cs_nvrtc_result (*GetPTX)(cs_nvrtc_program prog, char *ptx);
     /* Optional (NVRTC 11.2 and later): which sm_XY it can compile for. */
     cs_nvrtc_result (*GetNumSupportedArchs)(int *n);
     cs_nvrtc_result (*GetSupportedArchs)(int *archs);

@@ -164,7 +164,8 @@ int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_k
 void cs_cpu_unload(cs_cpu_kernel *k);
 
 /* backend_cuda.c: CUDA C -> NVRTC -> cubin (cached like the cpu objects,
- * suffix ".cubin") -> the driver API. libnvrtc and libcuda.so.1 are opened
+ * suffix ".cubin"; PTX, when NVRTC is older than the device: ".ptx") -> the
+ * driver API. libnvrtc and libcuda.so.1 are opened
  * with dlopen ($CARTSIM_NVRTC / $CARTSIM_CUDA_DRIVER name other files), so no
  * CUDA header is needed to build and nothing is needed to run on the cpu.
  * Every handle owns its own function tables (no global state); every driver
@@ -173,6 +174,7 @@ void cs_cpu_unload(cs_cpu_kernel *k);
  * (more device memory than is free) with the message in err. */
 #define CS_CUDA_FAIL (-1)
 #define CS_CUDA_LIMIT (-2)
+#define CS_CUDA_ARCH (-3)   /* compiling: NVRTC cannot target that architecture */
 
 typedef struct cs_nvrtc cs_nvrtc;
 
@@ -182,8 +184,10 @@ void cs_nvrtc_close(cs_nvrtc *nv);
 void cs_nvrtc_version(const cs_nvrtc *nv, int *major, int *minor);
 
 typedef struct {
-    unsigned char *data;   /* the cubin, malloc'ed */
+    unsigned char *data;   /* the cubin, or the PTX text (NUL-terminated, the NUL counted in size); malloc'ed */
     size_t size;
+    bool ptx;              /* PTX for the driver to compile, not a cubin */
+    int arch;              /* what it targets: sm_<arch>, or compute_<arch> when ptx */
     bool cache_hit;
     double compile_ms;
 } cs_cubin;
@@ -191,9 +195,17 @@ typedef struct {
 /* Source -> cubin for sm_<arch> (arch = 10 * major + minor). fmad false
  * (f64) passes --fmad=false. Cached under a key of the source, the NVRTC
  * version, the architecture, the options and CS_LANES_ABI; a failed compile
- * is never cached and its message carries NVRTC's log. */
+ * is never cached and its message carries NVRTC's log. An architecture
+ * NVRTC does not know: CS_CUDA_ARCH. */
 int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_cache *cache, cs_cubin *out,
                     char *err, size_t err_size);
+/* The same for a device of that architecture: where NVRTC does not know
+ * sm_<arch> (a device newer than NVRTC), PTX for the newest compute_B <= arch
+ * it knows (out->ptx), which cuModuleLoadData compiles for the device. PTX
+ * never runs on an architecture older than its own, so an arch older than
+ * NVRTC's oldest stays CS_CUDA_ARCH. */
+int cs_cuda_compile_or_ptx(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_cache *cache, cs_cubin *out,
+                           char *err, size_t err_size);
 void cs_cubin_free(cs_cubin *bin);
 /* "sm_90", "sm_90a", "90" or "9.0" -> 90; -1 when malformed. */
 int cs_cuda_parse_arch(const char *text);
@@ -237,8 +249,9 @@ typedef struct {
     unsigned kernels_per_step, scratch_bytes_per_lane;   /* the module's exported constants */
 } cs_cuda_kernel_info;
 
-/* Loads a module and finds its entry points, block sizes, registers and
- * spills. A module already loaded is unloaded first. */
+/* Loads a module (a cubin, or PTX the driver compiles) and finds its entry
+ * points, block sizes, registers and spills. A module already loaded is
+ * unloaded first. */
 int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_cuda_kernel_info *info,
                  char *err, size_t err_size);
 void cs_cuda_unload(cs_cuda *c);

@@ -200,7 +200,8 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out);
 cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char **error);
 
 /* The compiled CUDA kernel (a cubin, binary) for `arch` ("sm_90", or NULL:
- * the device's own). Needs NVRTC, not a GPU. On CS_OK *cubin is malloc'ed
+ * the device's own). Needs NVRTC, not a GPU. An architecture NVRTC does not
+ * know is CS_ERR_ARGUMENT (never PTX instead). On CS_OK *cubin is malloc'ed
  * and holds *size bytes, else *error is; free() whichever is set. */
 cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char **error);
 

@@ -422,7 +422,8 @@ static cs_status compile_cpu(cs_env *env, const cs_config *cfg)
 /* Opens the device, compiles with NVRTC for its architecture and loads.
  * *no_device tells a missing device (AUTO falls back quietly) from a failure
  * on a usable one. A kernel that spills is rebuilt at half the unroll, down
- * to 1, and the notice says so. */
+ * to 1, and the notice says so. A device newer than NVRTC runs PTX that the
+ * driver compiles: the notice says that too. */
 static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
 {
     char msg[1024];
@@ -435,7 +436,7 @@ static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
     env->persistent = !(persistent && !strcmp(persistent, "0"));
     if (!cfg->no_cache)
         cs_cache_open(&env->cache, cfg->cache_dir);
-    int unroll = env->unroll, first_spill = 0, first_unroll = unroll;
+    int unroll = env->unroll, first_spill = 0, first_unroll = unroll, ptx_arch = 0;
     env->compile_ms = 0;
     env->cache_hit = true;
     for (;;) {
@@ -450,13 +451,14 @@ static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
             return fail(env, CS_ERR_NOMEM, "out of memory");
         }
         cs_cubin bin;
-        int rc = cs_cuda_compile(cs_cuda_nvrtc(env->cuda), src.data, dev->arch, env->dtype == CS_DTYPE_F32,
-                                 &env->cache, &bin, msg, sizeof msg);
+        int rc = cs_cuda_compile_or_ptx(cs_cuda_nvrtc(env->cuda), src.data, dev->arch, env->dtype == CS_DTYPE_F32,
+                                        &env->cache, &bin, msg, sizeof msg);
         cs_text_free(&src);
         env->compile_ms += bin.compile_ms;
         if (rc)
             return fail(env, CS_ERR_COMPILE, "%s", msg);
         env->cache_hit &= bin.cache_hit;
+        ptx_arch = bin.ptx ? bin.arch : 0;
         cs_cuda_schedule cs = {policy_of(env->fusion), unroll, env->persistent, cfg->block};
         rc = cs_cuda_load(env->cuda, &bin, &cs, &env->cuda_kernel, msg, sizeof msg);
         cs_cubin_free(&bin);
@@ -476,6 +478,15 @@ static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
                  first_spill, unroll, env->cuda_kernel.local_bytes);
     else if (env->cache.warning[0])
         snprintf(env->notice, sizeof env->notice, "%s", env->cache.warning);
+    if (ptx_arch) {
+        char rest[sizeof env->notice];
+        snprintf(rest, sizeof rest, "%s", env->notice);
+        int major, minor;
+        cs_nvrtc_version(cs_cuda_nvrtc(env->cuda), &major, &minor);
+        snprintf(env->notice, sizeof env->notice,
+                 "NVRTC %d.%d does not know sm_%d: PTX for compute_%d, compiled by the driver%s%.300s", major, minor,
+                 dev->arch, ptx_arch, rest[0] ? "; " : "", rest);
+    }
     env->unroll = unroll;
     if (env->cuda_kernel.kernels_per_step != (unsigned)env->kernels_per_step)
         return fail(env, CS_ERR_COMPILE, "the CUDA kernel runs a step in %u kernels, the partition has %d",
@@ -1254,12 +1265,14 @@ cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, si
     cs_cubin bin = {0};
     if (s == CS_OK) {
         cs_schedule sched = {policy_of(cfg->fusion), cfg->unroll, cfg->block, sm};
+        int rc;
         if (cs_emit(p, &sched, CS_DIALECT_CUDA, &t, msg, sizeof msg))
             s = fail(&scratch, CS_ERR_UNAVAILABLE, "%s", msg);
         else if (t.failed || !t.data)
             s = fail(&scratch, CS_ERR_NOMEM, "out of memory");
-        else if (cs_cuda_compile(nv, t.data, sm, cfg->dtype == CS_DTYPE_F32, NULL, &bin, msg, sizeof msg))
-            s = fail(&scratch, CS_ERR_COMPILE, "%s", msg);
+        else if ((rc = cs_cuda_compile(nv, t.data, sm, cfg->dtype == CS_DTYPE_F32, NULL, &bin, msg, sizeof msg)))
+            /* never PTX: a cubin was asked for; an architecture NVRTC lacks is a bad argument */
+            s = fail(&scratch, rc == CS_CUDA_ARCH ? CS_ERR_ARGUMENT : CS_ERR_COMPILE, "%s", msg);
     }
     cs_text_free(&t);
     cs_program_free(p);

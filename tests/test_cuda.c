@@ -158,7 +158,9 @@ static int host_launch(const host_module *m, void *fn, bool with_scratch, unsign
  * The fake libcuda.so.1 + libnvrtc (built by the tests into a .so).
  * Knobs, read when called: FAKE_CUDA_DEVICES=0 (no device), FAKE_CUDA_FREE
  * (free bytes), FAKE_CUDA_SPILL_ABOVE=U (kernels of unroll > U report 96
- * local bytes), FAKE_CUDA_BLOCK (the occupancy API's block), FAKE_NVRTC_FAIL.
+ * local bytes), FAKE_CUDA_BLOCK (the occupancy API's block), FAKE_NVRTC_FAIL,
+ * FAKE_CUDA_ARCH (the device's compute capability, 90 by default; the fake
+ * NVRTC knows sm_75 to sm_90), FAKE_CUDA_PTX_FAIL (the driver's PTX JIT fails).
  * ====================================================================== */
 #include "cuda_api.h"
 
@@ -167,6 +169,8 @@ static int host_launch(const host_module *m, void *fn, bool with_scratch, unsign
 #endif
 
 #define FAKE_MAGIC "CARTSIM-FAKE-CUBIN\n"
+#define FAKE_PTX_MAGIC "CARTSIM-FAKE-PTX compute_"   /* then the arch and a newline */
+static const int fake_nvrtc_archs[] = {75, 80, 86, 89, 90};
 
 enum { C_LAUNCHES, C_DTOH, C_DTOH_BYTES, C_HTOD, C_HTOD_BYTES, C_LIVE, C_NO_CONTEXT, C_DEPTH, C_BAD, C_COUNT };
 static long long counters[C_COUNT];
@@ -224,6 +228,8 @@ static const char *err_name(cs_cu_result rc)
     case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
     case 100: return "CUDA_ERROR_NO_DEVICE";
     case 201: return "CUDA_ERROR_INVALID_CONTEXT";
+    case 209: return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+    case 218: return "CUDA_ERROR_INVALID_PTX";
     case 500: return "CUDA_ERROR_NOT_FOUND";
     case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
     default: return "CUDA_ERROR_UNKNOWN";
@@ -232,7 +238,10 @@ static const char *err_name(cs_cu_result rc)
 cs_cu_result cuGetErrorName(cs_cu_result rc, const char **s) { *s = err_name(rc); return 0; }
 cs_cu_result cuGetErrorString(cs_cu_result rc, const char **s)
 {
-    *s = rc == 2 ? "out of memory (fake)" : rc == 500 ? "named symbol not found (fake)" : "fake driver error";
+    *s = rc == 2     ? "out of memory (fake)"
+         : rc == 218 ? "a PTX JIT compilation failed (fake)"
+         : rc == 500 ? "named symbol not found (fake)"
+                     : "fake driver error";
     return 0;
 }
 cs_cu_result cuDeviceGetCount(int *n) { *n = 1; return 0; }
@@ -246,8 +255,8 @@ cs_cu_result cuDeviceGetAttribute(int *v, int attr, cs_cu_device d)
 {
     switch (attr) {
     case CS_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; return 0;
-    case CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; return 0;
-    case CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; return 0;
+    case CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = (int)knob("FAKE_CUDA_ARCH", 90) / 10; return 0;
+    case CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = (int)knob("FAKE_CUDA_ARCH", 90) % 10; return 0;
     default: return 1;
     }
 }
@@ -308,9 +317,18 @@ cs_cu_result cuModuleLoadData(cs_cu_module *mod, const void *image)
     if (need_ctx())
         return 201;
     const char *text = image;
-    if (strncmp(text, FAKE_MAGIC, strlen(FAKE_MAGIC)))
+    if (!strncmp(text, FAKE_PTX_MAGIC, strlen(FAKE_PTX_MAGIC))) {
+        /* PTX: the driver compiles it for the device, never for an older one than its target */
+        if (knob("FAKE_CUDA_PTX_FAIL", 0))
+            return 218;   /* CUDA_ERROR_INVALID_PTX */
+        if (atoi(text + strlen(FAKE_PTX_MAGIC)) > knob("FAKE_CUDA_ARCH", 90))
+            return 209;   /* CUDA_ERROR_NO_BINARY_FOR_GPU */
+        text = strchr(text, '\n') + 1;
+    } else if (strncmp(text, FAKE_MAGIC, strlen(FAKE_MAGIC))) {
         return 200;   /* CUDA_ERROR_INVALID_IMAGE */
-    text += strlen(FAKE_MAGIC);
+    } else {
+        text += strlen(FAKE_MAGIC);
+    }
     fake_module *m = calloc(1, sizeof *m);
     if (!m)
         return 2;
@@ -509,6 +527,8 @@ cs_cu_result cuLaunchKernel(cs_cu_function fn, unsigned gx, unsigned gy, unsigne
 
 typedef struct {
     char *src;
+    int arch;          /* from --gpu-architecture */
+    bool virtual_arch; /* compute_XY: PTX only */
 } fake_prog;
 
 cs_nvrtc_result nvrtcVersion(int *major, int *minor) { *major = 99; *minor = 0; return 0; }
@@ -526,6 +546,22 @@ cs_nvrtc_result nvrtcCreateProgram(cs_nvrtc_program *p, const char *src, const c
 }
 cs_nvrtc_result nvrtcCompileProgram(cs_nvrtc_program p, int n, const char *const *opts)
 {
+    fake_prog *fp = (fake_prog *)p;
+    for (int k = 0; k < n; k++) {
+        const char *o = opts[k], *a = "--gpu-architecture=";
+        if (strncmp(o, a, strlen(a)))
+            continue;
+        o += strlen(a);
+        fp->virtual_arch = !strncmp(o, "compute_", 8);
+        if (!fp->virtual_arch && strncmp(o, "sm_", 3))
+            return 5;   /* NVRTC_ERROR_INVALID_OPTION */
+        fp->arch = atoi(o + (fp->virtual_arch ? 8 : 3));
+    }
+    bool known = false;
+    for (size_t k = 0; k < sizeof fake_nvrtc_archs / sizeof fake_nvrtc_archs[0]; k++)
+        known |= fake_nvrtc_archs[k] == fp->arch;
+    if (!known)
+        return 5;
     return knob("FAKE_NVRTC_FAIL", 0) ? 6 : 0;
 }
 cs_nvrtc_result nvrtcGetProgramLogSize(cs_nvrtc_program p, size_t *n) { *n = 32; return 0; }
@@ -536,13 +572,39 @@ cs_nvrtc_result nvrtcGetProgramLog(cs_nvrtc_program p, char *log)
 }
 cs_nvrtc_result nvrtcGetCUBINSize(cs_nvrtc_program p, size_t *n)
 {
+    if (((fake_prog *)p)->virtual_arch)
+        return 3;   /* NVRTC_ERROR_INVALID_INPUT: no cubin for compute_XY */
     *n = strlen(FAKE_MAGIC) + strlen(((fake_prog *)p)->src) + 1;
     return 0;
 }
 cs_nvrtc_result nvrtcGetCUBIN(cs_nvrtc_program p, char *out)
 {
+    if (((fake_prog *)p)->virtual_arch)
+        return 3;
     strcpy(out, FAKE_MAGIC);
     strcat(out, ((fake_prog *)p)->src);
+    return 0;
+}
+/* The fake PTX: its magic line names the target, then the source; the size counts the NUL. */
+cs_nvrtc_result nvrtcGetPTXSize(cs_nvrtc_program p, size_t *n)
+{
+    *n = strlen(FAKE_PTX_MAGIC) + 4 + strlen(((fake_prog *)p)->src) + 1;
+    return 0;
+}
+cs_nvrtc_result nvrtcGetPTX(cs_nvrtc_program p, char *out)
+{
+    const fake_prog *fp = (const fake_prog *)p;
+    sprintf(out, "%s%3d\n%s", FAKE_PTX_MAGIC, fp->arch, fp->src);
+    return 0;
+}
+cs_nvrtc_result nvrtcGetNumSupportedArchs(int *n)
+{
+    *n = (int)(sizeof fake_nvrtc_archs / sizeof fake_nvrtc_archs[0]);
+    return 0;
+}
+cs_nvrtc_result nvrtcGetSupportedArchs(int *archs)
+{
+    memcpy(archs, fake_nvrtc_archs, sizeof fake_nvrtc_archs);
     return 0;
 }
 cs_nvrtc_result nvrtcDestroyProgram(cs_nvrtc_program *p)
@@ -835,6 +897,109 @@ Test(cuda_nvrtc, compiles_a_hand_written_kernel_and_caches_it)
 
     cr_assert_neq(cs_cuda_compile(nv, hand_kernel, 5, false, &cache, &bad, err, sizeof err), 0);
     cr_assert(strstr(err, "sm_5") || strstr(err, "architecture"), "%s", err);
+    cs_cache_close(&cache);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    cs_nvrtc_close(nv);
+}
+
+/* A device newer than NVRTC: PTX for the newest virtual architecture NVRTC
+ * knows, NUL-terminated, cached apart from the cubins; never where a cubin
+ * was asked for, never for a device older than NVRTC's oldest. */
+Test(cuda_nvrtc, falls_back_to_ptx_for_an_arch_newer_than_nvrtc)
+{
+    cs_nvrtc *nv = nvrtc_or_skip();
+    char dir[] = "/tmp/cartsim-ptx-cache-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    cs_cache cache;
+    cs_cache_open(&cache, dir);
+    cr_assert_str_eq(cache.warning, "");
+    char err[4096];
+    cs_cubin bin, again;
+
+    /* Without the fallback: refused, and the message names NVRTC's range. */
+    cr_assert_eq(cs_cuda_compile(nv, hand_kernel, 999, false, &cache, &bin, err, sizeof err), CS_CUDA_ARCH);
+    cr_assert_null(bin.data);
+    int oldest = 0, newest = 0, major, minor;
+    cs_nvrtc_version(nv, &major, &minor);
+    char want[128];
+    snprintf(want, sizeof want, "NVRTC %d.%d cannot compile for sm_999 (it supports sm_", major, minor);
+    cr_assert(strstr(err, want), "%s", err);
+    const char *range = strstr(err, "(it supports");
+    cr_assert(range && sscanf(range, "(it supports sm_%d to sm_%d)", &oldest, &newest) == 2, "%s", err);
+    cr_assert(oldest >= 10 && newest >= oldest && newest + 10 <= 999, "sm_%d to sm_%d", oldest, newest);
+    cr_assert_eq(count_files(dir, ".ptx") + count_files(dir, ".cubin"), 0);
+
+    /* With it: PTX text for compute_<newest>. */
+    const int beyond = newest + 10;
+    cr_assert_eq(cs_cuda_compile_or_ptx(nv, hand_kernel, beyond, false, &cache, &bin, err, sizeof err), 0, "%s",
+                 err);
+    cr_assert(bin.ptx);
+    cr_assert_eq(bin.arch, newest);
+    cr_assert_not(bin.cache_hit);
+    cr_assert_gt(bin.size, 64);
+    cr_assert_eq(bin.data[bin.size - 1], 0, "the PTX ends with its NUL, counted in size");
+    cr_assert_eq(strlen((const char *)bin.data) + 1, bin.size, "one NUL, at the end");
+    const char *text = (const char *)bin.data;
+    cr_assert(strstr(text, ".version "), "%.300s", text);
+    char target[32];
+    snprintf(target, sizeof target, ".target sm_%d", newest);
+    const char *t = strstr(text, target);
+    cr_assert(t && (t[strlen(target)] < '0' || t[strlen(target)] > '9'), "%s missing: %.300s", target, text);
+    cr_assert(strstr(text, "cs_kernel_rollout"), "the entry point is in the PTX");
+    cr_assert_eq(count_files(dir, ".ptx"), 1);
+    cr_assert_eq(count_files(dir, ".cubin"), 0);
+
+    /* The same PTX serves any newer device: a cache hit, the same bytes. */
+    const int devices[] = {beyond, 999};
+    for (int d = 0; d < 2; d++) {
+        cr_assert_eq(cs_cuda_compile_or_ptx(nv, hand_kernel, devices[d], false, &cache, &again, err, sizeof err), 0,
+                     "%s", err);
+        cr_assert(again.cache_hit, "sm_%d: PTX from the cache", devices[d]);
+        cr_assert(again.ptx);
+        cr_assert_eq(again.arch, newest);
+        cr_assert_eq(again.size, bin.size);
+        cr_assert_eq(memcmp(again.data, bin.data, bin.size), 0);
+        cs_cubin_free(&again);
+    }
+
+    /* The cubin for the newest arch is another entry, and a cubin. */
+    cr_assert_eq(cs_cuda_compile_or_ptx(nv, hand_kernel, newest, false, &cache, &again, err, sizeof err), 0, "%s",
+                 err);
+    cr_assert_not(again.ptx);
+    cr_assert_not(again.cache_hit, "the cubin is not the PTX entry");
+    cr_assert_eq(again.arch, newest);
+    cr_assert_eq(memcmp(again.data, "\177ELF", 4), 0);
+    cs_cubin_free(&again);
+    cr_assert_eq(count_files(dir, ".ptx"), 1);
+    cr_assert_eq(count_files(dir, ".cubin"), 1);
+
+    /* A device older than NVRTC's oldest cannot run PTX for a newer one. */
+    cr_assert_eq(cs_cuda_compile_or_ptx(nv, hand_kernel, oldest - 5, false, &cache, &again, err, sizeof err),
+                 CS_CUDA_ARCH);
+    snprintf(want, sizeof want, "cannot compile for sm_%d (it supports sm_%d to sm_%d)", oldest - 5, oldest, newest);
+    cr_assert(strstr(err, want), "%s", err);
+    cr_assert_null(again.data);
+    cr_assert_eq(count_files(dir, ".ptx") + count_files(dir, ".cubin"), 2, "nothing cached for a refused arch");
+
+    /* A damaged PTX entry (here: its NUL cut off) is rebuilt, not handed on. */
+    DIR *dd = opendir(dir);
+    struct dirent *e;
+    char victim[600] = "";
+    while ((e = readdir(dd)))
+        if (strlen(e->d_name) > 4 && !strcmp(e->d_name + strlen(e->d_name) - 4, ".ptx"))
+            snprintf(victim, sizeof victim, "%s/%s", dir, e->d_name);
+    closedir(dd);
+    cr_assert(truncate(victim, (off_t)bin.size - 1) == 0);
+    cr_assert_eq(cs_cuda_compile_or_ptx(nv, hand_kernel, beyond, false, &cache, &again, err, sizeof err), 0, "%s",
+                 err);
+    cr_assert_not(again.cache_hit);
+    cr_assert_eq(again.size, bin.size);
+    cr_assert_eq(memcmp(again.data, bin.data, bin.size), 0);
+    cs_cubin_free(&again);
+    cs_cubin_free(&bin);
+
     cs_cache_close(&cache);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -1679,6 +1844,103 @@ Test(cuda_fake, no_device_falls_back_to_the_cpu_with_a_notice)
     check_clean();
 }
 
+/* A device newer than (the fake) NVRTC, which knows sm_75 to sm_90: the
+ * runtime hands the driver PTX for compute_90, runs as on the cpu, caches the
+ * PTX, and says so; dump still wants a cubin and refuses. */
+Test(cuda_fake, a_device_newer_than_nvrtc_runs_ptx)
+{
+    use_fake_driver();
+    setenv("FAKE_CUDA_ARCH", "120", 1);
+    const char *tmp = getenv("TMPDIR");
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/cartsim-ptx-env-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(dir));
+    const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES};
+    for (int f = 0; f < 2; f++) {
+        cs_config cfg;
+        base_cfg(&cfg, "cartpole", CS_BACKEND_CPU, fusions[f], 4, 300);
+        cs_env *cpu = open_cfg(&cfg);
+        cs_rollout_stats ref;
+        cr_assert_eq(cs_env_reset(cpu, 13), CS_OK);
+        cr_assert_eq(cs_env_rollout(cpu, 60, &ref), CS_OK);
+        cs_env_close(cpu);
+        cfg.backend = CS_BACKEND_CUDA;
+        cfg.no_cache = false;
+        cfg.cache_dir = dir;
+        for (int round = 0; round < 2; round++) {
+            cs_env *gpu = open_cfg(&cfg);
+            cs_env_info info;
+            cr_assert_eq(cs_env_get_info(gpu, &info), CS_OK);
+            cr_assert_eq(info.backend, CS_BACKEND_CUDA);
+            cr_assert_eq(info.arch, 120);
+            cr_assert_str_eq(info.notice, "NVRTC 99.0 does not know sm_120: PTX for compute_90, compiled by the driver");
+            cr_assert_eq(info.cache_hit, round == 1, "%s round %d", cs_fusion_name(fusions[f]), round);
+            cs_rollout_stats got;
+            cr_assert_eq(cs_env_reset(gpu, 13), CS_OK, "%s", cs_env_error(gpu));
+            cr_assert_eq(cs_env_rollout(gpu, 60, &got), CS_OK, "%s", cs_env_error(gpu));
+            cr_assert_eq(got.checksum, ref.checksum, "%s round %d: checksum %016llx, cpu %016llx",
+                         cs_fusion_name(fusions[f]), round, (unsigned long long)got.checksum,
+                         (unsigned long long)ref.checksum);
+            cr_assert_eq(got.episodes, ref.episodes);
+            cs_env_close(gpu);
+            check_clean();
+        }
+        cr_assert_eq(count_files(dir, ".ptx"), f + 1, "one PTX entry per kernel");
+        cr_assert_eq(count_files(dir, ".cubin"), 0);
+    }
+
+    /* Both notices in one line: PTX first. */
+    setenv("FAKE_CUDA_SPILL_ABOVE", "2", 1);
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 10, 16);
+    cs_env *env = open_cfg(&cfg);
+    cs_env_info spilled;
+    cs_env_get_info(env, &spilled);
+    cr_assert_str_eq(spilled.notice, "NVRTC 99.0 does not know sm_120: PTX for compute_90, compiled by the driver; "
+                                     "the unroll-10 kernel spills 96 bytes per thread: unroll lowered to 2 (0 bytes)");
+    cs_env_close(env);
+    unsetenv("FAKE_CUDA_SPILL_ABOVE");
+
+    /* The driver's compiler fails: the message says it was PTX. */
+    setenv("FAKE_CUDA_PTX_FAIL", "1", 1);
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 1, 16);
+    cr_assert_neq(cs_env_open(&cfg, &env), CS_OK);
+    cr_assert(strstr(cs_env_error(env), "the driver compiling the PTX for compute_90 on cartsim fake GPU (sm_120)") &&
+                  strstr(cs_env_error(env), "CUDA_ERROR_INVALID_PTX"),
+              "%s", cs_env_error(env));
+    cs_env_close(env);
+    unsetenv("FAKE_CUDA_PTX_FAIL");
+    check_clean();
+
+    /* A cubin for this device is still refused: dump never writes PTX. */
+    void *cubin = NULL;
+    size_t size = 0;
+    char *error = NULL;
+    cr_assert_eq(cs_dump_cubin(&cfg, NULL, &cubin, &size, &error), CS_ERR_ARGUMENT);
+    cr_assert_null(cubin);
+    cr_assert(error && strstr(error, "NVRTC 99.0 cannot compile for sm_120 (it supports sm_75 to sm_90)"), "%s", error);
+    free(error);
+
+    /* Older than NVRTC's oldest: no PTX can run there. */
+    setenv("FAKE_CUDA_ARCH", "70", 1);
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_COMPILE);
+    cr_assert(strstr(cs_env_error(env), "cannot compile for sm_70 (it supports sm_75 to sm_90)"), "%s",
+              cs_env_error(env));
+    cs_env_close(env);
+
+    /* A device NVRTC knows gets its cubin and no notice. */
+    setenv("FAKE_CUDA_ARCH", "86", 1);
+    env = open_cfg(&cfg);
+    cs_env_info info;
+    cs_env_get_info(env, &info);
+    cr_assert_str_eq(info.notice, "");
+    cs_env_close(env);
+    check_clean();
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 Test(cuda_fake, the_stub_library_is_not_a_driver)
 {
     const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
@@ -1754,6 +2016,12 @@ Test(cuda_nvrtc, cli_dump_writes_a_cubin)
     out = run_cli("dump --env cartpole --format cubin --arch sm_8", &status);
     cr_assert_eq(status, 2, "%s", out);
     cr_assert(strstr(out, "sm_8"), "%s", out);
+    free(out);
+    /* newer than NVRTC: one line and exit 2, never PTX in place of the cubin */
+    out = run_cli("dump --env cartpole --format cubin --arch sm_999", &status);
+    cr_assert_eq(status, 2, "%s", out);
+    cr_assert(!strncmp(out, "cartsim: NVRTC ", 15) && strstr(out, "cannot compile for sm_999"), "%s", out);
+    cr_assert(strchr(out, '\n') == out + strlen(out) - 1, "one line: %s", out);
     free(out);
 }
 
