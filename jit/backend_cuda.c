@@ -266,8 +266,8 @@ static int read_file(const char *path, cs_cubin *out)
     return rc;
 }
 
-/* Installs the cubin or PTX in the cache through a private temporary file. */
-static void store(cs_cache *cache, const char *key, const char *suffix, const cs_cubin *bin)
+/* Installs bytes in the cache through a private temporary file. */
+static void store(cs_cache *cache, const char *key, const char *suffix, const void *data, size_t size)
 {
     const char *tmp = getenv("TMPDIR");
     char path[PATH_MAX], entry[PATH_MAX];
@@ -281,11 +281,44 @@ static void store(cs_cache *cache, const char *key, const char *suffix, const cs
         unlink(path);
         return;
     }
-    bool ok = fwrite(bin->data, 1, bin->size, f) == bin->size;
+    bool ok = fwrite(data, 1, size, f) == size;
     ok &= fclose(f) == 0;
     if (ok)
         cs_cache_store(cache, key, suffix, path, entry, sizeof entry);   /* failure: warning set, run uncached */
     unlink(path);
+}
+
+/* A cubin's spill figure, kept beside it in the cache: the number (-1:
+ * ptxas did not say), or -2 when the entry is missing or damaged (then the
+ * cubin is built again). */
+static int read_spill(cs_cache *cache, const char *key)
+{
+    char path[PATH_MAX];
+    if (cs_cache_lookup(cache, key, ".spill", path, sizeof path) != 1)
+        return -2;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -2;
+    char text[32] = {0};
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    char *end = text;
+    long v = n > 0 ? strtol(text, &end, 10) : -1;
+    return n > 0 && end != text && *end == '\n' && v >= -1 && v <= INT_MAX ? (int)v : -2;
+}
+
+/* NVRTC's log (malloc'ed, NUL-terminated), or NULL. */
+static char *program_log(cs_nvrtc *nv, cs_nvrtc_program prog)
+{
+    size_t log_size = 0;
+    char *log = NULL;
+    if (nv->api.GetProgramLogSize(prog, &log_size) == CS_NVRTC_SUCCESS && log_size > 0 &&
+        (log = malloc(log_size + 1))) {
+        if (nv->api.GetProgramLog(prog, log) != CS_NVRTC_SUCCESS)
+            log[0] = 0;
+        log[log_size] = 0;
+    }
+    return log;
 }
 
 /* The first lines of NVRTC's log, flattened for a one-line message. */
@@ -347,8 +380,12 @@ static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool a
     char arch_opt[64], version[32];
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", what, out->arch);
     snprintf(version, sizeof version, "nvrtc %d.%d", nv->major, nv->minor);
-    const char *options[] = {arch_opt, "--std=c++17", fmad ? "--fmad=true" : "--fmad=false"};
-    const int n_options = 3;
+    /* For a cubin, ptxas reports each kernel's spills in the log: the only
+     * place they are told apart from a stack frame (ptxas_log.c). */
+    const char *options[] = {arch_opt, "--std=c++17", fmad ? "--fmad=true" : "--fmad=false",
+                             "--ptxas-options=--verbose"};
+    const int n_options = out->ptx ? 3 : 4;
+    out->spill_bytes = -1;
     const char *suffix = out->ptx ? ".ptx" : ".cubin";
 
     cs_hash128 h = {0x63756461u, CS_LANES_ABI};   /* "cuda" */
@@ -360,11 +397,12 @@ static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool a
     cs_hash_hex(h, key);
     char path[PATH_MAX];
     if (cache && cache->dir[0] && cs_cache_lookup(cache, key, suffix, path, sizeof path) == 1 &&
-        read_file(path, out) == 0) {
+        (out->ptx || (out->spill_bytes = read_spill(cache, key)) >= -1) && read_file(path, out) == 0) {
         out->cache_hit = true;
         out->compile_ms = now_ms() - start;
         return 0;
     }
+    out->spill_bytes = -1;
 
     cs_nvrtc_program prog = NULL;
     cs_nvrtc_result rc = nv->api.CreateProgram(&prog, source, "cartsim_kernel.cu", 0, NULL, NULL);
@@ -375,14 +413,7 @@ static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool a
     int result = CS_CUDA_FAIL;
     rc = nv->api.CompileProgram(prog, n_options, options);
     if (rc != CS_NVRTC_SUCCESS) {
-        size_t log_size = 0;
-        char *log = NULL;
-        if (nv->api.GetProgramLogSize(prog, &log_size) == CS_NVRTC_SUCCESS && log_size > 0 &&
-            (log = malloc(log_size + 1))) {
-            if (nv->api.GetProgramLog(prog, log) != CS_NVRTC_SUCCESS)
-                log[0] = 0;
-            log[log_size] = 0;
-        }
+        char *log = program_log(nv, prog);
         char flat[2048];
         log_message(log ? log : "", flat, sizeof flat);
         say(err, err_size, "NVRTC failed to compile the generated kernel for %s_%d (%s): %s", what, out->arch,
@@ -428,8 +459,22 @@ static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool a
         }
     }
     out->size = size;
-    if (cache && cache->dir[0])
-        store(cache, key, suffix, out);
+    if (!out->ptx) {
+        /* The rollout kernels are what the unroll grows: fused, or a partition's. */
+        char *log = program_log(nv, prog);
+        long fused = cs_ptxas_spill_bytes(log, "cs_kernel_rollout"), parts = cs_ptxas_spill_bytes(log, "cs_rollout_k");
+        free(log);
+        long most = fused > parts ? fused : parts;
+        out->spill_bytes = most < 0 ? -1 : most > INT_MAX ? INT_MAX : (int)most;   /* not reported: unknown */
+    }
+    if (cache && cache->dir[0]) {
+        if (!out->ptx) {
+            char text[32];
+            int n = snprintf(text, sizeof text, "%d\n", out->spill_bytes);
+            store(cache, key, ".spill", text, (size_t)n);
+        }
+        store(cache, key, suffix, out->data, out->size);   /* the cubin last: a hit finds both */
+    }
     result = 0;
 done:
     nv->api.DestroyProgram(&prog);

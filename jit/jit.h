@@ -188,6 +188,7 @@ typedef struct {
     size_t size;
     bool ptx;              /* PTX for the driver to compile, not a cubin */
     int arch;              /* what it targets: sm_<arch>, or compute_<arch> when ptx */
+    int spill_bytes;       /* ptxas's spill stores per thread, the most of the rollout kernels; -1 unknown (PTX) */
     bool cache_hit;
     double compile_ms;
 } cs_cubin;

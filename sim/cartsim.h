@@ -151,7 +151,9 @@ typedef struct {
     int arch;                   /* its compute capability as 10 * major + minor: 90 for sm_90 */
     int block;                  /* threads per block of the rollout kernel */
     int registers;              /* registers per thread of the rollout kernel */
-    int spill_bytes;            /* local memory per thread of the rollout kernel (spills) */
+    int spill_bytes;            /* register spill stores per thread, the most of the rollout kernels (ptxas's
+                                   report); -1 when unknown: PTX that the driver compiled */
+    int local_bytes;            /* local memory per thread of the rollout kernel: spills and stack frames */
     bool persistent;            /* fusion full: the whole rollout in one launch */
 } cs_env_info;
 

@@ -212,8 +212,9 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_str(b, "  \"device\": ");
     cli_buf_json_string(b, in->device);
     cli_buf_printf(b, ",\n  \"sm_count\": %d,\n  \"arch\": %d,\n  \"block\": %d,\n  \"registers\": %d,\n"
-                      "  \"spill_bytes\": %d,\n  \"persistent\": %s,\n",
-                   in->sm_count, in->arch, in->block, in->registers, in->spill_bytes, in->persistent ? "true" : "false");
+                      "  \"spill_bytes\": %d,\n  \"local_bytes\": %d,\n  \"persistent\": %s,\n",
+                   in->sm_count, in->arch, in->block, in->registers, in->spill_bytes, in->local_bytes,
+                   in->persistent ? "true" : "false");
     cli_buf_str(b, "  \"notice\": ");
     cli_buf_json_string(b, in->notice && *in->notice ? in->notice : NULL);
     cli_buf_str(b, "\n}\n");
@@ -246,8 +247,9 @@ static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, co
         cli_buf_printf(b, "nonfinite         %" PRId64 " environments restarted\n", s->nonfinite);
     cli_buf_printf(b, "checksum          %016" PRIx64 "\n", s->checksum);
     if (in->device)
-        cli_buf_printf(b, "device            %s (sm_%d, %d SMs), block %d, %d registers, %d spill bytes%s\n",
-                       in->device, in->arch, in->sm_count, in->block, in->registers, in->spill_bytes,
+        cli_buf_printf(b, "device            %s (sm_%d, %d SMs), block %d, %d registers, %d spill bytes, %d local "
+                          "bytes%s\n",
+                       in->device, in->arch, in->sm_count, in->block, in->registers, in->spill_bytes, in->local_bytes,
                        in->persistent ? ", persistent" : "");
     if (in->notice && *in->notice)
         cli_buf_printf(b, "notice            %s\n", in->notice);

@@ -34,6 +34,7 @@ struct cs_env {
     cs_cuda *cuda;              /* the cuda backend's device, module and buffers */
     cs_cuda_kernel_info cuda_kernel;
     bool persistent;
+    int spill_bytes;            /* cuda: ptxas's spill stores of the rollout kernels; -1 unknown (PTX) */
     double compile_ms;
     bool cache_hit;
     int kernels_per_step;
@@ -459,14 +460,18 @@ static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
             return fail(env, CS_ERR_COMPILE, "%s", msg);
         env->cache_hit &= bin.cache_hit;
         ptx_arch = bin.ptx ? bin.arch : 0;
+        env->spill_bytes = bin.spill_bytes;
         cs_cuda_schedule cs = {policy_of(env->fusion), unroll, env->persistent, cfg->block};
         rc = cs_cuda_load(env->cuda, &bin, &cs, &env->cuda_kernel, msg, sizeof msg);
         cs_cubin_free(&bin);
         if (rc)
             return fail(env, CS_ERR_UNAVAILABLE, "%s", msg);
-        if (env->cuda_kernel.local_bytes > 0 && unroll > 1) {
+        /* ptxas's spill stores, not the driver's local memory, which counts
+         * the stack frame CUDA's sinf/cosf keep for huge arguments. PTX (the
+         * driver compiles it) reports none: left as it is. */
+        if (env->spill_bytes > 0 && unroll > 1) {
             if (!first_spill)
-                first_spill = env->cuda_kernel.local_bytes;
+                first_spill = env->spill_bytes;
             unroll /= 2;
             continue;
         }
@@ -475,7 +480,7 @@ static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
     if (first_spill)
         snprintf(env->notice, sizeof env->notice,
                  "the unroll-%d kernel spills %d bytes per thread: unroll lowered to %d (%d bytes)", first_unroll,
-                 first_spill, unroll, env->cuda_kernel.local_bytes);
+                 first_spill, unroll, env->spill_bytes);
     else if (env->cache.warning[0])
         snprintf(env->notice, sizeof env->notice, "%s", env->cache.warning);
     if (ptx_arch) {
@@ -660,7 +665,8 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
         info->arch = dev->arch;
         info->block = env->cuda_kernel.block;
         info->registers = env->cuda_kernel.registers;
-        info->spill_bytes = env->cuda_kernel.local_bytes;
+        info->spill_bytes = env->spill_bytes;
+        info->local_bytes = env->cuda_kernel.local_bytes;
         info->persistent = env->fusion == CS_FUSION_FULL && env->persistent;
     }
     return CS_OK;

@@ -397,7 +397,8 @@ cs_cu_result cuFuncGetAttribute(int *v, int attr, cs_cu_function fn)
     switch (attr) {
     case CS_CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 40; return 0;
     case CS_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; return 0;
-    case CS_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *v = k->mod->unroll > knob("FAKE_CUDA_SPILL_ABOVE", 1L << 20) ? 96 : 0; return 0;
+    /* as on a GPU: CUDA's sinf keeps a stack frame whether or not registers spill */
+    case CS_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *v = 32 + (k->mod->unroll > knob("FAKE_CUDA_SPILL_ABOVE", 1L << 20) ? 96 : 0); return 0;
     default: return 1;
     }
 }
@@ -529,6 +530,9 @@ typedef struct {
     char *src;
     int arch;          /* from --gpu-architecture */
     bool virtual_arch; /* compute_XY: PTX only */
+    bool verbose;      /* --ptxas-options=--verbose */
+    int result;
+    char log[512];
 } fake_prog;
 
 cs_nvrtc_result nvrtcVersion(int *major, int *minor) { *major = 99; *minor = 0; return 0; }
@@ -558,16 +562,37 @@ cs_nvrtc_result nvrtcCompileProgram(cs_nvrtc_program p, int n, const char *const
         fp->arch = atoi(o + (fp->virtual_arch ? 8 : 3));
     }
     bool known = false;
+    for (size_t k = 0; k < n; k++)
+        fp->verbose |= !strcmp(opts[k], "--ptxas-options=--verbose");
     for (size_t k = 0; k < sizeof fake_nvrtc_archs / sizeof fake_nvrtc_archs[0]; k++)
         known |= fake_nvrtc_archs[k] == fp->arch;
     if (!known)
         return 5;
-    return knob("FAKE_NVRTC_FAIL", 0) ? 6 : 0;
+    fp->result = knob("FAKE_NVRTC_FAIL", 0) ? 6 : 0;
+    if (fp->result)
+        snprintf(fp->log, sizeof fp->log, "fake.cu(1): error: fake");
+    else if (fp->verbose && !fp->virtual_arch) {
+        /* ptxas's report: a stack frame always (CUDA's sinf), spills above the knob's unroll */
+        const char *u = strstr(fp->src, ", unroll ");
+        int unroll = u ? atoi(u + 9) : 1;
+        snprintf(fp->log, sizeof fp->log,
+                 "ptxas info    : Function properties for cs_kernel_restart\n"
+                 "ptxas         .     32 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                 "ptxas info    : Function properties for cs_kernel_rollout\n"
+                 "ptxas         .     32 bytes stack frame, %d bytes spill stores, %d bytes spill loads\n",
+                 unroll > knob("FAKE_CUDA_SPILL_ABOVE", 1L << 20) ? 96 : 0,
+                 unroll > knob("FAKE_CUDA_SPILL_ABOVE", 1L << 20) ? 96 : 0);
+    }
+    return fp->result;
 }
-cs_nvrtc_result nvrtcGetProgramLogSize(cs_nvrtc_program p, size_t *n) { *n = 32; return 0; }
+cs_nvrtc_result nvrtcGetProgramLogSize(cs_nvrtc_program p, size_t *n)
+{
+    *n = strlen(((fake_prog *)p)->log) + 1;
+    return 0;
+}
 cs_nvrtc_result nvrtcGetProgramLog(cs_nvrtc_program p, char *log)
 {
-    snprintf(log, 32, "fake.cu(1): error: fake");
+    strcpy(log, ((fake_prog *)p)->log);
     return 0;
 }
 cs_nvrtc_result nvrtcGetCUBINSize(cs_nvrtc_program p, size_t *n)
@@ -810,6 +835,31 @@ Test(cuda_nvrtc, reads_spills_from_the_ptxas_log)
     cr_assert_eq(cs_ptxas_spill_bytes("Function properties for cs_kernel_rollout", "cs_kernel_rollout"), -1,
                  "a truncated log");
     cr_assert_eq(cs_ptxas_spill_bytes(NULL, "x"), -1);
+}
+
+/* The generated rollout kernels keep a stack frame (CUDA's sinf/cosf slow
+ * path) but spill nothing at unroll 10: NVRTC's report says so, and the
+ * runtime would otherwise lower every unroll to 1. */
+Test(cuda_nvrtc, generated_kernels_report_no_spills_at_unroll_10, .timeout = 600)
+{
+    cs_nvrtc *nv = nvrtc_or_skip();
+    const char *envs[] = {"cartpole", "acrobot"};
+    for (int e = 0; e < 2; e++)
+        for (int d = 0; d < 2; d++) {
+            char path[700];
+            snprintf(path, sizeof path, "%s/envs/%s.env", root(), envs[e]);
+            cs_program *p = load_program(path, d ? CS_F64 : CS_F32, CS_POLICY_FULL);
+            char *src = emit(p, CS_POLICY_FULL, 10, CS_DIALECT_CUDA);
+            cs_cubin bin;
+            char err[4096];
+            cr_assert_eq(cs_cuda_compile(nv, src, 90, !d, NULL, &bin, err, sizeof err), 0, "%s", err);
+            cr_assert_eq(bin.spill_bytes, 0, "%s %s: %d bytes of spills", envs[e], d ? "f64" : "f32",
+                         bin.spill_bytes);
+            cs_cubin_free(&bin);
+            free(src);
+            cs_program_free(p);
+        }
+    cs_nvrtc_close(nv);
 }
 
 Test(cuda_nvrtc, parses_architectures)
@@ -1769,14 +1819,23 @@ Test(cuda_fake, device_memory_is_checked_before_allocating)
 Test(cuda_fake, a_spilling_kernel_is_rebuilt_at_a_lower_unroll)
 {
     use_fake_driver();
-    setenv("FAKE_CUDA_SPILL_ABOVE", "2", 1);   /* unroll 10 and 5 spill, 2 does not */
+    /* A stack frame (every real kernel calling sinf has one) is not a spill. */
     cs_config cfg;
     base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 10, 64);
     cs_env *env = open_cfg(&cfg);
     cs_env_info info;
     cs_env_get_info(env, &info);
+    cr_assert_eq(info.unroll, 10);
+    cr_assert_eq(info.spill_bytes, 0);
+    cr_assert_eq(info.local_bytes, 32);
+    cr_assert(!info.notice || !strstr(info.notice, "spill"), "%s", info.notice);
+    cs_env_close(env);
+    setenv("FAKE_CUDA_SPILL_ABOVE", "2", 1);   /* unroll 10 and 5 spill, 2 does not */
+    env = open_cfg(&cfg);
+    cs_env_get_info(env, &info);
     cr_assert_eq(info.unroll, 2);
     cr_assert_eq(info.spill_bytes, 0);
+    cr_assert_eq(info.local_bytes, 32);
     cr_assert_str_eq(info.notice, "the unroll-10 kernel spills 96 bytes per thread: unroll lowered to 2 (0 bytes)");
     cs_env_close(env);
     setenv("FAKE_CUDA_SPILL_ABOVE", "0", 1);   /* spills even at unroll 1 */
@@ -1789,6 +1848,33 @@ Test(cuda_fake, a_spilling_kernel_is_rebuilt_at_a_lower_unroll)
     cs_env_reset(env, 1);
     cr_assert_eq(cs_env_rollout(env, 10, &s), CS_OK, "%s", cs_env_error(env));
     cs_env_close(env);
+
+    /* The spill figure is cached beside the cubin; without it the cubin is built again. */
+    setenv("FAKE_CUDA_SPILL_ABOVE", "2", 1);
+    const char *tmp = getenv("TMPDIR");
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/cartsim-spill-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(dir));
+    cfg.no_cache = false;
+    cfg.cache_dir = dir;
+    for (int round = 0; round < 3; round++) {
+        if (round == 2) {   /* the figures lost: every kernel is compiled again */
+            char cmd[700];
+            snprintf(cmd, sizeof cmd, "rm -f '%s'/*.spill", dir);
+            cr_assert_eq(system(cmd), 0);
+        }
+        env = open_cfg(&cfg);
+        cs_env_get_info(env, &info);
+        cr_assert_eq(info.cache_hit, round == 1, "round %d", round);
+        cr_assert_eq(info.unroll, 2, "round %d", round);
+        cr_assert_str_eq(info.notice, "the unroll-10 kernel spills 96 bytes per thread: unroll lowered to 2 (0 bytes)");
+        cs_env_close(env);
+        cr_assert_eq(count_files(dir, ".spill"), 3, "unroll 10, 5 and 2: a figure each");
+    }
+    unsetenv("FAKE_CUDA_SPILL_ABOVE");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
     check_clean();
 }
 
@@ -1889,15 +1975,18 @@ Test(cuda_fake, a_device_newer_than_nvrtc_runs_ptx)
         cr_assert_eq(count_files(dir, ".cubin"), 0);
     }
 
-    /* Both notices in one line: PTX first. */
+    /* PTX has no ptxas report (the driver compiles it): spills are unknown,
+     * and the unroll is left as asked, whatever the local memory. */
     setenv("FAKE_CUDA_SPILL_ABOVE", "2", 1);
     cs_config cfg;
     base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 10, 16);
     cs_env *env = open_cfg(&cfg);
     cs_env_info spilled;
     cs_env_get_info(env, &spilled);
-    cr_assert_str_eq(spilled.notice, "NVRTC 99.0 does not know sm_120: PTX for compute_90, compiled by the driver; "
-                                     "the unroll-10 kernel spills 96 bytes per thread: unroll lowered to 2 (0 bytes)");
+    cr_assert_str_eq(spilled.notice, "NVRTC 99.0 does not know sm_120: PTX for compute_90, compiled by the driver");
+    cr_assert_eq(spilled.spill_bytes, -1);
+    cr_assert_eq(spilled.unroll, 10);
+    cr_assert_eq(spilled.local_bytes, 128);
     cs_env_close(env);
     unsetenv("FAKE_CUDA_SPILL_ABOVE");
 
