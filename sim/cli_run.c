@@ -96,11 +96,11 @@ static int64_t next_chunk(const cs_env_info *in, int64_t last_steps, double last
     }
     if (n > most)
         n = most;
+    if (n >= left)
+        return left;   /* the rest in one call, however it divides */
     if (in->unroll > 1 && n > in->unroll)
         n -= n % in->unroll;
-    if (n < 1)
-        n = 1;
-    return n < left ? n : left;
+    return n < 1 ? 1 : n;
 }
 
 /* The rollout, in chunks: of about CHUNK_MS for a long run, and at least
