@@ -16,7 +16,7 @@
 #   bench/gpu.sh --quick          fewer repeats and a shorter sweep (a smoke run)
 #   GPU_SH_BACKEND=cpu bench/gpu.sh --quick   the script's own dry run, no GPU
 #
-# Non-persistent runs set CARTSIM_CUDA_PERSISTENT=0 (the runtime's switch).
+# Non-persistent runs pass --no-persistent (cs_config.persistent, [run] persistent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,11 +82,11 @@ echo "== ablation: CartPole-v1, f32, $N envs x $STEPS steps, median of $REPEATS"
 printf '%-30s %7s %9s %10s %6s %6s %16s %8s\n' config launches block registers spill kernels env-steps/s speedup
 base=""
 ablation() {   # label persistent fusion unroll
-    local label=$1 pers=$2; shift 2
+    local label=$1 pers=--persistent; [ "$2" = 1 ] || pers=--no-persistent; shift 2
     local j
-    j=$(CARTSIM_CUDA_PERSISTENT=$pers run --envs $N --steps $STEPS --fusion "$1" --unroll "$2")
+    j=$(run $pers --envs $N --steps $STEPS --fusion "$1" --unroll "$2")
     local r
-    r=$(CARTSIM_CUDA_PERSISTENT=$pers rate --envs $N --steps $STEPS --fusion "$1" --unroll "$2")
+    r=$(rate $pers --envs $N --steps $STEPS --fusion "$1" --unroll "$2")
     [ -n "$base" ] || base=$r
     printf '%-30s %7s %9s %10s %6s %6s %16.4g %7.2fx\n' "$label" "$(printf '%s\n' "$j" | field launches)" \
         "$(printf '%s\n' "$j" | field block)" "$(printf '%s\n' "$j" | field registers)" \

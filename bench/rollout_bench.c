@@ -277,8 +277,9 @@ int main(int argc, char **argv)
     qsort(sorted, (size_t)repeat, sizeof(double), cmp_double);
     double median = repeat % 2 ? sorted[repeat / 2] : (sorted[repeat / 2 - 1] + sorted[repeat / 2]) / 2;
 
-    /* Launches: kernel launches on a GPU, loop passes over the lanes on the
-     * cpu, counted per call as the library counts them. */
+    /* Launches: kernel passes, per call: one per unroll steps under fusion
+     * full (the library's launches with cs_config.persistent false), each
+     * kernel every step otherwise; the interpreter, one per step. */
     int64_t chunk = p.step_api ? 1 : p.chunk > 0 ? p.chunk : p.steps;
     int64_t calls = (p.steps + chunk - 1) / chunk, launches = 0;
     for (int64_t done = 0; done < p.steps; done += chunk) {

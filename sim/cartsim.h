@@ -113,6 +113,12 @@ typedef struct {
      * those of the whole call. Default false. */
     bool strict;
     const char *policy;         /* what rollouts run in the kernel (see "Policies"); NULL: "random" */
+    /* Fusion full: a rollout is one launch, however many steps (true, the
+     * default), or one launch per `unroll` steps (false: the paper's XLA
+     * loop). On the cpu and the interpreter a launch is one call into the
+     * compiled rollout. Results are the same either way. Fusion rules and
+     * none launch every kernel every step whatever this says. */
+    bool persistent;
 } cs_config;
 
 void cs_config_init(cs_config *cfg);
@@ -142,6 +148,7 @@ typedef struct {
     cs_dtype dtype;
     int unroll, threads;
     int kernels_per_step;       /* fused kernels (loops on the cpu) per step */
+    bool persistent;            /* fusion full and cs_config.persistent: a rollout is one launch */
     double compile_ms;
     bool cache_hit;
     const char *notice;         /* why AUTO fell back, or "" */
@@ -154,7 +161,6 @@ typedef struct {
     int spill_bytes;            /* register spill stores per thread, the most of the rollout kernels (ptxas's
                                    report); -1 when unknown: PTX that the driver compiled */
     int local_bytes;            /* local memory per thread of the rollout kernel: spills and stack frames */
-    bool persistent;            /* fusion full: the whole rollout in one launch */
 } cs_env_info;
 
 cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
@@ -184,7 +190,9 @@ typedef struct {
     int64_t episodes;           /* finished */
     double mean_return;         /* over finished episodes; NaN when none */
     int64_t nonfinite;          /* environments restarted for a NaN/inf state */
-    int64_t launches;           /* kernel launches (loop passes on the cpu) */
+    int64_t launches;           /* kernel launches, counted alike on every backend: fusion full,
+                                   1 (persistent) or one per `unroll` steps; rules and none, each
+                                   kernel every step (on the cpu, loops inside one call) */
     double run_ms;
     uint64_t checksum;          /* hash of the final state's bits, episode steps and running returns */
 } cs_rollout_stats;
@@ -410,8 +418,8 @@ void cs_policy_file_free(cs_policy_file *f);
  * Sets one setting of cfg from text, checked exactly as cartsim's flags
  * check it (the command line calls this for them): "env", "envs",
  * "unroll", "backend", "fusion", "dtype", "threads", "block", "autoreset",
- * "strict" ("true" or "false"), and "param" (adds one "NAME=VALUE" or
- * "NAME=LO:HI" override). cfg keeps
+ * "strict" and "persistent" ("true" or "false"), and "param" (adds one
+ * "NAME=VALUE" or "NAME=LO:HI" override). cfg keeps
  * the value pointer itself for "env" and "param": it must outlive cfg's
  * use. CS_ERR_ARGUMENT with a message ("'abc' is not an integer") for a bad
  * value, CS_ERR_LIMIT past CS_MAX_PARAM_OVERRIDES, CS_ERR_NOT_FOUND for no
@@ -431,7 +439,8 @@ typedef struct cs_config_file cs_config_file;
 
 /* Reads an INI file (such as configs/cartpole.ini) over what cfg holds:
  *
- *     [run]     envs, unroll, backend, fusion, dtype, threads, block, strict (applied);
+ *     [run]     envs, unroll, backend, fusion, dtype, threads, block, strict,
+ *               persistent (applied);
  *               steps, seed (the program's)
  *     [env]     name = NAME, or path = FILE.env (relative to the file's
  *               folder), autoreset = next_step | same_step (applied)

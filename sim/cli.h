@@ -39,6 +39,8 @@ typedef enum {
     OPT_JSON,
     OPT_PROGRESS,
     OPT_STRICT,
+    OPT_PERSISTENT,
+    OPT_NO_PERSISTENT,
     OPT_OPEN_LOOP,
     OPT_AFTER,
     OPT_FORMAT,
@@ -66,6 +68,10 @@ typedef enum {
     (CLI_OPT(OPT_ENV) | CLI_OPT(OPT_BACKEND) | CLI_OPT(OPT_FUSION) | CLI_OPT(OPT_DTYPE) |         \
      CLI_OPT(OPT_UNROLL) | CLI_OPT(OPT_THREADS) | CLI_OPT(OPT_BLOCK) | CLI_OPT(OPT_PARAM) |       \
      CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_HELP))
+
+/* --persistent and --no-persistent: for the subcommands that roll out (run,
+ * train, eval); stepping and dumping launch nothing that they would change. */
+#define CLI_OPTS_PERSISTENT (CLI_OPT(OPT_PERSISTENT) | CLI_OPT(OPT_NO_PERSISTENT))
 
 /* Options every subcommand takes, whatever its mask says. */
 #define CLI_OPTS_GLOBAL (CLI_OPT(OPT_CONFIG) | CLI_OPT(OPT_PRINT_CONFIG))

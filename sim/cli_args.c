@@ -32,6 +32,9 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of the summary"},
     [OPT_PROGRESS] = {"progress", NULL, "show the progress bar even for short runs or without a terminal"},
     [OPT_STRICT] = {"strict", NULL, "a NaN or infinite state or reward is an error naming the environment and step"},
+    [OPT_PERSISTENT] = {"persistent", NULL, "fusion full: a rollout is one launch (the default)"},
+    [OPT_NO_PERSISTENT] = {"no-persistent", NULL,
+                           "fusion full: one launch per --unroll steps (the paper's XLA loop)"},
     [OPT_OPEN_LOOP] = {"open-loop", NULL, "run each episode from its first state on cartsim's own states"},
     [OPT_AFTER] = {"after", "PASS", "stop after this compiler pass (default: run all of them)"},
     [OPT_FORMAT] = {"format", "text|dot|c|cuda|cubin", "what to print (default text; cubin: binary)"},
@@ -220,6 +223,13 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         return 0;
     case OPT_STRICT:
         a->cfg.strict = true;
+        return 0;
+    case OPT_PERSISTENT:
+    case OPT_NO_PERSISTENT:
+        /* One switch, two spellings: given both, neither can win. */
+        if (a->given[OPT_PERSISTENT] && a->given[OPT_NO_PERSISTENT])
+            return cli_error(CLI_EXIT_USAGE, "--persistent and --no-persistent contradict each other");
+        a->cfg.persistent = id == OPT_PERSISTENT;
         return 0;
     case OPT_JSON:
         a->json = true;

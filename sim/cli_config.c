@@ -33,6 +33,7 @@ static const config_key keys[] = {
     {OPT_SEED, "run", "seed", NULL},
     {OPT_BLOCK, "run", "block", NULL},
     {OPT_STRICT, "run", "strict", NULL},
+    {OPT_PERSISTENT, "run", "persistent", NULL},   /* --persistent and --no-persistent */
     {OPT_ENV, "env", "name", NULL},
     {OPT_ENV, "env", "path", NULL},
     {OPT_AUTORESET, "env", "autoreset", NULL},
@@ -230,7 +231,7 @@ int cli_config_merge(cli_args *a)
 
 static void origin(cli_buf *b, const cli_args *a, cli_opt_id id)
 {
-    if (a->given[id])
+    if (a->given[id] || (id == OPT_PERSISTENT && a->given[OPT_NO_PERSISTENT]))
         cli_buf_str(b, "flag");
     else if (line_of[id])
         cli_buf_printf(b, "%s:%d", loaded_path, line_of[id]);
@@ -248,8 +249,8 @@ static bool env_is_path(const char *env)
 static void value_text(const cli_args *a, cli_opt_id id, char *out, size_t size)
 {
     const cs_config *c = &a->cfg;
-    if (id == OPT_STRICT) {
-        snprintf(out, size, "%s", c->strict ? "true" : "false");
+    if (id == OPT_STRICT || id == OPT_PERSISTENT) {
+        snprintf(out, size, "%s", (id == OPT_STRICT ? c->strict : c->persistent) ? "true" : "false");
         return;
     }
     if (!cli_option_takes_value(id)) {

@@ -13,7 +13,9 @@
 #define PROGRESS_MIN_ENV_STEPS 1e8
 #define PROGRESS_CHUNKS 20
 /* Long runs go in chunks of about this long, so that an interrupt is seen
- * soon; the first chunk is sized blind, a run shorter than it is one call. */
+ * soon; the first chunk is sized blind, a run shorter than it is one call.
+ * Each chunk is one cs_env_rollout: persistent, one launch; chunks are whole
+ * unrolls, so that --no-persistent still launches once per --unroll steps. */
 #define CHUNK_MS 250.0
 #define FIRST_CHUNK_ENV_STEPS ((int64_t)1 << 25)
 #define FIRST_CHUNK_ENV_STEPS_INTERP ((int64_t)1 << 21)
@@ -96,11 +98,11 @@ static int64_t next_chunk(const cs_env_info *in, int64_t last_steps, double last
     }
     if (n > most)
         n = most;
+    if (n >= left)
+        return left;   /* the rest in one call, however it divides */
     if (in->unroll > 1 && n > in->unroll)
         n -= n % in->unroll;
-    if (n < 1)
-        n = 1;
-    return n < left ? n : left;
+    return n < 1 ? 1 : n;
 }
 
 /* The rollout, in chunks: of about CHUNK_MS for a long run, and at least
@@ -231,7 +233,13 @@ static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_printf(b, "unroll            %d\n", in->unroll);
     cli_buf_printf(b, "threads           %d\n", in->threads);
     cli_buf_printf(b, "kernels per step  %d\n", in->kernels_per_step);
-    cli_buf_printf(b, "launches          %" PRId64 "\n", s->launches);
+    cli_buf_printf(b, "launches          %" PRId64, s->launches);
+    if (in->fusion != CS_FUSION_FULL)
+        cli_buf_str(b, " (every kernel, every step)\n");
+    else if (in->persistent)
+        cli_buf_str(b, " (persistent: one per rollout call)\n");
+    else
+        cli_buf_printf(b, " (not persistent: one per %d steps)\n", in->unroll);
     cli_buf_printf(b, "compile           %.1f ms (%s)\n", in->compile_ms,
                    in->cache_hit ? "kernel cache hit" : "compiled, cache miss");
     cli_buf_printf(b, "envs x steps      %" PRId64 " x %" PRId64 " = %" PRId64 " env-steps%s\n", in->num_envs,
@@ -248,9 +256,8 @@ static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_printf(b, "checksum          %016" PRIx64 "\n", s->checksum);
     if (in->device)
         cli_buf_printf(b, "device            %s (sm_%d, %d SMs), block %d, %d registers, %d spill bytes, %d local "
-                          "bytes%s\n",
-                       in->device, in->arch, in->sm_count, in->block, in->registers, in->spill_bytes, in->local_bytes,
-                       in->persistent ? ", persistent" : "");
+                          "bytes\n",
+                       in->device, in->arch, in->sm_count, in->block, in->registers, in->spill_bytes, in->local_bytes);
     if (in->notice && *in->notice)
         cli_buf_printf(b, "notice            %s\n", in->notice);
 }

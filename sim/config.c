@@ -136,11 +136,14 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
         if ((st = choice_setting(value, autoresets, 2, &k, err, err_size)))
             return st;
         cfg->autoreset = (cs_autoreset)k;
-    } else if (strcmp(name, "strict") == 0) {
+    } else if (strcmp(name, "strict") == 0 || strcmp(name, "persistent") == 0) {
         static const char *const bools[] = {"false", "true"};
         if ((st = choice_setting(value, bools, 2, &k, err, err_size)))
             return st;
-        cfg->strict = k == 1;
+        if (strcmp(name, "strict") == 0)
+            cfg->strict = k == 1;
+        else
+            cfg->persistent = k == 1;
     } else if (strcmp(name, "param") == 0) {
         if (cfg->n_params < 0 || cfg->n_params >= CS_MAX_PARAM_OVERRIDES)
             return say(err, err_size, CS_ERR_LIMIT, "more than %d overrides", CS_MAX_PARAM_OVERRIDES);
@@ -154,7 +157,7 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
     } else {
         return say(err, err_size, CS_ERR_NOT_FOUND,
                    "no setting named '%s' (env, envs, unroll, threads, block, backend, fusion, dtype, autoreset, "
-                   "strict, param)",
+                   "strict, persistent, param)",
                    name);
     }
     return CS_OK;
@@ -174,7 +177,8 @@ typedef enum { SEC_RUN, SEC_ENV, SEC_PARAMS, SEC_AGENT, SEC_TRAIN, SEC_VIEW, SEC
 static const char *const section_names[SEC_COUNT] = {"run", "env", "params", "agent", "train", "view"};
 
 /* [run] keys cs_config_load applies, then those it leaves to the program. */
-static const char *const run_keys[] = {"envs", "unroll", "backend", "fusion", "dtype", "threads", "block", "strict"};
+static const char *const run_keys[] = {"envs", "unroll", "backend", "fusion", "dtype", "threads", "block", "strict",
+                                       "persistent"};
 static const char *const run_program_keys[] = {"steps", "seed"};
 
 typedef struct {
@@ -399,7 +403,7 @@ static int handler(void *user, const char *section, const char *name, const char
             return 1;
         return fail_at(c, line, CS_ERR_PARSE,
                        "unknown key '%s' in [run] (keys: envs, steps, unroll, backend, fusion, dtype, threads, seed, "
-                       "block, strict)",
+                       "block, strict, persistent)",
                        name);
     case SEC_ENV:
         if (strcmp(name, "name") == 0 || strcmp(name, "path") == 0) {

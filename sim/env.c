@@ -33,7 +33,7 @@ struct cs_env {
     cs_cpu_kernel cpu;
     cs_cuda *cuda;              /* the cuda backend's device, module and buffers */
     cs_cuda_kernel_info cuda_kernel;
-    bool persistent;
+    bool persistent;            /* cfg.persistent: fusion full rolls out in one launch */
     int spill_bytes;            /* cuda: ptxas's spill stores of the rollout kernels; -1 unknown (PTX) */
     double compile_ms;
     bool cache_hit;
@@ -82,6 +82,7 @@ void cs_config_init(cs_config *cfg)
     cfg->dtype = CS_DTYPE_F32;
     cfg->unroll = 1;
     cfg->autoreset = CS_AUTORESET_NEXT_STEP;
+    cfg->persistent = true;
 }
 
 static cs_policy policy_of(cs_fusion f)
@@ -208,6 +209,29 @@ static cs_status run_lanes(cs_env *env, const cs_lanes *l, entry which, long lon
            : which == ENTRY_STEP_DEVICE_INPUTS ? cs_cuda_step(env->cuda, l, true, msg, sizeof msg)
                                                : cs_cuda_rollout(env->cuda, l, launches, msg, sizeof msg);
     return rc ? fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg) : CS_OK;
+}
+
+/* A rollout of l->steps steps, launched as the schedule says and counted into
+ * *launches: fusion full once (persistent) or once per `unroll` steps, where
+ * the cpu and the interpreter call their rollout entry as often as cuda
+ * launches its kernel (cs_cuda_rollout splits the same way); rules and none
+ * launch each kernel every step, which on the cpu are loops inside one call.
+ * The random numbers count the global step, so the split changes no result. */
+static cs_status run_rollout(cs_env *env, const cs_lanes *l, long long *launches)
+{
+    if (env->backend == CS_BACKEND_CUDA)
+        return run_lanes(env, l, ENTRY_ROLLOUT, launches);
+    bool full = env->fusion == CS_FUSION_FULL;
+    long long chunk = full && !env->persistent ? env->unroll : l->steps;
+    for (long long s = 0; s < l->steps; s += chunk) {
+        cs_lanes part = *l;
+        part.t = l->t + s;
+        part.steps = l->steps - s < chunk ? l->steps - s : chunk;
+        run_entry(env, &part, ENTRY_ROLLOUT);
+        if (launches)
+            *launches += full ? 1 : part.steps * env->kernels_per_step;
+    }
+    return CS_OK;
 }
 
 typedef enum { CUDA_FETCH, CUDA_READ, CUDA_UPLOAD, CUDA_ZERO } cuda_copy_kind;
@@ -433,8 +457,6 @@ static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
         return fail(env, CS_ERR_UNAVAILABLE, "%s", msg);
     *no_device = false;
     const cs_cuda_device *dev = cs_cuda_device_info(env->cuda);
-    const char *persistent = getenv("CARTSIM_CUDA_PERSISTENT");
-    env->persistent = !(persistent && !strcmp(persistent, "0"));
     if (!cfg->no_cache)
         cs_cache_open(&env->cache, cfg->cache_dir);
     int unroll = env->unroll, first_spill = 0, first_unroll = unroll, ptx_arch = 0;
@@ -518,6 +540,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->unroll = cfg->unroll;
     env->autoreset = cfg->autoreset;
     env->strict = cfg->strict;
+    env->persistent = cfg->persistent;
     env->threads = cfg->threads ? cfg->threads : online_cores();
     double start = now_ms();
     if ((s = build_program(env, cfg, NULL, &env->prog)) != CS_OK)
@@ -655,6 +678,7 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->unroll = env->unroll;
     info->threads = env->threads;
     info->kernels_per_step = env->kernels_per_step;
+    info->persistent = env->fusion == CS_FUSION_FULL && env->persistent;
     info->compile_ms = env->compile_ms;
     info->cache_hit = env->cache_hit;
     info->notice = env->notice;
@@ -667,7 +691,6 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
         info->registers = env->cuda_kernel.registers;
         info->spill_bytes = env->spill_bytes;
         info->local_bytes = env->cuda_kernel.local_bytes;
-        info->persistent = env->fusion == CS_FUSION_FULL && env->persistent;
     }
     return CS_OK;
 }
@@ -835,7 +858,7 @@ static cs_status rerun(cs_env *env, const lane_snapshot *snap, int64_t a, int64_
     l.end = b;
     l.t = t0;
     l.steps = steps;
-    if ((s = run_lanes(env, &l, ENTRY_ROLLOUT, NULL)) != CS_OK)
+    if ((s = run_rollout(env, &l, NULL)) != CS_OK)
         return s;
     return cuda_copy(env, CUDA_FETCH, LANE_BUFFERS | COUNTER_BUFFERS);
 }
@@ -1140,9 +1163,9 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
         return s;
     cs_lanes l = lanes_template(env);
     l.steps = steps;
-    long long cuda_launches = 0;
+    long long launches = 0;
     double start = now_ms();
-    if (steps > 0 && (s = run_lanes(env, &l, ENTRY_ROLLOUT, &cuda_launches)) != CS_OK) {
+    if (steps > 0 && (s = run_rollout(env, &l, &launches)) != CS_OK) {
         snapshot_free(env, &snap);
         return s;
     }
@@ -1172,12 +1195,7 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
         out->env_steps = steps * env->n;
         out->mean_return = out->episodes ? sum / (double)out->episodes : NAN;
         out->run_ms = run_ms;
-        if (env->backend == CS_BACKEND_CUDA)
-            out->launches = cuda_launches;
-        else if (env->backend == CS_BACKEND_INTERP || env->fusion != CS_FUSION_FULL)
-            out->launches = steps * (env->backend == CS_BACKEND_INTERP ? 1 : env->kernels_per_step);
-        else
-            out->launches = (steps + env->unroll - 1) / env->unroll;
+        out->launches = launches;
         out->checksum = checksum(env);
     }
     return numeric;

@@ -13,10 +13,13 @@ const cli_command cli_commands[] = {
         .usage = "[flags]",
         .details = "Runs --steps steps of --envs environments in one fused kernel and prints a\n"
                    "summary (or one JSON object with --json). The checksum depends only on the\n"
-                   "environment, its parameters, --dtype, --seed, --envs, --steps and --policy.\n",
+                   "environment, its parameters, --dtype, --seed, --envs, --steps and --policy.\n"
+                   "With fusion full each rollout call is one launch (a long run makes a call about\n"
+                   "every 0.25 s); --no-persistent launches once per --unroll steps instead (the\n"
+                   "paper's XLA loop), for the same checksum.\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) |
                    CLI_OPT(OPT_AUTORESET) | CLI_OPT(OPT_JSON) | CLI_OPT(OPT_PROGRESS) | CLI_OPT(OPT_STRICT) |
-                   CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_VERSION),
+                   CLI_OPTS_PERSISTENT | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_VERSION),
         .max_positional = 0,
         .defaults = cli_run_defaults,
         .run = cli_run,
@@ -86,7 +89,7 @@ const cli_command cli_commands[] = {
                    "--seed trains the same policy on the same backend.\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) |
                    CLI_OPT(OPT_GENERATIONS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_HIDDEN) | CLI_OPT(OPT_OUT) |
-                   CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET),
+                   CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET) | CLI_OPTS_PERSISTENT,
         .max_positional = 0,
         .defaults = cli_train_defaults,
         .run = cli_train,
@@ -99,7 +102,7 @@ const cli_command cli_commands[] = {
                    "when there are more episodes than environments at once), with the policy\n"
                    "fused into the step kernel.\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_SEED) |
-                   CLI_OPT(OPT_JSON),
+                   CLI_OPT(OPT_JSON) | CLI_OPTS_PERSISTENT,
         .max_positional = 0,
         .defaults = cli_eval_defaults,
         .run = cli_eval,

@@ -268,6 +268,59 @@ Test(api, chunked_rollout_equals_one_rollout)
     cs_env_close(b);
 }
 
+/* cs_config.persistent on the backends this machine has: info reports it
+ * (fusion full only: rules and none launch every kernel every step), a
+ * rollout launches once or once per unroll steps, and the states are the
+ * same bits either way, across calls that do not divide by the unroll. */
+Test(api, persistent_follows_the_config_on_every_backend, .timeout = 300)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cr_assert(cfg.persistent, "persistent by default");
+    const cs_backend backends[] = {CS_BACKEND_CPU, CS_BACKEND_INTERP};
+    const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES, CS_FUSION_NONE};
+    uint64_t first = 0;
+    for (int b = 0; b < 2; b++)
+        for (int f = 0; f < 3; f++)
+            for (int persistent = 1; persistent >= 0; persistent--) {
+                cs_config_init(&cfg);
+                cfg.env = "cartpole";
+                cfg.num_envs = 300;   /* two 256-lane blocks: two threads */
+                cfg.threads = 2;
+                cfg.backend = backends[b];
+                cfg.fusion = fusions[f];
+                cfg.dtype = CS_DTYPE_F64;
+                cfg.unroll = 10;
+                cfg.persistent = persistent;
+                cs_env *env;
+                cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s", cs_env_error(env));
+                cs_env_info info;
+                cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+                const char *what = cs_fusion_name(fusions[f]);
+                cr_expect_eq(info.persistent, fusions[f] == CS_FUSION_FULL && persistent, "%s %s, persistent %d",
+                             cs_backend_name(backends[b]), what, persistent);
+                cs_rollout_stats s1, s2;
+                cr_assert_eq(cs_env_reset(env, 3), CS_OK);
+                cr_assert_eq(cs_env_rollout(env, 95, &s1), CS_OK, "%s", cs_env_error(env));
+                cr_assert_eq(cs_env_rollout(env, 7, &s2), CS_OK, "%s", cs_env_error(env));
+                int64_t k = info.kernels_per_step;
+                int64_t want1 = fusions[f] != CS_FUSION_FULL ? 95 * k : persistent ? 1 : 10;
+                int64_t want2 = fusions[f] != CS_FUSION_FULL ? 7 * k : 1;
+                cr_expect_eq(s1.launches, want1, "%s %s, persistent %d: %lld launches, want %lld",
+                             cs_backend_name(backends[b]), what, persistent, (long long)s1.launches,
+                             (long long)want1);
+                cr_expect_eq(s2.launches, want2, "%s %s, persistent %d: then %lld launches, want %lld",
+                             cs_backend_name(backends[b]), what, persistent, (long long)s2.launches,
+                             (long long)want2);
+                if (!first)
+                    first = s2.checksum;
+                cr_expect_eq(s2.checksum, first, "%s %s, persistent %d: checksum %016llx, want %016llx",
+                             cs_backend_name(backends[b]), what, persistent, (unsigned long long)s2.checksum,
+                             (unsigned long long)first);
+                cs_env_close(env);
+            }
+}
+
 Test(api, open_step_close_cycles)
 {
     for (int k = 0; k < 100; k++) {

@@ -518,6 +518,55 @@ Test(cli, progress_chunks_keep_results)
     cli_result_free(&r2);
 }
 
+/* --no-persistent: fusion full launches once per --unroll steps instead of
+ * once, on the cpu too, and computes the same states. */
+Test(cli, no_persistent_launches_per_unroll)
+{
+    static const char *const modes[] = {NULL, "--persistent", "--no-persistent"};
+    static const char *const launches[] = {"1", "1", "10"};   /* ceil(95 / 10) */
+    char sums[3][17];
+    for (int m = 0; m < 3; m++) {
+        const char *args[] = {"--backend", "cpu", "--envs", "64", "--steps", "95", "--unroll", "10",
+                              "--dtype", "f64", "--threads", "2", "--json", modes[m], NULL};
+        cli_result r;
+        run_ok(args, &r);
+        char v[64];
+        cr_assert(json_get(r.out, "launches", v, sizeof v), "%s", r.out);
+        cr_expect_str_eq(v, launches[m], "%s: launches %s, want %s", modes[m] ? modes[m] : "(default)", v,
+                         launches[m]);
+        cr_assert(json_get(r.out, "persistent", v, sizeof v), "%s", r.out);
+        cr_expect_str_eq(v, m == 2 ? "false" : "true", "%s: persistent %s", modes[m] ? modes[m] : "(default)", v);
+        cr_assert(json_get(r.out, "checksum", v, sizeof v) && is_hex16(v), "%s", r.out);
+        memcpy(sums[m], v, 17);
+        cli_result_free(&r);
+    }
+    cr_expect_str_eq(sums[2], sums[0], "--no-persistent changed the checksum");
+    cr_expect_str_eq(sums[1], sums[0]);
+
+    /* The summary says so. */
+    const char *text[] = {"--backend", "cpu", "--envs", "8", "--steps", "95", "--unroll", "10", "--no-persistent",
+                          NULL};
+    cli_result r;
+    run_ok(text, &r);
+    cr_expect(strstr(r.out, "launches          10 (not persistent: one per 10 steps)\n"), "%s", r.out);
+    cli_result_free(&r);
+    const char *persistent[] = {"--backend", "cpu", "--envs", "8", "--steps", "95", NULL};
+    run_ok(persistent, &r);
+    cr_expect(strstr(r.out, "launches          1 (persistent: one per rollout call)\n"), "%s", r.out);
+    cli_result_free(&r);
+
+    /* Rules launch every kernel every step whatever the switch says. */
+    const char *rules[] = {"--backend", "cpu", "--envs", "8", "--steps", "95", "--fusion", "rules",
+                           "--no-persistent", "--json", NULL};
+    run_ok(rules, &r);
+    char k[32], n[32], p[32];
+    cr_assert(json_get(r.out, "kernels_per_step", k, sizeof k) && json_get(r.out, "launches", n, sizeof n) &&
+              json_get(r.out, "persistent", p, sizeof p));
+    cr_expect_eq(strtol(n, NULL, 10), 95 * strtol(k, NULL, 10), "rules: %s launches, %s kernels per step", n, k);
+    cr_expect_str_eq(p, "false", "rules is never persistent");
+    cli_result_free(&r);
+}
+
 Test(cli, dump_every_pass_and_format)
 {
     static const char *const passes[] = {"parse", "fold", "concat", "dce"};

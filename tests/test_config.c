@@ -132,6 +132,12 @@ Test(config_lib, set_checks_like_the_flags)
     cr_expect_str_eq(cfg.env, "pendulum");
     cr_expect_eq(cs_config_set(&cfg, "strict", "true", err, sizeof err), CS_OK);
     cr_expect(cfg.strict);
+    cr_expect(cfg.persistent, "persistent by default");
+    cr_expect_eq(cs_config_set(&cfg, "persistent", "false", err, sizeof err), CS_OK);
+    cr_expect(!cfg.persistent);
+    cr_expect(cfg.strict, "persistent is not strict");
+    cr_expect_eq(cs_config_set(&cfg, "persistent", "true", err, sizeof err), CS_OK);
+    cr_expect(cfg.persistent);
     cr_expect_eq(cs_config_set(&cfg, "param", "length=0.4:0.6", err, sizeof err), CS_OK);
     cr_expect_eq(cfg.n_params, 1);
 
@@ -150,6 +156,8 @@ Test(config_lib, set_checks_like_the_flags)
         {"dtype", "f16", "not one of f32, f64"},
         {"autoreset", "disabled", "not one of next_step, same_step"},
         {"strict", "1", "'1' is not one of false, true"},
+        {"persistent", "no", "'no' is not one of false, true"},
+        {"persistent", "", "'' is not one of false, true"},
         {"env", "", "not an environment name"},
         {"param", "length", "expected NAME=VALUE"},
         {"param", "length=abc", "not a number"},
@@ -283,6 +291,51 @@ Test(config_lib, load_errors)
     cr_expect_eq(cs_config_load(&cfg, "/tmp", &f, err, sizeof err), CS_ERR_IO, "%s", err);
     cr_expect_eq(cs_config_load(NULL, "/tmp", &f, err, sizeof err), CS_ERR_ARGUMENT);
     cr_expect_eq(cs_config_load(&cfg, "/tmp", NULL, err, sizeof err), CS_ERR_ARGUMENT);
+}
+
+/* [run] persistent: a boolean the loader applies, checked at its line. */
+Test(config_lib, persistent_key)
+{
+    tmp_files t;
+    tmp_open(&t);
+    static const struct {
+        const char *text;
+        bool persistent;
+    } good[] = {
+        {"[run]\npersistent = false\n", false},
+        {"[run]\nunroll = 10\npersistent = true   ; one launch\n", true},
+        {"[run]\npersistent: false\n", false},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        const char *path = tmp_write(&t, i == 0 ? "a.ini" : i == 1 ? "b.ini" : "c.ini", good[i].text);
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cfg.persistent = !good[i].persistent;
+        cs_config_file *f = NULL;
+        char err[512] = "";
+        cr_assert_eq(cs_config_load(&cfg, path, &f, err, sizeof err), CS_OK, "%s: %s", good[i].text, err);
+        cr_expect_eq(cfg.persistent, good[i].persistent, "%s", good[i].text);
+        const cs_config_entry *e = cs_config_file_get(f, "run", "persistent");
+        cr_assert(e);
+        cr_expect(e->applied, "persistent is the library's, not the program's");
+        cs_config_file_free(f);
+    }
+    static const char *const bad[] = {"yes", "0", "True", "false false"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[32], text[128], want[600];
+        snprintf(name, sizeof name, "bad%zu.ini", i);
+        snprintf(text, sizeof text, "[run]\nenvs = 4\npersistent = %s\n", bad[i]);
+        const char *path = tmp_write(&t, name, text);
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cs_config_file *f = NULL;
+        char err[512] = "";
+        cr_expect_eq(cs_config_load(&cfg, path, &f, err, sizeof err), CS_ERR_ARGUMENT, "persistent = %s", bad[i]);
+        cr_expect_null(f);
+        snprintf(want, sizeof want, "%s:3: persistent: '%s' is not one of false, true", path, bad[i]);
+        cr_expect_str_eq(err, want);
+    }
+    tmp_close(&t);
 }
 
 /* ---- the corpus of bad files ---- */
@@ -472,6 +525,55 @@ Test(config_cli, flag_over_file_over_default)
     run_ok(plain, &r);
     expect_printed(r.out, "steps", "5", "flag");
     expect_printed(r.out, "envs", "2048", "default");
+    cli_result_free(&r);
+    tmp_close(&t);
+}
+
+/* persistent: default true, a file's line, or one of the two flags, which
+ * win over the file; --print-config names the origin; the run obeys. */
+Test(config_cli, persistent_from_file_and_flags)
+{
+    tmp_files t;
+    tmp_open(&t);
+    const char *path = tmp_write(&t, "pers.ini",
+                                 "[run]\n"               /* 1 */
+                                 "unroll = 10\n"         /* 2 */
+                                 "persistent = false\n"  /* 3 */
+                                 "backend = cpu\n");     /* 4 */
+    char at[256];
+    snprintf(at, sizeof at, "%s:3", path);
+    cli_result r;
+    const char *dflt[] = {"run", "--print-config", NULL};
+    run_ok(dflt, &r);
+    expect_printed(r.out, "persistent", "true", "default");
+    cli_result_free(&r);
+    const char *file[] = {"run", "--config", path, "--print-config", NULL};
+    run_ok(file, &r);
+    expect_printed(r.out, "persistent", "false", at);
+    cli_result_free(&r);
+    const char *on[] = {"run", "--config", path, "--persistent", "--print-config", NULL};
+    run_ok(on, &r);
+    expect_printed(r.out, "persistent", "true", "flag");
+    cli_result_free(&r);
+    const char *off[] = {"train", "--no-persistent", "--print-config", NULL};
+    run_ok(off, &r);
+    expect_printed(r.out, "persistent", "false", "flag");
+    cli_result_free(&r);
+
+    /* The file's false: a launch per 10 steps; the flag's true: one. */
+    const char *run[] = {"--config", path, "--envs", "8", "--steps", "95", "--json", NULL};
+    run_ok(run, &r);
+    cr_expect(strstr(r.out, "\"persistent\": false,") && strstr(r.out, "\"launches\": 10,"), "%s", r.out);
+    cli_result_free(&r);
+    const char *run_on[] = {"--config", path, "--persistent", "--envs", "8", "--steps", "95", "--json", NULL};
+    run_ok(run_on, &r);
+    cr_expect(strstr(r.out, "\"persistent\": true,") && strstr(r.out, "\"launches\": 1,"), "%s", r.out);
+    cli_result_free(&r);
+
+    /* dump launches nothing: the key is listed as not used. */
+    const char *dump[] = {"dump", "--config", path, "--print-config", NULL};
+    run_ok(dump, &r);
+    cr_expect(strstr(r.out, "; [run] persistent = false (line 3)") != NULL, "%s", r.out);
     cli_result_free(&r);
     tmp_close(&t);
 }

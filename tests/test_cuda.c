@@ -1615,22 +1615,20 @@ Test(cuda_fake, rollouts_equal_the_cpu_backend_with_the_launches_counted)
         struct {
             cs_fusion f;
             int unroll;
-            const char *persistent;
+            bool persistent;
             long long launches;
         } runs[] = {
-            {CS_FUSION_FULL, 1, NULL, 1},
-            {CS_FUSION_FULL, 10, NULL, 1},
-            {CS_FUSION_FULL, 10, "0", 10},   /* ceil(95 / 10) */
-            {CS_FUSION_FULL, 1, "0", 95},
-            {CS_FUSION_RULES, 1, NULL, -1},  /* steps x kernels per step */
-            {CS_FUSION_NONE, 1, NULL, -1},
+            {CS_FUSION_FULL, 1, true, 1},
+            {CS_FUSION_FULL, 10, true, 1},
+            {CS_FUSION_FULL, 10, false, 10},   /* ceil(95 / 10) */
+            {CS_FUSION_FULL, 1, false, 95},
+            {CS_FUSION_RULES, 1, true, -1},    /* steps x kernels per step */
+            {CS_FUSION_NONE, 1, true, -1},
+            {CS_FUSION_RULES, 10, false, -1},  /* persistent or not: every kernel, every step */
         };
         for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-            if (runs[r].persistent)
-                setenv("CARTSIM_CUDA_PERSISTENT", runs[r].persistent, 1);
-            else
-                unsetenv("CARTSIM_CUDA_PERSISTENT");
             base_cfg(&cfg, envs[e], CS_BACKEND_CUDA, runs[r].f, runs[r].unroll, 500);
+            cfg.persistent = runs[r].persistent;
             cs_env *gpu = open_cfg(&cfg);
             cs_env_info info;
             cr_assert_eq(cs_env_get_info(gpu, &info), CS_OK);
@@ -1641,7 +1639,7 @@ Test(cuda_fake, rollouts_equal_the_cpu_backend_with_the_launches_counted)
             cr_assert_eq(info.block, 256);
             cr_assert_eq(info.registers, 40);
             cr_assert_eq(info.spill_bytes, 0);
-            cr_assert_eq(info.persistent, runs[r].f == CS_FUSION_FULL && !runs[r].persistent);
+            cr_assert_eq(info.persistent, runs[r].f == CS_FUSION_FULL && runs[r].persistent);
             long long before[C_COUNT], after[C_COUNT];
             cs_rollout_stats got;
             cr_assert_eq(cs_env_reset(gpu, 11), CS_OK, "%s", cs_env_error(gpu));
@@ -1651,6 +1649,17 @@ Test(cuda_fake, rollouts_equal_the_cpu_backend_with_the_launches_counted)
             long long expect = runs[r].launches < 0 ? 95LL * info.kernels_per_step : runs[r].launches;
             cr_assert_eq(got.launches, expect, "%s %s unroll %d: %lld launches, expected %lld", envs[e],
                          cs_fusion_name(runs[r].f), runs[r].unroll, (long long)got.launches, expect);
+            /* The interpreter counts the same launches (calls of its rollout
+             * entry under fusion full); the cpu's are in test_api.c. */
+            cfg.backend = CS_BACKEND_INTERP;
+            cs_env *twin = open_cfg(&cfg);
+            cs_rollout_stats mine;
+            cr_assert_eq(cs_env_reset(twin, 11), CS_OK);
+            cr_assert_eq(cs_env_rollout(twin, 95, &mine), CS_OK);
+            cr_assert_eq(mine.launches, expect, "%s %s unroll %d, interp: %lld launches, expected %lld", envs[e],
+                         cs_fusion_name(runs[r].f), runs[r].unroll, (long long)mine.launches, expect);
+            cr_assert_eq(mine.checksum, ref.checksum);
+            cs_env_close(twin);
             cr_assert_eq(after[C_LAUNCHES] - before[C_LAUNCHES], expect, "the driver saw %lld launches",
                          after[C_LAUNCHES] - before[C_LAUNCHES]);
             cr_assert_eq(got.checksum, ref.checksum, "%s %s unroll %d: checksum %016llx, cpu %016llx", envs[e],
@@ -1665,7 +1674,6 @@ Test(cuda_fake, rollouts_equal_the_cpu_backend_with_the_launches_counted)
             cs_env_close(gpu);
             check_clean();
         }
-        unsetenv("CARTSIM_CUDA_PERSISTENT");
     }
     long long c[C_COUNT];
     fake_counters(c);
@@ -1679,10 +1687,10 @@ Test(cuda_fake, block_size_and_chunking_never_change_a_result)
     const int blocks[] = {64, 128, 256, 1, 1000};
     for (int b = 0; b < 5; b++)
         for (int persistent = 0; persistent < 2; persistent++) {
-            setenv("CARTSIM_CUDA_PERSISTENT", persistent ? "1" : "0", 1);
             cs_config cfg;
             base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 4, 333);
             cfg.block = blocks[b];
+            cfg.persistent = persistent;
             cs_env *env = open_cfg(&cfg);
             cs_env_info info;
             cs_env_get_info(env, &info);
@@ -2077,8 +2085,7 @@ Test(cuda_fake, the_json_summary_names_the_device)
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
         cr_expect(strstr(out, want[k]), "%s missing from:\n%s", want[k], out);
     free(out);
-    setenv("CARTSIM_CUDA_PERSISTENT", "0", 1);
-    out = run_cli("--backend cuda --envs 100 --steps 20 --unroll 4 --json --no-cache", &status);
+    out = run_cli("--backend cuda --envs 100 --steps 20 --unroll 4 --json --no-cache --no-persistent", &status);
     cr_assert_eq(status, 0, "%s", out);
     cr_expect(strstr(out, "\"launches\": 5,") && strstr(out, "\"persistent\": false"), "%s", out);
     free(out);
@@ -2345,9 +2352,12 @@ Test(cuda_device, bit_identical_across_block_sizes_and_unroll)
         for (int b = 0; b < 3; b++)
             for (int u = 0; u < 2; u++)
                 for (int persistent = 0; persistent < 2; persistent++) {
-                    setenv("CARTSIM_CUDA_PERSISTENT", persistent ? "1" : "0", 1);
-                    cs_env *env = device_env(d ? CS_DTYPE_F64 : CS_DTYPE_F32, CS_FUSION_FULL, unrolls[u], blocks[b],
-                                             10000);
+                    cs_config cfg;
+                    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, unrolls[u], 10000);
+                    cfg.dtype = d ? CS_DTYPE_F64 : CS_DTYPE_F32;
+                    cfg.block = blocks[b];
+                    cfg.persistent = persistent;
+                    cs_env *env = open_cfg(&cfg);
                     cs_rollout_stats s;
                     cs_env_reset(env, 4);
                     cr_assert_eq(cs_env_rollout(env, 1000, &s), CS_OK, "%s", cs_env_error(env));
