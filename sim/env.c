@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "cartsim.h"
 #include "env_source.h"
 #include "jit.h"
+#include "pool.h"
 
 struct cs_env {
     char error[1024];
@@ -58,6 +58,8 @@ struct cs_env {
     double *lane_return;                /* cs_env_episode_returns, made when asked for */
     int64_t *lane_episodes;
     void *device_actions;               /* strict mode: a host copy of a CUDA caller's actions */
+    cs_pool *pool;                      /* threads - 1 workers, started by the first split call */
+    bool pool_failed;
 };
 
 static cs_status fail(cs_env *env, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -132,11 +134,7 @@ static void run_job(job *j)
     e(&j->lanes);
 }
 
-static void *thread_main(void *arg)
-{
-    run_job(arg);
-    return NULL;
-}
+static void run_job_item(void *item) { run_job(item); }
 
 static cs_lanes lanes_template(cs_env *env)
 {
@@ -177,22 +175,16 @@ static void run_entry(cs_env *env, const cs_lanes *tmpl, entry which)
         return;
     }
     job jobs[256];
-    pthread_t tid[256];
-    bool started[256] = {0};
     for (int k = 0; k < threads; k++) {
         jobs[k] = (job){env, *tmpl, which};
         jobs[k].lanes.begin = tmpl->begin + blocks * k / threads * 256;
         jobs[k].lanes.end = k + 1 == threads ? tmpl->end : tmpl->begin + blocks * (k + 1) / threads * 256;
-        if (k > 0)
-            started[k] = pthread_create(&tid[k], NULL, thread_main, &jobs[k]) == 0;
     }
-    run_job(&jobs[0]);
-    for (int k = 1; k < threads; k++) {
-        if (started[k])
-            pthread_join(tid[k], NULL);
-        else
-            run_job(&jobs[k]);   /* no thread to be had: do it here */
-    }
+    /* The workers start with the first split call and live as long as the
+     * handle; none to be had: the caller runs every part. */
+    if (!env->pool && !env->pool_failed)
+        env->pool_failed = !(env->pool = cs_pool_open(env->threads));
+    cs_pool_run(env->pool, run_job_item, jobs, sizeof jobs[0], threads);
 }
 
 /* The entries on the backend in use: cuda runs them on the device (host
@@ -607,6 +599,7 @@ void cs_env_close(cs_env *env)
 {
     if (!env)
         return;
+    cs_pool_close(env->pool);
     cs_cpu_unload(&env->cpu);
     cs_cuda_close(env->cuda);
     cs_cache_close(&env->cache);
