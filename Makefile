@@ -149,7 +149,7 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 	install -m 755 $(BUILD)/libcartsim.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 sim/cartsim.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 envs/*.env $(DESTDIR)$(PREFIX)/share/cartsim/envs/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/.*CS_VERSION_STRING "\(.*\)"/\1/p' sim/cartsim.h)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LDLIBS)|' -e 's|@VERSION@|$(shell sed -n 's/.*CS_VERSION_STRING "\(.*\)"/\1/p' sim/cartsim.h)|' \
 		sim/cartsim.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cartsim.pc
 
 # The benchmark suite (not part of `make test`): the seed paper's experiments, the
