@@ -85,7 +85,7 @@ check: $(BUILD)/libcartsim.a $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_sui
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
-	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 $(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		LDFLAGS="-fsanitize=address,undefined" test TEST_ARGS="$(TEST_ARGS)"
 
 # Install what the build needs from Debian, as root or through sudo; otherwise
