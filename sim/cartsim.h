@@ -151,7 +151,8 @@ typedef struct {
     bool persistent;            /* fusion full and cs_config.persistent: a rollout is one launch */
     double compile_ms;
     bool cache_hit;
-    const char *notice;         /* why AUTO fell back, or "" */
+    const char *notice;         /* one line worth telling, or "": why AUTO fell back, a lowered unroll,
+                                   PTX for a GPU newer than NVRTC, an unusable kernel cache */
     /* The cuda backend's (NULL and 0 on the others). */
     const char *device;         /* the GPU's name */
     int sm_count;               /* its multiprocessors */
