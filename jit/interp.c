@@ -78,8 +78,8 @@ static double load_leaf(interp *in, const cs_node_data *d)
     const cs_lanes *l = in->l;
     bool f32 = p->real == CS_F32;
     switch ((cs_op)d->op) {
-    case CS_OP_CONST:
-        return d->imm.f;
+    case CS_OP_CONST:   /* an f32 literal is a float in the emitted code (and to fold.c) */
+        return d->type == CS_F32 ? f32r(d->imm.f) : d->imm.f;
     case CS_OP_CARRIED: {
         void *a = l->carried[d->imm.i];
         return p->carried[d->imm.i].type == CS_F32 ? ((float *)a)[in->lane] : ((double *)a)[in->lane];
