@@ -60,7 +60,7 @@ typedef struct {
 static const fn_names c_functions[CS_OP_COUNT] = {
     [CS_OP_ABS] = {"fabs", "fabsf"},     [CS_OP_SQRT] = {"sqrt", "sqrtf"}, [CS_OP_EXP] = {"exp", "expf"},
     [CS_OP_LOG] = {"log", "logf"},       [CS_OP_SIN] = {"sin", "cs_sinf"}, [CS_OP_COS] = {"cos", "cs_cosf"},
-    [CS_OP_TAN] = {"tan", "tanf"},       [CS_OP_TANH] = {"tanh", "tanhf"}, [CS_OP_FLOOR] = {"floor", "floorf"},
+    [CS_OP_TAN] = {"tan", "tanf"},       [CS_OP_TANH] = {"tanh", "cs_tanhf"}, [CS_OP_FLOOR] = {"floor", "floorf"},
     [CS_OP_POW] = {"cs_pow", "cs_powf"}, [CS_OP_ATAN2] = {"atan2", "atan2f"}, [CS_OP_FMOD] = {"fmod", "fmodf"},
     [CS_OP_MOD] = {"cs_mod", "cs_modf"},
 };

@@ -258,6 +258,42 @@ Test(agents, linear_and_mlp_agree_on_cpu_and_interp)
     }
 }
 
+/* In f32 both evaluate tanh with mathf.h's cs_tanhf, so the states agree to
+ * the bit (with tanhf in the interpreter 29 of these 100 differ). Box
+ * actions, so that the output tanh reaches the state, not only an argmax. */
+Test(agents, mlp_agrees_bit_for_bit_on_cpu_and_interp_in_f32)
+{
+    enum { N = 50 };
+    char *path = write_temp(point_env, ".env");
+    cs_env *a = open_policy(path, "mlp:8", N, CS_BACKEND_CPU, CS_DTYPE_F32);
+    cs_env *b = open_policy(path, "mlp:8", N, CS_BACKEND_INTERP, CS_DTYPE_F32);
+    unsigned nw = cs_env_num_weights(a);
+    double *w = some_weights(nw, N, 7);
+    cs_rollout_stats sa, sb;
+    cr_assert_eq(cs_env_set_weights(a, w), CS_OK);
+    cr_assert_eq(cs_env_set_weights(b, w), CS_OK);
+    cr_assert_eq(cs_env_reset(a, 5), CS_OK);
+    cr_assert_eq(cs_env_reset(b, 5), CS_OK);
+    cr_assert_eq(cs_env_rollout(a, 100, &sa), CS_OK);
+    cr_assert_eq(cs_env_rollout(b, 100, &sb), CS_OK);
+    cr_expect_eq(sa.episodes, sb.episodes, "%lld vs %lld episodes", (long long)sa.episodes, (long long)sb.episodes);
+    double x[2 * N], y[2 * N];
+    cs_env_get_state(a, x);
+    cs_env_get_state(b, y);
+    int differ = 0, first = 0;
+    for (int k = 2 * N - 1; k >= 0; k--)
+        if (x[k] != y[k]) {
+            differ++;
+            first = k;
+        }
+    cr_expect_eq(differ, 0, "%d of %d states differ, e.g. cpu %a, interp %a", differ, 2 * N, x[first], y[first]);
+    free(w);
+    cs_env_close(a);
+    cs_env_close(b);
+    unlink(path);
+    free(path);
+}
+
 Test(agents, declared_heuristic_balances_cartpole)
 {
     cs_env *env = open_policy("cartpole", "heuristic", 100, CS_BACKEND_AUTO, CS_DTYPE_F32);

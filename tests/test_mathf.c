@@ -1,7 +1,9 @@
 /* cs_sinf and cs_cosf (jit/mathf.h) against libm's double sin and cos
  * rounded to float: at most 2 ulp apart on |x| <= 1e4 (the promise; the
  * header documents accuracy to 1e5, checked here too), finite and bounded
- * beyond, NaN for NaN and infinities. */
+ * beyond, NaN for NaN and infinities. cs_tanhf against double tanh rounded
+ * to float: at most 1 ulp apart over all floats (bench/tanhf_exhaustive.c
+ * checks every one; here every 97th), odd, +-1 where the rounded value is. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -170,5 +172,98 @@ Test(mathf, same_results_in_a_vectorizable_loop)
         cr_assert_eq(float_bits(c[i]), float_bits(cs_cosf(x[i])));
         cr_assert_leq(ulps(s[i], (float)sin((double)x[i])), 2);
         cr_assert_leq(ulps(c[i], (float)cos((double)x[i])), 2);
+    }
+}
+
+/* ---- tanh ---- */
+
+static int64_t tanh_ulps(float x) { return ulps(cs_tanhf(x), (float)tanh((double)x)); }
+
+/* Every 97th non-negative float up to +inf (all binades, subnormals and the
+ * saturated range included), each with its negative, which must be the
+ * exact negation. */
+Test(mathf, tanh_sweep_within_1_ulp_and_odd)
+{
+    int64_t worst = 0;
+    float at = 0;
+    for (uint32_t b = 0; b <= 0x7f800000u; b += 97) {
+        float x = bits_float(b);
+        int64_t e = tanh_ulps(x);
+        if (e > worst) {
+            worst = e;
+            at = x;
+        }
+        cr_assert_eq(float_bits(cs_tanhf(-x)), float_bits(cs_tanhf(x)) ^ 0x80000000u, "tanh(-%a) is not -tanh(%a)",
+                     x, x);
+    }
+    cr_log_info("tanh: %lld ulp at %a", (long long)worst, at);
+    cr_assert_leq(worst, 1, "tanh off by %lld ulp at %.9g", (long long)worst, at);
+}
+
+/* Where the computation changes hands: k = round(2|x| / ln 2) steps at odd
+ * multiples of ln(2)/4, and the clamp at 16. */
+Test(mathf, tanh_at_reduction_boundaries)
+{
+    int64_t worst = 0;
+    float at = 0;
+    for (int j = 0; j < 50; j++) {
+        float edge = (float)((2 * j + 1) * 0.69314718055994531 / 4);
+        for (int d = -4; d <= 4; d++) {
+            float x = bits_float(float_bits(edge) + (uint32_t)d);
+            int64_t e = tanh_ulps(x);
+            if (e > worst) {
+                worst = e;
+                at = x;
+            }
+        }
+    }
+    cr_assert_leq(worst, 1, "tanh off by %lld ulp at %.9g", (long long)worst, at);
+    const float clamp[] = {15.999999f, 16.0f, 16.000002f};
+    for (unsigned i = 0; i < 3; i++)
+        cr_assert_eq(cs_tanhf(clamp[i]), 1.0f, "tanh(%.9g)", clamp[i]);
+}
+
+Test(mathf, tanh_zeros_tiny_and_saturation)
+{
+    cr_assert_eq(float_bits(cs_tanhf(0.0f)), float_bits(0.0f));
+    cr_assert_eq(float_bits(cs_tanhf(-0.0f)), float_bits(-0.0f));
+    /* tanh x = x to float precision for tiny x, subnormals included. */
+    const float tiny[] = {FLT_TRUE_MIN, 1e-40f, FLT_MIN, 1e-30f, 1e-10f, 1e-5f, 1e-4f};
+    for (unsigned i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
+        cr_assert_eq(cs_tanhf(tiny[i]), (float)tanh((double)tiny[i]), "tanh(%g)", tiny[i]);
+        cr_assert_eq(cs_tanhf(-tiny[i]), -(float)tanh((double)tiny[i]), "tanh(-%g)", tiny[i]);
+    }
+    cr_assert_eq(cs_tanhf(FLT_TRUE_MIN), FLT_TRUE_MIN);
+    /* 9.0109129 is the last float whose rounded tanh is below 1. */
+    float last = 9.0109129f;
+    cr_assert_eq((float)tanh((double)last), 0x1.fffffep-1f);
+    cr_assert_eq(cs_tanhf(last), 0x1.fffffep-1f);
+    cr_assert_eq(cs_tanhf(-last), -0x1.fffffep-1f);
+    const float big[] = {nextafterf(last, 100.0f), 9.1f, 10.0f, 20.0f, 88.8f, 1e5f, 1e30f, FLT_MAX, INFINITY};
+    for (unsigned i = 0; i < sizeof big / sizeof big[0]; i++) {
+        cr_assert_eq(cs_tanhf(big[i]), 1.0f, "tanh(%g) = %a", big[i], cs_tanhf(big[i]));
+        cr_assert_eq(cs_tanhf(-big[i]), -1.0f, "tanh(-%g) = %a", big[i], cs_tanhf(-big[i]));
+    }
+}
+
+Test(mathf, tanh_of_nan_is_nan)
+{
+    const float nan[] = {NAN, -NAN};
+    for (unsigned i = 0; i < 2; i++)
+        cr_assert(isnan(cs_tanhf(nan[i])), "tanh(%g)", nan[i]);
+}
+
+/* The shape of a fused MLP layer. */
+Test(mathf, tanh_same_results_in_a_vectorizable_loop)
+{
+    enum { N = 1024 };
+    static float x[N], y[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)(i - N / 2) * 0.0213f;
+    for (int i = 0; i < N; i++)
+        y[i] = cs_tanhf(x[i]);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(float_bits(y[i]), float_bits(cs_tanhf(x[i])));
+        cr_assert_leq(tanh_ulps(x[i]), 1);
     }
 }
