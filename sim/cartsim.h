@@ -97,7 +97,8 @@ typedef struct {
     cs_fusion fusion;           /* default FULL */
     cs_dtype dtype;             /* default F32 */
     int unroll;                 /* steps per loop iteration; default 1 */
-    int threads;                /* 0: every core */
+    int threads;                /* 0: every core, for calls with the work to pay for waking them
+                                   (64K env-steps a thread); N: N, whatever the call */
     int block;                  /* CUDA threads per block; 0: from the occupancy API */
     cs_autoreset autoreset;     /* default NEXT_STEP, Gymnasium's */
     const char *params[CS_MAX_PARAM_OVERRIDES];  /* "NAME=VALUE" or "NAME=LO:HI" */

@@ -60,6 +60,7 @@ struct cs_env {
     void *device_actions;               /* strict mode: a host copy of a CUDA caller's actions */
     cs_pool *pool;                      /* threads - 1 workers, started by the first split call */
     bool pool_failed;
+    bool threads_auto;                  /* cfg.threads 0: as many as the work pays for */
 };
 
 static cs_status fail(cs_env *env, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -161,14 +162,27 @@ static cs_lanes lanes_template(cs_env *env)
     return l;
 }
 
+/* Env-steps a thread must have before cs_config.threads = 0 wakes it. */
+#define MIN_WORK_PER_THREAD 65536
+
 /* Split [begin, end) into contiguous chunks of whole 256-lane blocks. */
 static void run_entry(cs_env *env, const cs_lanes *tmpl, entry which)
 {
     int64_t lanes = tmpl->end - tmpl->begin;
+    if (lanes <= 0)
+        return;
     int64_t blocks = (lanes + 255) / 256;
     int threads = env->threads < 1 ? 1 : env->threads;
     if (threads > blocks)
         threads = (int)blocks;
+    if (env->threads_auto) {
+        /* Chosen threads wake only for work that pays for the wake-up: tens
+         * of microseconds on a VM, more than a whole 2048-env step. */
+        int64_t steps = which == ENTRY_ROLLOUT && tmpl->steps > 1 ? tmpl->steps : 1;
+        int64_t work = steps > INT64_MAX / lanes ? INT64_MAX : lanes * steps;
+        if (threads > work / MIN_WORK_PER_THREAD)
+            threads = work / MIN_WORK_PER_THREAD < 1 ? 1 : (int)(work / MIN_WORK_PER_THREAD);
+    }
     if (threads <= 1) {
         job j = {env, *tmpl, which};
         run_job(&j);
@@ -534,6 +548,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->strict = cfg->strict;
     env->persistent = cfg->persistent;
     env->threads = cfg->threads ? cfg->threads : online_cores();
+    env->threads_auto = cfg->threads == 0;
     double start = now_ms();
     if ((s = build_program(env, cfg, NULL, &env->prog)) != CS_OK)
         return s;
