@@ -836,10 +836,10 @@ def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup,
     w("")
     w("envs/cartpole_concat.env (the state packed the paper's way), 2048 environments x %d steps, f32. "
       "A *launch* on the CPU is one call from the host into the compiled code (`cs_env_rollout` for that many "
-      "steps: threads started and joined, the state loaded into a block and stored again); the paper's XLA "
+      "steps: the handle's worker threads woken, the state loaded into a block and stored again); the paper's XLA "
       "loop makes one launch set per scan iteration, so the baseline launches every step. Kernels per step "
-      "are the loops (GPU kernels) the fusion policy leaves; kernel passes counts them over the rollout as the "
-      "library does (a GPU would launch each; the CPU runs them back to back inside a launch). Cold compile is "
+      "are the loops (GPU kernels) the fusion policy leaves; kernel passes counts them over the rollout "
+      "(a GPU would launch each; the CPU runs them back to back inside a launch). Cold compile is "
       "measured once per distinct kernel; cached is a start from the kernel cache."
       % (abl[0]["steps"] if abl else 10000))
     w("")
@@ -1078,7 +1078,8 @@ def why_text(abl, why, sweep, unroll):
     if full2 and pers2:
         per_call1 = (full1["median_ms"] - pers["median_ms"]) * 1e3 / (full1["calls"] - 1)
         per_call2 = (full2["median_ms"] - pers2["median_ms"]) * 1e3 / (full2["calls"] - 1)
-        L.append("- With 2 threads every launch also starts and joins a thread: %.1f us per launch against %.1f us "
+        L.append("- With 2 threads every launch also wakes the second thread (the handle keeps it; the rows here set "
+                 "--threads 2, which wakes it however little the work): %.1f us per launch against %.1f us "
                  "with one (a launch per step against one launch). With 2 threads the full-fusion row with a "
                  "launch per step runs at %.2fx of its 1-thread rate, the persistent row at %.2fx."
                  % (per_call2, per_call1, full2["env_steps_per_sec"] / full1["env_steps_per_sec"],

@@ -7,7 +7,7 @@
  *                 [--chunk C] [--step-api] [--repeat R] [--cold] [--target-ms MS]
  *
  * --chunk C splits the rollout into calls of C steps: each call is one trip
- * from the host into the compiled code and back (threads started and joined,
+ * from the host into the compiled code and back (the worker threads woken,
  * the state loaded from memory into a block and stored again), the CPU's
  * counterpart of a kernel launch. With C = U it is the paper's XLA loop, one
  * launch (set) per scan iteration of U unrolled steps; without --chunk the
