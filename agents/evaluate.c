@@ -7,28 +7,15 @@
  * results do not depend on how a rollout is cut) and each first episode's
  * return is read the step it ends. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "agents.h"
-
-static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...)
-{
-    if (error && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(error, size, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
+#include "status.h"
 
 static cs_status env_failed(cs_env *env, cs_status s, char *error, size_t size)
 {
-    return say(error, size, s, "%s", cs_env_error(env)[0] ? cs_env_error(env) : cs_status_string(s));
+    return cs_say(error, size, s, "%s", cs_env_error(env)[0] ? cs_env_error(env) : cs_status_string(s));
 }
 
 /* First episodes of environments [0, k) after a reset seeded `seed`. */
@@ -52,7 +39,7 @@ static cs_status first_episodes(cs_env *env, int64_t max_steps, uint64_t seed, i
     }
     bool *got = calloc((size_t)k, sizeof *got);
     if (!got)
-        return say(error, size, CS_ERR_NOMEM, "out of memory");
+        return cs_say(error, size, CS_ERR_NOMEM, "out of memory");
     int64_t left = k;
     if ((s = cs_env_reset(env, seed)) != CS_OK)
         left = 0;
@@ -85,20 +72,20 @@ cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint
     cs_env_info info;
     cs_status s;
     if (!env)
-        return say(error, error_size, CS_ERR_ARGUMENT, "no environment handle");
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "no environment handle");
     if ((s = cs_env_get_info(env, &info)) != CS_OK)
         return env_failed(env, s, error, error_size);
     if (episodes < 1 || !returns)
-        return say(error, error_size, CS_ERR_ARGUMENT, "evaluate needs at least one episode and a place for returns");
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "evaluate needs at least one episode and a place for returns");
     if (info.max_steps <= 0)
-        return say(error, error_size, CS_ERR_ARGUMENT,
+        return cs_say(error, error_size, CS_ERR_ARGUMENT,
                    "%s declares no max_steps: its episodes need not end, so they cannot be scored whole", info.name);
     unsigned nw = cs_env_num_weights(env);
     if (nw && weights) {
         size_t n = (size_t)info.num_envs;
         double *w = malloc((size_t)nw * n * sizeof *w);
         if (!w)
-            return say(error, error_size, CS_ERR_NOMEM, "out of memory for the weights");
+            return cs_say(error, error_size, CS_ERR_NOMEM, "out of memory for the weights");
         for (unsigned k = 0; k < nw; k++)
             for (size_t i = 0; i < n; i++)
                 w[k * n + i] = weights[k];

@@ -10,22 +10,11 @@
 #include <string.h>
 
 #include "agents.h"
+#include "status.h"
 
 #define MAGIC "cartsim-policy 1"
 #define FILE_MAX ((long)64 << 20)
 #define WEIGHTS_MAX (1u << 22)
-
-static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...)
-{
-    if (error && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(error, size, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {
@@ -79,22 +68,22 @@ cs_status cs_policy_save(const char *path, const char *env, const char *policy, 
     if (error && error_size)
         error[0] = 0;
     if (!path || !*path)
-        return say(error, error_size, CS_ERR_ARGUMENT, "no file name for the policy");
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "no file name for the policy");
     if (!env || !policy || !valid_name(env, 64) || !valid_name(policy, 64))
-        return say(error, error_size, CS_ERR_ARGUMENT, "the environment and policy names must be 1 to 63 printable characters");
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "the environment and policy names must be 1 to 63 printable characters");
     if (n_weights > WEIGHTS_MAX || (n_weights && !weights))
-        return say(error, error_size, CS_ERR_ARGUMENT, "bad weights (%u of them)", n_weights);
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "bad weights (%u of them)", n_weights);
     for (unsigned k = 0; k < n_weights; k++)
         if (!isfinite(weights[k]))
-            return say(error, error_size, CS_ERR_ARGUMENT, "weight %u is not finite", k);
+            return cs_say(error, error_size, CS_ERR_ARGUMENT, "weight %u is not finite", k);
     size_t len = strlen(path);
     char *tmp = malloc(len + 16);
     if (!tmp)
-        return say(error, error_size, CS_ERR_NOMEM, "out of memory");
+        return cs_say(error, error_size, CS_ERR_NOMEM, "out of memory");
     snprintf(tmp, len + 16, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        cs_status s = say(error, error_size, CS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+        cs_status s = cs_say(error, error_size, CS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
         free(tmp);
         return s;
     }
@@ -110,7 +99,7 @@ cs_status cs_policy_save(const char *path, const char *env, const char *policy, 
     ok &= fclose(f) == 0;
     cs_status s = CS_OK;
     if (!ok || rename(tmp, path) != 0) {
-        s = say(error, error_size, CS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        s = cs_say(error, error_size, CS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         remove(tmp);
     }
     free(tmp);
@@ -151,7 +140,7 @@ static cs_status damaged(reader *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return say(r->error, r->size, CS_ERR_PARSE, "%s:%u: %s (not a cartsim policy file, or a damaged one)", r->path,
+    return cs_say(r->error, r->size, CS_ERR_PARSE, "%s:%u: %s (not a cartsim policy file, or a damaged one)", r->path,
                r->line, msg);
 }
 
@@ -187,7 +176,7 @@ static cs_status parse(reader *r, cs_policy_file *out)
         return damaged(r, "expected 'weights N' with N from 0 to %u", WEIGHTS_MAX);
     out->n_weights = (unsigned)n;
     if (!(out->weights = malloc((n ? n : 1) * sizeof *out->weights)))
-        return say(r->error, r->size, CS_ERR_NOMEM, "out of memory");
+        return cs_say(r->error, r->size, CS_ERR_NOMEM, "out of memory");
     for (unsigned long k = 0; k < n; k++) {
         if (!(line = next_line(r)))
             return damaged(r, "the file ends after %lu of its %lu weights", k, n);
@@ -212,13 +201,13 @@ cs_status cs_policy_load(const char *path, cs_policy_file *out, char *error, siz
     if (error && error_size)
         error[0] = 0;
     if (!out)
-        return say(error, error_size, CS_ERR_ARGUMENT, "no place for the policy");
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "no place for the policy");
     memset(out, 0, sizeof *out);
     if (!path || !*path)
-        return say(error, error_size, CS_ERR_ARGUMENT, "no policy file named");
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "no policy file named");
     FILE *f = fopen(path, "rb");
     if (!f)
-        return say(error, error_size, errno == ENOENT ? CS_ERR_NOT_FOUND : CS_ERR_IO, "cannot open %s: %s", path,
+        return cs_say(error, error_size, errno == ENOENT ? CS_ERR_NOT_FOUND : CS_ERR_IO, "cannot open %s: %s", path,
                    strerror(errno));
     char *text = NULL;
     size_t len = 0, cap = 0;
@@ -226,14 +215,14 @@ cs_status cs_policy_load(const char *path, cs_policy_file *out, char *error, siz
     for (;;) {
         if (len == cap) {
             if (cap > (size_t)FILE_MAX) {
-                s = say(error, error_size, CS_ERR_PARSE, "%s is larger than %ld bytes: not a policy file", path,
+                s = cs_say(error, error_size, CS_ERR_PARSE, "%s is larger than %ld bytes: not a policy file", path,
                         FILE_MAX);
                 break;
             }
             size_t grow = cap ? 2 * cap : 4096;
             char *more = realloc(text, grow + 1);
             if (!more) {
-                s = say(error, error_size, CS_ERR_NOMEM, "out of memory");
+                s = cs_say(error, error_size, CS_ERR_NOMEM, "out of memory");
                 break;
             }
             text = more;
@@ -245,12 +234,12 @@ cs_status cs_policy_load(const char *path, cs_policy_file *out, char *error, siz
             break;
     }
     if (s == CS_OK && ferror(f))
-        s = say(error, error_size, CS_ERR_IO, "cannot read %s", path);
+        s = cs_say(error, error_size, CS_ERR_IO, "cannot read %s", path);
     fclose(f);
     if (s == CS_OK && len == 0)
-        s = say(error, error_size, CS_ERR_PARSE, "%s is empty: not a policy file", path);
+        s = cs_say(error, error_size, CS_ERR_PARSE, "%s is empty: not a policy file", path);
     if (s == CS_OK && memchr(text, 0, len))
-        s = say(error, error_size, CS_ERR_PARSE, "%s holds a NUL byte: not a policy file", path);
+        s = cs_say(error, error_size, CS_ERR_PARSE, "%s holds a NUL byte: not a policy file", path);
     if (s == CS_OK) {
         text[len] = 0;
         reader r = {path, text, text, 0, error, error_size};

@@ -3,13 +3,13 @@
  * out for max_steps steps from a reset in one fused launch, and scores each
  * candidate by the mean return of the episodes it finished. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "agents.h"
+#include "status.h"
 
 /* Evaluations in a row that must reach the target to stop. */
 #define SOLVED_STREAK 2
@@ -40,37 +40,25 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static cs_status say(char *error, size_t size, cs_status s, const char *fmt, ...)
-{
-    if (error && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(error, size, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
-
 static cs_status check(const cs_train_config *tc, char *error, size_t size)
 {
     if (tc->algo != CS_ALGO_ES && tc->algo != CS_ALGO_CEM)
-        return say(error, size, CS_ERR_ARGUMENT, "unknown training algorithm %d", (int)tc->algo);
+        return cs_say(error, size, CS_ERR_ARGUMENT, "unknown training algorithm %d", (int)tc->algo);
     if (tc->population < 2 || tc->population > (1 << 24))
-        return say(error, size, CS_ERR_ARGUMENT, "the population must be from 2 to %d, not %lld", 1 << 24,
+        return cs_say(error, size, CS_ERR_ARGUMENT, "the population must be from 2 to %d, not %lld", 1 << 24,
                    (long long)tc->population);
     if (tc->generations < 1 || tc->generations > INT32_MAX)
-        return say(error, size, CS_ERR_ARGUMENT, "generations must be from 1 to %d", INT32_MAX);
+        return cs_say(error, size, CS_ERR_ARGUMENT, "generations must be from 1 to %d", INT32_MAX);
     if (tc->eval_episodes < 1 || tc->eval_episodes > (1 << 24))
-        return say(error, size, CS_ERR_ARGUMENT, "eval_episodes must be from 1 to %d", 1 << 24);
+        return cs_say(error, size, CS_ERR_ARGUMENT, "eval_episodes must be from 1 to %d", 1 << 24);
     if (!(tc->sigma > 0) || !(tc->learning_rate > 0) || !(tc->weight_decay >= 0) || !isfinite(tc->sigma) ||
         !isfinite(tc->learning_rate) || !isfinite(tc->weight_decay))
-        return say(error, size, CS_ERR_ARGUMENT, "ES needs sigma > 0, learning_rate > 0 and weight_decay >= 0");
+        return cs_say(error, size, CS_ERR_ARGUMENT, "ES needs sigma > 0, learning_rate > 0 and weight_decay >= 0");
     if (!(tc->elite_fraction > 0 && tc->elite_fraction <= 1) || !(tc->init_std > 0) || !(tc->extra_std >= 0) ||
         !isfinite(tc->init_std) || !isfinite(tc->extra_std))
-        return say(error, size, CS_ERR_ARGUMENT, "CEM needs 0 < elite_fraction <= 1, init_std > 0, extra_std >= 0");
+        return cs_say(error, size, CS_ERR_ARGUMENT, "CEM needs 0 < elite_fraction <= 1, init_std > 0, extra_std >= 0");
     if (isinf(tc->target))
-        return say(error, size, CS_ERR_ARGUMENT, "the target must be finite (or NaN for the environment's)");
+        return cs_say(error, size, CS_ERR_ARGUMENT, "the target must be finite (or NaN for the environment's)");
     return CS_OK;
 }
 
@@ -135,9 +123,9 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     cs_agent agent;
     char why[256];
     if (cs_agent_parse(tc->policy, &agent, why, sizeof why))
-        return say(error, size, CS_ERR_ARGUMENT, "%s", why);
+        return cs_say(error, size, CS_ERR_ARGUMENT, "%s", why);
     if (agent.kind != CS_AGENT_DENSE)
-        return say(error, size, CS_ERR_ARGUMENT, "policy '%s' has no weights to train (use linear or mlp:H)",
+        return cs_say(error, size, CS_ERR_ARGUMENT, "policy '%s' has no weights to train (use linear or mlp:H)",
                    tc->policy ? tc->policy : "random");
     cs_agent_format(&agent, out->policy);
     int64_t pop = tc->population + (tc->algo == CS_ALGO_ES && tc->population % 2);
@@ -147,12 +135,12 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     c.policy = out->policy;
     cs_status s = cs_env_open(&c, &t->env);
     if (s != CS_OK)
-        return say(error, size, s, "%s", t->env ? cs_env_error(t->env) : "out of memory");
+        return cs_say(error, size, s, "%s", t->env ? cs_env_error(t->env) : "out of memory");
     cs_env_info info;
     if ((s = cs_env_get_info(t->env, &info)) != CS_OK)
-        return say(error, size, s, "%s", cs_env_error(t->env));
+        return cs_say(error, size, s, "%s", cs_env_error(t->env));
     if (info.max_steps <= 0)
-        return say(error, size, CS_ERR_ARGUMENT, "%s declares no max_steps: a candidate needs whole episodes",
+        return cs_say(error, size, CS_ERR_ARGUMENT, "%s declares no max_steps: a candidate needs whole episodes",
                    info.name);
     snprintf(out->env, sizeof out->env, "%s", info.name);
     out->compile_ms = info.compile_ms;
@@ -165,10 +153,10 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     t->returns = malloc((size_t)tc->eval_episodes * sizeof *t->returns);
     t->state = malloc((size_t)(info.state_dim ? info.state_dim : 1) * (size_t)pop * sizeof *t->state);
     if (!t->start || !t->w || !t->fitness || !t->returns || !t->state)
-        return say(error, size, CS_ERR_NOMEM, "out of memory");
+        return cs_say(error, size, CS_ERR_NOMEM, "out of memory");
     cs_dense_init(&agent, info.obs_dim, n_out, tc->seed, t->start);
     if (cs_search_init(&t->search, tc, dim, pop, t->start))
-        return say(error, size, CS_ERR_NOMEM, "out of memory");
+        return cs_say(error, size, CS_ERR_NOMEM, "out of memory");
 
     out->eval_return = NAN;
     bool evaluated = false;
@@ -179,10 +167,10 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
         if ((s = cs_env_set_weights(t->env, t->w)) != CS_OK ||
             (s = cs_env_reset(t->env, cs_seed_mix(tc->seed, CS_NOISE_RESET, (uint64_t)g))) != CS_OK ||
             (s = common_start(t, &info)) != CS_OK || (s = cs_env_rollout(t->env, info.max_steps, &stats)) != CS_OK)
-            return say(error, size, s, "%s", cs_env_error(t->env));
+            return cs_say(error, size, s, "%s", cs_env_error(t->env));
         const double *ret = cs_env_episode_returns(t->env);
         if (!ret)
-            return say(error, size, CS_ERR_NOMEM, "%s", cs_env_error(t->env));
+            return cs_say(error, size, CS_ERR_NOMEM, "%s", cs_env_error(t->env));
         memcpy(t->fitness, ret, (size_t)pop * sizeof *t->fitness);
         cs_train_progress p = {0};
         p.generation = g + 1;
@@ -220,7 +208,7 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     out->solved = !isnan(out->target) && out->eval_return >= out->target;
     out->n_weights = dim;
     if (!(out->weights = malloc((dim ? dim : 1) * sizeof *out->weights)))
-        return say(error, size, CS_ERR_NOMEM, "out of memory");
+        return cs_say(error, size, CS_ERR_NOMEM, "out of memory");
     memcpy(out->weights, t->search.mean, dim * sizeof *out->weights);
     return CS_OK;
 }
@@ -232,10 +220,10 @@ cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_res
     if (error && error_size)
         error[0] = 0;
     if (!out)
-        return say(error, error_size, CS_ERR_ARGUMENT, "no place for the result");
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "no place for the result");
     memset(out, 0, sizeof *out);
     if (!cfg || !tc)
-        return say(error, error_size, CS_ERR_ARGUMENT, "no configuration given");
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "no configuration given");
     cs_status s = check(tc, error, error_size);
     if (s != CS_OK)
         return s;

@@ -28,18 +28,18 @@ cs_status render_png_write(const char *path, const uint8_t *rgb, int width, int 
                            size_t err_size)
 {
     if (!path || !rgb || width <= 0 || height <= 0 || width > INT32_MAX / 3 / height)
-        return render_error(err, err_size, CS_ERR_ARGUMENT, "cannot write a %dx%d image", width, height);
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "cannot write a %dx%d image", width, height);
     png_out o = {fopen(path, "wb"), 0};
     if (!o.f)
-        return render_error(err, err_size, CS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        return cs_say(err, err_size, CS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     errno = 0;
     int ok = stbi_write_png_to_func(write_bytes, &o, width, height, 3, rgb, width * 3);
     if (fclose(o.f) != 0 && !o.err)
         o.err = errno ? errno : EIO;
     if (!ok)
-        return render_error(err, err_size, CS_ERR_NOMEM, "cannot encode %s: out of memory", path);
+        return cs_say(err, err_size, CS_ERR_NOMEM, "cannot encode %s: out of memory", path);
     if (o.err)
-        return render_error(err, err_size, CS_ERR_IO, "cannot write %s: %s", path, strerror(o.err));
+        return cs_say(err, err_size, CS_ERR_IO, "cannot write %s: %s", path, strerror(o.err));
     return CS_OK;
 }
 
@@ -48,7 +48,7 @@ cs_status render_png_write(const char *path, const uint8_t *rgb, int width, int 
 cs_status render_png_write(const char *path, const uint8_t *rgb, int width, int height, char *err,
                            size_t err_size)
 {
-    return render_error(err, err_size, CS_ERR_UNAVAILABLE,
+    return cs_say(err, err_size, CS_ERR_UNAVAILABLE,
                         "PNG frames need stb_image_write, which this build lacks (apt-get install libstb-dev, then "
                         "rebuild)");
 }

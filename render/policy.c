@@ -37,10 +37,10 @@ static cs_status parse(const char *spec, render_policy_kind *kind, char *err, si
         }
     size_t n = strlen(spec);
     if (strchr(spec, '/') || (n > 4 && strcmp(spec + n - 4, ".pol") == 0))
-        return render_error(err, err_size, CS_ERR_UNAVAILABLE,
+        return cs_say(err, err_size, CS_ERR_UNAVAILABLE,
                             "policy files ('%s') are not supported here yet; use random, heuristic or human",
                             spec);
-    return render_error(err, err_size, CS_ERR_ARGUMENT, "unknown policy '%s' (random, heuristic or human)", spec);
+    return cs_say(err, err_size, CS_ERR_ARGUMENT, "unknown policy '%s' (random, heuristic or human)", spec);
 }
 
 cs_status render_policy_check(const char *spec, char *err, size_t err_size)
@@ -75,16 +75,16 @@ cs_status render_policy_open(const char *spec, cs_env *env, uint64_t seed, rende
         return s;
     render_policy *p = calloc(1, sizeof *p);
     if (!p)
-        return render_error(err, err_size, CS_ERR_NOMEM, "out of memory");
+        return cs_say(err, err_size, CS_ERR_NOMEM, "out of memory");
     p->kind = kind;
     if ((s = cs_env_get_info(env, &p->info)) != CS_OK) {
         render_policy_close(p);
-        return render_error(err, err_size, s, "%s", cs_env_error(env));
+        return cs_say(err, err_size, s, "%s", cs_env_error(env));
     }
     p->rule = render_find_rule(&p->info);
     if (kind == RENDER_POLICY_HEURISTIC && (!p->rule || !p->rule->heuristic)) {
         render_policy_close(p);
-        return render_error(err, err_size, CS_ERR_UNAVAILABLE, "no heuristic policy for environment '%s'",
+        return cs_say(err, err_size, CS_ERR_UNAVAILABLE, "no heuristic policy for environment '%s'",
                             p->info.name ? p->info.name : "?");
     }
     p->rng = seed ^ UINT64_C(0x6a09e667f3bcc909);
@@ -98,7 +98,7 @@ cs_status render_policy_open(const char *spec, cs_env *env, uint64_t seed, rende
     p->action = calloc(dims ? dims : 1, sizeof *p->action);
     if ((!p->discrete && !p->box) || !p->one || !p->action) {
         render_policy_close(p);
-        return render_error(err, err_size, CS_ERR_NOMEM, "out of memory for %zu actions", n);
+        return cs_say(err, err_size, CS_ERR_NOMEM, "out of memory for %zu actions", n);
     }
     *out = p;
     return CS_OK;

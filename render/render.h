@@ -2,13 +2,13 @@
  * physics: states come from cs_env_get_state), headless RGB frames, frame
  * sinks (PNG files, ffmpeg) and the SDL2 viewer.
  *
- * render/ uses sim's public API (cartsim.h) only. Everything is drawn through
+ * render/ uses sim's public API (cartsim.h), and sim's cs_say (status.h) for
+ * messages into callers' buffers. Everything is drawn through
  * SDL_Renderer, so one drawing rule draws a window tile (view.c) and a
  * software surface (frames.c) alike. SDL2 is optional at build time: without
  * CS_HAVE_SDL2 everything here still compiles, and the entry points that need
  * SDL (cs_renderer_open, render_view_run) answer CS_ERR_UNAVAILABLE.
  *
- *   error.c      messages into callers' buffers
  *   canvas.c     world-to-pixel transform; filled polygons, discs, lines, rectangles
  *   font.c       a 5x7 bitmap font for the viewer's text
  *   rules.c      the table of drawing rules, keyed by cs_env_info.name
@@ -31,13 +31,10 @@
 #include <stdint.h>
 
 #include "cartsim.h"
+#include "status.h"
 
 #define RENDER_ERROR_SIZE 512
 
-/* error.c: snprintf into a caller's message buffer (NULL or 0 bytes: none);
- * returns s. */
-cs_status render_error(char *err, size_t err_size, cs_status s, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* How to get SDL2, for every "unavailable" message. */
 #define RENDER_NO_SDL_MESSAGE                                                                    \

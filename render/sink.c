@@ -70,7 +70,7 @@ static bool find_ffmpeg(char *out, size_t size)
 
 static cs_status no_ffmpeg(const char *path, char *err, size_t err_size)
 {
-    return render_error(err, err_size, CS_ERR_UNAVAILABLE,
+    return cs_say(err, err_size, CS_ERR_UNAVAILABLE,
                         "writing %s needs ffmpeg, which is not on PATH (Debian: sudo apt-get install ffmpeg); "
                         "--out DIR writes PNG frames instead",
                         path);
@@ -80,14 +80,14 @@ static cs_status no_ffmpeg(const char *path, char *err, size_t err_size)
 static cs_status ensure_dir(const char *path, char *err, size_t err_size)
 {
     if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return render_error(err, err_size, CS_ERR_IO, "cannot create directory %s: %s", path, strerror(errno));
+        return cs_say(err, err_size, CS_ERR_IO, "cannot create directory %s: %s", path, strerror(errno));
     struct stat st;
     if (stat(path, &st) != 0)
-        return render_error(err, err_size, CS_ERR_IO, "cannot use directory %s: %s", path, strerror(errno));
+        return cs_say(err, err_size, CS_ERR_IO, "cannot use directory %s: %s", path, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return render_error(err, err_size, CS_ERR_IO, "%s exists and is not a directory", path);
+        return cs_say(err, err_size, CS_ERR_IO, "%s exists and is not a directory", path);
     if (access(path, W_OK | X_OK) != 0)
-        return render_error(err, err_size, CS_ERR_IO, "cannot write into directory %s: %s", path,
+        return cs_say(err, err_size, CS_ERR_IO, "cannot write into directory %s: %s", path,
                             strerror(errno));
     return CS_OK;
 }
@@ -95,7 +95,7 @@ static cs_status ensure_dir(const char *path, char *err, size_t err_size)
 cs_status render_sink_check(const char *path, char *err, size_t err_size)
 {
     if (!path || !*path)
-        return render_error(err, err_size, CS_ERR_ARGUMENT, "no output path");
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "no output path");
     if (!render_sink_is_video(path))
         return ensure_dir(path, err, err_size);
     char exe[4096];
@@ -276,7 +276,7 @@ cs_status render_sink_close(render_sink *s, char *err, size_t err_size)
         }
     }
     if (st != CS_OK)
-        render_error(err, err_size, st, "%s", s->error);
+        cs_say(err, err_size, st, "%s", s->error);
     if (s->log)
         fclose(s->log);
     free(s->path);

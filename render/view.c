@@ -33,7 +33,7 @@ cs_status render_view_run(const cs_config *cfg, const render_view_options *opt, 
     (void)opt;
     if (report)
         memset(report, 0, sizeof *report);
-    return render_error(err, err_size, CS_ERR_UNAVAILABLE, "%s", RENDER_NO_SDL_MESSAGE);
+    return cs_say(err, err_size, CS_ERR_UNAVAILABLE, "%s", RENDER_NO_SDL_MESSAGE);
 }
 
 #else
@@ -101,7 +101,7 @@ static cs_status parse_command(const char *s, const char *end, command *c, char 
     char text[128];
     size_t len = (size_t)(end - s);
     if (len >= sizeof text)
-        return render_error(err, err_size, CS_ERR_ARGUMENT, "script: command too long: '%.40s...'", s);
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "script: command too long: '%.40s...'", s);
     memcpy(text, s, len);
     text[len] = 0;
     char word[16], arg[16];
@@ -119,7 +119,7 @@ static cs_status parse_command(const char *s, const char *end, command *c, char 
             if (strcmp(keys[k].name, arg) == 0)
                 c->key = k;
         if (c->key < 0)
-            return render_error(err, err_size, CS_ERR_ARGUMENT, "script: unknown key in '%s'", text);
+            return cs_say(err, err_size, CS_ERR_ARGUMENT, "script: unknown key in '%s'", text);
         rest = "";
     } else if (strcmp(word, "click") == 0) {
         c->op = CMD_CLICK;
@@ -130,12 +130,12 @@ static cs_status parse_command(const char *s, const char *end, command *c, char 
         if (!parse_int(&rest, 0, 1 << 20, &c->a) || !parse_int(&rest, 0, 1 << 20, &c->b))
             goto bad;
     } else {
-        return render_error(err, err_size, CS_ERR_ARGUMENT, "script: unknown command '%s'", text);
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "script: unknown command '%s'", text);
     }
     if (rest[strspn(rest, " \t")] == 0)
         return CS_OK;
 bad:
-    return render_error(err, err_size, CS_ERR_ARGUMENT, "script: cannot read '%s'", text);
+    return cs_say(err, err_size, CS_ERR_ARGUMENT, "script: cannot read '%s'", text);
 }
 
 static cs_status parse_script(const char *text, script *sc, char *err, size_t err_size)
@@ -148,7 +148,7 @@ static cs_status parse_script(const char *text, script *sc, char *err, size_t er
         max += *p == ';' || *p == '\n';
     sc->cmds = calloc((size_t)max, sizeof *sc->cmds);
     if (!sc->cmds)
-        return render_error(err, err_size, CS_ERR_NOMEM, "out of memory");
+        return cs_say(err, err_size, CS_ERR_NOMEM, "out of memory");
     const char *p = text;
     while (*p) {
         size_t len = strcspn(p, ";\n");
@@ -1009,7 +1009,7 @@ cs_status render_view_run(const cs_config *cfg, const render_view_options *opt, 
     if (err && err_size)
         err[0] = 0;
     if (!cfg || !opt || !report)
-        return render_error(err, err_size, CS_ERR_ARGUMENT, "cfg, opt and report must not be NULL");
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "cfg, opt and report must not be NULL");
     memset(report, 0, sizeof *report);
     viewer v;
     memset(&v, 0, sizeof v);

@@ -17,6 +17,7 @@
 #include "cartsim.h"
 #include "cli.h"
 #include "jit.h"
+#include "status.h"
 
 #ifdef CS_HAVE_INIH
 #include <ini.h>
@@ -34,17 +35,6 @@
 /* A configuration is a few dozen lines; anything this big is not one. */
 #define MAX_FILE_BYTES (1 << 20)
 
-static cs_status say(char *err, size_t size, cs_status st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static cs_status say(char *err, size_t size, cs_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 /* ---- one setting ---- */
 
 static cs_status int_setting(const char *value, int64_t lo, int64_t hi, int64_t *out, char *err, size_t size)
@@ -53,9 +43,9 @@ static cs_status int_setting(const char *value, int64_t lo, int64_t hi, int64_t 
     case CLI_NUM_OK:
         return CS_OK;
     case CLI_NUM_SYNTAX:
-        return say(err, size, CS_ERR_ARGUMENT, "'%s' is not an integer", value);
+        return cs_say(err, size, CS_ERR_ARGUMENT, "'%s' is not an integer", value);
     default:
-        return say(err, size, CS_ERR_ARGUMENT, "'%s' is out of range (%" PRId64 " to %" PRId64 ")", value, lo, hi);
+        return cs_say(err, size, CS_ERR_ARGUMENT, "'%s' is out of range (%" PRId64 " to %" PRId64 ")", value, lo, hi);
     }
 }
 
@@ -73,7 +63,7 @@ static cs_status choice_setting(const char *value, const char *const *names, int
         strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
         strncat(list, names[i], sizeof list - strlen(list) - 1);
     }
-    return say(err, size, CS_ERR_ARGUMENT, "'%s' is not one of %s", value, list);
+    return cs_say(err, size, CS_ERR_ARGUMENT, "'%s' is not one of %s", value, list);
 }
 
 cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, char *err, size_t err_size)
@@ -95,14 +85,14 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
     }
     err[0] = 0;
     if (!cfg || !name || !value)
-        return say(err, err_size, CS_ERR_ARGUMENT, "cs_config_set: NULL argument");
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "cs_config_set: NULL argument");
 
     int64_t n = 0;
     int k = 0;
     cs_status st;
     if (strcmp(name, "env") == 0) {
         if (!*value)
-            return say(err, err_size, CS_ERR_ARGUMENT, "'' is not an environment name");
+            return cs_say(err, err_size, CS_ERR_ARGUMENT, "'' is not an environment name");
         cfg->env = value;
     } else if (strcmp(name, "envs") == 0) {
         if ((st = int_setting(value, 1, INT32_MAX, &n, err, err_size)))
@@ -146,16 +136,16 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
             cfg->persistent = k == 1;
     } else if (strcmp(name, "param") == 0) {
         if (cfg->n_params < 0 || cfg->n_params >= CS_MAX_PARAM_OVERRIDES)
-            return say(err, err_size, CS_ERR_LIMIT, "more than %d overrides", CS_MAX_PARAM_OVERRIDES);
+            return cs_say(err, err_size, CS_ERR_LIMIT, "more than %d overrides", CS_MAX_PARAM_OVERRIDES);
         /* The parser's own reading of overrides; whether NAME exists is
          * known only once the environment is parsed (cs_env_open). */
         cs_param_override ov;
         char msg[256];
         if (cs_parse_override(value, &ov, msg, sizeof msg))
-            return say(err, err_size, CS_ERR_ARGUMENT, "%s", msg);
+            return cs_say(err, err_size, CS_ERR_ARGUMENT, "%s", msg);
         cfg->params[cfg->n_params++] = value;
     } else {
-        return say(err, err_size, CS_ERR_NOT_FOUND,
+        return cs_say(err, err_size, CS_ERR_NOT_FOUND,
                    "no setting named '%s' (env, envs, unroll, threads, block, backend, fusion, dtype, autoreset, "
                    "strict, persistent, param)",
                    name);
@@ -452,7 +442,7 @@ static cs_status read_file(const char *path, char **text, size_t *len, char *err
     *len = 0;
     FILE *fp = fopen(path, "rb");
     if (!fp)
-        return say(err, err_size, errno == ENOENT ? CS_ERR_NOT_FOUND : CS_ERR_IO, "%s: cannot open: %s", path,
+        return cs_say(err, err_size, errno == ENOENT ? CS_ERR_NOT_FOUND : CS_ERR_IO, "%s: cannot open: %s", path,
                    strerror(errno));
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
@@ -460,7 +450,7 @@ static cs_status read_file(const char *path, char **text, size_t *len, char *err
     while (st == CS_OK) {
         if (n + 1 >= cap) {
             if (cap > MAX_FILE_BYTES) {
-                st = say(err, err_size, CS_ERR_LIMIT, "%s: larger than %d bytes: not a configuration file", path,
+                st = cs_say(err, err_size, CS_ERR_LIMIT, "%s: larger than %d bytes: not a configuration file", path,
                          MAX_FILE_BYTES);
                 break;
             }
@@ -476,13 +466,13 @@ static cs_status read_file(const char *path, char **text, size_t *len, char *err
         n += got;
         if (got == 0) {
             if (ferror(fp))
-                st = say(err, err_size, CS_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+                st = cs_say(err, err_size, CS_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
             break;
         }
     }
     fclose(fp);
     if (st == CS_ERR_NOMEM)
-        say(err, err_size, st, "%s: out of memory", path);
+        cs_say(err, err_size, st, "%s: out of memory", path);
     if (st != CS_OK) {
         free(buf);
         return st;
@@ -527,9 +517,9 @@ cs_status cs_config_load(cs_config *cfg, const char *path, cs_config_file **file
     if (file)
         *file = NULL;
     if (!cfg || !path || !file)
-        return say(err, err_size, CS_ERR_ARGUMENT, "cs_config_load: NULL argument");
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "cs_config_load: NULL argument");
 #ifndef CS_HAVE_INIH
-    return say(err, err_size, CS_ERR_UNAVAILABLE,
+    return cs_say(err, err_size, CS_ERR_UNAVAILABLE,
                "%s: configuration files need inih, which this build lacks (apt-get install libinih-dev, then rebuild)",
                path);
 #else
@@ -555,7 +545,7 @@ cs_status cs_config_load(cs_config *cfg, const char *path, cs_config_file **file
         c.pos = 3;
     if (!(c.f = calloc(1, sizeof *c.f))) {
         free(text);
-        return say(err, err_size, CS_ERR_NOMEM, "%s: out of memory", path);
+        return cs_say(err, err_size, CS_ERR_NOMEM, "%s: out of memory", path);
     }
     int rc = ini_parse_stream(reader, &c, handler, &c);
     /* inih's own complaint (a line it could not split) unless ours came first. */

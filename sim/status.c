@@ -1,7 +1,9 @@
-/* Names of statuses, backends and policies; the version. */
+/* Names of statuses, backends and policies; the version; messages. */
 #include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 
-#include "cartsim.h"
+#include "status.h"
 
 static const char *const status_names[] = {
     "ok", "bad argument", "parse error", "not found", "compile error", "unavailable",
@@ -24,3 +26,14 @@ const char *cs_status_string(cs_status s)
 
 const char *cs_backend_name(cs_backend b) { return (unsigned)b < CS_BACKEND_COUNT ? backend_names[b] : "?"; }
 const char *cs_fusion_name(cs_fusion f) { return (unsigned)f < CS_FUSION_COUNT ? fusion_names[f] : "?"; }
+
+cs_status cs_say(char *err, size_t err_size, cs_status s, const char *fmt, ...)
+{
+    if (!err || err_size == 0)
+        return s;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, err_size, fmt, ap);
+    va_end(ap);
+    return s;
+}

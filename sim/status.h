@@ -1,0 +1,13 @@
+/* Library-internal: how a part without a handle of its own reports a
+ * failure (the handles copy the message into theirs). */
+#ifndef CS_STATUS_H
+#define CS_STATUS_H
+
+#include <stddef.h>
+
+#include "cartsim.h"
+
+/* Formats a message into err (NULL or 0 bytes: none); returns s. */
+cs_status cs_say(char *err, size_t err_size, cs_status s, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#endif
