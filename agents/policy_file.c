@@ -10,34 +10,27 @@
 #include <string.h>
 
 #include "agents.h"
+#include "jit.h"
 #include "status.h"
 
 #define MAGIC "cartsim-policy 1"
 #define FILE_MAX ((long)64 << 20)
 #define WEIGHTS_MAX (1u << 22)
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *b = data;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* Over the names (with their terminating NULs) and each weight's bits,
  * least significant byte first whatever the machine's order. */
 static uint64_t checksum(const char *env, const char *policy, unsigned n, const double *w)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = fnv1a(h, env, strlen(env) + 1);
-    h = fnv1a(h, policy, strlen(policy) + 1);
+    uint64_t h = CS_FNV1A_START;
+    h = cs_fnv1a(h, env, strlen(env) + 1);
+    h = cs_fnv1a(h, policy, strlen(policy) + 1);
     for (unsigned k = 0; k < n; k++) {
         uint64_t bits;
         memcpy(&bits, &w[k], sizeof bits);
         unsigned char b[8];
         for (int j = 0; j < 8; j++)
             b[j] = (unsigned char)(bits >> (8 * j));
-        h = fnv1a(h, b, 8);
+        h = cs_fnv1a(h, b, 8);
     }
     return h;
 }

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "agents.h"
+#include "jit.h"
 #include "status.h"
 
 /* Evaluations in a row that must reach the target to stop. */
@@ -31,13 +31,6 @@ void cs_train_config_init(cs_train_config *tc)
     tc->elite_fraction = 0.2;
     tc->init_std = 0.5;
     tc->extra_std = 0.1;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static cs_status check(const cs_train_config *tc, char *error, size_t size)
@@ -197,7 +190,7 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
             out->solved = streak >= SOLVED_STREAK;
             evaluated = g + 1 == tc->generations || out->solved;
         }
-        p.elapsed_ms = now_ms() - start_ms;
+        p.elapsed_ms = cs_now_ms() - start_ms;
         if (tc->progress)
             tc->progress(tc->user, &p);
     }
@@ -216,7 +209,7 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
 cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, char *error,
                    size_t error_size)
 {
-    double start = now_ms();
+    double start = cs_now_ms();
     if (error && error_size)
         error[0] = 0;
     if (!out)
@@ -235,6 +228,6 @@ cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_res
         free(out->weights);
         out->weights = NULL;
     }
-    out->elapsed_ms = now_ms() - start;
+    out->elapsed_ms = cs_now_ms() - start;
     return s;
 }

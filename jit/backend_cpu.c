@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "jit.h"
@@ -26,13 +25,6 @@ extern char **environ;
 
 static const char *const cc_flags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-tree-slp-vectorize",
                                        "-fPIC", "-shared", "-std=c11", "-w"};
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* The compiler's path as found on PATH, so its identity (path, size, mtime)
  * can enter the cache key without running it. */
@@ -155,7 +147,7 @@ static void remove_dir(const char *dir, const char *const *files, int n)
 
 int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_kernel *out, char *err, size_t err_size)
 {
-    double start = now_ms();
+    double start = cs_now_ms();
     memset(out, 0, sizeof *out);
     if (!cc || !*cc)
         cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
@@ -181,7 +173,7 @@ int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_k
     if (cache->dir[0] && cs_cache_lookup(cache, key, ".so", path, sizeof path) == 1 &&
         load(path, out, err, err_size) == 0) {
         out->cache_hit = true;
-        out->compile_ms = now_ms() - start;
+        out->compile_ms = cs_now_ms() - start;
         return 0;
     }
 
@@ -214,7 +206,7 @@ int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_k
     rc = load(from, out, err, err_size);
 done:
     remove_dir(dir, files, 3);
-    out->compile_ms = now_ms() - start;
+    out->compile_ms = cs_now_ms() - start;
     return rc;
 }
 

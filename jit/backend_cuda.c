@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cuda_api.h"
@@ -71,13 +70,6 @@ struct cs_cuda {
     cs_cu_deviceptr scratch;
     unsigned dirty;
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void say(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(char *err, size_t err_size, const char *fmt, ...)
@@ -367,7 +359,7 @@ static int pick_target(cs_nvrtc *nv, int arch, bool allow_ptx, cs_cubin *out, ch
 static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool allow_ptx, cs_cache *cache,
                    cs_cubin *out, char *err, size_t err_size)
 {
-    double start = now_ms();
+    double start = cs_now_ms();
     memset(out, 0, sizeof *out);
     if (arch < 10 || arch > 999) {
         say(err, err_size, "not a CUDA architecture: %d", arch);
@@ -399,7 +391,7 @@ static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool a
     if (cache && cache->dir[0] && cs_cache_lookup(cache, key, suffix, path, sizeof path) == 1 &&
         (out->ptx || (out->spill_bytes = read_spill(cache, key)) >= -1) && read_file(path, out) == 0) {
         out->cache_hit = true;
-        out->compile_ms = now_ms() - start;
+        out->compile_ms = cs_now_ms() - start;
         return 0;
     }
     out->spill_bytes = -1;
@@ -478,7 +470,7 @@ static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool a
     result = 0;
 done:
     nv->api.DestroyProgram(&prog);
-    out->compile_ms = now_ms() - start;
+    out->compile_ms = cs_now_ms() - start;
     return result;
 }
 

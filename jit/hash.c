@@ -1,4 +1,4 @@
-/* 128-bit content hashes for cache keys and entry checksums.
+/* 128-bit content hashes for cache keys and entry checksums; 64-bit FNV-1a.
  *
  * Not cryptographic: the cache directory is private to its user (cache.c), so
  * the hash only has to make accidental collisions and corruption unlikely.
@@ -84,4 +84,12 @@ void cs_hash_hex(cs_hash128 h, char out[33])
         out[16 + i] = digits[(h.lo >> (60 - 4 * i)) & 15];
     }
     out[32] = '\0';
+}
+
+uint64_t cs_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
 }

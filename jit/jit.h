@@ -128,6 +128,13 @@ typedef struct {
 
 cs_hash128 cs_hash_bytes(const void *data, size_t n, cs_hash128 seed);
 void cs_hash_hex(cs_hash128 h, char out[33]);
+/* clock.c: milliseconds of CLOCK_MONOTONIC, for compile and run times. */
+double cs_now_ms(void);
+
+/* 64-bit FNV-1a, chained from CS_FNV1A_START: h = cs_fnv1a(h, data, n). The
+ * checksums users see (rollouts, policy files) are FNV-1a by definition. */
+#define CS_FNV1A_START 0xcbf29ce484222325ull
+uint64_t cs_fnv1a(uint64_t h, const void *data, size_t n);
 
 /* cache.c: the on-disk kernel cache (DESIGN.md: private, atomic, verified). */
 typedef struct {

@@ -395,13 +395,7 @@ static bool is_reserved(const char *s, size_t n)
     return false;
 }
 
-static uint64_t hash_name(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a */
-    for (size_t k = 0; k < n; k++)
-        h = (h ^ (unsigned char)s[k]) * 0x100000001b3ull;
-    return h;
-}
+static uint64_t hash_name(const char *s, size_t n) { return cs_fnv1a(CS_FNV1A_START, s, n); }
 
 /* The table's entry for a name, created when absent. Entries are never
  * removed; scopes end by resetting `top`. */

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agents.h"
@@ -91,13 +90,6 @@ void cs_config_init(cs_config *cfg)
 static cs_policy policy_of(cs_fusion f)
 {
     return f == CS_FUSION_NONE ? CS_POLICY_NONE : f == CS_FUSION_RULES ? CS_POLICY_RULES : CS_POLICY_FULL;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int online_cores(void)
@@ -549,7 +541,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->persistent = cfg->persistent;
     env->threads = cfg->threads ? cfg->threads : online_cores();
     env->threads_auto = cfg->threads == 0;
-    double start = now_ms();
+    double start = cs_now_ms();
     if ((s = build_program(env, cfg, NULL, &env->prog)) != CS_OK)
         return s;
     env->kernels_per_step = (int)cs_emit_kernels_per_step(env->prog, policy_of(env->fusion));
@@ -594,7 +586,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     }
     env->backend = b;
     if (b == CS_BACKEND_INTERP)
-        env->compile_ms = now_ms() - start;
+        env->compile_ms = cs_now_ms() - start;
     if ((s = allocate(env)) != CS_OK)
         return s;
     if (b == CS_BACKEND_CUDA) {
@@ -1112,22 +1104,14 @@ cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *epis
 /* FNV-1a over what a rollout leaves behind and carries into the next call:
  * the state's bits, the episode step counters and the running returns. Equal
  * runs, however they are chunked, threaded or unrolled, give equal checksums. */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *b = data;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static uint64_t checksum(const cs_env *env)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = CS_FNV1A_START;
     size_t n = (size_t)env->n;
     for (unsigned k = 0; k < env->prog->n_carried; k++)
-        h = fnv1a(h, env->carried[k], n * real_size(env));
-    h = fnv1a(h, env->segstep, n * sizeof *env->segstep);
-    return fnv1a(h, env->seg_return, n * sizeof *env->seg_return);
+        h = cs_fnv1a(h, env->carried[k], n * real_size(env));
+    h = cs_fnv1a(h, env->segstep, n * sizeof *env->segstep);
+    return cs_fnv1a(h, env->seg_return, n * sizeof *env->seg_return);
 }
 
 cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
@@ -1172,12 +1156,12 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
     cs_lanes l = lanes_template(env);
     l.steps = steps;
     long long launches = 0;
-    double start = now_ms();
+    double start = cs_now_ms();
     if (steps > 0 && (s = run_rollout(env, &l, &launches)) != CS_OK) {
         snapshot_free(env, &snap);
         return s;
     }
-    double run_ms = now_ms() - start;
+    double run_ms = cs_now_ms() - start;
     cs_status numeric = CS_OK;
     if (env->strict && steps > 0) {
         numeric = strict_rollout_check(env, &snap, env->t, steps);
