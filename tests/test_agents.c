@@ -11,16 +11,7 @@
 
 #include "cartsim.h"
 #include "jit.h"
-
-/* tests/test_cli.c runs the program. */
-typedef struct {
-    int status;
-    bool timed_out;
-    char *out, *err;
-    size_t out_len, err_len;
-} cli_result;
-void cli_test_run(const char *const *args, double timeout_s, cli_result *r);
-void cli_result_free(cli_result *r);
+#include "cli_test.h"
 
 static cs_env *open_policy(const char *env_name, const char *policy, int64_t n, cs_backend b, cs_dtype d)
 {

@@ -28,12 +28,7 @@ extern char **environ;
 
 /* ---- running the program (also used by test_golden.c) ---- */
 
-typedef struct {
-    int status;                 /* exit status; -1 when killed or not started */
-    bool timed_out;
-    char *out, *err;            /* NUL-terminated */
-    size_t out_len, err_len;
-} cli_result;
+#include "cli_test.h"
 
 const char *cli_test_bin(void)
 {

@@ -12,17 +12,7 @@
 #include <unistd.h>
 
 #include "cartsim.h"
-
-/* From tests/test_cli.c: the files build into one test binary. */
-typedef struct {
-    int status;
-    bool timed_out;
-    char *out, *err;
-    size_t out_len, err_len;
-} cli_result;
-void cli_test_run(const char *const *args, double timeout_s, cli_result *r);
-void cli_result_free(cli_result *r);
-const char *cli_test_root(void);
+#include "cli_test.h"
 
 /* ---- helpers --------------------------------------------------------- */
 

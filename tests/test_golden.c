@@ -11,17 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* From tests/test_cli.c: the two files build into one test binary. */
-typedef struct {
-    int status;
-    bool timed_out;
-    char *out, *err;
-    size_t out_len, err_len;
-} cli_result;
-void cli_test_run(const char *const *args, double timeout_s, cli_result *r);
-void cli_result_free(cli_result *r);
-const char *cli_test_root(void);
-const char *cli_test_golden(void);
+#include "cli_test.h"
 
 typedef enum { ACTION_DISCRETE, ACTION_BOX } action_type;
 

@@ -25,17 +25,7 @@
 
 #include "cartsim.h"
 #include "render/render.h"
-
-/* test_cli.c's process helpers (same test binary). */
-typedef struct {
-    int status;
-    bool timed_out;
-    char *out, *err;
-    size_t out_len, err_len;
-} cli_result;
-void cli_test_run(const char *const *args, double timeout_s, cli_result *r);
-void cli_result_free(cli_result *r);
-const char *cli_test_root(void);
+#include "cli_test.h"
 
 #define skip_loudly(...)                                                                                      \
     do {                                                                                                      \

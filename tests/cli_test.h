@@ -1,0 +1,22 @@
+/* Running the cartsim program from the tests (defined in tests/test_cli.c;
+ * every tests/test_*.c builds into one binary). */
+#ifndef CLI_TEST_H
+#define CLI_TEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    int status;                 /* exit status; -1 when killed or not started */
+    bool timed_out;
+    char *out, *err;            /* NUL-terminated */
+    size_t out_len, err_len;
+} cli_result;
+
+const char *cli_test_bin(void);      /* $CARTSIM_BIN */
+const char *cli_test_root(void);     /* $CARTSIM_ROOT: the checkout */
+const char *cli_test_golden(void);   /* $CARTSIM_GOLDEN: ../shared/golden */
+void cli_test_run(const char *const *args, double timeout_s, cli_result *r);
+void cli_result_free(cli_result *r);
+
+#endif
