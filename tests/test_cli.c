@@ -23,12 +23,11 @@
 #include <unistd.h>
 
 #include "../sim/cli_num.c"
+#include "cli_test.h"
 
 extern char **environ;
 
 /* ---- running the program (also used by test_golden.c) ---- */
-
-#include "cli_test.h"
 
 const char *cli_test_bin(void)
 {
