@@ -52,36 +52,6 @@ typedef struct {
     char err[256];
 } emitter;
 
-/* libm names per dialect and precision. ORDER OP: indexed by cs_op. */
-typedef struct {
-    const char *f64, *f32;
-} fn_names;
-
-static const fn_names c_functions[CS_OP_COUNT] = {
-    [CS_OP_ABS] = {"fabs", "fabsf"},     [CS_OP_SQRT] = {"sqrt", "sqrtf"}, [CS_OP_EXP] = {"exp", "expf"},
-    [CS_OP_LOG] = {"log", "logf"},       [CS_OP_SIN] = {"sin", "cs_sinf"}, [CS_OP_COS] = {"cos", "cs_cosf"},
-    [CS_OP_TAN] = {"tan", "tanf"},       [CS_OP_TANH] = {"tanh", "cs_tanhf"}, [CS_OP_FLOOR] = {"floor", "floorf"},
-    [CS_OP_POW] = {"cs_pow", "cs_powf"}, [CS_OP_ATAN2] = {"atan2", "atan2f"}, [CS_OP_FMOD] = {"fmod", "fmodf"},
-    [CS_OP_MOD] = {"cs_mod", "cs_modf"},
-};
-static const fn_names cuda_functions[CS_OP_COUNT] = {
-    [CS_OP_ABS] = {"fabs", "fabsf"},     [CS_OP_SQRT] = {"sqrt", "sqrtf"}, [CS_OP_EXP] = {"exp", "expf"},
-    [CS_OP_LOG] = {"log", "logf"},       [CS_OP_SIN] = {"sin", "sinf"},    [CS_OP_COS] = {"cos", "cosf"},
-    [CS_OP_TAN] = {"tan", "tanf"},       [CS_OP_TANH] = {"tanh", "tanhf"}, [CS_OP_FLOOR] = {"floor", "floorf"},
-    [CS_OP_POW] = {"pow", "powf"},       [CS_OP_ATAN2] = {"atan2", "atan2f"}, [CS_OP_FMOD] = {"fmod", "fmodf"},
-    [CS_OP_MOD] = {"cs_mod", "cs_modf"},
-};
-static_assert(sizeof c_functions / sizeof c_functions[0] == CS_OP_COUNT, "c_functions: one row per op");
-static_assert(sizeof cuda_functions / sizeof cuda_functions[0] == CS_OP_COUNT, "cuda_functions: one row per op");
-
-/* Infix operators. ORDER OP. */
-static const char *const infix[CS_OP_COUNT] = {
-    [CS_OP_ADD] = "+", [CS_OP_SUB] = "-", [CS_OP_MUL] = "*", [CS_OP_DIV] = "/",
-    [CS_OP_LT] = "<",  [CS_OP_LE] = "<=", [CS_OP_GT] = ">",  [CS_OP_GE] = ">=",
-    [CS_OP_EQ] = "==", [CS_OP_NE] = "!=", [CS_OP_AND] = "&", [CS_OP_OR] = "|",
-};
-static_assert(sizeof infix / sizeof infix[0] == CS_OP_COUNT, "infix: one row per op");
-
 static const char *c_type(cs_type t)
 {
     switch (t) {
@@ -251,7 +221,6 @@ static void need(emitter *e, cs_node n)
 static void emit_expr(emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
-    const fn_names *fns = e->dialect == CS_DIALECT_CUDA ? cuda_functions : c_functions;
     cs_node a = d->n_in > 0 ? cs_graph_input(e->g, n, 0) : 0;
     cs_node b = d->n_in > 1 ? cs_graph_input(e->g, n, 1) : 0;
     cs_node c = d->n_in > 2 ? cs_graph_input(e->g, n, 2) : 0;
@@ -267,22 +236,22 @@ static void emit_expr(emitter *e, cs_node n)
         out(e, " : "); ref(e, a); out(e, ")"); return;
     case CS_OP_MAX: out(e, "("); ref(e, b); out(e, " > "); ref(e, a); out(e, " ? "); ref(e, b);
         out(e, " : "); ref(e, a); out(e, ")"); return;
-    case CS_OP_CLIP: out(e, "cs_clip%s(", f ? "f" : ""); ref(e, a); out(e, ", "); ref(e, b); out(e, ", ");
-        ref(e, c); out(e, ")"); return;
     case CS_OP_SELECT: out(e, "("); ref(e, a); out(e, " ? "); ref(e, b); out(e, " : "); ref(e, c);
         out(e, ")"); return;
     case CS_OP_INDEX: out(e, "v%u[%d]", a, (int)d->imm.i); return;
     default: break;
     }
-    if (infix[d->op]) {
+    const cs_op_info *info = &cs_op_table[d->op];
+    if (info->infix) {
         out(e, "(");
         ref(e, a);
-        out(e, " %s ", infix[d->op]);
+        out(e, " %s ", info->infix);
         ref(e, b);
         out(e, ")");
         return;
     }
-    const char *fn = f ? fns[d->op].f32 : fns[d->op].f64;
+    /* the function of jit/ops.def, the same in both dialects (mathf.h) */
+    const char *fn = f ? info->fn_f32 : info->fn_f64;
     if (!fn) {
         snprintf(e->err, sizeof e->err, "no emit rule for %s", cs_op_table[d->op].name);
         return;
@@ -290,6 +259,7 @@ static void emit_expr(emitter *e, cs_node n)
     out(e, "%s(", fn);
     ref(e, a);
     if (b) { out(e, ", "); ref(e, b); }
+    if (c) { out(e, ", "); ref(e, c); }
     out(e, ")");
 }
 
@@ -526,22 +496,14 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
                "#ifndef CS_DEVICE\n#define CS_DEVICE __device__ __forceinline__\n#endif\n"
                "#ifndef CS_EXPORT\n#define CS_EXPORT extern \"C\" __device__\n#endif\n");
         cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
-        out(e, "\nCS_DEVICE double cs_mod(double a, double b) { double r = fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-               "CS_DEVICE float cs_modf(float a, float b) { float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-               "CS_DEVICE double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
+        out(e, "\nCS_DEVICE double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
                "CS_DEVICE float cs_clipf(float x, float lo, float hi) { float m = lo > x ? lo : x; return hi < m ? hi : m; }\n\n");
         return;
     }
     out(e, "#include <math.h>\n#include <stdlib.h>\n");
     cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
     out(e, "\n#define CS_BLOCK %d\n", CS_BLOCK_LANES);
-    /* pow through a volatile exponent: compilers turn pow(x, 2.0) into x*x,
-     * which is not always glibc's (and Gymnasium's) pow(x, 2.0). */
-    out(e, "static inline double cs_pow(double a, double b) { volatile double e_ = b; return pow(a, e_); }\n"
-           "static inline float cs_powf(float a, float b) { volatile float e_ = b; return powf(a, e_); }\n"
-           "static inline double cs_mod(double a, double b) { double r = fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-           "static inline float cs_modf(float a, float b) { float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-           "static inline double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
+    out(e,            "static inline double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
            "static inline float cs_clipf(float x, float lo, float hi) { float m = lo > x ? lo : x; return hi < m ? hi : m; }\n\n");
 }
 

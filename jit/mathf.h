@@ -1,12 +1,21 @@
-/* Float math for the C dialect in f32 mode: sin, cos and tanh.
+/* The functions every math op is computed with (jit/ops.def names them),
+ * pasted verbatim in front of every generated source of both dialects
+ * (after rng.h), so it includes nothing; the interpreter and constant
+ * folding (jit/op_eval.c) include it too, so that all of them compute an op
+ * with the same function, bit for bit.
+ *
+ * f64 calls glibc (Gymnasium's numbers to the last bit) through names GCC
+ * does not know as builtins (CS_LIBM below); f32 has cartsim's own
+ * branch-free sin, cos, tanh and fmod, pow(x, 2) as x * x, and glibc for
+ * the rest. On the GPU, CS_LIBM is CUDA's libm.
+ *
+ * Float math for the C dialect in f32 mode: sin, cos and tanh.
  *
  * GCC does not vectorize calls to sinf/cosf/sincosf/tanhf, and one such call
  * in the step loop keeps the whole loop scalar. These are branch-free and
  * call nothing, so a loop using them vectorizes (sin and cos inlined, tanh
- * through a SIMD clone under GCC: see cs_tanhf). Pasted verbatim in front of
- * every generated C source (after rng.h), so it includes nothing; CUDA has
- * fast sinf/cosf/tanhf of its own and skips this file. The interpreter uses
- * them too, so that it and the cpu backend agree bit for bit.
+ * through a SIMD clone under GCC: see cs_tanhf). The CUDA dialect calls them
+ * too (not CUDA's sinf), so that the device computes what the host does.
  *
  * sin and cos. Accuracy, for |x| <= 1e5 (the promise is |x| <= 1e4): every
  * float there was checked, and each result is within 0.504 ulp of the exact
@@ -43,7 +52,6 @@
  * (relative error of e^r - 1 below 2^-36; bench/tanhf_fit.py). A relative
  * error d of m is at most d in m / (m + 2).
  */
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 #ifndef CS_MATHF_H
 #define CS_MATHF_H
 
@@ -119,7 +127,7 @@ typedef union {
  * tanhf; pendulum mlp:32x32, whose loop stays scalar anyway, 31 s. With the
  * clone: 2.3 s and 1.9 s, at about 80% of the inlined kernel's speed.
  * Other compilers inline it. */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 #define CS_MATHF_SIMD_FN __attribute__((simd("notinbranch"), noinline, unused)) static
 #else
 #define CS_MATHF_SIMD_FN CS_INLINE
@@ -158,5 +166,129 @@ CS_MATHF_SIMD_FN float cs_tanhf(float x)
     return out.f;
 }
 
+/* ---- the library functions, under names GCC does not know ------------
+ *
+ * Declared under their own names, glibc's functions are builtins to GCC:
+ * it folds calls with constant arguments with its own correctly rounded
+ * arithmetic (atan2f(1.6f, -1.0f) is then not glibc's atan2f, which the
+ * interpreter calls), turns pow(x, 2.0) into x * x and merges sin and cos
+ * into one sincos call that keeps the rest of the loop scalar. The same
+ * symbols under other names (asm labels) are plain calls, in the cpu
+ * backend's compile, the CUDA host shim's and the library's alike, whatever
+ * the flags. */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define CS_LIBM(f) f
+#else
+#define CS_LIBM(f) cs_libm_##f
+double cs_libm_exp(double) __asm__("exp");
+double cs_libm_log(double) __asm__("log");
+double cs_libm_sin(double) __asm__("sin");
+double cs_libm_cos(double) __asm__("cos");
+double cs_libm_tan(double) __asm__("tan");
+double cs_libm_tanh(double) __asm__("tanh");
+double cs_libm_atan2(double, double) __asm__("atan2");
+double cs_libm_pow(double, double) __asm__("pow");
+double cs_libm_fmod(double, double) __asm__("fmod");
+float cs_libm_expf(float) __asm__("expf");
+float cs_libm_logf(float) __asm__("logf");
+float cs_libm_tanf(float) __asm__("tanf");
+float cs_libm_atan2f(float, float) __asm__("atan2f");
+float cs_libm_powf(float, float) __asm__("powf");
 #endif
+
+/* f64: glibc's, as Gymnasium's NumPy and Python compute them. */
+CS_INLINE double cs_exp(double x) { return CS_LIBM(exp)(x); }
+CS_INLINE double cs_log(double x) { return CS_LIBM(log)(x); }
+CS_INLINE double cs_sin(double x) { return CS_LIBM(sin)(x); }
+CS_INLINE double cs_cos(double x) { return CS_LIBM(cos)(x); }
+CS_INLINE double cs_tan(double x) { return CS_LIBM(tan)(x); }
+CS_INLINE double cs_tanh(double x) { return CS_LIBM(tanh)(x); }
+CS_INLINE double cs_atan2(double y, double x) { return CS_LIBM(atan2)(y, x); }
+/* pow(x, 2.0) stays glibc's pow, as Python's x**2 is, not x * x. */
+CS_INLINE double cs_pow(double a, double b) { return CS_LIBM(pow)(a, b); }
+CS_INLINE double cs_fmod(double a, double b) { return CS_LIBM(fmod)(a, b); }
+/* Python's float %: the sign of the divisor (a zero keeps fmod's sign). */
+CS_INLINE double cs_mod(double a, double b)
+{
+    double r = CS_LIBM(fmod)(a, b);
+    if (r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+/* f32 without a branch-free version of ours: glibc's (the loop stays
+ * scalar where they are used; no environment of the suite uses them). */
+CS_INLINE float cs_expf(float x) { return CS_LIBM(expf)(x); }
+CS_INLINE float cs_logf(float x) { return CS_LIBM(logf)(x); }
+CS_INLINE float cs_tanf(float x) { return CS_LIBM(tanf)(x); }
+CS_INLINE float cs_atan2f(float y, float x) { return CS_LIBM(atan2f)(y, x); }
+
+/* pow in f32. x * x for the exponent 2 (what every environment of the
+ * suite writes): one multiply is the correctly rounded square, and it
+ * vectorizes; glibc's powf, within 0.82 ulp, may differ from it in the last
+ * bit where the square lies half-way between two floats. Other exponents:
+ * glibc's powf, a scalar call. An exponent known when the kernel is compiled
+ * picks its arm then, so the loop has no branch. */
+CS_INLINE float cs_powf(float a, float b) { return b == 2.0f ? a * a : CS_LIBM(powf)(a, b); }
+
+/* One step of the exact float remainder, in double: x < m * 2^29 on entry
+ * and 0 <= x < m after. q = trunc(x / m) < 2^29 may come out one too big
+ * (never too small) from the rounded division, which leaves -m < x - q m <
+ * 0 and one addition of m fixes; q * m has at most 24 + 29 bits and x - q m
+ * is a multiple of m's last bit below 2^25 of them (or Sterbenz's case), so
+ * every step is exact. */
+CS_INLINE double cs_mathf_fmod_step(double x, double m)
+{
+    double r = x - trunc(x / m) * m;
+    cs_mathf_dbits rb, fixed;
+    rb.d = r;
+    fixed.d = r + m;
+    unsigned long long low = 0ull - (unsigned long long)(r < 0);
+    rb.u = (rb.u & ~low) | (fixed.u & low);
+    return rb.d;
+}
+
+/* C's fmodf, exactly, without a call or a branch, so that a loop using it
+ * vectorizes: |a| reduced modulo |b| 2^261, |b| 2^232, ..., |b| (ten exact
+ * steps of at most 29 bits of quotient each cover every pair of floats,
+ * whose ratio is below 2^277), then a's sign. NaN for NaN, an infinite a
+ * or a zero b, as fmodf; a for an infinite b. Checked against glibc's
+ * fmodf by tests/test_mathf.c. */
+CS_INLINE float cs_fmodf(float a, float b)
+{
+    double x = fabs((double)a), m = fabs((double)b);
+    x = cs_mathf_fmod_step(x, m * 0x1p261);
+    x = cs_mathf_fmod_step(x, m * 0x1p232);
+    x = cs_mathf_fmod_step(x, m * 0x1p203);
+    x = cs_mathf_fmod_step(x, m * 0x1p174);
+    x = cs_mathf_fmod_step(x, m * 0x1p145);
+    x = cs_mathf_fmod_step(x, m * 0x1p116);
+    x = cs_mathf_fmod_step(x, m * 0x1p87);
+    x = cs_mathf_fmod_step(x, m * 0x1p58);
+    x = cs_mathf_fmod_step(x, m * 0x1p29);
+    x = cs_mathf_fmod_step(x, m);
+    cs_mathf_bits r, in_a, in_b;
+    r.f = (float)x; /* the remainder is a float: exact */
+    in_a.f = a;
+    in_b.f = b;
+    r.u |= in_a.u & 0x80000000u;
+    /* b = +-inf (the steps made NaN of inf * 0): a itself, if finite */
+    unsigned int keep_a = 0u - (unsigned int)(((in_b.u & 0x7fffffffu) == 0x7f800000u) &
+                                              ((in_a.u & 0x7fffffffu) < 0x7f800000u));
+    r.u = (r.u & ~keep_a) | (in_a.u & keep_a);
+    return r.f;
+}
+
+/* Python's float % in f32, over cs_fmodf: the sign of the divisor (a zero
+ * keeps fmod's sign). */
+CS_INLINE float cs_modf(float a, float b)
+{
+    cs_mathf_bits r, shifted;
+    r.f = cs_fmodf(a, b);
+    shifted.f = r.f + b;
+    unsigned int shift = 0u - (unsigned int)((r.f != 0.0f) & ((r.f < 0.0f) != (b < 0.0f)));
+    r.u = (r.u & ~shift) | (shifted.u & shift);
+    return r.f;
+}
+
 #endif

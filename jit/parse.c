@@ -120,7 +120,7 @@ typedef enum {
 
 struct expr {
     expr_kind kind;
-    unsigned op;          /* CMP: cs_op; BUILTIN: builtin row */
+    unsigned op;          /* CMP, BUILTIN: cs_op */
     unsigned n;           /* children */
     unsigned index;       /* INDEX: component; SLOT: frame slot; OUTPUT: 0 reward, 1 terminated;
                              uniform: draw number; STATE, NEXT: carried slot */
@@ -355,22 +355,6 @@ static const char *copy_name(parser *P, const char *s, size_t n)
 
 /* ---- names ----------------------------------------------------------- */
 
-static const struct {
-    const char *name, *quoted;   /* quoted: as messages write it */
-    int arity;                   /* -1: one or more */
-    cs_op op;
-} builtins[] = {
-    {"sin", "'sin'", 1, CS_OP_SIN},          {"cos", "'cos'", 1, CS_OP_COS},
-    {"tan", "'tan'", 1, CS_OP_TAN},          {"exp", "'exp'", 1, CS_OP_EXP},
-    {"log", "'log'", 1, CS_OP_LOG},          {"sqrt", "'sqrt'", 1, CS_OP_SQRT},
-    {"tanh", "'tanh'", 1, CS_OP_TANH},       {"floor", "'floor'", 1, CS_OP_FLOOR},
-    {"abs", "'abs'", 1, CS_OP_ABS},          {"atan2", "'atan2'", 2, CS_OP_ATAN2},
-    {"pow", "'pow'", 2, CS_OP_POW},          {"fmod", "'fmod'", 2, CS_OP_FMOD},
-    {"min", "'min'", 2, CS_OP_MIN},          {"max", "'max'", 2, CS_OP_MAX},
-    {"clip", "'clip'", 3, CS_OP_CLIP},       {"f32", "'f32'", 1, CS_OP_ROUND_F32},
-    {"uniform", "'uniform'", 2, CS_OP_UNIFORM}, {"stack", "'stack'", -1, CS_OP_STACK},
-};
-enum { N_BUILTINS = sizeof builtins / sizeof builtins[0] };
 
 /* Words with a fixed meaning: never a user's name. */
 static const char *const reserved[] = {
@@ -379,10 +363,11 @@ static const char *const reserved[] = {
     "discrete", "box",
 };
 
+/* The op a builtin function builds (jit/ops.def's dsl column), or -1. */
 static int find_builtin(const char *s, size_t n)
 {
-    for (int k = 0; k < N_BUILTINS; k++)
-        if (text_is(s, n, builtins[k].name))
+    for (int k = 0; k < CS_OP_COUNT; k++)
+        if (cs_op_table[k].dsl[0] && text_is(s, n, cs_op_table[k].dsl))
             return k;
     return -1;
 }
@@ -566,7 +551,7 @@ static expr *parse_call(parser *P, const char *s, size_t n, size_t pos)
     if (y && y->fn->defining)
         fail_at(P, pos, "recursive call to '%s'", name);
     unsigned draw = 0;
-    if (b >= 0 && builtins[b].op == CS_OP_UNIFORM) {
+    if (b >= 0 && b == CS_OP_UNIFORM) {
         if (P->ctx != CTX_RESET && P->ctx != CTX_STEP)
             fail_at(P, pos, "uniform() can only be used in the reset and step blocks");
         int stream = P->ctx == CTX_RESET ? CS_STREAM_RESTART : CS_STREAM_STEP;
@@ -578,7 +563,7 @@ static expr *parse_call(parser *P, const char *s, size_t n, size_t pos)
     size_t base = P->n_scratch;
     parse_args(P, name);
     unsigned got = (unsigned)(P->n_scratch - base);
-    int want = b >= 0 ? builtins[b].arity : (int)y->fn->n_params;
+    int want = b >= 0 ? cs_op_table[b].dsl_arity : (int)y->fn->n_params;
     if (want < 0 && got == 0)
         fail_at(P, pos, "'%s' needs at least one argument", name);
     if (want >= 0 && got != (unsigned)want)
@@ -863,23 +848,6 @@ static bool cfail(parser *P, size_t pos, const char *fmt, ...)
     return false;
 }
 
-/* Python's float %: the sign of the divisor (CS_OP_MOD). */
-static double floored_mod(double a, double b)
-{
-    double r = fmod(a, b);
-    if (r != 0 && (r < 0) != (b < 0))
-        r += b;
-    return r;
-}
-
-static double to_f32(double x)
-{
-    /* past FLT_MAX + half an ulp the conversion would be undefined in C */
-    if (isfinite(x) && fabs(x) >= 0x1.ffffffp127)
-        return copysign(INFINITY, x);
-    return (double)(float)x;
-}
-
 /* A compile-time number, in double: literals, pi, params, consts,
  * arithmetic and the math builtins. false with P->cerr when not one. */
 static bool ceval(parser *P, const expr *e, double *out)
@@ -911,44 +879,20 @@ static bool ceval(parser *P, const expr *e, double *out)
         for (unsigned k = 1; k < e->n; k++) {
             if (!ceval(P, e->kid[k], a))
                 return false;
-            switch (e->ops[k - 1]) {
-            case CS_OP_ADD: *out = *out + a[0]; break;
-            case CS_OP_SUB: *out = *out - a[0]; break;
-            case CS_OP_MUL: *out = *out * a[0]; break;
-            case CS_OP_DIV: *out = *out / a[0]; break;
-            case CS_OP_MOD: *out = floored_mod(*out, a[0]); break;
-            default: return cfail(P, e->op_pos[k - 1], "'and'/'or' give a bool, not a compile-time number");
-            }
+            if (e->ops[k - 1] == CS_OP_AND || e->ops[k - 1] == CS_OP_OR)
+                return cfail(P, e->op_pos[k - 1], "'and'/'or' give a bool, not a compile-time number");
+            *out = cs_op_eval(e->ops[k - 1], CS_F64, *out, a[0], 0);
         }
         return true;
     case E_BUILTIN: {
-        cs_op op = builtins[e->op].op;
+        cs_op op = (cs_op)e->op;
         if (op == CS_OP_UNIFORM || op == CS_OP_STACK)
             break;
         for (unsigned k = 0; k < e->n; k++)
             if (!ceval(P, e->kid[k], &a[k]))
                 return false;
-        switch (op) {
-        case CS_OP_SIN: *out = sin(a[0]); break;
-        case CS_OP_COS: *out = cos(a[0]); break;
-        case CS_OP_TAN: *out = tan(a[0]); break;
-        case CS_OP_EXP: *out = exp(a[0]); break;
-        case CS_OP_LOG: *out = log(a[0]); break;
-        case CS_OP_SQRT: *out = sqrt(a[0]); break;
-        case CS_OP_TANH: *out = tanh(a[0]); break;
-        case CS_OP_FLOOR: *out = floor(a[0]); break;
-        case CS_OP_ABS: *out = fabs(a[0]); break;
-        case CS_OP_ROUND_F32: *out = to_f32(a[0]); break;
-        case CS_OP_ATAN2: *out = atan2(a[0], a[1]); break;
-        case CS_OP_POW: *out = pow(a[0], a[1]); break;
-        case CS_OP_FMOD: *out = fmod(a[0], a[1]); break;
-        case CS_OP_MIN: *out = a[1] < a[0] ? a[1] : a[0]; break;
-        case CS_OP_MAX: *out = a[1] > a[0] ? a[1] : a[0]; break;
-        default: /* clip, NumPy's: min(max(x, lo), hi) */
-            *out = a[0] < a[1] ? a[1] : a[0];
-            *out = a[2] < *out ? a[2] : *out;
-            break;
-        }
+        /* in double, by the evaluator every op is computed with */
+        *out = cs_op_eval(op, CS_F64, a[0], e->n > 1 ? a[1] : 0, e->n > 2 ? a[2] : 0);
         return true;
     }
     default:
@@ -1277,10 +1221,10 @@ static val lower_node(parser *P, const expr *e, val *frame)
     case E_COND:
         return lower_operands(P, e, frame, CS_OP_SELECT, "'?:'");
     case E_BUILTIN:
-        switch (builtins[e->op].op) {
+        switch ((cs_op)e->op) {
         case CS_OP_STACK: return lower_stack(P, e, frame);
         case CS_OP_UNIFORM: return lower_uniform(P, e, frame);
-        default: return lower_operands(P, e, frame, builtins[e->op].op, builtins[e->op].quoted);
+        default: return lower_operands(P, e, frame, (cs_op)e->op, cs_op_table[e->op].dsl_quoted);
         }
     case E_CALL:
         return lower_call(P, e, frame);
