@@ -1563,6 +1563,9 @@ static void parse_const(parser *P)
     y->has_value = ceval(P, e, &y->value);
     if (!y->has_value)
         y->why_not = copy_name(P, P->cerr, strlen(P->cerr));
+    /* as a param's: a constant that is not a number is a mistake */
+    else if (!isfinite(y->value))
+        fail_at(P, pos, "const '%s' must be finite, got %g", y->name, y->value);
 }
 
 static void parse_state(parser *P)
