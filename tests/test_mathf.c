@@ -267,3 +267,57 @@ Test(mathf, tanh_same_results_in_a_vectorizable_loop)
         cr_assert_leq(tanh_ulps(x[i]), 1);
     }
 }
+
+/* ---- fmod and floored modulo ---- */
+
+/* cs_fmodf must be glibc's fmodf bit for bit (fmod is exact: there is one
+ * right answer), NaN for NaN whatever its sign. volatile: GCC would fold
+ * fmodf of constants. */
+static void expect_fmodf(float a, float b)
+{
+    volatile float va = a, vb = b;
+    float want = fmodf(va, vb), got = cs_fmodf(va, vb);
+    if (isnan(want))
+        cr_assert(isnan(got), "cs_fmodf(%a, %a) = %a, want NaN", (double)a, (double)b, (double)got);
+    else
+        cr_assert_eq(float_bits(got), float_bits(want), "cs_fmodf(%a, %a) = %a, want %a", (double)a, (double)b,
+                     (double)got, (double)want);
+}
+
+Test(mathf, fmodf_exact_on_random_pairs_of_every_magnitude)
+{
+    /* random bit patterns: every exponent pair, subnormals, inf and NaN */
+    unsigned int ctr[4] = {0, 0, 0, 0}, key[2] = {0x5eed, 0xf00d}, w[4];
+    for (unsigned i = 0; i < 1u << 20; i++) {
+        ctr[0] = i;
+        cs_philox4x32_10(ctr, key, w);
+        expect_fmodf(bits_float(w[0]), bits_float(w[1]));
+        /* close exponents, where the quotient has few bits */
+        expect_fmodf(bits_float(w[2]), bits_float((w[2] & 0xff800000u) ^ (w[3] & 0x807fffffu)));
+    }
+}
+
+Test(mathf, fmodf_exact_for_every_stride_of_floats_and_common_divisors)
+{
+    const float divisors[] = {6.28318548f, 1.0f, -3.0f, 0.1f, 1e-30f, 7e30f, 0x1p-149f, 3.4e38f};
+    for (size_t k = 0; k < sizeof divisors / sizeof divisors[0]; k++)
+        for (uint64_t u = 0; u <= 0xffffffffu; u += 4099)
+            expect_fmodf(bits_float((uint32_t)u), divisors[k]);
+}
+
+Test(mathf, fmodf_and_modf_special_values)
+{
+    const float v[] = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, -7.0f, 0x1p-149f, -0x1p-149f, 3.4e38f, INFINITY, -INFINITY, NAN};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        for (size_t j = 0; j < sizeof v / sizeof v[0]; j++) {
+            expect_fmodf(v[i], v[j]);
+            /* Python's %: fmod moved to the divisor's sign, a zero kept */
+            volatile float a = v[i], b = v[j];
+            float r = fmodf(a, b);
+            if (r != 0 && ((r < 0) != (b < 0)))
+                r += b;
+            float got = cs_modf(a, b);
+            cr_assert(isnan(r) ? isnan(got) : float_bits(got) == float_bits(r), "cs_modf(%a, %a) = %a, want %a",
+                      (double)a, (double)b, (double)got, (double)r);
+        }
+}
