@@ -54,6 +54,7 @@ typedef struct {
     int dsl_arity;      /* -1: one or more */
     const char *infix;  /* the C operator, or NULL */
     const char *fn_f64, *fn_f32; /* the function that computes it (mathf.h), or NULL */
+    bool libm_f64;      /* fn_f64 is a C library call (scalar) */
 } cs_op_info;
 
 extern const cs_op_info cs_op_table[CS_OP_COUNT];
