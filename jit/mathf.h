@@ -133,6 +133,31 @@ typedef union {
 #define CS_MATHF_SIMD_FN CS_INLINE
 #endif
 
+/* e^y = 2^k (1 + p), for |y| < 700: k = nearest integer to y / ln 2, r = y -
+ * k ln 2 (|r| <= 0.347; k ln 2 rounded in double costs under 2^-51 of the
+ * result) and p = e^r - 1 = r + r^2 Q(r), Q a Chebyshev fit of degree 6
+ * (relative error of e^r - 1 below 2^-36; bench/tanhf_fit.py). Returns p,
+ * and 2^k in *scale. Shared by tanh and exp. */
+CS_INLINE double cs_mathf_exp_parts(double y, double *scale)
+{
+    /* Adding 1.5 * 2^52 rounds to an integer and leaves k in the low bits. */
+    const double round_magic = 0x1.8p52;
+    cs_mathf_dbits kbits, two_k;
+    kbits.d = y * 1.4426950408889634 + round_magic; /* 1/ln 2 */
+    double k = kbits.d - round_magic;
+    double r = y - k * 0.6931471805599453;
+    double q = 0.00019899274069434545 + r * 2.48595783333601e-05;
+    q = 0.0013888854049481818 + r * q;
+    q = 0.008333298483621828 + r * q;
+    q = 0.041666666718981143 + r * q;
+    q = 0.16666666718997808 + r * q;
+    q = 0.5 + r * q;
+    /* 2^k: the magic's low 12 bits are 0, so its other bits shift out. */
+    two_k.u = (kbits.u + 1023u) << 52;
+    *scale = two_k.d;
+    return r + (r * r) * q;
+}
+
 CS_MATHF_SIMD_FN float cs_tanhf(float x)
 {
     cs_mathf_bits in, out;
@@ -143,26 +168,65 @@ CS_MATHF_SIMD_FN float cs_tanhf(float x)
      * this ?: keeps the loop scalar under -ftrapping-math. */
     unsigned int big = 0u - (unsigned int)(in.f > 16.0f);
     in.u = (in.u & ~big) | (0x41800000u & big); /* 16.0f */
-    double y = 2.0 * (double)in.f;
-
-    /* Adding 1.5 * 2^52 rounds to an integer and leaves k in the low bits. */
-    const double round_magic = 0x1.8p52;
-    cs_mathf_dbits kbits, scale;
-    kbits.d = y * 1.4426950408889634 + round_magic; /* 1/ln 2 */
-    double k = kbits.d - round_magic;
-    double r = y - k * 0.6931471805599453;
-    double q = 0.00019899274069434545 + r * 2.48595783333601e-05;
-    q = 0.0013888854049481818 + r * q;
-    q = 0.008333298483621828 + r * q;
-    q = 0.041666666718981143 + r * q;
-    q = 0.16666666718997808 + r * q;
-    q = 0.5 + r * q;
-    double p = r + (r * r) * q; /* e^r - 1 */
-    /* 2^k: the magic's low 12 bits are 0, so its other bits shift out. */
-    scale.u = (kbits.u + 1023u) << 52;
-    double m = scale.d * p + (scale.d - 1.0);
+    double scale, p = cs_mathf_exp_parts(2.0 * (double)in.f, &scale);
+    double m = scale * p + (scale - 1.0); /* expm1(2|x|) */
     out.f = (float)(m / (m + 2.0));
     out.u |= sign;
+    return out.f;
+}
+
+/* exp. Method: x clamped to [-160, 100] (0 and inf come out of the final
+ * rounding), e^x = 2^k + 2^k p from cs_mathf_exp_parts, rounded once to
+ * float: within 0.5 + 2^-12 ulp of the exact value, so the correctly
+ * rounded float or its neighbour (bench/mathf_exhaustive.c checks every
+ * float). NaN for NaN, 0 for -inf, inf for inf; branch-free. */
+CS_INLINE float cs_expf(float x)
+{
+    cs_mathf_bits in;
+    in.f = x;
+    unsigned int big = 0u - (unsigned int)(x > 100.0f), small = 0u - (unsigned int)(x < -160.0f);
+    in.u = (in.u & ~(big | small)) | (0x42c80000u & big) | (0xc3200000u & small); /* 100.0f, -160.0f */
+    double scale, p = cs_mathf_exp_parts((double)in.f, &scale);
+    return (float)(scale + scale * p);
+}
+
+/* log. Method: x = 2^e m with m in [sqrt(1/2), sqrt(2)) (from the bits of
+ * x in double, where every float is normal), log x = e ln 2 + 2 atanh(s),
+ * s = (m - 1) / (m + 1), |s| <= 0.1716, the series of atanh to s^13
+ * (relative error below 2^-39), all in double and rounded once: the
+ * correctly rounded float or its neighbour (bench/mathf_exhaustive.c).
+ * -inf for +-0, NaN below 0 and for NaN, inf for inf; branch-free, and
+ * only 64-bit integer and double arithmetic, which AVX2 vectorizes. */
+CS_INLINE float cs_logf(float x)
+{
+    cs_mathf_dbits b, e_bits, half;
+    b.d = (double)x;
+    /* the exponent as a double: 2^52 + field, less 2^52 + 1023 */
+    e_bits.u = 0x4330000000000000ull | ((b.u >> 52) & 0x7ffull);
+    double e = e_bits.d - (0x1p52 + 1023.0);
+    b.u = (b.u & 0x000fffffffffffffull) | 0x3ff0000000000000ull; /* m in [1, 2) */
+    half.d = b.d * 0.5;
+    unsigned long long high = 0ull - (unsigned long long)(b.d > 1.4142135623730951);
+    b.u = (b.u & ~high) | (half.u & high);
+    e += (double)(high & 1ull);
+    double m = b.d, s = (m - 1.0) / (m + 1.0), z = s * s;
+    double q = 2.0 / 13.0;
+    q = 2.0 / 11.0 + z * q;
+    q = 2.0 / 9.0 + z * q;
+    q = 2.0 / 7.0 + z * q;
+    q = 2.0 / 5.0 + z * q;
+    q = 2.0 / 3.0 + z * q;
+    double r = e * 0.6931471805599453 + (2.0 * s + s * z * q);
+    cs_mathf_bits out, in;
+    out.f = (float)r;
+    in.f = x;
+    /* specials by the bits of x: +-0 -> -inf, sign set (x < 0, -NaN) -> NaN,
+     * +inf and +NaN -> x itself */
+    unsigned int zero = 0u - (unsigned int)((in.u & 0x7fffffffu) == 0u);
+    unsigned int negative = 0u - (unsigned int)((in.u >> 31) & ~(zero & 1u));
+    unsigned int inf_nan = 0u - (unsigned int)((in.u & 0x7fffffffu) >= 0x7f800000u);
+    out.u = (out.u & ~(zero | negative | inf_nan)) | (0xff800000u & zero) | (0x7fc00000u & negative) |
+            (in.u & inf_nan & ~negative);
     return out.f;
 }
 
@@ -189,8 +253,6 @@ double cs_libm_tanh(double) __asm__("tanh");
 double cs_libm_atan2(double, double) __asm__("atan2");
 double cs_libm_pow(double, double) __asm__("pow");
 double cs_libm_fmod(double, double) __asm__("fmod");
-float cs_libm_expf(float) __asm__("expf");
-float cs_libm_logf(float) __asm__("logf");
 float cs_libm_tanf(float) __asm__("tanf");
 float cs_libm_atan2f(float, float) __asm__("atan2f");
 float cs_libm_powf(float, float) __asm__("powf");
@@ -218,8 +280,6 @@ CS_INLINE double cs_mod(double a, double b)
 
 /* f32 without a branch-free version of ours: glibc's (the loop stays
  * scalar where they are used; no environment of the suite uses them). */
-CS_INLINE float cs_expf(float x) { return CS_LIBM(expf)(x); }
-CS_INLINE float cs_logf(float x) { return CS_LIBM(logf)(x); }
 CS_INLINE float cs_tanf(float x) { return CS_LIBM(tanf)(x); }
 CS_INLINE float cs_atan2f(float y, float x) { return CS_LIBM(atan2f)(y, x); }
 

@@ -321,3 +321,48 @@ Test(mathf, fmodf_and_modf_special_values)
                       (double)a, (double)b, (double)got, (double)r);
         }
 }
+
+/* ---- exp and log (bench/mathf_exhaustive.c checks every float) ---- */
+
+/* got is the double `exact` rounded to float or its neighbour; NaN,
+ * infinities and overflow exactly as the rounding gives. */
+static void expect_within_one(const char *what, float x, float got, double exact)
+{
+    float cr = (float)exact;
+    if (isnan(exact)) {
+        cr_assert(isnan(got), "%s(%a) = %a, want NaN", what, (double)x, (double)got);
+        return;
+    }
+    if (isinf(cr)) {
+        cr_assert_eq(float_bits(got), float_bits(cr), "%s(%a) = %a, want %a", what, (double)x, (double)got, (double)cr);
+        return;
+    }
+    cr_assert_leq(ulps(got, cr), 1, "%s(%a) = %a, want %a", what, (double)x, (double)got, (double)cr);
+}
+
+Test(mathf, exp_and_log_over_a_stride_of_every_float)
+{
+    for (uint64_t u = 0; u <= 0xffffffffu; u += 997) {
+        float x = bits_float((uint32_t)u);
+        expect_within_one("cs_expf", x, cs_expf(x), exp((double)x));
+        expect_within_one("cs_logf", x, cs_logf(x), log((double)x));
+    }
+}
+
+Test(mathf, exp_and_log_special_values)
+{
+    cr_assert_eq(cs_expf(0.0f), 1.0f);
+    cr_assert_eq(cs_expf(-0.0f), 1.0f);
+    cr_assert_eq(float_bits(cs_expf(-INFINITY)), 0u);
+    cr_assert_eq(cs_expf(INFINITY), INFINITY);
+    cr_assert(isnan(cs_expf(NAN)));
+    cr_assert_eq(cs_expf(88.8f), INFINITY);
+    cr_assert_eq(cs_expf(-104.0f), 0.0f);
+    cr_assert_eq(cs_logf(1.0f), 0.0f);
+    cr_assert_eq(cs_logf(0.0f), -INFINITY);
+    cr_assert_eq(cs_logf(-0.0f), -INFINITY);
+    cr_assert_eq(cs_logf(INFINITY), INFINITY);
+    cr_assert(isnan(cs_logf(-1.0f)) && isnan(cs_logf(-INFINITY)) && isnan(cs_logf(NAN)) && isnan(cs_logf(-NAN)));
+    cr_assert(isnan(cs_logf(-0x1p-149f)));
+    expect_within_one("cs_logf", 0x1p-149f, cs_logf(0x1p-149f), log(0x1p-149));
+}
