@@ -6,8 +6,9 @@
  *
  * f64 calls glibc (Gymnasium's numbers to the last bit) through names GCC
  * does not know as builtins (CS_LIBM below); f32 has cartsim's own
- * branch-free sin, cos, tanh and fmod, pow(x, 2) as x * x, and glibc for
- * the rest. On the GPU, CS_LIBM is CUDA's libm.
+ * branch-free sin, cos, tan, tanh, exp, log, atan2 and fmod, pow(x, 2) as
+ * x * x, and glibc's powf for other exponents. On the GPU, CS_LIBM is
+ * CUDA's libm.
  *
  * Float math for the C dialect in f32 mode: sin, cos and tanh.
  *
@@ -60,8 +61,15 @@ typedef union {
     unsigned int u;
 } cs_mathf_bits;
 
-/* quarter = 0: sin(x); quarter = 1: sin(x + pi/2) = cos(x). */
-CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
+typedef union {
+    double d;
+    unsigned long long u;
+} cs_mathf_dbits;
+
+/* x = k pi/2 + r: sin r and cos r in double (relative errors below 2^-37
+ * and 2^-31), and k mod 4 in the low bits of the return. Shared by sin, cos
+ * and tan. */
+CS_INLINE unsigned int cs_mathf_reduce(float x, double *sin_r, double *cos_r)
 {
     /* Past the accurate range the reduction below would leave |r| large
      * and the polynomials unbounded: such x become +-0 (sin 0, cos 1), and
@@ -96,16 +104,25 @@ CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
     double ps = -0.00019839162342019542 + s * 2.7167121413975317e-06;
     ps = 0.008333328832252726 + s * ps;
     ps = -0.16666666636664446 + s * ps;
-    float sin_r = (float)(r * (1.0 + s * ps));
+    *sin_r = r * (1.0 + s * ps);
     /* cos r = 1 - r^2/2 + r^4 Q(r^2), relative error < 2^-31 on |r| <= 0.8 */
     double pc = -0.0013887560415573794 + s * 2.4451248312691474e-05;
     pc = 0.041666653252390926 + s * pc;
-    float cos_r = (float)((1.0 - 0.5 * s) + (s * s) * pc);
+    *cos_r = (1.0 - 0.5 * s) + (s * s) * pc;
+    return kbits.u;
+}
+
+/* quarter = 0: sin(x); quarter = 1: sin(x + pi/2) = cos(x). */
+CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
+{
+    double sin_d, cos_d;
+    unsigned int k = cs_mathf_reduce(x, &sin_d, &cos_d);
+    float sin_r = (float)sin_d, cos_r = (float)cos_d;
 
     cs_mathf_bits sin_bits, cos_bits, v;
     sin_bits.f = sin_r;
     cos_bits.f = cos_r;
-    unsigned int q = kbits.u + quarter;
+    unsigned int q = k + quarter;
     unsigned int odd = 0u - (q & 1u);
     v.u = (sin_bits.u & ~odd) | (cos_bits.u & odd);
     v.u ^= (q & 2u) << 30; /* quadrants 2 and 3 negate */
@@ -115,10 +132,80 @@ CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
 CS_INLINE float cs_sinf(float x) { return cs_mathf_sin_quarter(x, 0u); }
 CS_INLINE float cs_cosf(float x) { return cs_mathf_sin_quarter(x, 1u); }
 
-typedef union {
-    double d;
-    unsigned long long u;
-} cs_mathf_dbits;
+/* tan, from sin's reduction: sin r / cos r, or -cos r / sin r in the odd
+ * quadrants, in double and rounded once (relative error below 2^-30: the
+ * correctly rounded float or its neighbour, bench/mathf_exhaustive.c), for
+ * |x| <= 1e5 as sin; past that, +-0. NaN for NaN and +-inf. */
+CS_INLINE float cs_tanf(float x)
+{
+    double s, c;
+    unsigned int odd = 0u - (cs_mathf_reduce(x, &s, &c) & 1u);
+    cs_mathf_bits t, cot;
+    t.f = (float)(s / c);
+    cot.f = (float)(-c / s);
+    t.u = (t.u & ~odd) | (cot.u & odd);
+    return t.f;
+}
+
+/* atan2. Method: t = min(|x|, |y|) / max(|x|, |y|) in [0, 1] (0 for two
+ * zeros, 1 for two infinities), atan t = pi/4 + atan u with u = (t - 1) /
+ * (t + 1) for t > tan(pi/8), else atan t, |u| <= 0.4143, by its series to
+ * u^23 (relative error below 2^-33); then pi/2 - a where |y| > |x|, pi - a
+ * where x's sign is set, y's sign: C's atan2 for every special case
+ * (signed zeros, infinities, NaN), all in double and rounded once (the
+ * correctly rounded float or its neighbour, bench/mathf_exhaustive.c). */
+CS_INLINE float cs_atan2f(float y, float x)
+{
+    cs_mathf_bits in_y, in_x, out;
+    in_y.f = y;
+    in_x.f = x;
+    cs_mathf_dbits ay, ax, num, den;
+    ay.d = (double)y;
+    ax.d = (double)x;
+    ay.u &= 0x7fffffffffffffffull;
+    ax.u &= 0x7fffffffffffffffull;
+    unsigned long long y_bigger = 0ull - (unsigned long long)(ay.d > ax.d);
+    num.u = (ay.u & ~y_bigger) | (ax.u & y_bigger);
+    den.u = (ax.u & ~y_bigger) | (ay.u & y_bigger);
+    /* two zeros: 0 / 1; two infinities: 1 / 1 (NaN stays NaN) */
+    unsigned long long both_zero = 0ull - (unsigned long long)(den.d == 0.0);
+    unsigned long long both_inf = 0ull - (unsigned long long)(num.d == den.d && num.d > 1e300);
+    cs_mathf_dbits one;
+    one.d = 1.0;
+    den.u = (den.u & ~(both_zero | both_inf)) | (one.u & (both_zero | both_inf));
+    num.u = (num.u & ~both_inf) | (one.u & both_inf);
+    double t = num.d / den.d;
+    cs_mathf_dbits u, t_bits, shift, zero_d;
+    unsigned long long reduce = 0ull - (unsigned long long)(t > 0.41421356237309503);
+    t_bits.d = t;
+    u.d = (t - 1.0) / (t + 1.0);
+    u.u = (t_bits.u & ~reduce) | (u.u & reduce);
+    shift.d = 0.78539816339744831; /* pi/4 */
+    zero_d.d = 0.0;
+    shift.u = (zero_d.u & ~reduce) | (shift.u & reduce);
+    double v = u.d, z = v * v;
+    double q = -1.0 / 23.0;
+    q = 1.0 / 21.0 + z * q;
+    q = -1.0 / 19.0 + z * q;
+    q = 1.0 / 17.0 + z * q;
+    q = -1.0 / 15.0 + z * q;
+    q = 1.0 / 13.0 + z * q;
+    q = -1.0 / 11.0 + z * q;
+    q = 1.0 / 9.0 + z * q;
+    q = -1.0 / 7.0 + z * q;
+    q = 1.0 / 5.0 + z * q;
+    q = -1.0 / 3.0 + z * q;
+    cs_mathf_dbits a, alt;
+    a.d = shift.d + (v + v * z * q);
+    alt.d = 1.5707963267948966 - a.d; /* pi/2 - a */
+    a.u = (a.u & ~y_bigger) | (alt.u & y_bigger);
+    unsigned long long x_negative = 0ull - (unsigned long long)(in_x.u >> 31);
+    alt.d = 3.1415926535897931 - a.d; /* pi - a */
+    a.u = (a.u & ~x_negative) | (alt.u & x_negative);
+    out.f = (float)a.d;
+    out.u |= in_y.u & 0x80000000u;
+    return out.f;
+}
 
 /* Out of line for GCC, whose vectorizer then calls a SIMD clone of it (a
  * copy that takes and returns a vector). Inlined, a fused MLP is one long
@@ -253,8 +340,6 @@ double cs_libm_tanh(double) __asm__("tanh");
 double cs_libm_atan2(double, double) __asm__("atan2");
 double cs_libm_pow(double, double) __asm__("pow");
 double cs_libm_fmod(double, double) __asm__("fmod");
-float cs_libm_tanf(float) __asm__("tanf");
-float cs_libm_atan2f(float, float) __asm__("atan2f");
 float cs_libm_powf(float, float) __asm__("powf");
 #endif
 
@@ -278,10 +363,6 @@ CS_INLINE double cs_mod(double a, double b)
     return r;
 }
 
-/* f32 without a branch-free version of ours: glibc's (the loop stays
- * scalar where they are used; no environment of the suite uses them). */
-CS_INLINE float cs_tanf(float x) { return CS_LIBM(tanf)(x); }
-CS_INLINE float cs_atan2f(float y, float x) { return CS_LIBM(atan2f)(y, x); }
 
 /* pow in f32. x * x for the exponent 2 (what every environment of the
  * suite writes): one multiply is the correctly rounded square, and it

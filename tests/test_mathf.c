@@ -366,3 +366,39 @@ Test(mathf, exp_and_log_special_values)
     cr_assert(isnan(cs_logf(-0x1p-149f)));
     expect_within_one("cs_logf", 0x1p-149f, cs_logf(0x1p-149f), log(0x1p-149));
 }
+
+/* ---- tan and atan2 (bench/mathf_exhaustive.c: every float, 2^28 pairs) ---- */
+
+Test(mathf, tan_over_a_stride_of_floats_to_1e5)
+{
+    for (uint32_t u = 0; u <= float_bits(1e5f); u += 499) {
+        float x = bits_float(u);
+        expect_within_one("cs_tanf", x, cs_tanf(x), tan((double)x));
+        expect_within_one("cs_tanf", -x, cs_tanf(-x), tan(-(double)x));
+    }
+    cr_assert_eq(float_bits(cs_tanf(-0.0f)), 0x80000000u);
+    cr_assert(isnan(cs_tanf(INFINITY)) && isnan(cs_tanf(-INFINITY)) && isnan(cs_tanf(NAN)));
+}
+
+Test(mathf, atan2_on_random_pairs_and_every_special_case)
+{
+    unsigned int ctr[4] = {0, 0, 0, 0}, key[2] = {0xa7, 0x2}, w[4];
+    for (unsigned i = 0; i < 1u << 19; i++) {
+        ctr[0] = i;
+        cs_philox4x32_10(ctr, key, w);
+        float y = bits_float(w[0]), x = bits_float(w[1]);
+        expect_within_one("cs_atan2f", y, cs_atan2f(y, x), atan2((double)y, (double)x));
+        y = bits_float(w[2]);
+        x = bits_float((w[2] & 0x7f800000u) ^ (w[3] & 0x807fffffu));
+        expect_within_one("cs_atan2f", y, cs_atan2f(y, x), atan2((double)y, (double)x));
+    }
+    /* C's atan2 for signed zeros, infinities and NaN, bit for bit */
+    const float v[] = {0.0f, -0.0f, 1.0f, -1.0f, 0x1p-149f, -3e38f, INFINITY, -INFINITY, NAN};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        for (size_t j = 0; j < sizeof v / sizeof v[0]; j++) {
+            volatile float y = v[i], x = v[j];
+            float want = (float)atan2((double)y, (double)x), got = cs_atan2f(y, x);
+            cr_assert(isnan(want) ? isnan(got) : ulps(got, want) <= 1 && signbit(got) == signbit(want),
+                      "cs_atan2f(%a, %a) = %a, want %a", (double)y, (double)x, (double)got, (double)want);
+        }
+}
