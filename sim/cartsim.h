@@ -120,6 +120,12 @@ typedef struct {
      * compiled rollout. Results are the same either way. Fusion rules and
      * none launch every kernel every step whatever this says. */
     bool persistent;
+    /* The global index of this handle's first environment, for a batch split
+     * over several handles or processes (MPI ranks, Ray workers): environment
+     * i of the handle draws exactly what environment first_env + i of the
+     * whole batch draws, so the slices together are the whole batch.
+     * first_env + num_envs must not exceed 2^32. Default 0. */
+    int64_t first_env;
 } cs_config;
 
 void cs_config_init(cs_config *cfg);
@@ -203,6 +209,17 @@ typedef struct {
  * (cs_config.policy: random actions by default), same-step auto-reset, all
  * inside the compiled kernel. Continues from the current state (reset first). */
 cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out);
+
+/* The rollout checksum of a batch split over handles (cs_config.first_env),
+ * equal to the whole batch's cs_rollout_stats.checksum. The checksum hashes
+ * cs_env_checksum_parts() parts in turn, each over every environment in
+ * global order, so the slices take turns: start with h = CS_CHECKSUM_START;
+ * for each part p, each slice in global order calls
+ * cs_env_checksum_part(its env, p, &h) and hands h to the next slice. With
+ * one handle this is the rollout's checksum. */
+#define CS_CHECKSUM_START 0xcbf29ce484222325ull
+unsigned cs_env_checksum_parts(cs_env *env);
+cs_status cs_env_checksum_part(cs_env *env, unsigned part, uint64_t *h);
 
 /* Looking inside the compiler (`cartsim dump`). `after` names the last pass
  * to run ("parse", "fold", "concat", "dce"; NULL: all of them); `format` is
