@@ -670,6 +670,7 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->name = p->name;
     info->title = p->title;
     info->num_envs = env->n;
+    info->first_env = env->first_env;
     info->state_dim = p->n_carried;
     info->obs_dim = p->n_obs;
     info->discrete = p->action_kind == CS_ACTION_DISCRETE;

@@ -133,3 +133,127 @@ Test(split, first_env_is_checked)
     cr_expect_eq(cs_env_open(&cfg, &env), CS_OK, "%s", env ? cs_env_error(env) : "");
     cs_env_close(env);
 }
+
+/* ---- training and evaluation split over K "processes" (threads here; MPI
+ * ranks in the program): the same weights and returns for every K ---- */
+#include <pthread.h>
+
+typedef struct {
+    pthread_barrier_t barrier;
+    double *shared;             /* the allgather's meeting place */
+} meeting;
+
+typedef struct {
+    meeting *m;
+    int rank, ranks;
+    cs_train_config tc;
+    cs_train_result result;
+    cs_status status;
+    char error[256];
+} worker;
+
+static cs_status thread_exchange(void *user, double *values, int64_t first, int64_t count, int64_t total)
+{
+    worker *w = user;
+    memcpy(w->m->shared + first, values + first, (size_t)count * sizeof *values);
+    pthread_barrier_wait(&w->m->barrier);
+    memcpy(values, w->m->shared, (size_t)total * sizeof *values);
+    pthread_barrier_wait(&w->m->barrier);
+    return CS_OK;
+}
+
+static void *train_worker(void *arg)
+{
+    worker *w = arg;
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "cartpole";
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.dtype = CS_DTYPE_F64;
+    cfg.threads = 1;
+    w->tc.split.rank = w->rank;
+    w->tc.split.ranks = w->ranks;
+    w->tc.split.exchange = w->ranks > 1 ? thread_exchange : NULL;
+    w->tc.split.user = w;
+    w->status = cs_train(&cfg, &w->tc, &w->result, w->error, sizeof w->error);
+    return NULL;
+}
+
+static void train_split(cs_algo algo, int ranks, cs_train_result *out)
+{
+    meeting m;
+    pthread_barrier_init(&m.barrier, NULL, (unsigned)ranks);
+    m.shared = calloc(4096, sizeof *m.shared);
+    worker w[3];
+    pthread_t th[3];
+    for (int r = 0; r < ranks; r++) {
+        memset(&w[r], 0, sizeof w[r]);
+        w[r].m = &m;
+        w[r].rank = r;
+        w[r].ranks = ranks;
+        cs_train_config_init(&w[r].tc);
+        w[r].tc.algo = algo;
+        w[r].tc.population = 14;    /* 14 over 3: 5, 5, 4 */
+        w[r].tc.generations = 4;
+        w[r].tc.seed = 5;
+        w[r].tc.target = 1e9;       /* never solved: every generation runs */
+        w[r].tc.eval_episodes = 20; /* more than the population: two rounds */
+        pthread_create(&th[r], NULL, train_worker, &w[r]);
+    }
+    for (int r = 0; r < ranks; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < ranks; r++) {
+        cr_assert_eq(w[r].status, CS_OK, "rank %d of %d: %s", r, ranks, w[r].error);
+        cr_assert_eq(w[r].result.n_weights, w[0].result.n_weights);
+        cr_assert(memcmp(w[r].result.weights, w[0].result.weights, w[0].result.n_weights * sizeof(double)) == 0,
+                  "rank %d of %d trained other weights than rank 0", r, ranks);
+        cr_assert(memcmp(&w[r].result.eval_return, &w[0].result.eval_return, sizeof(double)) == 0);
+    }
+    *out = w[0].result;
+    for (int r = 1; r < ranks; r++)
+        free(w[r].result.weights);
+    pthread_barrier_destroy(&m.barrier);
+    free(m.shared);
+}
+
+static void same_training_for_any_split(cs_algo algo)
+{
+    cs_train_result one, k;
+    train_split(algo, 1, &one);
+    for (int ranks = 2; ranks <= 3; ranks++) {
+        train_split(algo, ranks, &k);
+        cr_assert_eq(k.n_weights, one.n_weights);
+        cr_expect(memcmp(k.weights, one.weights, one.n_weights * sizeof(double)) == 0,
+                  "%d processes trained other weights than one", ranks);
+        cr_expect(memcmp(&k.eval_return, &one.eval_return, sizeof(double)) == 0, "eval %.17g vs %.17g",
+                  k.eval_return, one.eval_return);
+        free(k.weights);
+    }
+    free(one.weights);
+}
+
+Test(split, es_trains_the_same_weights_for_1_2_3_processes, .timeout = 120)
+{
+    same_training_for_any_split(CS_ALGO_ES);
+}
+
+Test(split, cem_trains_the_same_weights_for_1_2_3_processes, .timeout = 120)
+{
+    same_training_for_any_split(CS_ALGO_CEM);
+}
+
+Test(split, shares_are_contiguous_and_cover_everything)
+{
+    for (int ranks = 1; ranks <= 7; ranks++)
+        for (int64_t n = 0; n <= 23; n++) {
+            int64_t next = 0;
+            for (int r = 0; r < ranks; r++) {
+                int64_t first, count;
+                cs_split_share(n, r, ranks, &first, &count);
+                cr_assert_eq(first, next);
+                cr_assert(count == n / ranks || count == n / ranks + 1);
+                next = first + count;
+            }
+            cr_assert_eq(next, n);
+        }
+}
