@@ -111,7 +111,7 @@ Test(mpi, es_trains_the_same_policy_for_1_2_3_ranks, .timeout = 300)
     NEED_MPIRUN();
     char args[1024], dir[] = "/tmp/cartsim-mpi-train-XXXXXX";
     cr_assert(mkdtemp(dir));
-    char path[3][600];
+    char path[3][128];
     for (int ranks = 1; ranks <= 3; ranks++) {
         snprintf(path[ranks - 1], sizeof path[0], "%s/k%d.pol", dir, ranks);
         snprintf(args, sizeof args, "train --algo es --pop 31 --generations 4 --target 1e9 --seed 9 --out %s",
