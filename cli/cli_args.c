@@ -74,7 +74,11 @@ int cli_error(int status, const char *fmt, ...)
     for (char *p = msg; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    fprintf(stderr, "cartsim: %s%s%s\n", value_origin ? value_origin : "", value_origin ? ": " : "", msg);
+    char line[1200];
+    snprintf(line, sizeof line, "%s%s%s", value_origin ? value_origin : "", value_origin ? ": " : "", msg);
+    /* Under mpirun the ranks agree on who says it (cli/dist.c). */
+    if (!cli_dist_hold(line))
+        fprintf(stderr, "cartsim: %s\n", line);
     return status;
 }
 
@@ -106,7 +110,7 @@ int cli_lib_error(cs_status s, const char *message)
     /* Compiler output can run over many lines: the first one is the
      * message, the rest goes after it so that nothing is lost. */
     const char *nl = strchr(message, '\n');
-    if (!nl || status == CLI_EXIT_USAGE)
+    if (!nl || status == CLI_EXIT_USAGE || cli_dist_ranks() > 1)
         return cli_error(status, "%s", message);
     fprintf(stderr, "cartsim: %.*s\n%s%s", (int)(nl - message), message, nl + 1,
             message[strlen(message) - 1] == '\n' ? "" : "\n");
@@ -132,10 +136,10 @@ static int bad_value(const char *opt, const char *value, const char *why)
 
 static int int_value(const char *opt, const char *value, int64_t lo, int64_t hi, int64_t *out)
 {
-    switch (cli_parse_i64(value, lo, hi, out)) {
-    case CLI_NUM_OK:
+    switch (cs_num_i64(value, lo, hi, out)) {
+    case CS_NUM_OK:
         return 0;
-    case CLI_NUM_SYNTAX:
+    case CS_NUM_SYNTAX:
         return bad_value(opt, value, "is not an integer");
     default:
         return cli_error(CLI_EXIT_USAGE, "%s%s: '%s' is out of range (%" PRId64 " to %" PRId64 ")",
@@ -197,10 +201,10 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_STEPS:
         return int_value(name, value, 1, INT64_MAX, &a->steps);
     case OPT_SEED:
-        switch (cli_parse_u64(value, &a->seed)) {
-        case CLI_NUM_OK:
+        switch (cs_num_u64(value, &a->seed)) {
+        case CS_NUM_OK:
             return 0;
-        case CLI_NUM_SYNTAX:
+        case CS_NUM_SYNTAX:
             return bad_value(name, value, "is not a non-negative integer");
         default:
             return bad_value(name, value, "is out of range (0 to 18446744073709551615)");
@@ -298,7 +302,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         return 0;
     }
     case OPT_TARGET:
-        if (!cli_parse_real(value, &a->target) || a->target - a->target != 0)
+        if (!cs_num_real(value, &a->target) || a->target - a->target != 0)
             return bad_value(name, value, "is not a finite number");
         return 0;
     case OPT_HELP:
