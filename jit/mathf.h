@@ -6,9 +6,8 @@
  *
  * f64 calls glibc (Gymnasium's numbers to the last bit) through names GCC
  * does not know as builtins (CS_LIBM below); f32 has cartsim's own
- * branch-free sin, cos, tan, tanh, exp, log, atan2 and fmod, pow(x, 2) as
- * x * x, and glibc's powf for other exponents. On the GPU, CS_LIBM is
- * CUDA's libm.
+ * branch-free sin, cos, tan, tanh, exp, log, atan2, pow and fmod (pow(x, 2)
+ * as x * x). On the GPU, CS_LIBM is CUDA's libm.
  *
  * Float math for the C dialect in f32 mode: sin, cos and tanh.
  *
@@ -277,17 +276,15 @@ CS_INLINE float cs_expf(float x)
     return (float)(scale + scale * p);
 }
 
-/* log. Method: x = 2^e m with m in [sqrt(1/2), sqrt(2)) (from the bits of
- * x in double, where every float is normal), log x = e ln 2 + 2 atanh(s),
- * s = (m - 1) / (m + 1), |s| <= 0.1716, the series of atanh to s^13
- * (relative error below 2^-39), all in double and rounded once: the
- * correctly rounded float or its neighbour (bench/mathf_exhaustive.c).
- * -inf for +-0, NaN below 0 and for NaN, inf for inf; branch-free, and
- * only 64-bit integer and double arithmetic, which AVX2 vectorizes. */
-CS_INLINE float cs_logf(float x)
+/* ln x for a positive finite x (a float in double): x = 2^e m with m in
+ * [sqrt(1/2), sqrt(2)) from the bits, e ln 2 + 2 atanh(s), s = (m - 1) /
+ * (m + 1), |s| <= 0.1716, the series of atanh to s^13 (relative error below
+ * 2^-39). Only 64-bit integer and double arithmetic, which AVX2 vectorizes.
+ * Shared by log and pow. */
+CS_INLINE double cs_mathf_log_core(double x)
 {
     cs_mathf_dbits b, e_bits, half;
-    b.d = (double)x;
+    b.d = x;
     /* the exponent as a double: 2^52 + field, less 2^52 + 1023 */
     e_bits.u = 0x4330000000000000ull | ((b.u >> 52) & 0x7ffull);
     double e = e_bits.d - (0x1p52 + 1023.0);
@@ -303,7 +300,16 @@ CS_INLINE float cs_logf(float x)
     q = 2.0 / 7.0 + z * q;
     q = 2.0 / 5.0 + z * q;
     q = 2.0 / 3.0 + z * q;
-    double r = e * 0.6931471805599453 + (2.0 * s + s * z * q);
+    return e * 0.6931471805599453 + (2.0 * s + s * z * q);
+}
+
+/* log: cs_mathf_log_core of x in double (every float is normal there),
+ * rounded once: the correctly rounded float or its neighbour
+ * (bench/mathf_exhaustive.c). -inf for +-0, NaN below 0 and for NaN, inf
+ * for inf; branch-free. */
+CS_INLINE float cs_logf(float x)
+{
+    double r = cs_mathf_log_core((double)x);
     cs_mathf_bits out, in;
     out.f = (float)r;
     in.f = x;
@@ -340,7 +346,6 @@ double cs_libm_tanh(double) __asm__("tanh");
 double cs_libm_atan2(double, double) __asm__("atan2");
 double cs_libm_pow(double, double) __asm__("pow");
 double cs_libm_fmod(double, double) __asm__("fmod");
-float cs_libm_powf(float, float) __asm__("powf");
 #endif
 
 /* f64: glibc's, as Gymnasium's NumPy and Python compute them. */
@@ -364,13 +369,62 @@ CS_INLINE double cs_mod(double a, double b)
 }
 
 
-/* pow in f32. x * x for the exponent 2 (what every environment of the
- * suite writes): one multiply is the correctly rounded square, and it
- * vectorizes; glibc's powf, within 0.82 ulp, may differ from it in the last
- * bit where the square lies half-way between two floats. Other exponents:
- * glibc's powf, a scalar call. An exponent known when the kernel is compiled
- * picks its arm then, so the loop has no branch. */
-CS_INLINE float cs_powf(float a, float b) { return b == 2.0f ? a * a : CS_LIBM(powf)(a, b); }
+/* pow in f32, branch-free. x * x for the exponent 2 (what every
+ * environment of the suite writes): one multiply, the correctly rounded
+ * square. Else |a|^b = e^(b ln|a|) in double (the log's relative error 2^-39
+ * times |b ln|a|| <= 104 where the result is a finite nonzero float, then
+ * exp's 2^-36), rounded once: the correctly rounded float or its neighbour
+ * (tests/test_mathf.c checks random pairs); C's pow for every special case
+ * (signs of zeros and negative bases with integer exponents, infinities,
+ * pow(x, +-0) = pow(1, y) = 1 even for NaN, NaN for a negative base and a
+ * non-integer exponent). */
+CS_INLINE float cs_mathf_pow(float a, float b)
+{
+    cs_mathf_bits in_a, in_b, out;
+    in_a.f = a;
+    in_b.f = b;
+    double x = fabs((double)a), y = (double)b;
+    /* ln|a| for 0 < |a| < inf, else -inf (a = +-0), inf (a = +-inf) or NaN */
+    cs_mathf_dbits l, minus_inf, x_bits;
+    l.d = cs_mathf_log_core(x);
+    minus_inf.u = 0xfff0000000000000ull;
+    x_bits.d = x;
+    unsigned long long a_zero = 0ull - (unsigned long long)(x == 0.0);
+    unsigned long long a_inf_nan = 0ull - (unsigned long long)!(x <= 1.7976931348623157e308);
+    l.u = (l.u & ~(a_zero | a_inf_nan)) | (minus_inf.u & a_zero) | (x_bits.u & a_inf_nan);
+    /* b ln|a|, clamped to [-200, 200] (0 and inf come out of the rounding),
+     * NaN kept: 0 * inf (|a| = 1 and b = +-inf) is the 1 below */
+    cs_mathf_dbits t, lo, hi;
+    t.d = y * l.d;
+    lo.d = -200.0;
+    hi.d = 200.0;
+    unsigned long long below = 0ull - (unsigned long long)(t.d < -200.0);
+    unsigned long long above = 0ull - (unsigned long long)(t.d > 200.0);
+    t.u = (t.u & ~(below | above)) | (lo.u & below) | (hi.u & above);
+    double scale, p = cs_mathf_exp_parts(t.d, &scale);
+    out.f = (float)(scale + scale * p);
+    /* a negative base (sign bit set, -0 and -inf included): an odd integer
+     * exponent keeps the sign, any integer a positive result, else NaN
+     * (finite nonzero bases only: -0 and -inf have a result for any b) */
+    double half_b = y * 0.5;
+    unsigned int is_int = 0u - (unsigned int)(y == trunc(y));
+    unsigned int is_odd = is_int & (0u - (unsigned int)(half_b != trunc(half_b)));
+    unsigned int negative = 0u - (in_a.u >> 31);
+    unsigned int finite_nonzero = 0u - (unsigned int)((x != 0.0) & (x <= 3.4028234663852886e38));
+    out.u |= 0x80000000u & negative & is_odd;
+    unsigned int nan = negative & ~is_int & finite_nonzero;
+    out.u = (out.u & ~nan) | (0x7fc00000u & nan);
+    /* 1 for b = +-0 and for a = 1, NaN or not; and for a = -1, b = +-inf */
+    unsigned int b_zero = 0u - (unsigned int)((in_b.u & 0x7fffffffu) == 0u);
+    unsigned int a_one = 0u - (unsigned int)(in_a.u == 0x3f800000u);
+    unsigned int minus_one_inf = 0u - (unsigned int)((in_a.u == 0xbf800000u) & ((in_b.u & 0x7fffffffu) == 0x7f800000u));
+    unsigned int one = b_zero | a_one | minus_one_inf;
+    out.u = (out.u & ~one) | (0x3f800000u & one);
+    return out.f;
+}
+
+/* An exponent known when the kernel is compiled picks its arm then. */
+CS_INLINE float cs_powf(float a, float b) { return b == 2.0f ? a * a : cs_mathf_pow(a, b); }
 
 /* One step of the exact float remainder, in double: x < m * 2^29 on entry
  * and 0 <= x < m after. q = trunc(x / m) < 2^29 may come out one too big

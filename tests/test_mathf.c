@@ -402,3 +402,35 @@ Test(mathf, atan2_on_random_pairs_and_every_special_case)
                       "cs_atan2f(%a, %a) = %a, want %a", (double)y, (double)x, (double)got, (double)want);
         }
 }
+
+/* ---- pow ---- */
+
+Test(mathf, pow_on_random_pairs_and_every_special_case)
+{
+    unsigned int ctr[4] = {0, 0, 0, 0}, key[2] = {0x90, 0x3}, w[4];
+    for (unsigned i = 0; i < 1u << 19; i++) {
+        ctr[0] = i;
+        cs_philox4x32_10(ctr, key, w);
+        /* any bits; then bases around 1 and moderate exponents, where most
+         * results are finite and nonzero; then integer exponents of negative
+         * bases */
+        float a = bits_float(w[0]), b = bits_float(w[1]);
+        expect_within_one("cs_powf", a, cs_powf(a, b), pow((double)a, (double)b));
+        a = ldexpf(1.0f + (float)(w[2] >> 8) * 0x1p-24f, (int)(w[2] & 31) - 16);
+        b = ((float)(int)w[3]) * 0x1p-26f;
+        expect_within_one("cs_powf", a, cs_powf(a, b), pow((double)a, (double)b));
+        b = (float)((int)(w[3] % 41) - 20);
+        expect_within_one("cs_powf", -a, cs_powf(-a, b), pow(-(double)a, (double)b));
+    }
+    const float v[] = {0.0f,  -0.0f, 1.0f,     -1.0f,     2.0f,     -2.0f,    0.5f, -0.5f, 3.0f, -3.0f,
+                       2.5f, -2.5f, 0x1p-149f, -0x1p-149f, INFINITY, -INFINITY, NAN,  -NAN};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        for (size_t j = 0; j < sizeof v / sizeof v[0]; j++) {
+            volatile float a = v[i], b = v[j];
+            float want = (float)pow((double)a, (double)b), got = cs_powf(a, b);
+            cr_assert(isnan(want) ? isnan(got) : float_bits(got) == float_bits(want), "cs_powf(%a, %a) = %a, want %a",
+                      (double)a, (double)b, (double)got, (double)want);
+        }
+    /* the exponent 2: the correctly rounded square */
+    cr_assert_eq(float_bits(cs_powf(1.1f, 2.0f)), float_bits(1.1f * 1.1f));
+}
