@@ -13,7 +13,7 @@ WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # CFLAGS is the user's (optimization, sanitizers); CS_CFLAGS is what the
 # project needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
-CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -I$(BUILD)/gen
+CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -Itrain -I$(BUILD)/gen
 LDLIBS  = -lm -ldl -lpthread
 
 # The CUDA headers are optional: without them the cuda backend builds as "unavailable".
@@ -52,9 +52,9 @@ CS_CFLAGS += -DCS_HAVE_STB
 endif
 endif
 
-# The floors (DESIGN.md): the library is jit/, sim/, agents/ and render/; the
+# The floors (DESIGN.md): the library is jit/, agents/, sim/, train/ and render/; the
 # program (cli/) sits on top of it.
-LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wildcard render/*.c)
+LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wildcard train/*.c) $(wildcard render/*.c)
 CLI_SRC  = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
 PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h
