@@ -63,17 +63,21 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/built
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run test check asan deps install clean bench fuzz fuzz-build
+.PHONY: all run test check asan deps install clean bench fuzz fuzz-build FORCE
 
 all: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example
 
 # run and test install the packages first, then build in a second make, which
 # reads this file again and so finds the optional libraries just installed.
+# The second make builds in parallel, a job per core.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	$(BUILD)/cartsim --envs 2048 --steps 10000 --unroll 10
 
 test: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
 	@$(MAKE) --no-print-directory check
 
 # The suite without the package check.
@@ -88,25 +92,39 @@ asan: deps
 		LDFLAGS="-fsanitize=address,undefined" test TEST_ARGS="$(TEST_ARGS)"
 
 # Install what the build needs from Debian, as root or through sudo; otherwise
-# stop with the exact command to run.
+# stop with the exact command to run. Another apt or dpkg at work holds the
+# lock: wait for it (up to APT_LOCK_WAIT seconds) rather than fail.
+APT_LOCK_WAIT ?= 600
+APT_GET = apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_WAIT) -o Acquire::Lock::Timeout=$(APT_LOCK_WAIT)
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-		cmd="apt-get install -y --no-install-recommends$$missing"; \
+		cmd="$(APT_GET) install -y --no-install-recommends$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; \
-			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$cmd) >/dev/null || exit 1; \
+			($(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $$cmd) >/dev/null || exit 1; \
 		elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then \
-			sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null || exit 1; \
+			sudo $(APT_GET) update -qq && sudo DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null || exit 1; \
 		else echo "cartsim needs:$$missing"; echo "run: sudo apt-get update && sudo $$cmd"; exit 1; fi; \
 	fi
 
-$(BUILD)/%.o: %.c
+# The configuration the objects were compiled with (compiler, flags, which
+# optional libraries were found), rewritten only when it changes: objects
+# depend on it, so a build after `make test` installed SDL2 or inih, or with
+# other CFLAGS, compiles everything again instead of keeping stale objects.
+BUILD_CONFIG = $(CC) $(CS_CFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)
+$(BUILD)/gen/flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(BUILD_CONFIG)' | cmp -s - $@ || echo '$(BUILD_CONFIG)' > $@
+
+FORCE:
+
+$(BUILD)/%.o: %.c $(BUILD)/gen/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/flags
 	$(CC) $(CS_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # The headers every generated kernel starts with, as one string.
