@@ -13,7 +13,7 @@ WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # CFLAGS is the user's (optimization, sanitizers); CS_CFLAGS is what the
 # project needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
-CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -Itrain -I$(BUILD)/gen
+CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -Itrain -I$(BUILD)/gen
 LDLIBS  = -lm -ldl -lpthread
 
 # The CUDA headers are optional: without them the cuda backend builds as "unavailable".
@@ -65,6 +65,12 @@ TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all run test check asan deps install clean bench fuzz fuzz-build FORCE
 
+# The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
+# libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
+cs_version_part = $(shell sed -n 's/^\#define CS_VERSION_$(1) \([0-9]*\)$$/\1/p' sim/cartsim.h)
+CS_VERSION := $(call cs_version_part,MAJOR).$(call cs_version_part,MINOR).$(call cs_version_part,PATCH)
+SONAME     := libcartsim.so.$(call cs_version_part,MAJOR)
+
 all: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example
 
 # run and test install the packages first, then build in a second make, which
@@ -81,9 +87,9 @@ test: deps
 	@$(MAKE) --no-print-directory check
 
 # The suite without the package check.
-check: $(BUILD)/libcartsim.a $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
+check: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
 	CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
-		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example \
+		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example CARTSIM_LIB=$(CURDIR)/$(BUILD)/libcartsim.so \
 		$(BUILD)/test_suite --jobs 2 $(TEST_ARGS)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
@@ -113,7 +119,9 @@ deps:
 # optional libraries were found), rewritten only when it changes: objects
 # depend on it, so a build after `make test` installed SDL2 or inih, or with
 # other CFLAGS, compiles everything again instead of keeping stale objects.
-BUILD_CONFIG = $(CC) $(CS_CFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)
+# The build folder's own path is left out: BUILD=build and BUILD=$(CURDIR)/build
+# (the install test's) are the same build.
+BUILD_CONFIG = $(CC) $(filter-out -I$(BUILD)/gen,$(CS_CFLAGS)) $(CFLAGS) $(LDFLAGS) $(LDLIBS)
 $(BUILD)/gen/flags: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(BUILD_CONFIG)' | cmp -s - $@ || echo '$(BUILD_CONFIG)' > $@
@@ -145,8 +153,12 @@ $(BUILD)/gen/builtin_envs.c: $(wildcard envs/*.env)
 $(BUILD)/libcartsim.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/libcartsim.so: $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/libcartsim.so.$(CS_VERSION): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libcartsim.so: $(BUILD)/libcartsim.so.$(CS_VERSION)
+	ln -sf libcartsim.so.$(CS_VERSION) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 $(BUILD)/cartsim: $(CLI_OBJ) $(BUILD)/libcartsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -163,10 +175,12 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 		$(DESTDIR)$(PREFIX)/share/cartsim/envs
 	install -m 755 $(BUILD)/cartsim $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libcartsim.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libcartsim.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcartsim.so.$(CS_VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libcartsim.so.$(CS_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libcartsim.so
 	install -m 644 sim/cartsim.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 envs/*.env $(DESTDIR)$(PREFIX)/share/cartsim/envs/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LDLIBS)|' -e 's|@VERSION@|$(shell sed -n 's/.*CS_VERSION_STRING "\(.*\)"/\1/p' sim/cartsim.h)|' \
+	sed -e 's|@LIBS@|$(LDLIBS)|' -e 's|@VERSION@|$(CS_VERSION)|' \
 		sim/cartsim.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cartsim.pc
 
 # The benchmark suite (not part of `make test`): the seed paper's experiments, the

@@ -55,6 +55,13 @@
 extern "C" {
 #endif
 
+/* Every function this header declares is exported from libcartsim.so, and
+ * nothing else is: the library is compiled with -fvisibility=hidden, and a
+ * declaration seen here gives its definition default visibility. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define CS_VERSION_MAJOR 0
 #define CS_VERSION_MINOR 1
 #define CS_VERSION_PATCH 0
@@ -466,6 +473,10 @@ size_t cs_config_file_count(const cs_config_file *f);
 const cs_config_entry *cs_config_file_entry(const cs_config_file *f, size_t i);   /* in file order; NULL past the end */
 const cs_config_entry *cs_config_file_get(const cs_config_file *f, const char *section, const char *key);
 void cs_config_file_free(cs_config_file *f);    /* NULL is fine */
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
