@@ -406,7 +406,7 @@ static cs_status build_program(cs_env *env, const cs_config *cfg, const char *af
                       (unsigned)cfg->n_params, &p, msg, sizeof msg);
     cs_env_source_free(&src);
     if (rc)
-        return fail(env, CS_ERR_PARSE, "%s", msg);
+        return fail(env, rc == -2 ? CS_ERR_ARGUMENT : CS_ERR_PARSE, "%s", msg);
     if ((s = cs_agent_build(p, cfg->policy, &env->first_weight, &env->n_weights, msg, sizeof msg)) != CS_OK ||
         cs_program_bind_policy(p)) {
         cs_program_free(p);

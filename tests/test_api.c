@@ -49,6 +49,24 @@ Test(api, info_describes_cartpole)
     cs_env_close(env);
 }
 
+/* A misspelled parameter is the caller's mistake, even for a built-in
+ * environment: an argument error naming it and the parameters there are. */
+Test(api, misspelled_parameter_is_an_argument_error_listing_the_parameters)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "cartpole";
+    cfg.backend = CS_BACKEND_INTERP;
+    cfg.params[cfg.n_params++] = "lenght=0.6";
+    cs_env *env = NULL;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_ARGUMENT, "%s", env ? cs_env_error(env) : "");
+    const char *msg = cs_env_error(env);
+    cr_expect(strstr(msg, "unknown parameter 'lenght'"), "%s", msg);
+    cr_expect(strstr(msg, "gravity") && strstr(msg, "length") && strstr(msg, "sutton_barto_reward"), "%s", msg);
+    cr_expect(!strstr(msg, ".env"), "no file prefix for a built-in environment: %s", msg);
+    cs_env_close(env);
+}
+
 Test(api, reset_obs_is_the_state_in_float_and_in_range)
 {
     cs_env *env = open_env("cartpole", 100, CS_BACKEND_CPU, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
@@ -184,7 +202,7 @@ Test(api, errors_are_statuses_with_messages)
     cfg.num_envs = 4;
     cfg.params[0] = "no_such_param=1";
     cfg.n_params = 1;
-    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_PARSE);
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_ARGUMENT);
     cr_assert(strstr(cs_env_error(env), "no_such_param"), "%s", cs_env_error(env));
     cs_env_close(env);
     cfg.n_params = 0;

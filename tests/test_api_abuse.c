@@ -211,12 +211,12 @@ Test(api_abuse, configurations_out_of_range)
     cfg = config(CS_BACKEND_INTERP, 4);
     cfg.params[0] = "no_such_param=1";
     cfg.n_params = 1;
-    open_fails(&cfg, CS_ERR_PARSE, "an unknown parameter");
+    open_fails(&cfg, CS_ERR_ARGUMENT, "an unknown parameter");
     cfg.params[1] = "no_such_param=1";
     cfg.params[0] = "length=1";
     cfg.params[1] = "length=2";
     cfg.n_params = 2;
-    open_fails(&cfg, CS_ERR_PARSE, "a parameter overridden twice");
+    open_fails(&cfg, CS_ERR_ARGUMENT, "a parameter overridden twice");
 
     static const char *const bad_envs[] = {"", "no_such_env", "../../etc/passwd", "/nonexistent/x.env",
                                            "/dev/null", "/", "cartpole\n"};
