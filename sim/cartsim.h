@@ -20,13 +20,13 @@
  *             return 1;
  *         }
  *         cs_env_reset(env, 42);
- *         int actions[8];
+ *         int32_t actions[8];
  *         double total = 0;
  *         for (int t = 0; t < 100; t++) {
  *             const float *obs = cs_env_obs(env);        // [obs_dim][num_envs]
  *             for (int i = 0; i < 8; i++)
  *                 actions[i] = obs[2 * 8 + i] > 0;       // push toward the pole's lean
- *             cs_env_step(env, actions);
+ *             cs_env_step_discrete(env, actions);
  *             for (int i = 0; i < 8; i++)
  *                 total += cs_env_rewards(env)[i];
  *         }
@@ -177,12 +177,26 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
 /* Every environment starts a fresh episode drawn from `seed`. */
 cs_status cs_env_reset(cs_env *env, uint64_t seed);
 
-/* One step of every environment. `actions`: int32_t[num_envs] for discrete
- * spaces, float[action_dim][num_envs] for box spaces. */
+/* One step of every environment. The element type of `actions` depends on
+ * the environment (cs_env_info.discrete): int32_t[num_envs], each in
+ * [0, n_actions), for discrete spaces; float[action_dim][num_envs] (finite)
+ * for box spaces. The typed entry points below check the type against the
+ * environment first (CS_ERR_ARGUMENT naming the right one); prefer them. */
 cs_status cs_env_step(cs_env *env, const void *actions);
+cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions);   /* [num_envs] */
+cs_status cs_env_step_box(cs_env *env, const float *actions);          /* [action_dim][num_envs] */
+/* The same as doubles, converted to float (the actions' type in the batch). */
+cs_status cs_env_step_box_f64(cs_env *env, const double *actions);     /* [action_dim][num_envs] */
 
 const float *cs_env_obs(cs_env *env);            /* [obs_dim][num_envs] */
 const float *cs_env_final_obs(cs_env *env);      /* same-step mode: obs that ended an episode */
+/* The same observations a row per environment, [num_envs][obs_dim] (obs of
+ * environment i at out[i * obs_dim ...], as neural-network frameworks take a
+ * batch), copied into out, which holds out_count floats (at least num_envs x
+ * obs_dim). The batch itself stays [obs_dim][num_envs]: the transpose is made
+ * by this call only, so rollouts are as fast as before. */
+cs_status cs_env_obs_rows(cs_env *env, float *out, size_t out_count);
+cs_status cs_env_final_obs_rows(cs_env *env, float *out, size_t out_count);
 const double *cs_env_rewards(cs_env *env);       /* [num_envs] */
 const uint8_t *cs_env_terminated(cs_env *env);   /* [num_envs] */
 const uint8_t *cs_env_truncated(cs_env *env);    /* [num_envs] */
