@@ -38,8 +38,15 @@
  *     }
  *
  * Conventions: every function returns a cs_status (or a value that cannot
- * fail); on failure the handle keeps a message, cs_env_error(). The library
- * never prints and never exits. Buffers are struct-of-arrays: component k of
+ * fail). The library never prints and never exits. Where the message of a
+ * failure goes:
+ *   - a call on a handle (cs_env, cs_renderer) keeps it on the handle:
+ *     cs_env_error(), cs_renderer_error(); the opening calls hand out a
+ *     handle holding the message even when they fail;
+ *   - a call without a handle (cs_dump, cs_train, cs_policy_load,
+ *     cs_config_set, ...) writes it into the caller's buffer, its last two
+ *     parameters `char *err, size_t err_size`: NUL-terminated, cut to fit,
+ *     "" on success; err NULL or err_size 0: no message. Nothing to free. Buffers are struct-of-arrays: component k of
  * environment i is at [k * num_envs + i]. Returned pointers stay valid until
  * the next call on the same handle. A handle is used by one thread at a time;
  * different handles are independent.
@@ -229,14 +236,16 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out);
  * to run ("parse", "fold", "concat", "dce"; NULL: all of them); `format` is
  * "text" (graph, partition into kernels with the reason for each boundary),
  * "dot" (Graphviz), "c" or "cuda" (the generated source). On CS_OK *text is
- * malloc'ed, else *error is; free() whichever is set. */
-cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char **error);
+ * malloc'ed: free() it. */
+cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char *err,
+                  size_t err_size);
 
 /* The compiled CUDA kernel (a cubin, binary) for `arch` ("sm_90", or NULL:
  * the device's own). Needs NVRTC, not a GPU. An architecture NVRTC does not
  * know is CS_ERR_ARGUMENT (never PTX instead). On CS_OK *cubin is malloc'ed
- * and holds *size bytes, else *error is; free() whichever is set. */
-cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char **error);
+ * (free() it) and holds *size bytes. */
+cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char *err,
+                        size_t err_size);
 
 /* ---- CUDA callers: the batch where it lives ----
  *
@@ -409,17 +418,18 @@ typedef struct {
 } cs_train_result;
 
 /* Trains a policy for cfg's environment (cfg->num_envs and cfg->policy are
- * set by the trainer). On failure returns the status with a message in
- * error (error_size bytes) and out->weights NULL. */
-cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, char *error,
-                   size_t error_size);
+ * set by the trainer). On failure out->weights is NULL. */
+cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, char *err,
+                   size_t err_size);
 
 /* `episodes` fresh episodes of env's policy with `weights` (n_weights of
  * them, set in every environment; NULL: the weights each has), in rounds of
  * num_envs from resets seeded `seed`, `seed` + 1, ...: returns[e] is episode
- * e's whole return. Needs a max_steps. The handle's state and weights change. */
+ * e's whole return. Needs a max_steps. The handle's state and weights change.
+ * A trainer's call that borrows the handle: its message goes to err, as a
+ * call without a handle's does, not to cs_env_error(). */
 cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                      char *error, size_t error_size);
+                      char *err, size_t err_size);
 
 /* Policy files (docs/policy_format.md): plain text naming the environment,
  * the architecture and the weights, with a checksum. */
@@ -431,9 +441,9 @@ typedef struct {
 } cs_policy_file;
 
 cs_status cs_policy_save(const char *path, const char *env, const char *policy, unsigned n_weights,
-                         const double *weights, char *error, size_t error_size);
+                         const double *weights, char *err, size_t err_size);
 /* CS_ERR_NOT_FOUND, CS_ERR_IO, or CS_ERR_PARSE for a damaged file. */
-cs_status cs_policy_load(const char *path, cs_policy_file *out, char *error, size_t error_size);
+cs_status cs_policy_load(const char *path, cs_policy_file *out, char *err, size_t err_size);
 void cs_policy_file_free(cs_policy_file *f);
 
 /* ---- Settings by name and configuration files ----

@@ -17,6 +17,7 @@
 #include "env_source.h"
 #include "jit.h"
 #include "pool.h"
+#include "status.h"
 
 struct cs_env {
     char error[1024];
@@ -1273,11 +1274,13 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
 
 /* ---- the compiler's view, for `cartsim dump` ---- */
 
-cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char **error)
+cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char *err,
+                  size_t err_size)
 {
-    if (!text || !error)
-        return CS_ERR_ARGUMENT;
-    *text = *error = NULL;
+    cs_say(err, err_size, CS_OK, "%s", "");
+    if (!text)
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "text is NULL");
+    *text = NULL;
     cs_env scratch;
     memset(&scratch, 0, sizeof scratch);
     cs_status s = cfg ? check_config(&scratch, cfg) : fail(&scratch, CS_ERR_ARGUMENT, "no configuration given");
@@ -1319,19 +1322,19 @@ cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, c
         return CS_OK;
     }
     cs_text_free(&t);
-    *error = strdup(scratch.error[0] ? scratch.error : cs_status_string(s));
-    return s;
+    return cs_say(err, err_size, s, "%s", scratch.error[0] ? scratch.error : cs_status_string(s));
 }
 
 /* The cubin NVRTC makes of the CUDA dialect: no GPU needed, only NVRTC. With
  * no architecture given, the device's own (when there is one). */
-cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char **error)
+cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char *err,
+                        size_t err_size)
 {
-    if (!cubin || !size || !error)
-        return CS_ERR_ARGUMENT;
+    cs_say(err, err_size, CS_OK, "%s", "");
+    if (!cubin || !size)
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "%s is NULL", cubin ? "size" : "cubin");
     *cubin = NULL;
     *size = 0;
-    *error = NULL;
     cs_env scratch;
     memset(&scratch, 0, sizeof scratch);
     cs_status s = cfg ? check_config(&scratch, cfg) : fail(&scratch, CS_ERR_ARGUMENT, "no configuration given");
@@ -1377,8 +1380,7 @@ cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, si
         return CS_OK;
     }
     cs_cubin_free(&bin);
-    *error = strdup(scratch.error[0] ? scratch.error : cs_status_string(s));
-    return s;
+    return cs_say(err, err_size, s, "%s", scratch.error[0] ? scratch.error : cs_status_string(s));
 }
 
 /* ---- policy weights and per-environment results (agents/) ---- */
