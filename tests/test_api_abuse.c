@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cartsim.h"
 
@@ -318,6 +319,48 @@ Test(api_abuse, dump_arguments)
     BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", &text, error, sizeof error));
     cr_expect_eq(strlen(error), 3);
     report("dump_arguments");
+}
+
+/* Every call without a handle answers alike: a message in the caller's
+ * buffer on failure, "" on success, nothing to free. */
+Test(api_abuse, calls_without_a_handle_share_one_error_convention)
+{
+    char err[512];
+    cs_config cfg = config(CS_BACKEND_INTERP, 4);
+#define STALE() snprintf(err, sizeof err, "stale")
+    STALE();
+    cr_expect_eq(cs_config_set(&cfg, "envs", "8", err, sizeof err), CS_OK);
+    cr_expect_str_eq(err, "");
+    cr_expect_eq(cs_config_set(&cfg, "envs", "eight", err, sizeof err), CS_ERR_ARGUMENT);
+    cr_expect(err[0] && strcmp(err, "stale"), "%s", err);
+    STALE();
+    char *text = NULL;
+    cr_expect_eq(cs_dump(&cfg, "parse", "text", &text, err, sizeof err), CS_OK, "%s", err);
+    cr_expect_str_eq(err, "");
+    free(text);
+    cr_expect_eq(cs_dump(&cfg, "parse", "pdf", &text, err, sizeof err), CS_ERR_ARGUMENT);
+    cr_expect(strstr(err, "pdf"), "%s", err);
+    char path[] = "/tmp/cartsim-convention-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    double w[2] = {0.5, -0.5};
+    STALE();
+    cr_expect_eq(cs_policy_save(path, "cartpole", "linear", 2, w, err, sizeof err), CS_OK, "%s", err);
+    cr_expect_str_eq(err, "");
+    cr_expect_neq(cs_policy_save("/nonexistent/x.pol", "cartpole", "linear", 2, w, err, sizeof err), CS_OK);
+    cr_expect(strstr(err, "/nonexistent/x.pol"), "%s", err);
+    cs_policy_file pf;
+    STALE();
+    cr_expect_neq(cs_policy_load("/nonexistent/x.pol", &pf, err, sizeof err), CS_OK);
+    cr_expect(strstr(err, "/nonexistent/x.pol"), "%s", err);
+    cs_config_file *file = NULL;
+    STALE();
+    cr_expect_eq(cs_config_load(&cfg, "/nonexistent/x.ini", &file, err, sizeof err), CS_ERR_NOT_FOUND);
+    cr_expect(strstr(err, "/nonexistent/x.ini"), "%s", err);
+    cr_expect_eq(cs_config_set(&cfg, "envs", "eight", NULL, 0), CS_ERR_ARGUMENT, "no buffer: no message");
+#undef STALE
+    unlink(path);
 }
 
 Test(api_abuse, cubin_dump_arguments)
