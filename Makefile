@@ -7,7 +7,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 
 CUDA_HOME ?= /usr/local/cuda
-DEB_PACKAGES = build-essential pkg-config libcriterion-dev libinih-dev libsdl2-dev libstb-dev librandom123-dev
+DEB_PACKAGES = build-essential pkg-config libcriterion-dev libinih-dev libsdl2-dev libstb-dev librandom123-dev \
+               libopenmpi-dev openmpi-bin
 
 WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # CFLAGS is the user's (optimization, sanitizers); CS_CFLAGS is what the
@@ -58,6 +59,18 @@ LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wild
 CLI_SRC  = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
 PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h
+
+# Open MPI is optional too, and the program's alone (cli/dist.c): the library
+# links no MPI. Without it `mpirun -n K build/cartsim` is refused. `make MPI=no`.
+MPI ?= auto
+ifneq ($(MPI),no)
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null)
+endif
+ifneq ($(MPI_LIBS),)
+CLI_LDLIBS = $(MPI_LIBS)
+$(BUILD)/cli/dist.o: CS_CFLAGS += -DCS_HAVE_MPI $(MPI_CFLAGS)
+endif
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/builtin_envs.o
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -120,8 +133,9 @@ deps:
 # depend on it, so a build after `make test` installed SDL2 or inih, or with
 # other CFLAGS, compiles everything again instead of keeping stale objects.
 # The build folder's own path is left out: BUILD=build and BUILD=$(CURDIR)/build
-# (the install test's) are the same build.
-BUILD_CONFIG = $(CC) $(filter-out -I$(BUILD)/gen,$(CS_CFLAGS)) $(CFLAGS) $(LDFLAGS) $(LDLIBS)
+# (the install test's) are the same build. Expanded here, once: a target's
+# own flags (cli/dist.o's MPI) must not leak into it.
+BUILD_CONFIG := $(CC) $(filter-out -I$(BUILD)/gen,$(CS_CFLAGS)) $(CFLAGS) $(LDFLAGS) $(LDLIBS) $(MPI_CFLAGS) $(CLI_LDLIBS)
 $(BUILD)/gen/flags: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(BUILD_CONFIG)' | cmp -s - $@ || echo '$(BUILD_CONFIG)' > $@
@@ -161,7 +175,7 @@ $(BUILD)/libcartsim.so: $(BUILD)/libcartsim.so.$(CS_VERSION)
 	ln -sf $(SONAME) $@
 
 $(BUILD)/cartsim: $(CLI_OBJ) $(BUILD)/libcartsim.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 # The example of cartsim.h and README.md, built against the installed layout.
 $(BUILD)/example: tests/example.c $(BUILD)/libcartsim.a
@@ -222,7 +236,7 @@ $(BUILD)/libcartsim-cli.a: $(FUZZ_CLI_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libcartsim-cli.a $(BUILD)/libcartsim.a
-	$(CC) $(CS_CFLAGS) -Icli $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CS_CFLAGS) -Icli $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 clean:
 	rm -rf build build-asan build-fuzz

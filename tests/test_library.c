@@ -46,7 +46,8 @@ static void add(name_list *l, const char *name)
 }
 
 /* The functions the installed header declares: every "cs_NAME (" of the
- * header with its comments stripped by the preprocessor. */
+ * header with its comments stripped by the preprocessor, less the types of
+ * function pointers. */
 static void declared_functions(name_list *out)
 {
     char cmd[4096];
@@ -64,7 +65,8 @@ static void declared_functions(name_list *out)
             const char *after = p + n;
             while (*after == ' ')
                 after++;
-            if (*after == '(' && n < 64) {
+            /* "cs_status (*exchange)(...)" is a function pointer's type, not a function */
+            if (*after == '(' && after[1] != '*' && n < 64) {
                 char name[64];
                 memcpy(name, p, n);
                 name[n] = 0;
