@@ -1,6 +1,7 @@
 /* The floors of DESIGN.md, checked on the sources: every arrow points down.
  *
  *     cli/                      the program
+ *     view/                     the program's SDL2 window
  *     train/   render/          trainers and pictures, above the runtime
  *     sim/                      the runtime (the public API)
  *     agents/                   policy fragments the runtime compiles into the step
@@ -15,18 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ROOMS 6
-static const char *const room_names[ROOMS] = {"jit", "agents", "sim", "train", "render", "cli"};
+#define ROOMS 7
+static const char *const room_names[ROOMS] = {"jit", "agents", "sim", "train", "render", "view", "cli"};
 
 /* may_include[a][b]: a file of room a may include a header of room b. */
 static const bool may_include[ROOMS][ROOMS] = {
-    /*            jit    agents sim    train  render cli */
-    /* jit    */ {true, false, false, false, false, false},
-    /* agents */ {true, true, true, false, false, false},
-    /* sim    */ {true, true, true, false, false, false},
-    /* train  */ {true, true, true, true, false, false},
-    /* render */ {true, true, true, true, true, false},
-    /* cli    */ {true, true, true, true, true, true},
+    /*            jit    agents sim    train  render view   cli */
+    /* jit    */ {true, false, false, false, false, false, false},
+    /* agents */ {true, true, true, false, false, false, false},
+    /* sim    */ {true, true, true, false, false, false, false},
+    /* train  */ {true, true, true, true, false, false, false},
+    /* render */ {true, true, true, true, true, false, false},
+    /* view   */ {true, true, true, true, true, true, false},
+    /* cli    */ {true, true, true, true, true, true, true},
 };
 
 static const char *root(void)
@@ -40,6 +42,11 @@ static const char *root(void)
 static int room_of_header(const char *name)
 {
     char path[1024];
+    const char *slash = strchr(name, '/');
+    if (slash)   /* "render/render.h": named from the top of the tree */
+        for (int r = 0; r < ROOMS; r++)
+            if (strlen(room_names[r]) == (size_t)(slash - name) && !strncmp(name, room_names[r], (size_t)(slash - name)))
+                return r;
     for (int r = 0; r < ROOMS; r++) {
         snprintf(path, sizeof path, "%s/%s/%s", root(), room_names[r], name);
         FILE *f = fopen(path, "r");
@@ -57,11 +64,13 @@ static int climbing_includes(int r, char *out, size_t out_size)
 {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/%s", root(), room_names[r]);
-    DIR *d = opendir(dir);
-    cr_assert(d, "cannot open %s (set CARTSIM_ROOT)", dir);
     int bad = 0;
     size_t used = 0;
     out[0] = 0;
+    DIR *d = opendir(dir);
+    if (!d && r == 5)
+        return 0;   /* view/ is the one room a tree may lack (before the viewer left render/) */
+    cr_assert(d, "cannot open %s (set CARTSIM_ROOT)", dir);
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t n = strlen(e->d_name);
@@ -105,7 +114,8 @@ Test(floors, the_check_knows_every_room_header)
     cr_assert_eq(room_of_header("agents.h"), 1);
     cr_assert_eq(room_of_header("cartsim.h"), 2);
     cr_assert_eq(room_of_header("train.h"), 3);
-    cr_assert_eq(room_of_header("cli.h"), 5);
+    cr_assert_eq(room_of_header("cli.h"), 6);
+    cr_assert_eq(room_of_header("render/render.h"), 4);
     cr_assert_eq(room_of_header("stdio.h"), -1);
     cr_assert(!may_include[2][3] && !may_include[2][4] && !may_include[2][5] && !may_include[0][2]);
 }
