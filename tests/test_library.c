@@ -141,3 +141,33 @@ Test(library, does_not_need_sdl2)
     cr_assert(command_output_has(cmd, "libc.so"), "%s did not list the libraries", cmd);
     cr_assert(!command_output_has(cmd, "SDL2"), "libcartsim.so loads SDL2 (%s)", cmd);
 }
+
+/* Output of `make OBJ` in a build folder of its own, with these CFLAGS. */
+static void make_object(const char *build, const char *cflags, char *out, size_t out_size)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C '%s' BUILD='%s' CFLAGS='%s' '%s/jit/clock.o' 2>&1",
+             root(), build, cflags, build);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    size_t used = fread(out, 1, out_size - 1, f);
+    out[used] = 0;
+    cr_assert_eq(pclose(f), 0, "%s:\n%s", cmd, out);
+}
+
+/* Objects depend on the configuration they were compiled with: other flags
+ * (or an optional library installed since) compile them again. */
+Test(library, a_change_of_flags_rebuilds_objects, .timeout = 60)
+{
+    char build[] = "/tmp/cartsim-flags-XXXXXX", out[8192], cmd[256];
+    cr_assert_not_null(mkdtemp(build));
+    make_object(build, "-O1", out, sizeof out);
+    cr_expect(strstr(out, "jit/clock.c"), "the first build compiles:\n%s", out);
+    make_object(build, "-O1", out, sizeof out);
+    cr_expect(!strstr(out, "jit/clock.c"), "the same flags compile nothing again:\n%s", out);
+    make_object(build, "-O0", out, sizeof out);
+    cr_expect(strstr(out, "jit/clock.c"), "other flags compile again:\n%s", out);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", build);
+    cr_assert_eq(system(cmd), 0);
+}
