@@ -114,7 +114,13 @@ asan: deps
 # stop with the exact command to run. Another apt or dpkg at work holds the
 # lock: wait for it (up to APT_LOCK_WAIT seconds) rather than fail.
 APT_LOCK_WAIT ?= 600
-APT_GET = apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_WAIT) -o Acquire::Lock::Timeout=$(APT_LOCK_WAIT)
+APT_GET = apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_WAIT)
+# apt-get update takes the package lists' lock without waiting (apt 2.6 honours
+# the timeout for dpkg's lock only): it tries again while another apt holds it.
+# $(1) is "sudo" or nothing. Any other failure is said and the install goes on.
+apt_update = w=0; while ! out=$$($(1) $(APT_GET) update -qq 2>&1); do \
+		case "$$out" in *lock*) [ $$w -lt $(APT_LOCK_WAIT) ] || break; sleep 5; w=$$((w + 5));; \
+		*) echo "$$out" >&2; break;; esac; done
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
@@ -122,9 +128,9 @@ deps:
 	if [ -n "$$missing" ]; then \
 		cmd="$(APT_GET) install -y --no-install-recommends$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; \
-			($(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $$cmd) >/dev/null || exit 1; \
+			$(call apt_update,); DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null || exit 1; \
 		elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then \
-			sudo $(APT_GET) update -qq && sudo DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null || exit 1; \
+			$(call apt_update,sudo); sudo DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null || exit 1; \
 		else echo "cartsim needs:$$missing"; echo "run: sudo apt-get update && sudo $$cmd"; exit 1; fi; \
 	fi
 
