@@ -148,6 +148,7 @@ typedef struct {
     const cs_param_override *ov;
     unsigned n_ov;
     bool *ov_used;
+    bool ov_failed;       /* the failure is the caller's override, not the source */
 
     char *err;
     size_t err_size;
