@@ -930,3 +930,22 @@ Test(render, the_shared_library_does_not_link_sdl2)
     cr_assert_eq(pclose(p), 0, "%s", all);
     cr_assert(strstr(all, "libc.so") && !strstr(all, "SDL"), "%s", all);
 }
+
+/* Holding an arrow overrides the compiled policy on the selected
+ * environment only: pushed left all the time, its pole falls, while the
+ * heuristic keeps the others up. */
+Test(view, arrows_override_the_policy_on_the_selected_environment)
+{
+    NEEDS_SDL();
+    char *dir = temp_dir(), err[RENDER_ERROR_SIZE] = "";
+    view_report held, free_run;
+    cr_assert_eq(view("click 2; down left; wait 90; up left", "heuristic", dir, 4, &held, err, sizeof err), CS_OK,
+                 "%s", err);
+    cr_assert_eq(view("click 2; wait 91", "heuristic", dir, 4, &free_run, err, sizeof err), CS_OK, "%s", err);
+    cr_assert(held.steps >= 60 && free_run.steps >= 60, "%lld and %lld steps", (long long)held.steps,
+              (long long)free_run.steps);
+    cr_assert_eq(free_run.episodes, 0, "the heuristic balances");
+    cr_assert_geq(held.episodes, 1, "the driven pole never fell");
+    cr_assert_eq(held.selected, 2);
+    remove_dir(dir);
+}

@@ -48,6 +48,7 @@ cs_status view_run(const cs_config *cfg, const view_options *opt, view_report *r
 #define MAX_STEPS_PER_FRAME 100000
 #define STEP_TIME_PER_FRAME 0.025  /* seconds of stepping per frame, interactive */
 #define FLASH_SECONDS 2.0
+#define VIEW_MAX_STATE 64        /* one environment's state or action, on the stack */
 #define TEXT_SMALL 11           /* line heights in pixels */
 #define TEXT_LARGE 15
 
@@ -200,6 +201,9 @@ typedef struct {
     const render_rule *rule;
     bool human;                 /* host actions from the keys, instead of the compiled policy */
     void *actions;              /* human: int32_t[n] or float[action_dim][n] */
+    cs_config cfg;              /* the batch's, same-step auto-reset */
+    cs_env *twin;               /* one environment: the selected one's steps that a human drives */
+    double *ret_offset;         /* [n]: shown return minus the rollouts' running return */
     int64_t calls;              /* human steps, for the alternating neutral action */
     int64_t n;
     double *state, *fresh;      /* [state_dim][n] */
@@ -304,64 +308,144 @@ static void bounds(const viewer *v, unsigned k, double *lo, double *hi)
     *hi = v->info.action_high && isfinite(v->info.action_high[k]) ? v->info.action_high[k] : 1;
 }
 
-/* `human`: environment `selected` pushes in direction `drive` (-1 left, +1
- * right, 0 none); the others, and `selected` with no key held, take the
- * neutral action (the no-op where the space has one; for two actions,
- * alternating). */
-static const void *human_actions(viewer *v, int drive)
+/* The human's action for environment e of a batch of n, pushing in
+ * direction d (-1 left, +1 right): the lowest or highest action (box: the
+ * first component's bound); with no key held, the neutral action (the no-op
+ * where the space has one; for two actions, alternating). */
+static void put_human(const viewer *v, int d, void *actions, int64_t n, int64_t e)
 {
-    for (int64_t e = 0; e < v->n; e++) {
-        int d = e == v->selected ? drive : 0;
-        if (v->info.discrete) {
-            int32_t last = (int32_t)v->info.n_actions - 1;
-            ((int32_t *)v->actions)[e] = d < 0 ? 0 : d > 0 ? last : v->info.n_actions % 2 ? last / 2
-                                                                       : v->calls % 2 ? last : 0;
-            continue;
-        }
-        for (unsigned k = 0; k < v->info.action_dim; k++) {
-            double lo, hi;
-            bounds(v, k, &lo, &hi);
-            double a = k == 0 && d < 0 ? lo : k == 0 && d > 0 ? hi : 0;
-            ((float *)v->actions)[(int64_t)k * v->n + e] = (float)(a < lo ? lo : a > hi ? hi : a);
-        }
+    if (v->info.discrete) {
+        int32_t last = (int32_t)v->info.n_actions - 1;
+        ((int32_t *)actions)[e] = d < 0 ? 0 : d > 0 ? last : v->info.n_actions % 2 ? last / 2 : v->calls % 2 ? last : 0;
+        return;
     }
-    v->calls++;
-    return v->actions;
+    for (unsigned k = 0; k < v->info.action_dim; k++) {
+        double lo, hi;
+        bounds(v, k, &lo, &hi);
+        double a = k == 0 && d < 0 ? lo : k == 0 && d > 0 ? hi : 0;
+        ((float *)actions)[(int64_t)k * n + e] = (float)(a < lo ? lo : a > hi ? hi : a);
+    }
 }
 
-/* One step of every environment: the human's, or the compiled policy's
- * (a rollout of one step, which is what `cartsim run` computes). */
-static cs_status step_once(viewer *v, int drive)
+/* `human`: the selected environment pushes in direction `drive`, the others
+ * take the neutral action. */
+static cs_status human_step(viewer *v, int drive)
+{
+    for (int64_t e = 0; e < v->n; e++)
+        put_human(v, e == v->selected ? drive : 0, v->actions, v->n, e);
+    v->calls++;
+    cs_status s = cs_env_step(v->env, v->actions);
+    if (s != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    const double *reward = cs_env_rewards(v->env);
+    const uint8_t *term = cs_env_terminated(v->env), *trunc = cs_env_truncated(v->env);
+    for (int64_t e = 0; e < v->n; e++) {
+        v->ep_steps[e]++;
+        v->ep_return[e] += reward[e];
+        if (term[e] || trunc[e]) {
+            v->report->episodes++;
+            v->ep_steps[e] = 0;
+            v->ep_return[e] = 0;
+        }
+    }
+    return CS_OK;
+}
+
+/* After a reset or a state put back, the rollouts' running returns no
+ * longer match the episodes shown: remember by how much each is off. */
+static cs_status sync_returns(viewer *v)
+{
+    if (v->human)
+        return CS_OK;
+    const double *running = cs_env_running_returns(v->env);
+    if (!running)
+        return fail(v, CS_ERR_STATE, "%s", cs_env_error(v->env));
+    for (int64_t e = 0; e < v->n; e++)
+        v->ret_offset[e] = v->ep_return[e] - running[e];
+    return CS_OK;
+}
+
+/* The arrow keys override the compiled policy on the selected environment:
+ * the batch has taken its policy step; the selected environment's step is
+ * redone from `before` (its state, episode steps and return before the
+ * step) on a one-environment twin with the human's action, and put back.
+ * The twin keeps the batch's stream of random numbers untouched. */
+static cs_status drive_selected(viewer *v, int drive, const double *before, int32_t steps_before,
+                                double return_before, bool policy_ended)
 {
     cs_status s;
-    if (v->human) {
-        if ((s = cs_env_step(v->env, human_actions(v, drive))) != CS_OK)
-            return fail(v, s, "%s", cs_env_error(v->env));
-        const double *reward = cs_env_rewards(v->env);
-        const uint8_t *term = cs_env_terminated(v->env), *trunc = cs_env_truncated(v->env);
-        for (int64_t e = 0; e < v->n; e++) {
-            v->ep_steps[e]++;
-            v->ep_return[e] += reward[e];
-            if (term[e] || trunc[e]) {
-                v->report->episodes++;
-                v->ep_steps[e] = 0;
-                v->ep_return[e] = 0;
-            }
-        }
-    } else {
-        cs_rollout_stats st;
-        if ((s = cs_env_rollout(v->env, 1, &st)) != CS_OK)
-            return fail(v, s, "%s", cs_env_error(v->env));
-        const int64_t *ended = cs_env_episode_counts(v->env);
-        const double *running = cs_env_running_returns(v->env);
-        if (!ended || !running)
-            return fail(v, CS_ERR_STATE, "%s", cs_env_error(v->env));
-        for (int64_t e = 0; e < v->n; e++) {
-            v->ep_steps[e] = ended[e] ? 0 : v->ep_steps[e] + 1;
-            v->ep_return[e] = running[e];
-        }
-        v->report->episodes += st.episodes;
+    int64_t sel = v->selected;
+    if (!v->twin) {
+        cs_config c = v->cfg;
+        c.num_envs = 1;
+        c.policy = NULL;        /* stepped with the human's actions only */
+        if ((s = cs_env_open(&c, &v->twin)) != CS_OK)
+            return fail(v, s, "the selected environment's twin: %s", v->twin ? cs_env_error(v->twin) : "out of memory");
     }
+    double one[VIEW_MAX_STATE];
+    float action[VIEW_MAX_STATE];
+    put_human(v, drive, action, 1, 0);
+    if ((s = cs_env_set_state(v->twin, before, &steps_before)) != CS_OK || (s = cs_env_step(v->twin, action)) != CS_OK ||
+        (s = cs_env_get_state(v->twin, one)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->twin));
+    const double *reward = cs_env_rewards(v->twin);
+    const uint8_t *term = cs_env_terminated(v->twin), *trunc = cs_env_truncated(v->twin);
+    if (!reward || !term || !trunc)
+        return fail(v, CS_ERR_STATE, "%s", cs_env_error(v->twin));
+    bool ended = term[0] || trunc[0];
+    v->report->episodes += (ended ? 1 : 0) - (policy_ended ? 1 : 0);
+    v->ep_steps[sel] = ended ? 0 : steps_before + 1;
+    double want = ended ? 0 : return_before + reward[0];
+    if ((s = cs_env_get_state(v->env, v->state)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    for (unsigned d = 0; d < v->info.state_dim; d++)
+        v->state[(int64_t)d * v->n + sel] = one[d];
+    if ((s = cs_env_set_state(v->env, v->state, v->ep_steps)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    v->ep_return[sel] = want;
+    return sync_returns(v);
+}
+
+/* The compiled policy's step of every environment: a rollout of one step,
+ * which is what `cartsim run` computes; `drive` overrides the selected one. */
+static cs_status policy_step(viewer *v, int drive)
+{
+    cs_status s;
+    int64_t sel = v->selected;
+    double before[VIEW_MAX_STATE];
+    int32_t steps_before = v->ep_steps[sel];
+    double return_before = v->ep_return[sel];
+    if (drive) {
+        if ((s = cs_env_get_state(v->env, v->state)) != CS_OK)
+            return fail(v, s, "%s", cs_env_error(v->env));
+        for (unsigned d = 0; d < v->info.state_dim; d++)
+            before[d] = v->state[(int64_t)d * v->n + sel];
+    }
+    cs_rollout_stats st;
+    if ((s = cs_env_rollout(v->env, 1, &st)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    const int64_t *ended = cs_env_episode_counts(v->env);
+    const double *running = cs_env_running_returns(v->env);
+    if (!ended || !running)
+        return fail(v, CS_ERR_STATE, "%s", cs_env_error(v->env));
+    /* Rollouts keep each running return; a reset or a human's step leaves
+     * it off by what ret_offset holds until the episode ends. */
+    for (int64_t e = 0; e < v->n; e++) {
+        v->ep_steps[e] = ended[e] ? 0 : v->ep_steps[e] + 1;
+        if (ended[e])
+            v->ret_offset[e] = 0;
+        v->ep_return[e] = running[e] + v->ret_offset[e];
+    }
+    v->report->episodes += st.episodes;
+    return drive ? drive_selected(v, drive, before, steps_before, return_before, ended[sel] != 0) : CS_OK;
+}
+
+/* One step of every environment. */
+static cs_status step_once(viewer *v, int drive)
+{
+    cs_status s = v->human ? human_step(v, drive) : policy_step(v, drive);
+    if (s != CS_OK)
+        return s;
     v->report->steps++;
     v->report->env_steps += v->n;
     v->meter_env_steps += v->n;
@@ -389,7 +473,7 @@ static cs_status reset_selected(viewer *v)
     v->ep_return[v->selected] = 0;
     if ((s = cs_env_set_state(v->env, v->fresh, v->ep_steps)) != CS_OK)
         return fail(v, s, "%s", cs_env_error(v->env));
-    return CS_OK;
+    return sync_returns(v);
 }
 
 static cs_status reset_all(viewer *v)
@@ -399,7 +483,7 @@ static cs_status reset_all(viewer *v)
         return fail(v, s, "%s", cs_env_error(v->env));
     memset(v->ep_steps, 0, (size_t)v->n * sizeof *v->ep_steps);
     memset(v->ep_return, 0, (size_t)v->n * sizeof *v->ep_return);
-    return CS_OK;
+    return sync_returns(v);
 }
 
 /* ---- screenshots and recordings ---- */
@@ -605,7 +689,7 @@ static void draw_help(viewer *v, const layout *L)
         "+ -         faster / slower",
         "r  R        reset selected / all",
         "click       select an environment",
-        "left right  drive the selected one (human)",
+        "left right  drive the selected one (hold)",
         "pgup pgdn   previous / next page",
         "s           screenshot (png)",
         "v           start / stop recording (png frames)",
@@ -699,9 +783,10 @@ static cs_status on_key(viewer *v, const SDL_KeyboardEvent *k)
             v->right_held = true;
         else
             v->left_held = true;
+        /* Paused, right is one step (the policy's, or the human's push). */
         if (v->paused && (dir > 0 || human)) {
             v->single_steps++;
-            v->single_drive = dir;
+            v->single_drive = human ? dir : 0;
         }
         break;
     }
@@ -1041,9 +1126,9 @@ static cs_status open_window(viewer *v)
 
 static cs_status open_simulation(viewer *v, const cs_config *cfg)
 {
-    cs_config c = *cfg;
-    c.autoreset = CS_AUTORESET_SAME_STEP;
-    cs_status s = cs_env_open(&c, &v->env);
+    v->cfg = *cfg;
+    v->cfg.autoreset = CS_AUTORESET_SAME_STEP;
+    cs_status s = cs_env_open(&v->cfg, &v->env);
     if (s != CS_OK)
         return fail(v, s, "%s", v->env ? cs_env_error(v->env) : "out of memory");
     if ((s = cs_env_get_info(v->env, &v->info)) != CS_OK)
@@ -1056,6 +1141,9 @@ static cs_status open_simulation(viewer *v, const cs_config *cfg)
         return fail(v, CS_ERR_UNAVAILABLE, "no drawing rule for environment '%s'; render/ draws: %s",
                     v->info.name ? v->info.name : "?", names);
     }
+    if (v->info.state_dim > VIEW_MAX_STATE || v->info.action_dim > VIEW_MAX_STATE)
+        return fail(v, CS_ERR_LIMIT, "the viewer drives environments of at most %d state variables and actions",
+                    VIEW_MAX_STATE);
     if (v->opt->prepare && (s = v->opt->prepare(v->env, v->opt->prepare_ctx, v->err, v->err_size)) != CS_OK)
         return s;
     if ((s = render_font_open(v->opt->font, &v->font, v->err, v->err_size)) != CS_OK)
@@ -1065,9 +1153,10 @@ static cs_status open_simulation(viewer *v, const cs_config *cfg)
     v->fresh = calloc(values, sizeof *v->fresh);
     v->ep_steps = calloc((size_t)v->n, sizeof *v->ep_steps);
     v->ep_return = calloc((size_t)v->n, sizeof *v->ep_return);
+    v->ret_offset = calloc((size_t)v->n, sizeof *v->ret_offset);
     size_t action_bytes = (size_t)v->n * (v->info.discrete ? sizeof(int32_t) : v->info.action_dim * sizeof(float));
     v->actions = calloc(action_bytes ? action_bytes : 1, 1);
-    if (!v->state || !v->fresh || !v->ep_steps || !v->ep_return || !v->actions)
+    if (!v->state || !v->fresh || !v->ep_steps || !v->ep_return || !v->ret_offset || !v->actions)
         return fail(v, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)v->n);
     if ((s = cs_env_reset(v->env, v->opt->seed)) != CS_OK)
         return fail(v, s, "%s", cs_env_error(v->env));
@@ -1089,7 +1178,9 @@ static void teardown(viewer *v)
             SDL_Quit();
     }
     render_font_close(v->font);
+    cs_env_close(v->twin);
     cs_env_close(v->env);
+    free(v->ret_offset);
     free(v->actions);
     free(v->state);
     free(v->fresh);
