@@ -32,6 +32,11 @@ static void push(render_canvas *c, render_rect r, render_colour col)
     for (int y = r.y; y < r.y + r.h; y++) {
         uint8_t *p = c->pixels + (size_t)y * (size_t)c->pitch + (size_t)r.x * 3;
         if (col.a == 255) {
+            /* One row pixel by pixel, the others copied from it. */
+            if (y > r.y) {
+                memcpy(p, p - c->pitch, (size_t)r.w * 3);
+                continue;
+            }
             for (int x = 0; x < r.w; x++, p += 3) {
                 p[0] = col.r;
                 p[1] = col.g;
