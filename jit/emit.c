@@ -7,8 +7,11 @@
  * loop), each kernel being one vectorizable loop over the block; the CUDA
  * dialect (filled by the CUDA backend) gives each thread its lanes.
  *
- * The semantics are the interpreter's (interp.c), op for op: in f64 the cpu
- * backend must reproduce it bit for bit.
+ * Ops come from jit/ops.def: an infix operator or the function that computes
+ * the op (jit/mathf.h, pasted into both dialects' prelude), the very
+ * function the interpreter and constant folding call (jit/op_eval.c), so the
+ * cpu backend, the CUDA dialect built as host C and the interpreter agree
+ * bit for bit in f32 and f64 (tests/test_cuda.c's per-op test).
  *
  * Generated C, for a rollout with fusion full:
  *
@@ -18,7 +21,6 @@
  *                 restart pass over the lanes that finished (rare, scalar)
  *       store the state back
  */
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,41 +48,13 @@ typedef struct {
     unsigned kernel;        /* the kernel being emitted */
     bool *materialized;     /* [count] stored to B->m<id> by its kernel */
     bool *any_materialized; /* [count] over all entries: declared in the block struct */
+    bool *any_called;       /* [count] C f64: computed in a scalar pass, kept in B->x<id> */
+    bool in_call_pass;      /* emitting a kernel's scalar pass of library calls */
     uint32_t *scratch_off;  /* [count] CUDA: byte offset per lane of a materialized value */
     uint32_t scratch_bytes; /* CUDA: scratch bytes per lane */
     const char *L;          /* "L->" (C) or "L." (CUDA: the lanes are passed by value) */
     char err[256];
 } emitter;
-
-/* libm names per dialect and precision. ORDER OP: indexed by cs_op. */
-typedef struct {
-    const char *f64, *f32;
-} fn_names;
-
-static const fn_names c_functions[CS_OP_COUNT] = {
-    [CS_OP_ABS] = {"fabs", "fabsf"},     [CS_OP_SQRT] = {"sqrt", "sqrtf"}, [CS_OP_EXP] = {"exp", "expf"},
-    [CS_OP_LOG] = {"log", "logf"},       [CS_OP_SIN] = {"sin", "cs_sinf"}, [CS_OP_COS] = {"cos", "cs_cosf"},
-    [CS_OP_TAN] = {"tan", "tanf"},       [CS_OP_TANH] = {"tanh", "cs_tanhf"}, [CS_OP_FLOOR] = {"floor", "floorf"},
-    [CS_OP_POW] = {"cs_pow", "cs_powf"}, [CS_OP_ATAN2] = {"atan2", "atan2f"}, [CS_OP_FMOD] = {"fmod", "fmodf"},
-    [CS_OP_MOD] = {"cs_mod", "cs_modf"},
-};
-static const fn_names cuda_functions[CS_OP_COUNT] = {
-    [CS_OP_ABS] = {"fabs", "fabsf"},     [CS_OP_SQRT] = {"sqrt", "sqrtf"}, [CS_OP_EXP] = {"exp", "expf"},
-    [CS_OP_LOG] = {"log", "logf"},       [CS_OP_SIN] = {"sin", "sinf"},    [CS_OP_COS] = {"cos", "cosf"},
-    [CS_OP_TAN] = {"tan", "tanf"},       [CS_OP_TANH] = {"tanh", "tanhf"}, [CS_OP_FLOOR] = {"floor", "floorf"},
-    [CS_OP_POW] = {"pow", "powf"},       [CS_OP_ATAN2] = {"atan2", "atan2f"}, [CS_OP_FMOD] = {"fmod", "fmodf"},
-    [CS_OP_MOD] = {"cs_mod", "cs_modf"},
-};
-static_assert(sizeof c_functions / sizeof c_functions[0] == CS_OP_COUNT, "c_functions: one row per op");
-static_assert(sizeof cuda_functions / sizeof cuda_functions[0] == CS_OP_COUNT, "cuda_functions: one row per op");
-
-/* Infix operators. ORDER OP. */
-static const char *const infix[CS_OP_COUNT] = {
-    [CS_OP_ADD] = "+", [CS_OP_SUB] = "-", [CS_OP_MUL] = "*", [CS_OP_DIV] = "/",
-    [CS_OP_LT] = "<",  [CS_OP_LE] = "<=", [CS_OP_GT] = ">",  [CS_OP_GE] = ">=",
-    [CS_OP_EQ] = "==", [CS_OP_NE] = "!=", [CS_OP_AND] = "&", [CS_OP_OR] = "|",
-};
-static_assert(sizeof infix / sizeof infix[0] == CS_OP_COUNT, "infix: one row per op");
 
 static const char *c_type(cs_type t)
 {
@@ -153,6 +127,16 @@ static bool in_this_kernel(const emitter *e, cs_node n)
 }
 
 static void emit_node(emitter *e, cs_node n);
+
+/* A C f64 library call (glibc's sin, pow, ...: what makes f64 Gymnasium's
+ * bits) of this kernel. One such scalar call in a kernel's loop keeps the
+ * whole loop scalar, so the calls get a pass over the block of their own,
+ * and the loop reads their results back (B->x<id>) and vectorizes. */
+static bool library_call(const emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    return e->dialect == CS_DIALECT_C && d->type == CS_F64 && cs_op_table[d->op].libm_f64 && in_this_kernel(e, n);
+}
 
 /* Blocks of four Philox words one step may touch: a step's words are
  * [t*D, t*D + D); with D in {1, 2, 4} they never straddle two blocks. */
@@ -251,7 +235,6 @@ static void need(emitter *e, cs_node n)
 static void emit_expr(emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
-    const fn_names *fns = e->dialect == CS_DIALECT_CUDA ? cuda_functions : c_functions;
     cs_node a = d->n_in > 0 ? cs_graph_input(e->g, n, 0) : 0;
     cs_node b = d->n_in > 1 ? cs_graph_input(e->g, n, 1) : 0;
     cs_node c = d->n_in > 2 ? cs_graph_input(e->g, n, 2) : 0;
@@ -267,22 +250,22 @@ static void emit_expr(emitter *e, cs_node n)
         out(e, " : "); ref(e, a); out(e, ")"); return;
     case CS_OP_MAX: out(e, "("); ref(e, b); out(e, " > "); ref(e, a); out(e, " ? "); ref(e, b);
         out(e, " : "); ref(e, a); out(e, ")"); return;
-    case CS_OP_CLIP: out(e, "cs_clip%s(", f ? "f" : ""); ref(e, a); out(e, ", "); ref(e, b); out(e, ", ");
-        ref(e, c); out(e, ")"); return;
     case CS_OP_SELECT: out(e, "("); ref(e, a); out(e, " ? "); ref(e, b); out(e, " : "); ref(e, c);
         out(e, ")"); return;
     case CS_OP_INDEX: out(e, "v%u[%d]", a, (int)d->imm.i); return;
     default: break;
     }
-    if (infix[d->op]) {
+    const cs_op_info *info = &cs_op_table[d->op];
+    if (info->infix) {
         out(e, "(");
         ref(e, a);
-        out(e, " %s ", infix[d->op]);
+        out(e, " %s ", info->infix);
         ref(e, b);
         out(e, ")");
         return;
     }
-    const char *fn = f ? fns[d->op].f32 : fns[d->op].f64;
+    /* the function of jit/ops.def, the same in both dialects (mathf.h) */
+    const char *fn = f ? info->fn_f32 : info->fn_f64;
     if (!fn) {
         snprintf(e->err, sizeof e->err, "no emit rule for %s", cs_op_table[d->op].name);
         return;
@@ -290,6 +273,7 @@ static void emit_expr(emitter *e, cs_node n)
     out(e, "%s(", fn);
     ref(e, a);
     if (b) { out(e, ", "); ref(e, b); }
+    if (c) { out(e, ", "); ref(e, c); }
     out(e, ")");
 }
 
@@ -298,9 +282,12 @@ static void emit_node(emitter *e, cs_node n)
     const cs_node_data *d = node(e, n);
     const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
     const char *T = c_type((cs_type)d->type);
-    for (unsigned k = 0; k < d->n_in; k++)
+    bool called = !e->in_call_pass && e->scope != SCOPE_FRESH && library_call(e, n);
+    for (unsigned k = 0; k < d->n_in && !called; k++)
         need(e, cs_graph_input(e->g, n, k));
-    if (d->op == CS_OP_UNIFORM) {
+    if (called) {
+        out(e, "%sconst %s v%u = B->x%u[i];\n", ind, T, n, n);
+    } else if (d->op == CS_OP_UNIFORM) {
         unsigned k = CS_UNIFORM_DRAW(d->imm.i);
         const char *conv = e->f32 ? "cs_u01_f32" : "cs_u01_f64";
         if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
@@ -330,7 +317,7 @@ static void emit_node(emitter *e, cs_node n)
         out(e, ";\n");
     }
     e->stamp[n] = e->now;
-    if (e->scope != SCOPE_FRESH && e->materialized[n]) {
+    if (e->scope != SCOPE_FRESH && e->materialized[n] && !e->in_call_pass) {
         if (d->op == CS_OP_STACK)
             for (unsigned k = 0; k < d->n_in; k++) {
                 out(e, "%s", ind);
@@ -417,6 +404,45 @@ static void emit_kernel_body(emitter *e, const entry *en, unsigned k)
 }
 
 
+/* Kernel k's library calls (library_call) and what they need from the
+ * kernel, computed in a scalar loop of their own into B->x<id>. */
+static void emit_call_pass(emitter *e, unsigned k)
+{
+    uint32_t count = cs_graph_count(e->g);
+    bool *cone = calloc(count, sizeof *cone);
+    if (!cone) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+        return;
+    }
+    e->kernel = k;
+    bool any = false;
+    for (cs_node n = count - 1; n > 0; n--) {
+        if (e->part->kernel[n] != k || !(cone[n] |= library_call(e, n)))
+            continue;
+        any = true;
+        for (unsigned j = 0; j < node(e, n)->n_in; j++)
+            cone[cs_graph_input(e->g, n, j)] = true;
+    }
+    if (any) {
+        out(e, "    /* kernel %u's library calls: a scalar pass, so that its loop vectorizes */\n", k);
+        out(e, "    for (int i = 0; i < n; i++) {\n");
+        e->now++;
+        e->in_call_pass = true;
+        out(e, "        const long long lane = b0 + i; (void)lane;\n");
+        for (cs_node n = 1; n < count; n++)
+            if (cone[n] && e->part->kernel[n] == k)
+                emit_node(e, n);
+        for (cs_node n = 1; n < count; n++)
+            if (cone[n] && library_call(e, n)) {
+                out(e, "        B->x%u[i] = v%u;\n", n, n);
+                e->any_called[n] = true;
+            }
+        e->in_call_pass = false;
+        out(e, "    }\n");
+    }
+    free(cone);
+}
+
 /* The step's RNG words, then each kernel as one loop over the block. The
  * refill is its own loop so that the kernels' loops stay branch-free. */
 static void emit_kernels(emitter *e, const entry *en)
@@ -445,6 +471,7 @@ static void emit_kernels(emitter *e, const entry *en)
             out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
     }
     for (unsigned k = 0; k < part->n_kernels; k++) {
+        emit_call_pass(e, k);
         if (part->reason[k][0])
             out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
         else
@@ -526,22 +553,14 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
                "#ifndef CS_DEVICE\n#define CS_DEVICE __device__ __forceinline__\n#endif\n"
                "#ifndef CS_EXPORT\n#define CS_EXPORT extern \"C\" __device__\n#endif\n");
         cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
-        out(e, "\nCS_DEVICE double cs_mod(double a, double b) { double r = fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-               "CS_DEVICE float cs_modf(float a, float b) { float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-               "CS_DEVICE double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
+        out(e, "\nCS_DEVICE double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
                "CS_DEVICE float cs_clipf(float x, float lo, float hi) { float m = lo > x ? lo : x; return hi < m ? hi : m; }\n\n");
         return;
     }
     out(e, "#include <math.h>\n#include <stdlib.h>\n");
     cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
     out(e, "\n#define CS_BLOCK %d\n", CS_BLOCK_LANES);
-    /* pow through a volatile exponent: compilers turn pow(x, 2.0) into x*x,
-     * which is not always glibc's (and Gymnasium's) pow(x, 2.0). */
-    out(e, "static inline double cs_pow(double a, double b) { volatile double e_ = b; return pow(a, e_); }\n"
-           "static inline float cs_powf(float a, float b) { volatile float e_ = b; return powf(a, e_); }\n"
-           "static inline double cs_mod(double a, double b) { double r = fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-           "static inline float cs_modf(float a, float b) { float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-           "static inline double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
+    out(e,            "static inline double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
            "static inline float cs_clipf(float x, float lo, float hi) { float m = lo > x ? lo : x; return hi < m ? hi : m; }\n\n");
 }
 
@@ -569,6 +588,9 @@ static void emit_block_struct(emitter *e)
         else
             out(e, "    %s m%u[CS_BLOCK];\n", c_type((cs_type)d->type), n);
     }
+    for (cs_node n = 1; n < count; n++)
+        if (e->any_called[n])
+            out(e, "    double x%u[CS_BLOCK];   /* a library call's result */\n", n);
     out(e, "} cs_block;\n\n");
 }
 
@@ -1002,6 +1024,7 @@ int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *te
     e.stamp = calloc(count, sizeof *e.stamp);
     e.materialized = calloc(count, sizeof *e.materialized);
     e.any_materialized = calloc(count, sizeof *e.any_materialized);
+    e.any_called = calloc(count, sizeof *e.any_called);
     e.scratch_off = calloc(count, sizeof *e.scratch_off);
     if (d == CS_DIALECT_CUDA) {
         int rc = e.stamp && e.materialized && e.any_materialized && e.scratch_off ? emit_cuda(&e, s) : -1;
@@ -1012,6 +1035,7 @@ int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *te
         free(e.stamp);
         free(e.materialized);
         free(e.any_materialized);
+        free(e.any_called);
         free(e.scratch_off);
         return rc;
     }
@@ -1020,7 +1044,7 @@ int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *te
     cs_partition roll_part = {0}, step_part = {0};
     cs_text roll_fn = {0}, step_fn = {0};
     int rc = -1;
-    if (!e.stamp || !e.materialized || !e.any_materialized || !roll_roots || !step_roots) {
+    if (!e.stamp || !e.materialized || !e.any_materialized || !e.any_called || !roll_roots || !step_roots) {
         snprintf(err, err_size, "out of memory");
         goto done;
     }
@@ -1062,6 +1086,7 @@ done:
     free(e.stamp);
     free(e.materialized);
     free(e.any_materialized);
+    free(e.any_called);
     free(e.scratch_off);
     free(roll_roots);
     free(step_roots);

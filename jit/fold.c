@@ -1,7 +1,9 @@
 /* Constant folding that never changes what the device would compute.
  *
- * An op whose operands are all constants becomes a constant, computed in the
- * node's own precision (f32 in float, f64 in double, integers exactly). A
+ * An op whose operands are all constants becomes a constant, computed by
+ * cs_op_eval (jit/op_eval.c), the interpreter's evaluator, which calls the
+ * very functions the generated code calls (jit/mathf.h): in the node's own
+ * precision, f32 in float, f64 in double, integers exactly. A
  * result the device might produce differently stays for run time: NaN, an
  * infinity, -0.0, a subnormal (a device may flush it to zero), a division by
  * zero, an integer that overflows its type. Besides constants, only rewrites
@@ -15,8 +17,6 @@
 #include <stdlib.h>
 
 #include "jit.h"
-
-/* ---- what the roots reach ---- */
 
 /* ---- values ---- */
 
@@ -69,111 +69,30 @@ static bool order_is_clear(double a, double b)
     return !(a == 0 && b == 0 && signbit(a) != signbit(b));
 }
 
-static bool compare(cs_op op, double a, double b, double *r)
-{
-    switch (op) {
-    case CS_OP_LT: *r = a < b; return true;
-    case CS_OP_LE: *r = a <= b; return true;
-    case CS_OP_GT: *r = a > b; return true;
-    case CS_OP_GE: *r = a >= b; return true;
-    case CS_OP_EQ: *r = a == b; return true;
-    case CS_OP_NE: *r = a != b; return true;
-    default: return false;
-    }
-}
-
-static bool min_max_clip(cs_op op, const double *v, double *r)
+/* The IEEE safety rules: may op be folded over these operands at all?
+ * (The result is checked afterwards.) */
+static bool may_fold(cs_op op, cs_type t, cs_type from, const double *v)
 {
     double a = v[0], b = v[1], c = v[2];
     switch (op) {
-    case CS_OP_MIN:
-        *r = a < b ? a : b;
+    case CS_OP_MIN: case CS_OP_MAX:
         return order_is_clear(a, b);
-    case CS_OP_MAX:
-        *r = a > b ? a : b;
-        return order_is_clear(a, b);
-    case CS_OP_CLIP: {
-        double lo = a > b ? a : b;
-        *r = lo < c ? lo : c;
-        return order_is_clear(a, b) && order_is_clear(lo, c);
-    }
-    default:
+    case CS_OP_CLIP:
+        return order_is_clear(a, b) && order_is_clear(a > b ? a : b, c);
+    case CS_OP_DIV:   /* integers: only exact quotients (truncating and floored agree) */
+        return b != 0 && (cs_type_is_real(from) || fmod(a, b) == 0);
+    case CS_OP_FMOD: case CS_OP_MOD:
+        return b != 0 && cs_type_is_real(from);
+    case CS_OP_CAST:  /* C conversions, folded only where C defines them */
+        return cs_type_is_real(t) || t == CS_BOOL || int_result_ok(trunc(a), t);
+    case CS_OP_POW: case CS_OP_ATAN2: case CS_OP_SQRT: case CS_OP_EXP: case CS_OP_LOG:
+    case CS_OP_SIN: case CS_OP_COS: case CS_OP_TAN: case CS_OP_TANH: case CS_OP_FLOOR:
+    case CS_OP_ROUND_F32:
+        return cs_type_is_real(from);
+    case CS_OP_STACK: case CS_OP_INDEX: case CS_OP_SELECT:
         return false;
-    }
-}
-
-/* Floored modulo (Python's %), in the precision asked for. */
-static double floored_mod(bool single, double a, double b)
-{
-    if (single) {
-        float r = fmodf((float)a, (float)b);
-        if (r != 0 && ((r < 0) != (b < 0)))
-            r += (float)b;
-        return r;
-    }
-    double r = fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0)))
-        r += b;
-    return r;
-}
-
-/* f32 in float arithmetic and the float libm, f64 in double. */
-static bool fold_real(cs_op op, bool single, const double *v, double *r)
-{
-    double a = v[0], b = v[1];
-    float fa = (float)a, fb = (float)b;
-    switch (op) {
-    case CS_OP_NEG: *r = single ? -fa : -a; return true;
-    case CS_OP_ABS: *r = single ? fabsf(fa) : fabs(a); return true;
-    case CS_OP_SQRT: *r = single ? sqrtf(fa) : sqrt(a); return true;
-    case CS_OP_EXP: *r = single ? expf(fa) : exp(a); return true;
-    case CS_OP_LOG: *r = single ? logf(fa) : log(a); return true;
-    case CS_OP_SIN: *r = single ? sinf(fa) : sin(a); return true;
-    case CS_OP_COS: *r = single ? cosf(fa) : cos(a); return true;
-    case CS_OP_TAN: *r = single ? tanf(fa) : tan(a); return true;
-    case CS_OP_TANH: *r = single ? tanhf(fa) : tanh(a); return true;
-    case CS_OP_FLOOR: *r = single ? floorf(fa) : floor(a); return true;
-    case CS_OP_ROUND_F32: *r = (float)a; return true;
-    case CS_OP_ADD: *r = single ? fa + fb : a + b; return true;
-    case CS_OP_SUB: *r = single ? fa - fb : a - b; return true;
-    case CS_OP_MUL: *r = single ? fa * fb : a * b; return true;
-    case CS_OP_DIV: *r = single ? fa / fb : a / b; return b != 0;
-    case CS_OP_POW: *r = single ? powf(fa, fb) : pow(a, b); return true;
-    case CS_OP_ATAN2: *r = single ? atan2f(fa, fb) : atan2(a, b); return true;
-    case CS_OP_FMOD: *r = single ? fmodf(fa, fb) : fmod(a, b); return b != 0;
-    case CS_OP_MOD: *r = floored_mod(single, a, b); return b != 0;
-    default: return false;
-    }
-}
-
-/* bool, i32 and u32, exactly; the range check afterwards catches overflow. */
-static bool fold_int(cs_op op, const double *v, double *r)
-{
-    int64_t a = (int64_t)v[0], b = (int64_t)v[1];
-    switch (op) {
-    case CS_OP_NEG: *r = (double)-a; return true;
-    case CS_OP_ABS: *r = (double)(a < 0 ? -a : a); return true;
-    case CS_OP_NOT: *r = !a; return true;
-    case CS_OP_AND: *r = a && b; return true;
-    case CS_OP_OR: *r = a || b; return true;
-    case CS_OP_ADD: *r = (double)(a + b); return true;
-    case CS_OP_SUB: *r = (double)(a - b); return true;
-    case CS_OP_MUL: *r = (double)(a * b); return true;
-    /* Only exact quotients: truncating and floored division agree on them. */
-    case CS_OP_DIV: *r = b ? (double)(a / b) : 0; return b != 0 && a % b == 0;
-    default: return false;
-    }
-}
-
-/* C conversions, folded only where C defines them. */
-static bool fold_cast(cs_type to, double v, double *r)
-{
-    switch (to) {
-    case CS_BOOL: *r = v != 0; return true;
-    case CS_I32: case CS_U32: *r = trunc(v); return int_result_ok(*r, to);
-    case CS_F32: *r = (float)v; return true;
-    case CS_F64: *r = v; return true;
-    default: return false;
+    default:
+        return true;
     }
 }
 
@@ -192,18 +111,11 @@ static bool fold_constants(const cs_graph *g, const cs_node_data *d, const cs_no
         if (!cs_type_is_real((cs_type)c->type) && (v[k] != trunc(v[k]) || !int_result_ok(v[k], (cs_type)c->type)))
             return false;
     }
-    bool ok;
-    if (op == CS_OP_CAST)
-        ok = fold_cast(t, v[0], r);
-    else if (compare(op, v[0], v[1], r))
-        ok = true;
-    else if (op == CS_OP_MIN || op == CS_OP_MAX || op == CS_OP_CLIP)
-        ok = min_max_clip(op, v, r);
-    else if (cs_type_is_real(from))
-        ok = fold_real(op, t == CS_F32, v, r);
-    else
-        ok = fold_int(op, v, r);
-    return ok && (cs_type_is_real(t) ? real_result_ok(*r, t) : int_result_ok(*r, t));
+    if (!may_fold(op, t, from, v))
+        return false;
+    /* The interpreter's evaluator, so the constant is the run's value. */
+    *r = cs_op_eval(op, t, v[0], v[1], v[2]);
+    return (cs_type_is_real(t) ? real_result_ok(*r, t) : int_result_ok(*r, t));
 }
 
 /* Rewrites that hold for every value of the non-constant operands: the

@@ -20,36 +20,16 @@ typedef uint32_t cs_node;
 
 typedef enum { CS_BOOL, CS_I32, CS_U32, CS_F32, CS_F64, CS_TYPE_COUNT } cs_type;
 
-/* grep "ORDER OP" if you change this enum: every op table (jit/ops.c, the
- * emitter's templates, the interpreter) is static_assert'ed against CS_OP_COUNT. */
+/* The ops, generated from jit/ops.def (every fact about an op is there). */
 typedef enum {
-    /* leaves; imm.i says which one */
-    CS_OP_CONST,    /* imm.f: the value (exact for bool/i32/u32) */
-    CS_OP_CARRIED,  /* carried lane value imm.i (the state before the step) */
-    CS_OP_INPUT,    /* per-step input imm.i (the action components) */
-    CS_OP_PARAM,    /* per-lane parameter imm.i, read from a buffer */
-    CS_OP_UNIFORM,  /* random draw imm.i of this step: real in [0, 1) */
-    CS_OP_SEGSTEP,  /* i32: steps taken since the lane's last restart */
-    /* unary */
-    CS_OP_NEG, CS_OP_NOT, CS_OP_ABS, CS_OP_SQRT, CS_OP_EXP, CS_OP_LOG,
-    CS_OP_SIN, CS_OP_COS, CS_OP_TAN, CS_OP_TANH, CS_OP_FLOOR,
-    CS_OP_ROUND_F32, /* round to the nearest float and back (identity in f32) */
-    CS_OP_CAST,      /* convert to the node's type */
-    /* binary */
-    CS_OP_ADD, CS_OP_SUB, CS_OP_MUL, CS_OP_DIV, CS_OP_POW, CS_OP_ATAN2,
-    CS_OP_FMOD,      /* C fmod: sign of the dividend */
-    CS_OP_MOD,       /* floored modulo, Python's %: sign of the divisor */
-    CS_OP_MIN, CS_OP_MAX,
-    CS_OP_LT, CS_OP_LE, CS_OP_GT, CS_OP_GE, CS_OP_EQ, CS_OP_NE,
-    CS_OP_AND, CS_OP_OR,
-    /* ternary */
-    CS_OP_SELECT,    /* (cond, if_true, if_false) */
-    CS_OP_CLIP,      /* (x, lo, hi) = min(max(x, lo), hi), NumPy's np.clip */
-    /* vectors: the paper's concatenate */
-    CS_OP_STACK,     /* n scalar operands -> one vector value */
-    CS_OP_INDEX,     /* (vector), imm.i = component */
+#define CS_OP(id, ...) CS_OP_##id,
+#include "ops.def"
+#undef CS_OP
     CS_OP_COUNT
 } cs_op;
+/* A literal, so that a row deleted from (or added to) ops.def fails the
+ * build here until this line is updated on purpose. */
+_Static_assert(CS_OP_COUNT == 41, "jit/ops.def: 41 ops expected");
 
 typedef union {
     double f;
@@ -64,14 +44,28 @@ typedef struct {
     cs_imm imm;
 } cs_node_data;
 
-/* Static facts about each op (jit/ops.c). */
+/* Static facts about each op (jit/ops.c, from jit/ops.def). */
 typedef struct {
-    const char *name;   /* as printed by dumps and accepted by the DSL */
+    const char *name;   /* as printed by dumps */
     int arity;          /* -1: variadic (STACK) */
     bool leaf;
+    const char *dsl;    /* the DSL builtin's name, "" if none */
+    const char *dsl_quoted; /* the same as messages write it: 'sin' */
+    int dsl_arity;      /* -1: one or more */
+    const char *infix;  /* the C operator, or NULL */
+    const char *fn_f64, *fn_f32; /* the function that computes it (mathf.h), or NULL */
+    bool libm_f64;      /* fn_f64 is a C library call (scalar) */
 } cs_op_info;
 
 extern const cs_op_info cs_op_table[CS_OP_COUNT];
+
+/* The one evaluator of every op over constant operands, in the node's type
+ * (f32 in float, through the functions the generated code calls): the
+ * interpreter computes with it and constant folding folds with it, so a
+ * folded constant is the value the run would have computed. Leaves, STACK
+ * and INDEX are the caller's (they read lanes); integers are computed
+ * exactly, in double, and are the caller's to range-check. jit/op_eval.c */
+double cs_op_eval(cs_op op, cs_type t, double a, double b, double c);
 const char *cs_type_name(cs_type t);
 bool cs_type_is_real(cs_type t);
 

@@ -1,12 +1,21 @@
-/* Float math for the C dialect in f32 mode: sin, cos and tanh.
+/* The functions every math op is computed with (jit/ops.def names them),
+ * pasted verbatim in front of every generated source of both dialects
+ * (after rng.h), so it includes nothing; the interpreter and constant
+ * folding (jit/op_eval.c) include it too, so that all of them compute an op
+ * with the same function, bit for bit.
+ *
+ * f64 calls glibc (Gymnasium's numbers to the last bit) through names GCC
+ * does not know as builtins (CS_LIBM below); f32 has cartsim's own
+ * branch-free sin, cos, tan, tanh, exp, log, atan2, pow and fmod (pow(x, 2)
+ * as x * x). On the GPU, CS_LIBM is CUDA's libm.
+ *
+ * Float math for the C dialect in f32 mode: sin, cos and tanh.
  *
  * GCC does not vectorize calls to sinf/cosf/sincosf/tanhf, and one such call
  * in the step loop keeps the whole loop scalar. These are branch-free and
  * call nothing, so a loop using them vectorizes (sin and cos inlined, tanh
- * through a SIMD clone under GCC: see cs_tanhf). Pasted verbatim in front of
- * every generated C source (after rng.h), so it includes nothing; CUDA has
- * fast sinf/cosf/tanhf of its own and skips this file. The interpreter uses
- * them too, so that it and the cpu backend agree bit for bit.
+ * through a SIMD clone under GCC: see cs_tanhf). The CUDA dialect calls them
+ * too (not CUDA's sinf), so that the device computes what the host does.
  *
  * sin and cos. Accuracy, for |x| <= 1e5 (the promise is |x| <= 1e4): every
  * float there was checked, and each result is within 0.504 ulp of the exact
@@ -43,7 +52,6 @@
  * (relative error of e^r - 1 below 2^-36; bench/tanhf_fit.py). A relative
  * error d of m is at most d in m / (m + 2).
  */
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 #ifndef CS_MATHF_H
 #define CS_MATHF_H
 
@@ -52,8 +60,15 @@ typedef union {
     unsigned int u;
 } cs_mathf_bits;
 
-/* quarter = 0: sin(x); quarter = 1: sin(x + pi/2) = cos(x). */
-CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
+typedef union {
+    double d;
+    unsigned long long u;
+} cs_mathf_dbits;
+
+/* x = k pi/2 + r: sin r and cos r in double (relative errors below 2^-37
+ * and 2^-31), and k mod 4 in the low bits of the return. Shared by sin, cos
+ * and tan. */
+CS_INLINE unsigned int cs_mathf_reduce(float x, double *sin_r, double *cos_r)
 {
     /* Past the accurate range the reduction below would leave |r| large
      * and the polynomials unbounded: such x become +-0 (sin 0, cos 1), and
@@ -88,16 +103,25 @@ CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
     double ps = -0.00019839162342019542 + s * 2.7167121413975317e-06;
     ps = 0.008333328832252726 + s * ps;
     ps = -0.16666666636664446 + s * ps;
-    float sin_r = (float)(r * (1.0 + s * ps));
+    *sin_r = r * (1.0 + s * ps);
     /* cos r = 1 - r^2/2 + r^4 Q(r^2), relative error < 2^-31 on |r| <= 0.8 */
     double pc = -0.0013887560415573794 + s * 2.4451248312691474e-05;
     pc = 0.041666653252390926 + s * pc;
-    float cos_r = (float)((1.0 - 0.5 * s) + (s * s) * pc);
+    *cos_r = (1.0 - 0.5 * s) + (s * s) * pc;
+    return kbits.u;
+}
+
+/* quarter = 0: sin(x); quarter = 1: sin(x + pi/2) = cos(x). */
+CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
+{
+    double sin_d, cos_d;
+    unsigned int k = cs_mathf_reduce(x, &sin_d, &cos_d);
+    float sin_r = (float)sin_d, cos_r = (float)cos_d;
 
     cs_mathf_bits sin_bits, cos_bits, v;
     sin_bits.f = sin_r;
     cos_bits.f = cos_r;
-    unsigned int q = kbits.u + quarter;
+    unsigned int q = k + quarter;
     unsigned int odd = 0u - (q & 1u);
     v.u = (sin_bits.u & ~odd) | (cos_bits.u & odd);
     v.u ^= (q & 2u) << 30; /* quadrants 2 and 3 negate */
@@ -107,10 +131,81 @@ CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
 CS_INLINE float cs_sinf(float x) { return cs_mathf_sin_quarter(x, 0u); }
 CS_INLINE float cs_cosf(float x) { return cs_mathf_sin_quarter(x, 1u); }
 
-typedef union {
-    double d;
-    unsigned long long u;
-} cs_mathf_dbits;
+/* tan, from sin's reduction: sin r / cos r, or -cos r / sin r in the odd
+ * quadrants, in double and rounded once: every float of |x| <= 1e5 checked
+ * (bench/mathf_exhaustive.c), within 0.505 ulp, the correctly rounded float
+ * or its neighbour; past 1e5, +-0 as sin. NaN for NaN and +-inf. */
+CS_INLINE float cs_tanf(float x)
+{
+    double s, c;
+    unsigned int odd = 0u - (cs_mathf_reduce(x, &s, &c) & 1u);
+    cs_mathf_bits t, cot;
+    t.f = (float)(s / c);
+    cot.f = (float)(-c / s);
+    t.u = (t.u & ~odd) | (cot.u & odd);
+    return t.f;
+}
+
+/* atan2. Method: t = min(|x|, |y|) / max(|x|, |y|) in [0, 1] (0 for two
+ * zeros, 1 for two infinities), atan t = pi/4 + atan u with u = (t - 1) /
+ * (t + 1) for t > tan(pi/8), else atan t, |u| <= 0.4143, by its series to
+ * u^23 (relative error below 2^-33); then pi/2 - a where |y| > |x|, pi - a
+ * where x's sign is set, y's sign: C's atan2 for every special case
+ * (signed zeros, infinities, NaN), all in double and rounded once: within
+ * 0.50027 ulp over 2^28 random pairs (bench/mathf_exhaustive.c), the
+ * correctly rounded float or its neighbour. */
+CS_INLINE float cs_atan2f(float y, float x)
+{
+    cs_mathf_bits in_y, in_x, out;
+    in_y.f = y;
+    in_x.f = x;
+    cs_mathf_dbits ay, ax, num, den;
+    ay.d = (double)y;
+    ax.d = (double)x;
+    ay.u &= 0x7fffffffffffffffull;
+    ax.u &= 0x7fffffffffffffffull;
+    unsigned long long y_bigger = 0ull - (unsigned long long)(ay.d > ax.d);
+    num.u = (ay.u & ~y_bigger) | (ax.u & y_bigger);
+    den.u = (ax.u & ~y_bigger) | (ay.u & y_bigger);
+    /* two zeros: 0 / 1; two infinities: 1 / 1 (NaN stays NaN) */
+    unsigned long long both_zero = 0ull - (unsigned long long)(den.d == 0.0);
+    unsigned long long both_inf = 0ull - (unsigned long long)(num.d == den.d && num.d > 1e300);
+    cs_mathf_dbits one;
+    one.d = 1.0;
+    den.u = (den.u & ~(both_zero | both_inf)) | (one.u & (both_zero | both_inf));
+    num.u = (num.u & ~both_inf) | (one.u & both_inf);
+    double t = num.d / den.d;
+    cs_mathf_dbits u, t_bits, shift, zero_d;
+    unsigned long long reduce = 0ull - (unsigned long long)(t > 0.41421356237309503);
+    t_bits.d = t;
+    u.d = (t - 1.0) / (t + 1.0);
+    u.u = (t_bits.u & ~reduce) | (u.u & reduce);
+    shift.d = 0.78539816339744831; /* pi/4 */
+    zero_d.d = 0.0;
+    shift.u = (zero_d.u & ~reduce) | (shift.u & reduce);
+    double v = u.d, z = v * v;
+    double q = -1.0 / 23.0;
+    q = 1.0 / 21.0 + z * q;
+    q = -1.0 / 19.0 + z * q;
+    q = 1.0 / 17.0 + z * q;
+    q = -1.0 / 15.0 + z * q;
+    q = 1.0 / 13.0 + z * q;
+    q = -1.0 / 11.0 + z * q;
+    q = 1.0 / 9.0 + z * q;
+    q = -1.0 / 7.0 + z * q;
+    q = 1.0 / 5.0 + z * q;
+    q = -1.0 / 3.0 + z * q;
+    cs_mathf_dbits a, alt;
+    a.d = shift.d + (v + v * z * q);
+    alt.d = 1.5707963267948966 - a.d; /* pi/2 - a */
+    a.u = (a.u & ~y_bigger) | (alt.u & y_bigger);
+    unsigned long long x_negative = 0ull - (unsigned long long)(in_x.u >> 31);
+    alt.d = 3.1415926535897931 - a.d; /* pi - a */
+    a.u = (a.u & ~x_negative) | (alt.u & x_negative);
+    out.f = (float)a.d;
+    out.u |= in_y.u & 0x80000000u;
+    return out.f;
+}
 
 /* Out of line for GCC, whose vectorizer then calls a SIMD clone of it (a
  * copy that takes and returns a vector). Inlined, a fused MLP is one long
@@ -119,11 +214,36 @@ typedef union {
  * tanhf; pendulum mlp:32x32, whose loop stays scalar anyway, 31 s. With the
  * clone: 2.3 s and 1.9 s, at about 80% of the inlined kernel's speed.
  * Other compilers inline it. */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 #define CS_MATHF_SIMD_FN __attribute__((simd("notinbranch"), noinline, unused)) static
 #else
 #define CS_MATHF_SIMD_FN CS_INLINE
 #endif
+
+/* e^y = 2^k (1 + p), for |y| < 700: k = nearest integer to y / ln 2, r = y -
+ * k ln 2 (|r| <= 0.347; k ln 2 rounded in double costs under 2^-51 of the
+ * result) and p = e^r - 1 = r + r^2 Q(r), Q a Chebyshev fit of degree 6
+ * (relative error of e^r - 1 below 2^-36; bench/tanhf_fit.py). Returns p,
+ * and 2^k in *scale. Shared by tanh and exp. */
+CS_INLINE double cs_mathf_exp_parts(double y, double *scale)
+{
+    /* Adding 1.5 * 2^52 rounds to an integer and leaves k in the low bits. */
+    const double round_magic = 0x1.8p52;
+    cs_mathf_dbits kbits, two_k;
+    kbits.d = y * 1.4426950408889634 + round_magic; /* 1/ln 2 */
+    double k = kbits.d - round_magic;
+    double r = y - k * 0.6931471805599453;
+    double q = 0.00019899274069434545 + r * 2.48595783333601e-05;
+    q = 0.0013888854049481818 + r * q;
+    q = 0.008333298483621828 + r * q;
+    q = 0.041666666718981143 + r * q;
+    q = 0.16666666718997808 + r * q;
+    q = 0.5 + r * q;
+    /* 2^k: the magic's low 12 bits are 0, so its other bits shift out. */
+    two_k.u = (kbits.u + 1023u) << 52;
+    *scale = two_k.d;
+    return r + (r * r) * q;
+}
 
 CS_MATHF_SIMD_FN float cs_tanhf(float x)
 {
@@ -135,28 +255,238 @@ CS_MATHF_SIMD_FN float cs_tanhf(float x)
      * this ?: keeps the loop scalar under -ftrapping-math. */
     unsigned int big = 0u - (unsigned int)(in.f > 16.0f);
     in.u = (in.u & ~big) | (0x41800000u & big); /* 16.0f */
-    double y = 2.0 * (double)in.f;
-
-    /* Adding 1.5 * 2^52 rounds to an integer and leaves k in the low bits. */
-    const double round_magic = 0x1.8p52;
-    cs_mathf_dbits kbits, scale;
-    kbits.d = y * 1.4426950408889634 + round_magic; /* 1/ln 2 */
-    double k = kbits.d - round_magic;
-    double r = y - k * 0.6931471805599453;
-    double q = 0.00019899274069434545 + r * 2.48595783333601e-05;
-    q = 0.0013888854049481818 + r * q;
-    q = 0.008333298483621828 + r * q;
-    q = 0.041666666718981143 + r * q;
-    q = 0.16666666718997808 + r * q;
-    q = 0.5 + r * q;
-    double p = r + (r * r) * q; /* e^r - 1 */
-    /* 2^k: the magic's low 12 bits are 0, so its other bits shift out. */
-    scale.u = (kbits.u + 1023u) << 52;
-    double m = scale.d * p + (scale.d - 1.0);
+    double scale, p = cs_mathf_exp_parts(2.0 * (double)in.f, &scale);
+    double m = scale * p + (scale - 1.0); /* expm1(2|x|) */
     out.f = (float)(m / (m + 2.0));
     out.u |= sign;
     return out.f;
 }
 
+/* exp. Method: x clamped to [-160, 100] (0 and inf come out of the final
+ * rounding), e^x = 2^k + 2^k p from cs_mathf_exp_parts, rounded once to
+ * float: every float checked (bench/mathf_exhaustive.c), within 0.500042
+ * ulp of the exact value, so the correctly rounded float (all but 1405) or
+ * its neighbour. NaN for NaN, 0 for -inf, inf for inf; branch-free. */
+CS_INLINE float cs_expf(float x)
+{
+    cs_mathf_bits in;
+    in.f = x;
+    unsigned int big = 0u - (unsigned int)(x > 100.0f), small = 0u - (unsigned int)(x < -160.0f);
+    in.u = (in.u & ~(big | small)) | (0x42c80000u & big) | (0xc3200000u & small); /* 100.0f, -160.0f */
+    double scale, p = cs_mathf_exp_parts((double)in.f, &scale);
+    return (float)(scale + scale * p);
+}
+
+/* ln x for a positive finite x (a float in double): x = 2^e m with m in
+ * [sqrt(1/2), sqrt(2)) from the bits, e ln 2 + 2 atanh(s), s = (m - 1) /
+ * (m + 1), |s| <= 0.1716, the series of atanh to s^13 (relative error below
+ * 2^-39). Only 64-bit integer and double arithmetic, which AVX2 vectorizes.
+ * Shared by log and pow. */
+CS_INLINE double cs_mathf_log_core(double x)
+{
+    cs_mathf_dbits b, e_bits, half;
+    b.d = x;
+    /* the exponent as a double: 2^52 + field, less 2^52 + 1023 */
+    e_bits.u = 0x4330000000000000ull | ((b.u >> 52) & 0x7ffull);
+    double e = e_bits.d - (0x1p52 + 1023.0);
+    b.u = (b.u & 0x000fffffffffffffull) | 0x3ff0000000000000ull; /* m in [1, 2) */
+    half.d = b.d * 0.5;
+    unsigned long long high = 0ull - (unsigned long long)(b.d > 1.4142135623730951);
+    b.u = (b.u & ~high) | (half.u & high);
+    e += (double)(high & 1ull);
+    double m = b.d, s = (m - 1.0) / (m + 1.0), z = s * s;
+    double q = 2.0 / 13.0;
+    q = 2.0 / 11.0 + z * q;
+    q = 2.0 / 9.0 + z * q;
+    q = 2.0 / 7.0 + z * q;
+    q = 2.0 / 5.0 + z * q;
+    q = 2.0 / 3.0 + z * q;
+    return e * 0.6931471805599453 + (2.0 * s + s * z * q);
+}
+
+/* log: cs_mathf_log_core of x in double (every float is normal there),
+ * rounded once: every float checked (bench/mathf_exhaustive.c), within
+ * 0.500011 ulp, the correctly rounded float (all but 56) or its neighbour.
+ * -inf for +-0, NaN below 0 and for NaN, inf
+ * for inf; branch-free. */
+CS_INLINE float cs_logf(float x)
+{
+    double r = cs_mathf_log_core((double)x);
+    cs_mathf_bits out, in;
+    out.f = (float)r;
+    in.f = x;
+    /* specials by the bits of x: +-0 -> -inf, sign set (x < 0, -NaN) -> NaN,
+     * +inf and +NaN -> x itself */
+    unsigned int zero = 0u - (unsigned int)((in.u & 0x7fffffffu) == 0u);
+    unsigned int negative = 0u - (unsigned int)((in.u >> 31) & ~(zero & 1u));
+    unsigned int inf_nan = 0u - (unsigned int)((in.u & 0x7fffffffu) >= 0x7f800000u);
+    out.u = (out.u & ~(zero | negative | inf_nan)) | (0xff800000u & zero) | (0x7fc00000u & negative) |
+            (in.u & inf_nan & ~negative);
+    return out.f;
+}
+
+/* ---- the library functions, under names GCC does not know ------------
+ *
+ * Declared under their own names, glibc's functions are builtins to GCC:
+ * it folds calls with constant arguments with its own correctly rounded
+ * arithmetic (atan2f(1.6f, -1.0f) is then not glibc's atan2f, which the
+ * interpreter calls), turns pow(x, 2.0) into x * x and merges sin and cos
+ * into one sincos call that keeps the rest of the loop scalar. The same
+ * symbols under other names (asm labels) are plain calls, in the cpu
+ * backend's compile, the CUDA host shim's and the library's alike, whatever
+ * the flags. */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define CS_LIBM(f) f
+#else
+#define CS_LIBM(f) cs_libm_##f
+double cs_libm_exp(double) __asm__("exp");
+double cs_libm_log(double) __asm__("log");
+double cs_libm_sin(double) __asm__("sin");
+double cs_libm_cos(double) __asm__("cos");
+double cs_libm_tan(double) __asm__("tan");
+double cs_libm_tanh(double) __asm__("tanh");
+double cs_libm_atan2(double, double) __asm__("atan2");
+double cs_libm_pow(double, double) __asm__("pow");
+double cs_libm_fmod(double, double) __asm__("fmod");
 #endif
+
+/* f64: glibc's, as Gymnasium's NumPy and Python compute them. */
+CS_INLINE double cs_exp(double x) { return CS_LIBM(exp)(x); }
+CS_INLINE double cs_log(double x) { return CS_LIBM(log)(x); }
+CS_INLINE double cs_sin(double x) { return CS_LIBM(sin)(x); }
+CS_INLINE double cs_cos(double x) { return CS_LIBM(cos)(x); }
+CS_INLINE double cs_tan(double x) { return CS_LIBM(tan)(x); }
+CS_INLINE double cs_tanh(double x) { return CS_LIBM(tanh)(x); }
+CS_INLINE double cs_atan2(double y, double x) { return CS_LIBM(atan2)(y, x); }
+/* pow(x, 2.0) stays glibc's pow, as Python's x**2 is, not x * x. */
+CS_INLINE double cs_pow(double a, double b) { return CS_LIBM(pow)(a, b); }
+CS_INLINE double cs_fmod(double a, double b) { return CS_LIBM(fmod)(a, b); }
+/* Python's float %: the sign of the divisor (a zero keeps fmod's sign). */
+CS_INLINE double cs_mod(double a, double b)
+{
+    double r = CS_LIBM(fmod)(a, b);
+    if (r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+
+/* pow in f32, branch-free. x * x for the exponent 2 (what every
+ * environment of the suite writes): one multiply, the correctly rounded
+ * square. Else |a|^b = e^(b ln|a|) in double (the log's relative error 2^-39
+ * times |b ln|a|| <= 104 where the result is a finite nonzero float, then
+ * exp's 2^-36), rounded once: the correctly rounded float or its neighbour
+ * (tests/test_mathf.c checks random pairs); C's pow for every special case
+ * (signs of zeros and negative bases with integer exponents, infinities,
+ * pow(x, +-0) = pow(1, y) = 1 even for NaN, NaN for a negative base and a
+ * non-integer exponent). */
+CS_INLINE float cs_mathf_pow(float a, float b)
+{
+    cs_mathf_bits in_a, in_b, out;
+    in_a.f = a;
+    in_b.f = b;
+    double x = fabs((double)a), y = (double)b;
+    /* ln|a| for 0 < |a| < inf, else -inf (a = +-0), inf (a = +-inf) or NaN */
+    cs_mathf_dbits l, minus_inf, x_bits;
+    l.d = cs_mathf_log_core(x);
+    minus_inf.u = 0xfff0000000000000ull;
+    x_bits.d = x;
+    unsigned long long a_zero = 0ull - (unsigned long long)(x == 0.0);
+    unsigned long long a_inf_nan = 0ull - (unsigned long long)!(x <= 1.7976931348623157e308);
+    l.u = (l.u & ~(a_zero | a_inf_nan)) | (minus_inf.u & a_zero) | (x_bits.u & a_inf_nan);
+    /* b ln|a|, clamped to [-200, 200] (0 and inf come out of the rounding),
+     * NaN kept: 0 * inf (|a| = 1 and b = +-inf) is the 1 below */
+    cs_mathf_dbits t, lo, hi;
+    t.d = y * l.d;
+    lo.d = -200.0;
+    hi.d = 200.0;
+    unsigned long long below = 0ull - (unsigned long long)(t.d < -200.0);
+    unsigned long long above = 0ull - (unsigned long long)(t.d > 200.0);
+    t.u = (t.u & ~(below | above)) | (lo.u & below) | (hi.u & above);
+    double scale, p = cs_mathf_exp_parts(t.d, &scale);
+    out.f = (float)(scale + scale * p);
+    /* a negative base (sign bit set, -0 and -inf included): an odd integer
+     * exponent keeps the sign, any integer a positive result, else NaN
+     * (finite nonzero bases only: -0 and -inf have a result for any b) */
+    double half_b = y * 0.5;
+    unsigned int is_int = 0u - (unsigned int)(y == trunc(y));
+    unsigned int is_odd = is_int & (0u - (unsigned int)(half_b != trunc(half_b)));
+    unsigned int negative = 0u - (in_a.u >> 31);
+    unsigned int finite_nonzero = 0u - (unsigned int)((x != 0.0) & (x <= 3.4028234663852886e38));
+    out.u |= 0x80000000u & negative & is_odd;
+    unsigned int nan = negative & ~is_int & finite_nonzero;
+    out.u = (out.u & ~nan) | (0x7fc00000u & nan);
+    /* 1 for b = +-0 and for a = 1, NaN or not; and for a = -1, b = +-inf */
+    unsigned int b_zero = 0u - (unsigned int)((in_b.u & 0x7fffffffu) == 0u);
+    unsigned int a_one = 0u - (unsigned int)(in_a.u == 0x3f800000u);
+    unsigned int minus_one_inf = 0u - (unsigned int)((in_a.u == 0xbf800000u) & ((in_b.u & 0x7fffffffu) == 0x7f800000u));
+    unsigned int one = b_zero | a_one | minus_one_inf;
+    out.u = (out.u & ~one) | (0x3f800000u & one);
+    return out.f;
+}
+
+/* An exponent known when the kernel is compiled picks its arm then. */
+CS_INLINE float cs_powf(float a, float b) { return b == 2.0f ? a * a : cs_mathf_pow(a, b); }
+
+/* One step of the exact float remainder, in double: 0 <= x < m 2^29 on
+ * entry, 0 <= x < m after. q = trunc(x * (1/m)) <= 2^29 is the quotient or
+ * one off either way (1/m and the product each round by 2^-53), which
+ * leaves -m < x - q m < 2m, and one addition or subtraction of m fixes it;
+ * q m has at most 24 + 29 bits and x - q m is a multiple of m's last bit
+ * below 2^26 of them (or Sterbenz's case), so every step is exact. No
+ * division: 1 / m is the caller's, once (scaling it by 2^-29 is exact). */
+CS_INLINE double cs_mathf_fmod_step(double x, double m, double inv_m)
+{
+    cs_mathf_dbits r, up, down;
+    r.d = x - trunc(x * inv_m) * m;
+    up.d = r.d + m;
+    down.d = r.d - m;
+    unsigned long long low = 0ull - (unsigned long long)(r.d < 0), high = 0ull - (unsigned long long)(r.d >= m);
+    r.u = (r.u & ~(low | high)) | (up.u & low) | (down.u & high);
+    return r.d;
+}
+
+/* C's fmodf, exactly, without a call or a branch, so that a loop using it
+ * vectorizes: |a| reduced modulo |b| 2^261, |b| 2^232, ..., |b| (ten exact
+ * steps of at most 29 bits of quotient each cover every pair of floats,
+ * whose ratio is below 2^277), then a's sign. NaN for NaN, an infinite a
+ * or a zero b, as fmodf; a for an infinite b. Checked against glibc's
+ * fmodf by tests/test_mathf.c (and 4e8 random pairs, once). */
+CS_INLINE float cs_fmodf(float a, float b)
+{
+    double x = fabs((double)a), m = fabs((double)b), inv = 1.0 / m;
+    x = cs_mathf_fmod_step(x, m * 0x1p261, inv * 0x1p-261);
+    x = cs_mathf_fmod_step(x, m * 0x1p232, inv * 0x1p-232);
+    x = cs_mathf_fmod_step(x, m * 0x1p203, inv * 0x1p-203);
+    x = cs_mathf_fmod_step(x, m * 0x1p174, inv * 0x1p-174);
+    x = cs_mathf_fmod_step(x, m * 0x1p145, inv * 0x1p-145);
+    x = cs_mathf_fmod_step(x, m * 0x1p116, inv * 0x1p-116);
+    x = cs_mathf_fmod_step(x, m * 0x1p87, inv * 0x1p-87);
+    x = cs_mathf_fmod_step(x, m * 0x1p58, inv * 0x1p-58);
+    x = cs_mathf_fmod_step(x, m * 0x1p29, inv * 0x1p-29);
+    x = cs_mathf_fmod_step(x, m, inv);
+    cs_mathf_bits r, in_a, in_b;
+    r.f = (float)x; /* the remainder is a float: exact */
+    in_a.f = a;
+    in_b.f = b;
+    r.u |= in_a.u & 0x80000000u;
+    /* b = +-inf (the steps made NaN of inf * 0): a itself, if finite */
+    unsigned int keep_a = 0u - (unsigned int)(((in_b.u & 0x7fffffffu) == 0x7f800000u) &
+                                              ((in_a.u & 0x7fffffffu) < 0x7f800000u));
+    r.u = (r.u & ~keep_a) | (in_a.u & keep_a);
+    return r.f;
+}
+
+/* Python's float % in f32, over cs_fmodf: the sign of the divisor (a zero
+ * keeps fmod's sign). */
+CS_INLINE float cs_modf(float a, float b)
+{
+    cs_mathf_bits r, shifted;
+    r.f = cs_fmodf(a, b);
+    shifted.f = r.f + b;
+    unsigned int shift = 0u - (unsigned int)((r.f != 0.0f) & ((r.f < 0.0f) != (b < 0.0f)));
+    r.u = (r.u & ~shift) | (shifted.u & shift);
+    return r.f;
+}
+
 #endif

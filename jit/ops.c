@@ -1,22 +1,13 @@
-/* Static facts about ops and types. ORDER OP: rows follow the cs_op enum. */
+/* Static facts about ops (generated from jit/ops.def) and types. */
 #include <assert.h>
 
 #include "ir.h"
 
 const cs_op_info cs_op_table[] = {
-    {"const", 0, true},     {"carried", 0, true}, {"input", 0, true},   {"param", 0, true},
-    {"uniform", 0, true},   {"segstep", 0, true},
-    {"neg", 1, false},      {"not", 1, false},    {"abs", 1, false},    {"sqrt", 1, false},
-    {"exp", 1, false},      {"log", 1, false},    {"sin", 1, false},    {"cos", 1, false},
-    {"tan", 1, false},      {"tanh", 1, false},   {"floor", 1, false},  {"round_f32", 1, false},
-    {"cast", 1, false},
-    {"add", 2, false},      {"sub", 2, false},    {"mul", 2, false},    {"div", 2, false},
-    {"pow", 2, false},      {"atan2", 2, false},  {"fmod", 2, false},   {"mod", 2, false},
-    {"min", 2, false},      {"max", 2, false},
-    {"lt", 2, false},       {"le", 2, false},     {"gt", 2, false},     {"ge", 2, false},
-    {"eq", 2, false},       {"ne", 2, false},     {"and", 2, false},    {"or", 2, false},
-    {"select", 3, false},   {"clip", 3, false},
-    {"stack", -1, false},   {"index", 1, false},
+#define CS_OP(id, name, arity, leaf, dsl, dsl_arity, infix, fn_f64, fn_f32, libm_f64) \
+    {name, arity, leaf, dsl, "'" dsl "'", dsl_arity, infix, fn_f64, fn_f32, libm_f64},
+#include "ops.def"
+#undef CS_OP
 };
 static_assert(sizeof cs_op_table / sizeof cs_op_table[0] == CS_OP_COUNT, "cs_op_table: one row per op");
 

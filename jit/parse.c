@@ -1,5 +1,7 @@
 /* The .env parser (docs/dsl.md): tokens -> a small AST per statement ->
- * graph nodes through the builder (ir.c, program.c).
+ * graph nodes through the builder (ir.c, program.c). This file parses
+ * (names, expressions, statements, declarations); jit/lower.c lowers the
+ * trees to nodes; jit/parse_tree.h is their shared data.
  *
  * Every statement is parsed and then lowered at once, in source order, so
  * the error reported is the first one in the file. Function bodies are
@@ -14,39 +16,15 @@
  * vectors can multiply (work_max): no input can overflow the stack or hang.
  */
 #include <math.h>
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jit.h"
-#include "lex.h"
+#include "parse_tree.h"
 
-#define SOURCE_MAX ((size_t)16 << 20)
-#define NEST_MAX 200                 /* ( [ ?: unary - and not, while parsing */
-#define LOWER_MAX 1000               /* lowering recursion, inlined bodies included */
-#define ITEMS_MAX 65535              /* the IR's operand count is 16 bits */
-#define DRAWS_MAX 65536              /* CS_UNIFORM_ID keeps the draw in 16 bits */
-#define WORK_MAX ((size_t)1 << 22)   /* lowering steps beyond one per source byte */
-#define CHUNK_SIZE ((size_t)64 << 10)
-
-/* Lowering recurses up to LOWER_MAX deep: the functions on that path that
- * hold locals get frames of their own, so one deep path does not pay for
- * every case's locals at every level. */
-#define SMALL_FRAME __attribute__((noinline))
-
-/* ---- arenas ---------------------------------------------------------- */
-
-typedef struct chunk {
-    struct chunk *next;
-    size_t size, used;
-    max_align_t data[];
-} chunk;
-
-typedef struct {
-    chunk *head;
-} arena;
+static const char *const sym_kind_name[] = {"param", "const", "state", "local", "function parameter",
+                                            "function"};
 
 static void arena_free(arena *a)
 {
@@ -57,154 +35,8 @@ static void arena_free(arena *a)
     }
 }
 
-/* ---- the parser's data ----------------------------------------------- */
-
-typedef struct {
-    cs_node node;     /* a scalar's node, or the STACK node of a vector */
-    uint32_t n;       /* 0: scalar; else the vector's length */
-    cs_type type;     /* CS_BOOL, CS_I32 (only the discrete action) or p->real */
-} val;
-
-typedef enum { SYM_PARAM, SYM_CONST, SYM_STATE, SYM_LOCAL, SYM_SLOT, SYM_FN } sym_kind;
-
-static const char *const sym_kind_name[] = {"param", "const", "state", "local", "function parameter",
-                                            "function"};
-
-typedef struct expr expr;
-typedef struct sym sym;
-typedef struct name_entry name_entry;
-
-typedef struct stmt {
-    struct stmt *next;
-    unsigned n_targets;
-    unsigned *slots;      /* frame slot of each target */
-    expr *value;
-    size_t pos;
-} stmt;
-
-typedef struct {
-    unsigned n_params, n_slots;   /* slots: parameters first, then locals */
-    stmt *body, **tail;
-    expr *result;
-    bool defining;                /* its body is being parsed: a call is recursion */
-} fn_def;
-
-struct sym {
-    const char *name;
-    sym_kind kind;
-    size_t pos;
-    name_entry *entry;
-    sym *shadowed;        /* the same name in an outer scope */
-    sym *scope_next;      /* the symbol defined before it in the same scope */
-    sym *next_param;      /* params in declaration order */
-    val v;                /* PARAM, CONST, LOCAL */
-    unsigned index;       /* STATE: carried slot; SLOT: frame slot; ranged PARAM: param slot */
-    bool ranged;          /* PARAM with a range override */
-    bool has_value;       /* PARAM, CONST: `value` is its compile-time number */
-    double value, low, high;
-    const char *why_not;  /* CONST without a compile-time value: why */
-    fn_def *fn;
-};
-
-struct name_entry {
-    const char *name;
-    size_t len;
-    uint64_t hash;
-    sym *top;             /* the visible symbol of that name, or NULL */
-};
-
-typedef enum {
-    E_NUM, E_BOOL, E_PARAM, E_CONST, E_STATE, E_NEXT, E_LOCAL, E_SLOT, E_ACTION, E_OUTPUT,
-    E_NEG, E_NOT, E_CHAIN, E_CMP, E_COND, E_BUILTIN, E_CALL, E_INDEX
-} expr_kind;
-
-struct expr {
-    expr_kind kind;
-    unsigned op;          /* CMP: cs_op; BUILTIN: builtin row */
-    unsigned n;           /* children */
-    unsigned index;       /* INDEX: component; SLOT: frame slot; OUTPUT: 0 reward, 1 terminated;
-                             uniform: draw number; STATE, NEXT: carried slot */
-    size_t pos;           /* where errors about the operation point: its operator */
-    size_t start;         /* where errors about the value point: its first token */
-    double num;
-    sym *sym;
-    expr **kid;
-    cs_op *ops;           /* CHAIN: ops[i] joins kid[i + 1] */
-    size_t *op_pos;
-};
-
-typedef enum { CTX_GLOBAL, CTX_OBSERVE, CTX_RESET, CTX_STEP, CTX_FN, CTX_POLICY } context;
-
-typedef enum { T_LOCAL, T_NEXT, T_RESET, T_REWARD, T_TERMINATED, T_ACTION } target_kind;
-
-typedef struct {
-    target_kind kind;
-    bool primed;
-    const char *name;     /* in the source: not NUL-terminated */
-    size_t len, pos;
-    unsigned state;
-} target;
-
-typedef struct {
-    expr *e;
-    cs_op op;
-    size_t pos;
-} scratch_item;
-
-/* A declaration that must appear once. */
-typedef struct {
-    bool seen;
-    size_t pos;
-} section;
-
-typedef struct {
-    const char *src;
-    size_t len;
-    const char *file;
-    cs_lexer lx;
-    cs_token tok;
-    char desc[80];
-
-    cs_program *p;
-    cs_graph *g;
-    cs_type real;
-    const cs_param_override *ov;
-    unsigned n_ov;
-    bool *ov_used;
-    bool ov_failed;       /* the failure is the caller's override, not the source */
-
-    char *err;
-    size_t err_size;
-    jmp_buf fail;
-
-    arena perm, temp;
-    arena *ast;           /* where expressions go: temp, or perm for function bodies */
-    scratch_item *scratch;
-    size_t n_scratch, cap_scratch;
-    target *targets;
-    size_t n_targets, cap_targets;
-
-    name_entry *table;
-    size_t table_cap, table_count;
-    sym *scope;           /* innermost scope's symbols, newest first */
-    sym *params, **params_tail;
-
-    context ctx;
-    unsigned policy;      /* CTX_POLICY: the policy's index in p->named */
-    unsigned depth, lower_depth;
-    size_t work, work_max;
-    unsigned draws[2];    /* next draw number per stream */
-
-    section env, max_steps, threshold, state, action, observe, reset, step;
-    val action_val;
-    char cerr[200];       /* why ceval failed */
-    size_t cerr_pos;
-} parser;
-
 /* ---- errors ---------------------------------------------------------- */
 
-static _Noreturn void fail_at(parser *P, size_t pos, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 static _Noreturn void fail_plain(parser *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void write_error(parser *P, bool with_pos, size_t pos, const char *fmt, va_list ap)
@@ -222,7 +54,7 @@ static void write_error(parser *P, bool with_pos, size_t pos, const char *fmt, v
     }
 }
 
-static _Noreturn void fail_at(parser *P, size_t pos, const char *fmt, ...)
+_Noreturn void cs_parse_fail_at(parser *P, size_t pos, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -263,7 +95,7 @@ static const char *where(parser *P, size_t pos, char buf[24])
     return buf;
 }
 
-static void *alloc(parser *P, arena *a, size_t n)
+void *cs_parse_alloc(parser *P, arena *a, size_t n)
 {
     const size_t align = _Alignof(max_align_t);
     if (n > SIZE_MAX / 4)
@@ -305,10 +137,10 @@ static void *grow_array(parser *P, void *array, size_t *cap, size_t need, size_t
     return a;
 }
 
-static cs_node built(parser *P, cs_node n, size_t pos)
+cs_node cs_parse_built(parser *P, cs_node n, size_t pos)
 {
     if (!n)
-        fail_at(P, pos, "cannot build the graph: %s", cs_graph_error(P->g));
+        cs_parse_fail_at(P, pos, "cannot build the graph: %s", cs_graph_error(P->g));
     return n;
 }
 
@@ -317,7 +149,7 @@ static cs_node built(parser *P, cs_node n, size_t pos)
 static void advance(parser *P)
 {
     if (cs_lex_next(&P->lx, &P->tok))
-        fail_at(P, P->lx.err_pos, "%s", P->lx.err);
+        cs_parse_fail_at(P, P->lx.err_pos, "%s", P->lx.err);
 }
 
 static bool is(const parser *P, cs_tok_kind k) { return P->tok.kind == k; }
@@ -351,7 +183,7 @@ static const char *describe(parser *P)
 static void expect(parser *P, cs_tok_kind k, const char *after)
 {
     if (!is(P, k))
-        fail_at(P, P->tok.pos, "expected %s %s, got %s", cs_tok_text(k), after, describe(P));
+        cs_parse_fail_at(P, P->tok.pos, "expected %s %s, got %s", cs_tok_text(k), after, describe(P));
     advance(P);
 }
 
@@ -363,29 +195,13 @@ static void skip_eols(parser *P)
 
 static const char *copy_name(parser *P, const char *s, size_t n)
 {
-    char *c = alloc(P, &P->perm, n + 1);
+    char *c = cs_parse_alloc(P, &P->perm, n + 1);
     memcpy(c, s, n);
     return c;
 }
 
 /* ---- names ----------------------------------------------------------- */
 
-static const struct {
-    const char *name, *quoted;   /* quoted: as messages write it */
-    int arity;                   /* -1: one or more */
-    cs_op op;
-} builtins[] = {
-    {"sin", "'sin'", 1, CS_OP_SIN},          {"cos", "'cos'", 1, CS_OP_COS},
-    {"tan", "'tan'", 1, CS_OP_TAN},          {"exp", "'exp'", 1, CS_OP_EXP},
-    {"log", "'log'", 1, CS_OP_LOG},          {"sqrt", "'sqrt'", 1, CS_OP_SQRT},
-    {"tanh", "'tanh'", 1, CS_OP_TANH},       {"floor", "'floor'", 1, CS_OP_FLOOR},
-    {"abs", "'abs'", 1, CS_OP_ABS},          {"atan2", "'atan2'", 2, CS_OP_ATAN2},
-    {"pow", "'pow'", 2, CS_OP_POW},          {"fmod", "'fmod'", 2, CS_OP_FMOD},
-    {"min", "'min'", 2, CS_OP_MIN},          {"max", "'max'", 2, CS_OP_MAX},
-    {"clip", "'clip'", 3, CS_OP_CLIP},       {"f32", "'f32'", 1, CS_OP_ROUND_F32},
-    {"uniform", "'uniform'", 2, CS_OP_UNIFORM}, {"stack", "'stack'", -1, CS_OP_STACK},
-};
-enum { N_BUILTINS = sizeof builtins / sizeof builtins[0] };
 
 /* Words with a fixed meaning: never a user's name. */
 static const char *const reserved[] = {
@@ -394,10 +210,11 @@ static const char *const reserved[] = {
     "discrete", "box",
 };
 
+/* The op a builtin function builds (jit/ops.def's dsl column), or -1. */
 static int find_builtin(const char *s, size_t n)
 {
-    for (int k = 0; k < N_BUILTINS; k++)
-        if (text_is(s, n, builtins[k].name))
+    for (int k = 0; k < CS_OP_COUNT; k++)
+        if (cs_op_table[k].dsl[0] && text_is(s, n, cs_op_table[k].dsl))
             return k;
     return -1;
 }
@@ -418,7 +235,7 @@ static name_entry *entry_for(parser *P, const char *s, size_t n)
 {
     if (2 * (P->table_count + 1) > P->table_cap) {
         size_t cap = P->table_cap ? 2 * P->table_cap : 256;
-        name_entry *t = alloc(P, &P->perm, cap * sizeof *t);
+        name_entry *t = cs_parse_alloc(P, &P->perm, cap * sizeof *t);
         for (size_t k = 0; k < P->table_cap; k++) {
             name_entry *e = &P->table[k];
             if (!e->name)
@@ -458,7 +275,7 @@ static sym *lookup(parser *P, const char *s, size_t n)
 static sym *define(parser *P, const char *s, size_t n, size_t pos, sym_kind kind)
 {
     name_entry *e = entry_for(P, s, n);
-    sym *y = alloc(P, &P->perm, sizeof *y);
+    sym *y = cs_parse_alloc(P, &P->perm, sizeof *y);
     y->name = e->name;
     y->kind = kind;
     y->pos = pos;
@@ -486,16 +303,16 @@ static void check_new_name(parser *P, const char *s, size_t n, size_t pos)
 {
     char at[24];
     if (find_builtin(s, n) >= 0)
-        fail_at(P, pos, "'%.*s' is a builtin function and cannot be redefined", (int)n, s);
+        cs_parse_fail_at(P, pos, "'%.*s' is a builtin function and cannot be redefined", (int)n, s);
     if (is_reserved(s, n))
-        fail_at(P, pos, "'%.*s' is a reserved word", (int)n, s);
+        cs_parse_fail_at(P, pos, "'%.*s' is a reserved word", (int)n, s);
     sym *y = lookup(P, s, n);
     if (!y || (P->ctx == CTX_FN && y->kind == SYM_STATE))
         return;
     if (y->kind == SYM_LOCAL || y->kind == SYM_SLOT)
-        fail_at(P, pos, "'%.*s' is already assigned at %s (a name is assigned once)", (int)n, s,
+        cs_parse_fail_at(P, pos, "'%.*s' is already assigned at %s (a name is assigned once)", (int)n, s,
                 where(P, y->pos, at));
-    fail_at(P, pos, "'%.*s' is already defined as a %s at %s", (int)n, s, sym_kind_name[y->kind],
+    cs_parse_fail_at(P, pos, "'%.*s' is already defined as a %s at %s", (int)n, s, sym_kind_name[y->kind],
             where(P, y->pos, at));
 }
 
@@ -505,19 +322,19 @@ static expr *parse_expr(parser *P);
 
 static expr *new_expr(parser *P, expr_kind kind, size_t pos, unsigned n)
 {
-    expr *e = alloc(P, P->ast, sizeof *e);
+    expr *e = cs_parse_alloc(P, P->ast, sizeof *e);
     e->kind = kind;
     e->pos = e->start = pos;
     e->n = n;
     if (n)
-        e->kid = alloc(P, P->ast, n * sizeof *e->kid);
+        e->kid = cs_parse_alloc(P, P->ast, n * sizeof *e->kid);
     return e;
 }
 
 static void enter(parser *P, size_t pos)
 {
     if (++P->depth > NEST_MAX)
-        fail_at(P, pos, "expression nested too deeply (more than %d levels)", NEST_MAX);
+        cs_parse_fail_at(P, pos, "expression nested too deeply (more than %d levels)", NEST_MAX);
 }
 
 static void push(parser *P, expr *e, cs_op op, size_t pos)
@@ -532,8 +349,8 @@ static expr *collect(parser *P, expr_kind kind, size_t pos, size_t base)
     unsigned n = (unsigned)(P->n_scratch - base);
     expr *e = new_expr(P, kind, pos, n);
     if (kind == E_CHAIN) {
-        e->ops = alloc(P, P->ast, n * sizeof *e->ops);
-        e->op_pos = alloc(P, P->ast, n * sizeof *e->op_pos);
+        e->ops = cs_parse_alloc(P, P->ast, n * sizeof *e->ops);
+        e->op_pos = cs_parse_alloc(P, P->ast, n * sizeof *e->op_pos);
     }
     for (unsigned k = 0; k < n; k++) {
         e->kid[k] = P->scratch[base + k].e;
@@ -555,7 +372,7 @@ static void parse_args(parser *P, const char *callee)
     }
     for (unsigned n = 0;; n++) {
         if (n == ITEMS_MAX)
-            fail_at(P, P->tok.pos, "too many arguments to '%s' (at most %d)", callee, ITEMS_MAX);
+            cs_parse_fail_at(P, P->tok.pos, "too many arguments to '%s' (at most %d)", callee, ITEMS_MAX);
         size_t pos = P->tok.pos;
         push(P, parse_expr(P), CS_OP_COUNT, pos);
         if (!is(P, CS_TOK_COMMA))
@@ -563,7 +380,7 @@ static void parse_args(parser *P, const char *callee)
         advance(P);
     }
     if (!is(P, CS_TOK_RPAREN))
-        fail_at(P, P->tok.pos, "expected ',' or ')' in the arguments of '%s', got %s", callee,
+        cs_parse_fail_at(P, P->tok.pos, "expected ',' or ')' in the arguments of '%s', got %s", callee,
                 describe(P));
     advance(P);
 }
@@ -575,29 +392,29 @@ static expr *parse_call(parser *P, const char *s, size_t n, size_t pos)
     int b = find_builtin(s, n);
     sym *y = b < 0 ? lookup(P, s, n) : NULL;
     if (b < 0 && !y)
-        fail_at(P, pos, "unknown function '%s'", name);
+        cs_parse_fail_at(P, pos, "unknown function '%s'", name);
     if (y && y->kind != SYM_FN)
-        fail_at(P, pos, "'%s' is a %s, not a function", name, sym_kind_name[y->kind]);
+        cs_parse_fail_at(P, pos, "'%s' is a %s, not a function", name, sym_kind_name[y->kind]);
     if (y && y->fn->defining)
-        fail_at(P, pos, "recursive call to '%s'", name);
+        cs_parse_fail_at(P, pos, "recursive call to '%s'", name);
     unsigned draw = 0;
-    if (b >= 0 && builtins[b].op == CS_OP_UNIFORM) {
+    if (b >= 0 && b == CS_OP_UNIFORM) {
         if (P->ctx != CTX_RESET && P->ctx != CTX_STEP)
-            fail_at(P, pos, "uniform() can only be used in the reset and step blocks");
+            cs_parse_fail_at(P, pos, "uniform() can only be used in the reset and step blocks");
         int stream = P->ctx == CTX_RESET ? CS_STREAM_RESTART : CS_STREAM_STEP;
         if (P->draws[stream] >= DRAWS_MAX)
-            fail_at(P, pos, "too many uniform() draws (at most %d per block)", DRAWS_MAX);
+            cs_parse_fail_at(P, pos, "too many uniform() draws (at most %d per block)", DRAWS_MAX);
         draw = P->draws[stream]++;   /* numbered in order of appearance */
     }
     advance(P);   /* '(' */
     size_t base = P->n_scratch;
     parse_args(P, name);
     unsigned got = (unsigned)(P->n_scratch - base);
-    int want = b >= 0 ? builtins[b].arity : (int)y->fn->n_params;
+    int want = b >= 0 ? cs_op_table[b].dsl_arity : (int)y->fn->n_params;
     if (want < 0 && got == 0)
-        fail_at(P, pos, "'%s' needs at least one argument", name);
+        cs_parse_fail_at(P, pos, "'%s' needs at least one argument", name);
     if (want >= 0 && got != (unsigned)want)
-        fail_at(P, pos, "'%s' takes %d argument%s, got %u", name, want, want == 1 ? "" : "s", got);
+        cs_parse_fail_at(P, pos, "'%s' takes %d argument%s, got %u", name, want, want == 1 ? "" : "s", got);
     expr *e = collect(P, b >= 0 ? E_BUILTIN : E_CALL, pos, base);
     e->op = b >= 0 ? (unsigned)b : 0;
     e->index = draw;
@@ -613,7 +430,7 @@ static expr *parse_name(parser *P)
     if (is(P, CS_TOK_LPAREN))
         return parse_call(P, s, n, pos);
     if (find_builtin(s, n) >= 0)
-        fail_at(P, pos, "'%.*s' is a function; call it as %.*s(...)", (int)n, s, (int)n, s);
+        cs_parse_fail_at(P, pos, "'%.*s' is a function; call it as %.*s(...)", (int)n, s, (int)n, s);
     if (text_is(s, n, "pi")) {
         expr *e = new_expr(P, E_NUM, pos, 0);
         e->num = M_PI;
@@ -626,30 +443,30 @@ static expr *parse_name(parser *P)
     }
     if (text_is(s, n, "action")) {
         if (P->ctx != CTX_STEP)
-            fail_at(P, pos, "'action' can only be read in the step block");
+            cs_parse_fail_at(P, pos, "'action' can only be read in the step block");
         return new_expr(P, E_ACTION, pos, 0);
     }
     if (text_is(s, n, "reward") || text_is(s, n, "terminated")) {
         if (P->ctx != CTX_STEP)
-            fail_at(P, pos, "'%.*s' can only be used in the step block", (int)n, s);
+            cs_parse_fail_at(P, pos, "'%.*s' can only be used in the step block", (int)n, s);
         expr *e = new_expr(P, E_OUTPUT, pos, 0);
         e->index = text_is(s, n, "terminated");
         return e;
     }
     if (is_reserved(s, n))
-        fail_at(P, pos, "'%.*s' is a reserved word, not a value", (int)n, s);
+        cs_parse_fail_at(P, pos, "'%.*s' is a reserved word, not a value", (int)n, s);
     sym *y = lookup(P, s, n);
     if (!y)
-        fail_at(P, pos, "unknown name '%.*s'", (int)n, s);
+        cs_parse_fail_at(P, pos, "unknown name '%.*s'", (int)n, s);
     expr *e;
     switch (y->kind) {
     case SYM_FN:
-        fail_at(P, pos, "'%s' is a function; call it as %s(...)", y->name, y->name);
+        cs_parse_fail_at(P, pos, "'%s' is a function; call it as %s(...)", y->name, y->name);
     case SYM_STATE:
         if (P->ctx == CTX_FN)
-            fail_at(P, pos, "state '%s' cannot be read inside a function; pass it as an argument", y->name);
+            cs_parse_fail_at(P, pos, "state '%s' cannot be read inside a function; pass it as an argument", y->name);
         if (P->ctx == CTX_GLOBAL)
-            fail_at(P, pos, "state '%s' cannot be used here (only in observe, reset and step)", y->name);
+            cs_parse_fail_at(P, pos, "state '%s' cannot be used here (only in observe, reset and step)", y->name);
         e = new_expr(P, E_STATE, pos, 0);
         e->index = y->index;
         break;
@@ -670,18 +487,16 @@ static expr *parse_primed(parser *P)
     const char *s = P->src + P->tok.pos;
     size_t n = P->tok.len, pos = P->tok.pos;
     if (P->ctx != CTX_STEP)
-        fail_at(P, pos, "%.*s' can only be read in the step block", (int)n, s);
+        cs_parse_fail_at(P, pos, "%.*s' can only be read in the step block", (int)n, s);
     sym *y = lookup(P, s, n);
     if (!y || y->kind != SYM_STATE)
-        fail_at(P, pos, "'%.*s' is not a state, so %.*s' means nothing", (int)n, s, (int)n, s);
+        cs_parse_fail_at(P, pos, "'%.*s' is not a state, so %.*s' means nothing", (int)n, s, (int)n, s);
     advance(P);
     expr *e = new_expr(P, E_NEXT, pos, 0);
     e->index = y->index;
     e->sym = y;
     return e;
 }
-
-static bool ceval(parser *P, const expr *e, double *out);
 
 static expr *parse_primary(parser *P)
 {
@@ -701,13 +516,13 @@ static expr *parse_primary(parser *P)
         advance(P);
         expr *e = parse_expr(P);
         if (!is(P, CS_TOK_RPAREN))
-            fail_at(P, P->tok.pos, "expected ')' to close the '(' at %s, got %s",
+            cs_parse_fail_at(P, P->tok.pos, "expected ')' to close the '(' at %s, got %s",
                     where(P, pos, (char[24]){0}), describe(P));
         advance(P);
         return e;
     }
     default:
-        fail_at(P, pos, "expected an expression, got %s", describe(P));
+        cs_parse_fail_at(P, pos, "expected an expression, got %s", describe(P));
     }
 }
 
@@ -723,10 +538,10 @@ static expr *parse_postfix(parser *P)
         expr *k = parse_expr(P);
         expect(P, CS_TOK_RBRACKET, "after the index");
         double v;
-        if (!ceval(P, k, &v))
-            fail_at(P, P->cerr_pos, "an index must be a compile-time integer: %s", P->cerr);
+        if (!cs_lower_ceval(P, k, &v))
+            cs_parse_fail_at(P, P->cerr_pos, "an index must be a compile-time integer: %s", P->cerr);
         if (!(v >= 0 && v < ITEMS_MAX && v == floor(v)))
-            fail_at(P, k->start, "an index must be an integer from 0, got %.17g", v);
+            cs_parse_fail_at(P, k->start, "an index must be an integer from 0, got %.17g", v);
         expr *x = new_expr(P, E_INDEX, pos, 1);
         x->start = e->start;
         x->kid[0] = e;
@@ -794,7 +609,7 @@ static expr *parse_chain(parser *P, int level)
     while (chain_op(P, level, &op)) {
         size_t op_pos = P->tok.pos;
         if (P->n_scratch - base >= UINT32_MAX / 2)
-            fail_at(P, op_pos, "expression too long");
+            cs_parse_fail_at(P, op_pos, "expression too long");
         advance(P);
         push(P, parse_operand(P, level), op, op_pos);
     }
@@ -828,7 +643,7 @@ static expr *parse_comparison(parser *P)
     e->kid[0] = a;
     e->kid[1] = parse_chain(P, LEVEL_ADD);
     if (comparison(P->tok.kind, &op))
-        fail_at(P, P->tok.pos, "comparisons cannot be chained; combine them with 'and'");
+        cs_parse_fail_at(P, P->tok.pos, "comparisons cannot be chained; combine them with 'and'");
     return e;
 }
 
@@ -864,465 +679,6 @@ static expr *parse_expr(parser *P)
     return c;
 }
 
-/* ---- compile-time values --------------------------------------------- */
-
-static bool cfail(parser *P, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static bool cfail(parser *P, size_t pos, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(P->cerr, sizeof P->cerr, fmt, ap);
-    va_end(ap);
-    P->cerr_pos = pos;
-    return false;
-}
-
-/* Python's float %: the sign of the divisor (CS_OP_MOD). */
-static double floored_mod(double a, double b)
-{
-    double r = fmod(a, b);
-    if (r != 0 && (r < 0) != (b < 0))
-        r += b;
-    return r;
-}
-
-static double to_f32(double x)
-{
-    /* past FLT_MAX + half an ulp the conversion would be undefined in C */
-    if (isfinite(x) && fabs(x) >= 0x1.ffffffp127)
-        return copysign(INFINITY, x);
-    return (double)(float)x;
-}
-
-/* A compile-time number, in double: literals, pi, params, consts,
- * arithmetic and the math builtins. false with P->cerr when not one. */
-static bool ceval(parser *P, const expr *e, double *out)
-{
-    double a[3];
-    switch (e->kind) {
-    case E_NUM:
-        *out = e->num;
-        return true;
-    case E_PARAM:
-        if (e->sym->ranged)
-            return cfail(P, e->pos, "'%s' has a range override (a per-lane value) and no compile-time value",
-                         e->sym->name);
-        *out = e->sym->value;
-        return true;
-    case E_CONST:
-        if (!e->sym->has_value)
-            return cfail(P, e->pos, "const '%s' has no compile-time value (%s)", e->sym->name, e->sym->why_not);
-        *out = e->sym->value;
-        return true;
-    case E_NEG:
-        if (!ceval(P, e->kid[0], a))
-            return false;
-        *out = -a[0];
-        return true;
-    case E_CHAIN:
-        if (!ceval(P, e->kid[0], out))
-            return false;
-        for (unsigned k = 1; k < e->n; k++) {
-            if (!ceval(P, e->kid[k], a))
-                return false;
-            switch (e->ops[k - 1]) {
-            case CS_OP_ADD: *out = *out + a[0]; break;
-            case CS_OP_SUB: *out = *out - a[0]; break;
-            case CS_OP_MUL: *out = *out * a[0]; break;
-            case CS_OP_DIV: *out = *out / a[0]; break;
-            case CS_OP_MOD: *out = floored_mod(*out, a[0]); break;
-            default: return cfail(P, e->op_pos[k - 1], "'and'/'or' give a bool, not a compile-time number");
-            }
-        }
-        return true;
-    case E_BUILTIN: {
-        cs_op op = builtins[e->op].op;
-        if (op == CS_OP_UNIFORM || op == CS_OP_STACK)
-            break;
-        for (unsigned k = 0; k < e->n; k++)
-            if (!ceval(P, e->kid[k], &a[k]))
-                return false;
-        switch (op) {
-        case CS_OP_SIN: *out = sin(a[0]); break;
-        case CS_OP_COS: *out = cos(a[0]); break;
-        case CS_OP_TAN: *out = tan(a[0]); break;
-        case CS_OP_EXP: *out = exp(a[0]); break;
-        case CS_OP_LOG: *out = log(a[0]); break;
-        case CS_OP_SQRT: *out = sqrt(a[0]); break;
-        case CS_OP_TANH: *out = tanh(a[0]); break;
-        case CS_OP_FLOOR: *out = floor(a[0]); break;
-        case CS_OP_ABS: *out = fabs(a[0]); break;
-        case CS_OP_ROUND_F32: *out = to_f32(a[0]); break;
-        case CS_OP_ATAN2: *out = atan2(a[0], a[1]); break;
-        case CS_OP_POW: *out = pow(a[0], a[1]); break;
-        case CS_OP_FMOD: *out = fmod(a[0], a[1]); break;
-        case CS_OP_MIN: *out = a[1] < a[0] ? a[1] : a[0]; break;
-        case CS_OP_MAX: *out = a[1] > a[0] ? a[1] : a[0]; break;
-        default: /* clip, NumPy's: min(max(x, lo), hi) */
-            *out = a[0] < a[1] ? a[1] : a[0];
-            *out = a[2] < *out ? a[2] : *out;
-            break;
-        }
-        return true;
-    }
-    default:
-        break;
-    }
-    return cfail(P, e->start, "not a compile-time number (only numbers, pi, params, consts, "
-                            "+ - * / %% and math functions can be used here)");
-}
-
-/* A compile-time number or an error at the offending place. */
-static double constant(parser *P, const expr *e, const char *what)
-{
-    double v;
-    if (!ceval(P, e, &v))
-        fail_at(P, P->cerr_pos, "%s must be a compile-time number: %s", what, P->cerr);
-    return v;
-}
-
-static double constant_int(parser *P, const expr *e, const char *what, double lo, double hi)
-{
-    double v = constant(P, e, what);
-    if (!(v >= lo && v <= hi && v == floor(v)))
-        fail_at(P, e->start, "%s must be an integer from %.0f to %.0f, got %.17g", what, lo, hi, v);
-    return v;
-}
-
-/* ---- lowering -------------------------------------------------------- */
-
-static val scalar(cs_node n, cs_type t) { return (val){n, 0, t}; }
-
-static const char *type_text(val v, char buf[32])
-{
-    if (v.n)
-        snprintf(buf, 32, "a vector of %u", v.n);
-    else
-        snprintf(buf, 32, "%s", v.type == CS_BOOL ? "bool" : v.type == CS_I32 ? "int" : "real");
-    return buf;
-}
-
-static void spend(parser *P, size_t n, size_t pos)
-{
-    P->work += n;
-    if (P->work > P->work_max)
-        fail_at(P, pos, "the program is too large (over %zu operations after inlining functions "
-                        "and expanding vectors)", P->work_max);
-}
-
-static cs_node to_real(parser *P, cs_node n, cs_type t, size_t pos)
-{
-    return t == CS_I32 ? built(P, cs_cast(P->g, P->real, n), pos) : n;
-}
-
-static cs_node component(parser *P, val v, unsigned k, size_t pos)
-{
-    return built(P, cs_index(P->g, v.node, k), pos);
-}
-
-enum { CLASS_ARITH, CLASS_CMP, CLASS_LOGIC, CLASS_SELECT };
-
-static int op_class(cs_op op)
-{
-    switch (op) {
-    case CS_OP_LT: case CS_OP_LE: case CS_OP_GT: case CS_OP_GE: case CS_OP_EQ: case CS_OP_NE:
-        return CLASS_CMP;
-    case CS_OP_AND: case CS_OP_OR: case CS_OP_NOT:
-        return CLASS_LOGIC;
-    case CS_OP_SELECT:
-        return CLASS_SELECT;
-    default:
-        return CLASS_ARITH;   /* + - * / % neg and the math builtins */
-    }
-}
-
-static cs_node scalar_op(parser *P, cs_op op, unsigned na, const cs_node *in, size_t pos)
-{
-    cs_node r = na == 1 ? cs_unary(P->g, op, in[0])
-              : na == 2 ? cs_binary(P->g, op, in[0], in[1])
-                        : cs_ternary(P->g, op, in[0], in[1], in[2]);
-    return built(P, r, pos);
-}
-
-/* One operator or builtin over scalars, or per component over vectors (a
- * scalar operand is broadcast): checks types, promotes int to real. */
-static SMALL_FRAME val apply(parser *P, cs_op op, unsigned na, const val *a, size_t pos, const char *what);
-
-static val apply(parser *P, cs_op op, unsigned na, const val *a, size_t pos, const char *what)
-{
-    char t1[32], t2[32];
-    int cls = op_class(op);
-    unsigned n = 0;
-    for (unsigned i = 0; i < na; i++) {
-        if (!a[i].n)
-            continue;
-        if (cls == CLASS_LOGIC)
-            fail_at(P, pos, "%s needs bool operands, got %s", what, type_text(a[i], t1));
-        if (cls == CLASS_SELECT && i == 0)
-            fail_at(P, pos, "the condition of '?:' must be a bool, got %s", type_text(a[i], t1));
-        if (n && a[i].n != n)
-            fail_at(P, pos, "%s on vectors of different lengths (%u and %u)", what, n, a[i].n);
-        n = a[i].n;
-    }
-    cs_type rt = P->real;
-    bool promote = true;
-    switch (cls) {
-    case CLASS_LOGIC:
-        for (unsigned i = 0; i < na; i++)
-            if (a[i].type != CS_BOOL)
-                fail_at(P, pos, "%s needs bool operands, got %s", what, type_text(a[i], t1));
-        rt = CS_BOOL;
-        promote = false;
-        break;
-    case CLASS_CMP:
-        rt = CS_BOOL;
-        if (a[0].type == CS_BOOL && a[1].type == CS_BOOL && (op == CS_OP_EQ || op == CS_OP_NE)) {
-            promote = false;
-            break;
-        }
-        for (unsigned i = 0; i < na; i++)
-            if (a[i].type == CS_BOOL)
-                fail_at(P, pos, "%s needs numbers, got bool", what);
-        break;
-    case CLASS_SELECT:
-        if (a[0].type != CS_BOOL)
-            fail_at(P, pos, "the condition of '?:' must be a bool, got %s", type_text(a[0], t1));
-        if ((a[1].type == CS_BOOL) != (a[2].type == CS_BOOL))
-            fail_at(P, pos, "the two branches of '?:' have different types: %s and %s",
-                    type_text(a[1], t1), type_text(a[2], t2));
-        if (a[1].type == CS_BOOL) {
-            rt = CS_BOOL;
-            promote = false;
-        }
-        break;
-    default:
-        for (unsigned i = 0; i < na; i++)
-            if (a[i].type == CS_BOOL)
-                fail_at(P, pos, "%s needs numbers, got bool", what);
-        break;
-    }
-    unsigned first = cls == CLASS_SELECT;   /* the condition is never promoted */
-    cs_node in[3];
-    if (!n) {
-        for (unsigned i = 0; i < na; i++)
-            in[i] = promote && i >= first ? to_real(P, a[i].node, a[i].type, pos) : a[i].node;
-        return scalar(scalar_op(P, op, na, in, pos), rt);
-    }
-    spend(P, n, pos);
-    cs_node *items = alloc(P, &P->temp, n * sizeof *items);
-    for (unsigned k = 0; k < n; k++) {
-        for (unsigned i = 0; i < na; i++) {
-            in[i] = a[i].n ? component(P, a[i], k, pos) : a[i].node;
-            if (promote && i >= first)
-                in[i] = to_real(P, in[i], a[i].type, pos);
-        }
-        items[k] = scalar_op(P, op, na, in, pos);
-    }
-    return (val){built(P, cs_stack(P->g, n, items), pos), n, rt};
-}
-
-static const char *op_text(cs_op op)
-{
-    switch (op) {
-    case CS_OP_ADD: return "'+'";
-    case CS_OP_SUB: return "'-'";
-    case CS_OP_MUL: return "'*'";
-    case CS_OP_DIV: return "'/'";
-    case CS_OP_MOD: return "'%'";
-    case CS_OP_AND: return "'and'";
-    case CS_OP_OR: return "'or'";
-    case CS_OP_LT: return "'<'";
-    case CS_OP_LE: return "'<='";
-    case CS_OP_GT: return "'>'";
-    case CS_OP_GE: return "'>='";
-    case CS_OP_EQ: return "'=='";
-    case CS_OP_NE: return "'!='";
-    default: return "this operator";
-    }
-}
-
-static val lower(parser *P, const expr *e, val *frame);
-
-static SMALL_FRAME val lower_stack(parser *P, const expr *e, val *frame)
-{
-    char t[32];
-    val *items = alloc(P, &P->temp, e->n * sizeof *items);
-    cs_node *nodes = alloc(P, &P->temp, e->n * sizeof *nodes);
-    bool bools = false;
-    for (unsigned k = 0; k < e->n; k++) {
-        items[k] = lower(P, e->kid[k], frame);
-        if (items[k].n)
-            fail_at(P, e->kid[k]->start, "stack() items must be scalars, got %s", type_text(items[k], t));
-        if (k == 0)
-            bools = items[k].type == CS_BOOL;
-        else if (bools != (items[k].type == CS_BOOL))
-            fail_at(P, e->kid[k]->start, "stack() items must be all numbers or all bools");
-        nodes[k] = to_real(P, items[k].node, items[k].type, e->pos);
-    }
-    return (val){built(P, cs_stack(P->g, e->n, nodes), e->pos), e->n, bools ? CS_BOOL : P->real};
-}
-
-/* uniform(lo, hi) = lo + (hi - lo) * u, numpy's Generator.uniform. */
-static SMALL_FRAME val lower_uniform(parser *P, const expr *e, val *frame)
-{
-    char t[32];
-    cs_node in[2];
-    for (unsigned k = 0; k < 2; k++) {
-        val v = lower(P, e->kid[k], frame);
-        if (v.n || v.type == CS_BOOL)
-            fail_at(P, e->kid[k]->start, "uniform() needs scalar numbers, got %s", type_text(v, t));
-        in[k] = to_real(P, v.node, v.type, e->pos);
-    }
-    int stream = P->ctx == CTX_RESET ? CS_STREAM_RESTART : CS_STREAM_STEP;
-    cs_graph *g = P->g;
-    cs_node u = built(P, cs_leaf(g, CS_OP_UNIFORM, P->real, CS_UNIFORM_ID(stream, e->index)), e->pos);
-    cs_node span = built(P, cs_binary(g, CS_OP_SUB, in[1], in[0]), e->pos);
-    cs_node scaled = built(P, cs_binary(g, CS_OP_MUL, span, u), e->pos);
-    return scalar(built(P, cs_binary(g, CS_OP_ADD, in[0], scaled), e->pos), P->real);
-}
-
-static val unpack_component(parser *P, val v, unsigned k, size_t pos)
-{
-    return scalar(component(P, v, k, pos), v.type);
-}
-
-static void check_unpack(parser *P, val v, unsigned n, size_t pos)
-{
-    char t[32];
-    if (v.n != n)
-        fail_at(P, pos, "cannot unpack %s into %u names", type_text(v, t), n);
-}
-
-/* Inlines a function: arguments bound to its first slots, then the body. */
-static SMALL_FRAME val lower_call(parser *P, const expr *e, val *frame)
-{
-    const fn_def *f = e->sym->fn;
-    val *slots = alloc(P, &P->temp, (f->n_slots ? f->n_slots : 1) * sizeof *slots);
-    for (unsigned k = 0; k < f->n_params; k++)
-        slots[k] = lower(P, e->kid[k], frame);
-    for (const stmt *s = f->body; s; s = s->next) {
-        val v = lower(P, s->value, slots);
-        if (s->n_targets == 1) {
-            slots[s->slots[0]] = v;
-            continue;
-        }
-        check_unpack(P, v, s->n_targets, s->pos);
-        for (unsigned k = 0; k < s->n_targets; k++)
-            slots[s->slots[k]] = unpack_component(P, v, k, s->pos);
-    }
-    return lower(P, f->result, slots);
-}
-
-static SMALL_FRAME val lower_unary(parser *P, const expr *e, val *frame, cs_op op, const char *what)
-{
-    val a = lower(P, e->kid[0], frame);
-    return apply(P, op, 1, &a, e->pos, what);
-}
-
-static SMALL_FRAME val lower_chain(parser *P, const expr *e, val *frame)
-{
-    val pair[2];
-    pair[0] = lower(P, e->kid[0], frame);
-    for (unsigned k = 1; k < e->n; k++) {
-        pair[1] = lower(P, e->kid[k], frame);
-        pair[0] = apply(P, e->ops[k - 1], 2, pair, e->op_pos[k - 1], op_text(e->ops[k - 1]));
-    }
-    return pair[0];
-}
-
-/* Comparisons, ?: and the builtins that apply() handles: all operands first. */
-static SMALL_FRAME val lower_operands(parser *P, const expr *e, val *frame, cs_op op, const char *what)
-{
-    val a[3];
-    for (unsigned k = 0; k < e->n; k++)
-        a[k] = lower(P, e->kid[k], frame);
-    return apply(P, op, e->n, a, e->pos, what);
-}
-
-static SMALL_FRAME val lower_index(parser *P, const expr *e, val *frame)
-{
-    char t[32];
-    val v = lower(P, e->kid[0], frame);
-    if (!v.n)
-        fail_at(P, e->pos, "cannot index %s", type_text(v, t));
-    if (e->index >= v.n)
-        fail_at(P, e->pos, "index %u is out of range for a vector of %u", e->index, v.n);
-    return unpack_component(P, v, e->index, e->pos);
-}
-
-static val lower_node(parser *P, const expr *e, val *frame)
-{
-    cs_program *p = P->p;
-    cs_graph *g = P->g;
-    switch (e->kind) {
-    case E_NUM:
-        return scalar(built(P, cs_const(g, P->real, e->num), e->pos), P->real);
-    case E_BOOL:
-        return scalar(built(P, cs_const(g, CS_BOOL, e->num), e->pos), CS_BOOL);
-    case E_PARAM: case E_CONST: case E_LOCAL:
-        return e->sym->v;
-    case E_SLOT:
-        return frame[e->index];
-    case E_STATE:
-        if (P->ctx == CTX_RESET) {
-            if (!p->restart[e->index])
-                fail_at(P, e->pos, "state '%s' is read before it is assigned in reset", e->sym->name);
-            return scalar(p->restart[e->index], P->real);
-        }
-        return scalar(built(P, cs_leaf(g, CS_OP_CARRIED, P->real, e->index), e->pos), P->real);
-    case E_NEXT:
-        if (!p->next[e->index])
-            fail_at(P, e->pos, "%s' is read before it is assigned", e->sym->name);
-        return scalar(p->next[e->index], P->real);
-    case E_ACTION:
-        return P->action_val;
-    case E_OUTPUT:
-        if (!(e->index ? p->terminated : p->reward))
-            fail_at(P, e->pos, "'%s' is read before it is assigned", e->index ? "terminated" : "reward");
-        return e->index ? scalar(p->terminated, CS_BOOL) : scalar(p->reward, P->real);
-    case E_NEG:
-        return lower_unary(P, e, frame, CS_OP_NEG, "unary '-'");
-    case E_NOT:
-        return lower_unary(P, e, frame, CS_OP_NOT, "'not'");
-    case E_CHAIN:
-        return lower_chain(P, e, frame);
-    case E_CMP:
-        return lower_operands(P, e, frame, e->op, op_text(e->op));
-    case E_COND:
-        return lower_operands(P, e, frame, CS_OP_SELECT, "'?:'");
-    case E_BUILTIN:
-        switch (builtins[e->op].op) {
-        case CS_OP_STACK: return lower_stack(P, e, frame);
-        case CS_OP_UNIFORM: return lower_uniform(P, e, frame);
-        default: return lower_operands(P, e, frame, builtins[e->op].op, builtins[e->op].quoted);
-        }
-    case E_CALL:
-        return lower_call(P, e, frame);
-    case E_INDEX:
-        return lower_index(P, e, frame);
-    }
-    fail_at(P, e->pos, "internal error: unknown expression");
-}
-
-static val lower(parser *P, const expr *e, val *frame)
-{
-    if (++P->lower_depth > LOWER_MAX)
-        fail_at(P, e->pos, "expression nested too deeply (counting inlined functions)");
-    spend(P, 1, e->pos);
-    val v = lower_node(P, e, frame);
-    P->lower_depth--;
-    return v;
-}
-
-/* A value that must be one real number (state values, reward, observations). */
-static cs_node real_value(parser *P, val v, size_t pos, const char *what)
-{
-    char t[32];
-    if (v.n || v.type == CS_BOOL)
-        fail_at(P, pos, "%s must be a real number, got %s", what, type_text(v, t));
-    return to_real(P, v.node, v.type, pos);
-}
 
 /* ---- statements ------------------------------------------------------ */
 
@@ -1332,9 +688,9 @@ static void parse_targets(parser *P)
     P->n_targets = 0;
     for (;;) {
         if (!is(P, CS_TOK_NAME) && !is(P, CS_TOK_PRIMED))
-            fail_at(P, P->tok.pos, "expected a name to assign, got %s", describe(P));
+            cs_parse_fail_at(P, P->tok.pos, "expected a name to assign, got %s", describe(P));
         if (P->n_targets == ITEMS_MAX)
-            fail_at(P, P->tok.pos, "too many names on the left of '='");
+            cs_parse_fail_at(P, P->tok.pos, "too many names on the left of '='");
         P->targets = grow_array(P, P->targets, &P->cap_targets, P->n_targets + 1, sizeof *P->targets);
         target *t = &P->targets[P->n_targets++];
         memset(t, 0, sizeof *t);
@@ -1348,7 +704,7 @@ static void parse_targets(parser *P)
         advance(P);
     }
     if (!is(P, CS_TOK_ASSIGN))
-        fail_at(P, P->tok.pos, "expected '=' after the name%s to assign, got %s",
+        cs_parse_fail_at(P, P->tok.pos, "expected '=' after the name%s to assign, got %s",
                 P->n_targets > 1 ? "s" : "", describe(P));
     advance(P);
 }
@@ -1363,38 +719,38 @@ static void check_targets(parser *P)
         for (size_t j = 0; j < i; j++)
             if (P->targets[j].primed == t->primed && P->targets[j].len == t->len &&
                 !memcmp(P->targets[j].name, t->name, t->len))
-                fail_at(P, t->pos, "'%.*s%s' is assigned twice", n, t->name, t->primed ? "'" : "");
+                cs_parse_fail_at(P, t->pos, "'%.*s%s' is assigned twice", n, t->name, t->primed ? "'" : "");
         sym *y = lookup(P, t->name, t->len);
         if (t->primed) {
             if (P->ctx != CTX_STEP)
-                fail_at(P, t->pos, "%.*s' can only be assigned in the step block", n, t->name);
+                cs_parse_fail_at(P, t->pos, "%.*s' can only be assigned in the step block", n, t->name);
             if (!y || y->kind != SYM_STATE)
-                fail_at(P, t->pos, "'%.*s' is not a state, so %.*s' cannot be assigned", n, t->name, n,
+                cs_parse_fail_at(P, t->pos, "'%.*s' is not a state, so %.*s' cannot be assigned", n, t->name, n,
                         t->name);
             if (p->next[y->index])
-                fail_at(P, t->pos, "%.*s' is assigned twice", n, t->name);
+                cs_parse_fail_at(P, t->pos, "%.*s' is assigned twice", n, t->name);
             t->kind = T_NEXT;
             t->state = y->index;
             continue;
         }
         if (P->ctx == CTX_POLICY && text_is(t->name, t->len, "action")) {
             if (p->named[P->policy].action[0])
-                fail_at(P, t->pos, "'action' is assigned twice");
+                cs_parse_fail_at(P, t->pos, "'action' is assigned twice");
             t->kind = T_ACTION;
             continue;
         }
         bool reward = text_is(t->name, t->len, "reward");
         if (P->ctx == CTX_STEP && (reward || text_is(t->name, t->len, "terminated"))) {
             if (reward ? p->reward : p->terminated)
-                fail_at(P, t->pos, "'%.*s' is assigned twice", n, t->name);
+                cs_parse_fail_at(P, t->pos, "'%.*s' is assigned twice", n, t->name);
             t->kind = reward ? T_REWARD : T_TERMINATED;
             continue;
         }
         if (y && y->kind == SYM_STATE && P->ctx == CTX_STEP)
-            fail_at(P, t->pos, "'%s' is a state: assign its next value as %s' = ...", y->name, y->name);
+            cs_parse_fail_at(P, t->pos, "'%s' is a state: assign its next value as %s' = ...", y->name, y->name);
         if (y && y->kind == SYM_STATE && P->ctx == CTX_RESET) {
             if (p->restart[y->index])
-                fail_at(P, t->pos, "state '%s' is assigned twice in reset", y->name);
+                cs_parse_fail_at(P, t->pos, "state '%s' is assigned twice in reset", y->name);
             t->kind = T_RESET;
             t->state = y->index;
             continue;
@@ -1415,26 +771,26 @@ static void policy_action(parser *P, size_t pos, val v)
     char ty[32];
     if (p->action_kind == CS_ACTION_DISCRETE) {
         if (v.n)
-            fail_at(P, pos, "the action must be a number, got %s", type_text(v, ty));
-        cs_node zero = built(P, cs_const(g, P->real, 0), pos);
+            cs_parse_fail_at(P, pos, "the action must be a number, got %s", cs_lower_type_text(v, ty));
+        cs_node zero = cs_parse_built(P, cs_const(g, P->real, 0), pos);
         cs_node x = v.type == CS_BOOL
-                        ? built(P, cs_ternary(g, CS_OP_SELECT, v.node, built(P, cs_const(g, P->real, 1), pos), zero), pos)
-                        : to_real(P, v.node, v.type, pos);
-        cs_node ge = built(P, cs_binary(g, CS_OP_GE, x, zero), pos);
-        x = built(P, cs_unary(g, CS_OP_FLOOR, built(P, cs_ternary(g, CS_OP_SELECT, ge, x, zero), pos)), pos);
-        x = built(P, cs_binary(g, CS_OP_MIN, x, built(P, cs_const(g, P->real, p->n_actions - 1.0), pos)), pos);
-        action[0] = built(P, cs_cast(g, CS_I32, x), pos);
+                        ? cs_parse_built(P, cs_ternary(g, CS_OP_SELECT, v.node, cs_parse_built(P, cs_const(g, P->real, 1), pos), zero), pos)
+                        : cs_lower_to_real(P, v.node, v.type, pos);
+        cs_node ge = cs_parse_built(P, cs_binary(g, CS_OP_GE, x, zero), pos);
+        x = cs_parse_built(P, cs_unary(g, CS_OP_FLOOR, cs_parse_built(P, cs_ternary(g, CS_OP_SELECT, ge, x, zero), pos)), pos);
+        x = cs_parse_built(P, cs_binary(g, CS_OP_MIN, x, cs_parse_built(P, cs_const(g, P->real, p->n_actions - 1.0), pos)), pos);
+        action[0] = cs_parse_built(P, cs_cast(g, CS_I32, x), pos);
         return;
     }
     unsigned n = p->n_inputs;
     if (v.type == CS_BOOL || (v.n ? v.n != n : n != 1))
-        fail_at(P, pos, "the action must be %s%u real number%s, got %s", n == 1 ? "" : "a vector of ", n,
-                n == 1 ? "" : "s", type_text(v, ty));
+        cs_parse_fail_at(P, pos, "the action must be %s%u real number%s, got %s", n == 1 ? "" : "a vector of ", n,
+                n == 1 ? "" : "s", cs_lower_type_text(v, ty));
     for (unsigned k = 0; k < n; k++) {
-        cs_node x = to_real(P, v.n ? component(P, v, k, pos) : v.node, v.type, pos);
-        cs_node lo = built(P, cs_const(g, P->real, p->input_low[k]), pos);
-        cs_node hi = built(P, cs_const(g, P->real, p->input_high[k]), pos);
-        action[k] = built(P, cs_ternary(g, CS_OP_CLIP, x, lo, hi), pos);
+        cs_node x = cs_lower_to_real(P, v.n ? cs_lower_component(P, v, k, pos) : v.node, v.type, pos);
+        cs_node lo = cs_parse_built(P, cs_const(g, P->real, p->input_low[k]), pos);
+        cs_node hi = cs_parse_built(P, cs_const(g, P->real, p->input_high[k]), pos);
+        action[k] = cs_parse_built(P, cs_ternary(g, CS_OP_CLIP, x, lo, hi), pos);
     }
 }
 
@@ -1448,18 +804,18 @@ static void assign(parser *P, const target *t, val v)
         break;
     case T_NEXT:
         snprintf(what, sizeof what, "the next value of '%s'", p->carried[t->state].name);
-        p->next[t->state] = real_value(P, v, t->pos, what);
+        p->next[t->state] = cs_lower_real_value(P, v, t->pos, what);
         break;
     case T_RESET:
         snprintf(what, sizeof what, "the reset value of '%s'", p->carried[t->state].name);
-        p->restart[t->state] = real_value(P, v, t->pos, what);
+        p->restart[t->state] = cs_lower_real_value(P, v, t->pos, what);
         break;
     case T_REWARD:
-        p->reward = real_value(P, v, t->pos, "'reward'");
+        p->reward = cs_lower_real_value(P, v, t->pos, "'reward'");
         break;
     case T_TERMINATED:
         if (v.n || v.type != CS_BOOL)
-            fail_at(P, t->pos, "'terminated' must be a bool, got %s", type_text(v, ty));
+            cs_parse_fail_at(P, t->pos, "'terminated' must be a bool, got %s", cs_lower_type_text(v, ty));
         p->terminated = v.node;
         break;
     case T_ACTION:
@@ -1475,14 +831,14 @@ static void block_statement(parser *P)
     parse_targets(P);
     check_targets(P);
     expr *e = parse_expr(P);
-    val v = lower(P, e, NULL);
+    val v = cs_lower(P, e, NULL);
     if (P->n_targets == 1) {
         assign(P, &P->targets[0], v);
         return;
     }
-    check_unpack(P, v, (unsigned)P->n_targets, pos);
+    cs_lower_check_unpack(P, v, (unsigned)P->n_targets, pos);
     for (size_t k = 0; k < P->n_targets; k++)
-        assign(P, &P->targets[k], unpack_component(P, v, (unsigned)k, pos));
+        assign(P, &P->targets[k], cs_lower_unpack_component(P, v, (unsigned)k, pos));
 }
 
 /* After a statement: end of line, or the block's '}'. */
@@ -1491,13 +847,13 @@ static void end_statement(parser *P)
     if (is(P, CS_TOK_EOL))
         skip_eols(P);
     else if (!is(P, CS_TOK_RBRACE))
-        fail_at(P, P->tok.pos, "expected the end of the statement, got %s", describe(P));
+        cs_parse_fail_at(P, P->tok.pos, "expected the end of the statement, got %s", describe(P));
 }
 
 static void expect_block_open(parser *P, const char *what)
 {
     if (!is(P, CS_TOK_LBRACE))
-        fail_at(P, P->tok.pos, "expected '{' after '%s', got %s", what, describe(P));
+        cs_parse_fail_at(P, P->tok.pos, "expected '{' after '%s', got %s", what, describe(P));
     advance(P);
     skip_eols(P);
 }
@@ -1505,7 +861,7 @@ static void expect_block_open(parser *P, const char *what)
 static void unclosed(parser *P, size_t open)
 {
     char at[24];
-    fail_at(P, P->tok.pos, "expected '}' to close the block opened at %s, got end of input",
+    cs_parse_fail_at(P, P->tok.pos, "expected '}' to close the block opened at %s, got end of input",
             where(P, open, at));
 }
 
@@ -1520,7 +876,7 @@ static void parse_block(parser *P, context ctx, const char *what)
         if (is(P, CS_TOK_EOF))
             unclosed(P, open);
         if (word_is(P, "return"))
-            fail_at(P, P->tok.pos, "'return' is only allowed in a function");
+            cs_parse_fail_at(P, P->tok.pos, "'return' is only allowed in a function");
         block_statement(P);
         arena_free(&P->temp);
         end_statement(P);
@@ -1536,7 +892,7 @@ static void once(parser *P, section *s, const char *what)
 {
     char at[24];
     if (s->seen)
-        fail_at(P, P->tok.pos, "'%s' is declared twice (first at %s)", what, where(P, s->pos, at));
+        cs_parse_fail_at(P, P->tok.pos, "'%s' is declared twice (first at %s)", what, where(P, s->pos, at));
     s->seen = true;
     s->pos = P->tok.pos;
     advance(P);
@@ -1545,14 +901,14 @@ static void once(parser *P, section *s, const char *what)
 static void need(parser *P, const section *s, const char *what, const char *before)
 {
     if (!s->seen)
-        fail_at(P, P->tok.pos, "declare '%s' before '%s'", what, before);
+        cs_parse_fail_at(P, P->tok.pos, "declare '%s' before '%s'", what, before);
 }
 
 /* A name being declared at top level: returns its text. */
 static void declared_name(parser *P, const char *after, const char **s, size_t *n, size_t *pos)
 {
     if (!is(P, CS_TOK_NAME))
-        fail_at(P, P->tok.pos, "expected a name after '%s', got %s", after, describe(P));
+        cs_parse_fail_at(P, P->tok.pos, "expected a name after '%s', got %s", after, describe(P));
     *s = P->src + P->tok.pos;
     *n = P->tok.len;
     *pos = P->tok.pos;
@@ -1564,13 +920,13 @@ static void parse_env(parser *P)
 {
     once(P, &P->env, "env");
     if (!is(P, CS_TOK_NAME))
-        fail_at(P, P->tok.pos, "expected the environment's name after 'env', got %s", describe(P));
+        cs_parse_fail_at(P, P->tok.pos, "expected the environment's name after 'env', got %s", describe(P));
     snprintf(P->p->name, sizeof P->p->name, "%.*s", (int)P->tok.len, P->src + P->tok.pos);
     advance(P);
     if (!is(P, CS_TOK_STRING))
-        fail_at(P, P->tok.pos, "expected the title string after 'env %s', got %s", P->p->name, describe(P));
+        cs_parse_fail_at(P, P->tok.pos, "expected the title string after 'env %s', got %s", P->p->name, describe(P));
     if (P->tok.len >= sizeof P->p->title)
-        fail_at(P, P->tok.pos, "the title is longer than %zu bytes", sizeof P->p->title - 1);
+        cs_parse_fail_at(P, P->tok.pos, "the title is longer than %zu bytes", sizeof P->p->title - 1);
     memcpy(P->p->title, P->src + P->tok.pos + 1, P->tok.len);
     P->p->title[P->tok.len] = 0;
     advance(P);
@@ -1595,7 +951,7 @@ static void parse_param(parser *P)
     expect(P, CS_TOK_ASSIGN, "after the param's name");
     char what[CS_NAME_MAX + 16];
     snprintf(what, sizeof what, "param '%.*s'", (int)n, s);
-    double v = constant(P, parse_expr(P), what);
+    double v = cs_lower_constant(P, parse_expr(P), what);
     sym *y = define(P, s, n, pos, SYM_PARAM);
     *P->params_tail = y;
     P->params_tail = &y->next_param;
@@ -1608,16 +964,16 @@ static void parse_param(parser *P)
         y->index = (unsigned)slot;
         y->low = o->low;
         y->high = o->high;
-        y->v = scalar(built(P, cs_leaf(P->g, CS_OP_PARAM, P->real, slot), pos), P->real);
+        y->v = cs_lower_scalar(cs_parse_built(P, cs_leaf(P->g, CS_OP_PARAM, P->real, slot), pos), P->real);
         return;
     }
     if (o)
         v = o->value;
     if (!isfinite(v))
-        fail_at(P, pos, "param '%s' must be finite, got %g", y->name, v);
+        cs_parse_fail_at(P, pos, "param '%s' must be finite, got %g", y->name, v);
     y->has_value = true;
     y->value = v;
-    y->v = scalar(built(P, cs_const(P->g, P->real, v), pos), P->real);
+    y->v = cs_lower_scalar(cs_parse_built(P, cs_const(P->g, P->real, v), pos), P->real);
 }
 
 static void parse_const(parser *P)
@@ -1628,12 +984,15 @@ static void parse_const(parser *P)
     declared_name(P, "const", &s, &n, &pos);
     expect(P, CS_TOK_ASSIGN, "after the const's name");
     expr *e = parse_expr(P);
-    val v = lower(P, e, NULL);
+    val v = cs_lower(P, e, NULL);
     sym *y = define(P, s, n, pos, SYM_CONST);
     y->v = v;
-    y->has_value = ceval(P, e, &y->value);
+    y->has_value = cs_lower_ceval(P, e, &y->value);
     if (!y->has_value)
         y->why_not = copy_name(P, P->cerr, strlen(P->cerr));
+    /* as a param's: a constant that is not a number is a mistake */
+    else if (!isfinite(y->value))
+        cs_parse_fail_at(P, pos, "const '%s' must be finite, got %g", y->name, y->value);
 }
 
 static void parse_state(parser *P)
@@ -1641,7 +1000,7 @@ static void parse_state(parser *P)
     once(P, &P->state, "state");
     for (;;) {
         if (P->p->n_carried == ITEMS_MAX)
-            fail_at(P, P->tok.pos, "too many states (at most %d)", ITEMS_MAX);
+            cs_parse_fail_at(P, P->tok.pos, "too many states (at most %d)", ITEMS_MAX);
         const char *s;
         size_t n, pos;
         declared_name(P, P->p->n_carried ? "," : "state", &s, &n, &pos);
@@ -1669,43 +1028,43 @@ static void parse_action(parser *P)
     size_t pos = P->tok.pos;
     if (word_is(P, "discrete")) {
         advance(P);
-        double n = constant_int(P, parse_expr(P), "the number of discrete actions", 1, INT32_MAX);
+        double n = cs_lower_constant_int(P, parse_expr(P), "the number of discrete actions", 1, INT32_MAX);
         p->action_kind = CS_ACTION_DISCRETE;
         p->n_actions = (unsigned)n;
         add_input(P, "action", CS_I32, 0, n - 1);
-        P->action_val = scalar(built(P, cs_leaf(P->g, CS_OP_INPUT, CS_I32, 0), pos), CS_I32);
+        P->action_val = cs_lower_scalar(cs_parse_built(P, cs_leaf(P->g, CS_OP_INPUT, CS_I32, 0), pos), CS_I32);
         return;
     }
     if (!word_is(P, "box"))
-        fail_at(P, pos, "expected 'discrete N' or 'box(low, high)' after 'action', got %s", describe(P));
+        cs_parse_fail_at(P, pos, "expected 'discrete N' or 'box(low, high)' after 'action', got %s", describe(P));
     advance(P);
     if (!is(P, CS_TOK_LPAREN))
-        fail_at(P, P->tok.pos, "expected '(' after 'box', got %s", describe(P));
+        cs_parse_fail_at(P, P->tok.pos, "expected '(' after 'box', got %s", describe(P));
     advance(P);
     size_t base = P->n_scratch;
     parse_args(P, "box");
     unsigned got = (unsigned)(P->n_scratch - base);
     if (got != 2 && got != 3)
-        fail_at(P, pos, "'box' takes 2 or 3 arguments (low, high[, n]), got %u", got);
+        cs_parse_fail_at(P, pos, "'box' takes 2 or 3 arguments (low, high[, n]), got %u", got);
     const scratch_item *a = &P->scratch[base];
-    double low = constant(P, a[0].e, "the low bound of the action");
-    double high = constant(P, a[1].e, "the high bound of the action");
+    double low = cs_lower_constant(P, a[0].e, "the low bound of the action");
+    double high = cs_lower_constant(P, a[1].e, "the high bound of the action");
     if (!isfinite(low) || !isfinite(high) || low > high)
-        fail_at(P, a[0].e->start, "the action's bounds must be finite with low <= high, got %g and %g", low, high);
+        cs_parse_fail_at(P, a[0].e->start, "the action's bounds must be finite with low <= high, got %g and %g", low, high);
     p->action_kind = CS_ACTION_BOX;
     if (got == 2) {
         add_input(P, "action", P->real, low, high);
-        P->action_val = scalar(built(P, cs_leaf(P->g, CS_OP_INPUT, P->real, 0), pos), P->real);
+        P->action_val = cs_lower_scalar(cs_parse_built(P, cs_leaf(P->g, CS_OP_INPUT, P->real, 0), pos), P->real);
     } else {
-        unsigned n = (unsigned)constant_int(P, a[2].e, "the number of action components", 1, ITEMS_MAX);
-        cs_node *leaves = alloc(P, &P->temp, n * sizeof *leaves);
+        unsigned n = (unsigned)cs_lower_constant_int(P, a[2].e, "the number of action components", 1, ITEMS_MAX);
+        cs_node *leaves = cs_parse_alloc(P, &P->temp, n * sizeof *leaves);
         for (unsigned k = 0; k < n; k++) {
             char name[CS_NAME_MAX];
             snprintf(name, sizeof name, "action%u", k);
             add_input(P, name, P->real, low, high);
-            leaves[k] = built(P, cs_leaf(P->g, CS_OP_INPUT, P->real, k), pos);
+            leaves[k] = cs_parse_built(P, cs_leaf(P->g, CS_OP_INPUT, P->real, k), pos);
         }
-        P->action_val = (val){built(P, cs_stack(P->g, n, leaves), pos), n, P->real};
+        P->action_val = (val){cs_parse_built(P, cs_stack(P->g, n, leaves), pos), n, P->real};
     }
     P->n_scratch = base;
 }
@@ -1717,11 +1076,11 @@ static void parse_observe(parser *P)
     P->ctx = CTX_OBSERVE;
     for (;;) {
         if (P->p->n_obs == ITEMS_MAX)
-            fail_at(P, P->tok.pos, "too many observations (at most %d)", ITEMS_MAX);
+            cs_parse_fail_at(P, P->tok.pos, "too many observations (at most %d)", ITEMS_MAX);
         expr *e = parse_expr(P);
         char what[32];
         snprintf(what, sizeof what, "observation %u", P->p->n_obs);
-        cs_node n = real_value(P, lower(P, e, NULL), e->start, what);
+        cs_node n = cs_lower_real_value(P, cs_lower(P, e, NULL), e->start, what);
         if (cs_program_add_obs(P->p, n) < 0)
             fail_plain(P, "out of memory");
         if (!is(P, CS_TOK_COMMA))
@@ -1737,11 +1096,11 @@ static void fn_statement(parser *P, fn_def *f)
     size_t pos = P->tok.pos;
     parse_targets(P);
     check_targets(P);
-    stmt *s = alloc(P, &P->perm, sizeof *s);
+    stmt *s = cs_parse_alloc(P, &P->perm, sizeof *s);
     s->pos = pos;
     s->value = parse_expr(P);
     s->n_targets = (unsigned)P->n_targets;
-    s->slots = alloc(P, &P->perm, s->n_targets * sizeof *s->slots);
+    s->slots = cs_parse_alloc(P, &P->perm, s->n_targets * sizeof *s->slots);
     for (unsigned k = 0; k < s->n_targets; k++) {
         const target *t = &P->targets[k];
         sym *y = define(P, t->name, t->len, t->pos, SYM_SLOT);
@@ -1757,7 +1116,7 @@ static void parse_fn(parser *P)
     const char *s;
     size_t n, pos;
     declared_name(P, "fn", &s, &n, &pos);
-    fn_def *f = alloc(P, &P->perm, sizeof *f);
+    fn_def *f = cs_parse_alloc(P, &P->perm, sizeof *f);
     f->tail = &f->body;
     f->defining = true;
     sym *self = define(P, s, n, pos, SYM_FN);
@@ -1768,9 +1127,9 @@ static void parse_fn(parser *P)
     expect(P, CS_TOK_LPAREN, "after the function's name");
     while (!is(P, CS_TOK_RPAREN)) {
         if (f->n_params == ITEMS_MAX)
-            fail_at(P, P->tok.pos, "too many parameters (at most %d)", ITEMS_MAX);
+            cs_parse_fail_at(P, P->tok.pos, "too many parameters (at most %d)", ITEMS_MAX);
         if (!is(P, CS_TOK_NAME))
-            fail_at(P, P->tok.pos, "expected a parameter name, got %s", describe(P));
+            cs_parse_fail_at(P, P->tok.pos, "expected a parameter name, got %s", describe(P));
         check_new_name(P, P->src + P->tok.pos, P->tok.len, P->tok.pos);
         sym *y = define(P, P->src + P->tok.pos, P->tok.len, P->tok.pos, SYM_SLOT);
         y->index = f->n_slots++;
@@ -1779,7 +1138,7 @@ static void parse_fn(parser *P)
         if (is(P, CS_TOK_COMMA))
             advance(P);
         else if (!is(P, CS_TOK_RPAREN))
-            fail_at(P, P->tok.pos, "expected ',' or ')' after a parameter, got %s", describe(P));
+            cs_parse_fail_at(P, P->tok.pos, "expected ',' or ')' after a parameter, got %s", describe(P));
     }
     advance(P);
     if (is(P, CS_TOK_ASSIGN)) {
@@ -1792,13 +1151,13 @@ static void parse_fn(parser *P)
             if (is(P, CS_TOK_EOF))
                 unclosed(P, open);
             if (is(P, CS_TOK_RBRACE))
-                fail_at(P, P->tok.pos, "function '%s' ends without a return statement", self->name);
+                cs_parse_fail_at(P, P->tok.pos, "function '%s' ends without a return statement", self->name);
             if (word_is(P, "return")) {
                 advance(P);
                 f->result = parse_expr(P);
                 end_statement(P);
                 if (!is(P, CS_TOK_RBRACE))
-                    fail_at(P, P->tok.pos, "expected '}' after the return statement (it must be the last), got %s",
+                    cs_parse_fail_at(P, P->tok.pos, "expected '}' after the return statement (it must be the last), got %s",
                             describe(P));
                 advance(P);
                 break;
@@ -1807,7 +1166,7 @@ static void parse_fn(parser *P)
             end_statement(P);
         }
     } else {
-        fail_at(P, P->tok.pos, "expected '=' or '{' after the parameters of '%s', got %s", self->name,
+        cs_parse_fail_at(P, P->tok.pos, "expected '=' or '{' after the parameters of '%s', got %s", self->name,
                 describe(P));
     }
     end_scope(P, mark);
@@ -1823,7 +1182,7 @@ static void parse_reset(parser *P)
     parse_block(P, CTX_RESET, "reset");
     for (unsigned k = 0; k < P->p->n_carried; k++)
         if (!P->p->restart[k])
-            fail_at(P, P->reset.pos, "reset does not assign state '%s' (every state needs a reset value)",
+            cs_parse_fail_at(P, P->reset.pos, "reset does not assign state '%s' (every state needs a reset value)",
                     P->p->carried[k].name);
 }
 
@@ -1836,12 +1195,12 @@ static void parse_step(parser *P)
     cs_program *p = P->p;
     for (unsigned k = 0; k < p->n_carried; k++)
         if (!p->next[k])
-            fail_at(P, P->step.pos, "step does not assign %s' (every state needs a next value)",
+            cs_parse_fail_at(P, P->step.pos, "step does not assign %s' (every state needs a next value)",
                     p->carried[k].name);
     if (!p->reward)
-        fail_at(P, P->step.pos, "step does not assign 'reward'");
+        cs_parse_fail_at(P, P->step.pos, "step does not assign 'reward'");
     if (!p->terminated)
-        fail_at(P, P->step.pos, "step does not assign 'terminated'");
+        cs_parse_fail_at(P, P->step.pos, "step does not assign 'terminated'");
 }
 
 /* policy NAME { ...; action = E }: a policy an agent can choose by name. */
@@ -1852,19 +1211,19 @@ static void parse_policy(parser *P)
     size_t at = P->tok.pos;
     advance(P);
     if (!is(P, CS_TOK_NAME))
-        fail_at(P, P->tok.pos, "expected a name after 'policy', got %s", describe(P));
+        cs_parse_fail_at(P, P->tok.pos, "expected a name after 'policy', got %s", describe(P));
     const char *s = P->src + P->tok.pos;
     int n = (int)P->tok.len;
     static const char *const agents[] = {"random", "linear", "mlp"};
     for (size_t k = 0; k < sizeof agents / sizeof agents[0]; k++)
         if (text_is(s, (size_t)n, agents[k]))
-            fail_at(P, P->tok.pos, "'%s' is a built-in agent: name the policy otherwise", agents[k]);
+            cs_parse_fail_at(P, P->tok.pos, "'%s' is a built-in agent: name the policy otherwise", agents[k]);
     if (n >= CS_NAME_MAX)
-        fail_at(P, P->tok.pos, "the policy's name is longer than %d bytes", CS_NAME_MAX - 1);
+        cs_parse_fail_at(P, P->tok.pos, "the policy's name is longer than %d bytes", CS_NAME_MAX - 1);
     char name[CS_NAME_MAX];
     snprintf(name, sizeof name, "%.*s", n, s);
     if (cs_program_find_named(P->p, name))
-        fail_at(P, P->tok.pos, "policy '%s' is declared twice", name);
+        cs_parse_fail_at(P, P->tok.pos, "policy '%s' is declared twice", name);
     int k = cs_program_add_named(P->p, name);
     if (k < 0)
         fail_plain(P, "out of memory");
@@ -1872,7 +1231,7 @@ static void parse_policy(parser *P)
     advance(P);
     parse_block(P, CTX_POLICY, "policy");
     if (!P->p->named[k].action[0])
-        fail_at(P, at, "policy '%s' does not assign 'action'", name);
+        cs_parse_fail_at(P, at, "policy '%s' does not assign 'action'", name);
 }
 
 static void parse_declaration(parser *P)
@@ -1881,13 +1240,13 @@ static void parse_declaration(parser *P)
         parse_env(P);
     } else if (word_is(P, "max_steps")) {
         once(P, &P->max_steps, "max_steps");
-        P->p->max_steps = (int64_t)constant_int(P, parse_expr(P), "max_steps", 1, INT32_MAX);
+        P->p->max_steps = (int64_t)cs_lower_constant_int(P, parse_expr(P), "max_steps", 1, INT32_MAX);
     } else if (word_is(P, "reward_threshold")) {
         once(P, &P->threshold, "reward_threshold");
         expr *e = parse_expr(P);
-        double v = constant(P, e, "reward_threshold");
+        double v = cs_lower_constant(P, e, "reward_threshold");
         if (!isfinite(v))
-            fail_at(P, e->start, "reward_threshold must be finite, got %g", v);
+            cs_parse_fail_at(P, e->start, "reward_threshold must be finite, got %g", v);
         P->p->reward_threshold = v;
     } else if (word_is(P, "param")) {
         parse_param(P);
@@ -1908,7 +1267,7 @@ static void parse_declaration(parser *P)
     } else if (word_is(P, "policy")) {
         parse_policy(P);
     } else {
-        fail_at(P, P->tok.pos, "expected a declaration (env, max_steps, reward_threshold, param, const, "
+        cs_parse_fail_at(P, P->tok.pos, "expected a declaration (env, max_steps, reward_threshold, param, const, "
                                "state, action, observe, fn, reset or step), got %s", describe(P));
     }
 }
@@ -1924,7 +1283,7 @@ static void check_overrides(parser *P)
         sym *y = lookup(P, name, strlen(name));
         P->ov_failed = true;
         if (y && y->kind == SYM_CONST)
-            fail_at(P, y->pos, "'%s' is a const and cannot be overridden (only params can)", name);
+            cs_parse_fail_at(P, y->pos, "'%s' is a const and cannot be overridden (only params can)", name);
         char list[320] = "";
         size_t used = 0;
         for (sym *q = P->params; q; q = q->next_param) {
@@ -1951,13 +1310,13 @@ static void build_param_restarts(parser *P)
             continue;
         unsigned draw = P->draws[CS_STREAM_RESTART] + y->index;
         if (draw >= DRAWS_MAX)
-            fail_at(P, y->pos, "too many restart draws (at most %d)", DRAWS_MAX);
-        cs_node u = built(P, cs_leaf(g, CS_OP_UNIFORM, P->real, CS_UNIFORM_ID(CS_STREAM_RESTART, draw)), y->pos);
-        cs_node lo = built(P, cs_const(g, P->real, y->low), y->pos);
-        cs_node hi = built(P, cs_const(g, P->real, y->high), y->pos);
-        cs_node span = built(P, cs_binary(g, CS_OP_SUB, hi, lo), y->pos);
-        cs_node scaled = built(P, cs_binary(g, CS_OP_MUL, span, u), y->pos);
-        p->param_restart[y->index] = built(P, cs_binary(g, CS_OP_ADD, lo, scaled), y->pos);
+            cs_parse_fail_at(P, y->pos, "too many restart draws (at most %d)", DRAWS_MAX);
+        cs_node u = cs_parse_built(P, cs_leaf(g, CS_OP_UNIFORM, P->real, CS_UNIFORM_ID(CS_STREAM_RESTART, draw)), y->pos);
+        cs_node lo = cs_parse_built(P, cs_const(g, P->real, y->low), y->pos);
+        cs_node hi = cs_parse_built(P, cs_const(g, P->real, y->high), y->pos);
+        cs_node span = cs_parse_built(P, cs_binary(g, CS_OP_SUB, hi, lo), y->pos);
+        cs_node scaled = cs_parse_built(P, cs_binary(g, CS_OP_MUL, span, u), y->pos);
+        p->param_restart[y->index] = cs_parse_built(P, cs_binary(g, CS_OP_ADD, lo, scaled), y->pos);
     }
 }
 
@@ -1969,7 +1328,7 @@ static void parse_source(parser *P)
         parse_declaration(P);
         arena_free(&P->temp);
         if (!is(P, CS_TOK_EOL) && !is(P, CS_TOK_EOF))
-            fail_at(P, P->tok.pos, "expected the end of the line after the declaration, got %s", describe(P));
+            cs_parse_fail_at(P, P->tok.pos, "expected the end of the line after the declaration, got %s", describe(P));
         skip_eols(P);
     }
     const struct {
@@ -1979,7 +1338,7 @@ static void parse_source(parser *P)
                     {&P->observe, "observe"}, {&P->reset, "reset"}, {&P->step, "step"}};
     for (size_t k = 0; k < sizeof required / sizeof required[0]; k++)
         if (!required[k].s->seen)
-            fail_at(P, P->len, "missing '%s' declaration", required[k].name);
+            cs_parse_fail_at(P, P->len, "missing '%s' declaration", required[k].name);
     check_overrides(P);
     build_param_restarts(P);
     char why[256];
@@ -1989,7 +1348,7 @@ static void parse_source(parser *P)
         size_t pos = strstr(why, "reset") ? P->reset.pos
                    : strstr(why, "next") || strstr(why, "step") ? P->step.pos
                    : P->state.pos;
-        fail_at(P, pos, "%s", why);
+        cs_parse_fail_at(P, pos, "%s", why);
     }
 }
 
@@ -2017,7 +1376,7 @@ static __attribute__((noinline)) int run(parser *P)
         return -1;
     if (P->n_ov && !P->ov)
         fail_plain(P, "overrides missing");
-    P->ov_used = alloc(P, &P->perm, (P->n_ov ? P->n_ov : 1) * sizeof *P->ov_used);
+    P->ov_used = cs_parse_alloc(P, &P->perm, (P->n_ov ? P->n_ov : 1) * sizeof *P->ov_used);
     check_override_list(P);
     if (!P->src && P->len)
         fail_plain(P, "no source (NULL with a length)");

@@ -1141,6 +1141,8 @@ cs_status cs_env_get_state(cs_env *env, double *out)
         return s;
     if (!out)
         return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    if (!env->was_reset)
+        return fail(env, CS_ERR_STATE, "state read before reset");
     if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_CARRIED))) != CS_OK)
         return s;
     for (unsigned k = 0; k < env->prog->n_carried; k++)
@@ -1189,9 +1191,30 @@ cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *epis
     return CS_OK;
 }
 
+/* FNV-1a over the reals of a buffer, every NaN hashed as the one canonical
+ * quiet NaN: a NaN's sign and payload depend on who made it (GCC's folded
+ * 0/0 is +NaN, x86 arithmetic gives -NaN), not on what was computed. Byte for
+ * byte the same hash as the raw buffer when it holds no NaN. */
+static uint64_t hash_reals(uint64_t h, const void *data, size_t n, bool single)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (single) {
+            float v = ((const float *)data)[i];
+            uint32_t bits = isnan(v) ? UINT32_C(0x7fc00000) : 0;
+            h = isnan(v) ? cs_fnv1a(h, &bits, sizeof bits) : cs_fnv1a(h, &v, sizeof v);
+        } else {
+            double v = ((const double *)data)[i];
+            uint64_t bits = isnan(v) ? UINT64_C(0x7ff8000000000000) : 0;
+            h = isnan(v) ? cs_fnv1a(h, &bits, sizeof bits) : cs_fnv1a(h, &v, sizeof v);
+        }
+    }
+    return h;
+}
+
 /* FNV-1a over what a rollout leaves behind and carries into the next call:
  * the state's bits, the episode step counters and the running returns. Equal
- * runs, however they are chunked, threaded or unrolled, give equal checksums. */
+ * runs, however they are chunked, threaded or unrolled, or whichever backend
+ * ran them, give equal checksums. */
 static_assert(CS_CHECKSUM_START == CS_FNV1A_START, "the public checksum's start is FNV-1a's");
 
 static uint64_t checksum_part(const cs_env *env, unsigned part, uint64_t h)
@@ -1199,10 +1222,10 @@ static uint64_t checksum_part(const cs_env *env, unsigned part, uint64_t h)
     size_t n = (size_t)env->n;
     unsigned nc = env->prog->n_carried;
     if (part < nc)
-        return cs_fnv1a(h, env->carried[part], n * real_size(env));
+        return hash_reals(h, env->carried[part], n, env->dtype == CS_DTYPE_F32);
     if (part == nc)
         return cs_fnv1a(h, env->segstep, n * sizeof *env->segstep);
-    return cs_fnv1a(h, env->seg_return, n * sizeof *env->seg_return);
+    return hash_reals(h, env->seg_return, n, false);
 }
 
 static uint64_t checksum(const cs_env *env)

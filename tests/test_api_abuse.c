@@ -123,6 +123,7 @@ Test(api_abuse, null_everywhere)
     BAD(CS_ERR_ARGUMENT, env, cs_env_get_info(env, NULL));
     BAD(CS_ERR_STATE, env, cs_env_step(env, actions));          /* before reset */
     BAD(CS_ERR_STATE, env, cs_env_rollout(env, 1, &stats));
+    BAD(CS_ERR_STATE, env, cs_env_get_state(env, state));      /* zeros were no state */
     BAD(CS_OK, env, cs_env_reset(env, 0));
     BAD(CS_ERR_ARGUMENT, env, cs_env_step(env, NULL));
     BAD(CS_ERR_ARGUMENT, env, cs_env_get_state(env, NULL));

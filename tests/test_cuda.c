@@ -4,8 +4,8 @@
  *          under every fusion policy, unroll, dtype, for sm_80 and sm_90; the
  *          cubin cache hits, misses and refuses failures like the cpu's.
  *  host    The CUDA dialect compiled as host C (tests/cuda_shim.h), launched
- *          by loops over blockIdx/threadIdx, reproduces the cpu backend:
- *          f64 bit for bit, f32 within 1e-5.
+ *          by loops over blockIdx/threadIdx, reproduces the cpu backend bit
+ *          for bit, f32 and f64, and so does every op over special values.
  *  fake    The whole runtime (sim/env.c -> jit/backend_cuda.c -> driver API)
  *          against a fake libcuda.so.1 + libnvrtc built from this very file
  *          with -DCS_FAKE_CUDA: its "cubin" is the source, its launches run
@@ -1441,9 +1441,10 @@ Test(cuda_host, f64_rollouts_equal_the_cpu_backend_bit_for_bit)
     host_matches_cpu(CS_F64, 0, 257);
 }
 
-Test(cuda_host, f32_rollouts_match_the_cpu_backend_within_1e5)
+/* f32 too: both dialects call mathf.h's functions (not CUDA's sinf). */
+Test(cuda_host, f32_rollouts_equal_the_cpu_backend_bit_for_bit)
 {
-    host_matches_cpu(CS_F32, 1e-5, 60);
+    host_matches_cpu(CS_F32, 0, 60);
 }
 
 /* The step entry, both auto-reset conventions, against the cpu's step. */
@@ -2441,6 +2442,202 @@ Test(cuda_device, device_buffers_serve_a_cuda_caller)
     cs_env_close(cpu);
     cs_env_close(gpu);
     dlclose(lib);
+}
+
+/* ---- every op: folded, interpreted, generated C, CUDA dialect as host C ---- */
+
+/* One row per op of the DSL: the expression of a state over a, b, c, and
+ * how the builder writes it for the folding check. */
+typedef struct {
+    const char *expr;
+    cs_op op, inner;    /* inner: a comparison under SELECT/AND/OR/NOT, else CS_OP_COUNT */
+    int arity;
+} op_row;
+
+static const op_row op_rows[] = {
+    {"-a", CS_OP_NEG, CS_OP_COUNT, 1},          {"abs(a)", CS_OP_ABS, CS_OP_COUNT, 1},
+    {"sqrt(a)", CS_OP_SQRT, CS_OP_COUNT, 1},    {"exp(a)", CS_OP_EXP, CS_OP_COUNT, 1},
+    {"log(a)", CS_OP_LOG, CS_OP_COUNT, 1},      {"sin(a)", CS_OP_SIN, CS_OP_COUNT, 1},
+    {"cos(a)", CS_OP_COS, CS_OP_COUNT, 1},      {"tan(a)", CS_OP_TAN, CS_OP_COUNT, 1},
+    {"tanh(a)", CS_OP_TANH, CS_OP_COUNT, 1},    {"floor(a)", CS_OP_FLOOR, CS_OP_COUNT, 1},
+    {"f32(a)", CS_OP_ROUND_F32, CS_OP_COUNT, 1},
+    {"a + b", CS_OP_ADD, CS_OP_COUNT, 2},       {"a - b", CS_OP_SUB, CS_OP_COUNT, 2},
+    {"a * b", CS_OP_MUL, CS_OP_COUNT, 2},       {"a / b", CS_OP_DIV, CS_OP_COUNT, 2},
+    {"pow(a, b)", CS_OP_POW, CS_OP_COUNT, 2},   {"atan2(a, b)", CS_OP_ATAN2, CS_OP_COUNT, 2},
+    {"fmod(a, b)", CS_OP_FMOD, CS_OP_COUNT, 2}, {"a % b", CS_OP_MOD, CS_OP_COUNT, 2},
+    {"min(a, b)", CS_OP_MIN, CS_OP_COUNT, 2},   {"max(a, b)", CS_OP_MAX, CS_OP_COUNT, 2},
+    {"clip(a, b, c)", CS_OP_CLIP, CS_OP_COUNT, 3},
+    {"a < b ? 1 : 0", CS_OP_SELECT, CS_OP_LT, 2},  {"a <= b ? 1 : 0", CS_OP_SELECT, CS_OP_LE, 2},
+    {"a > b ? 1 : 0", CS_OP_SELECT, CS_OP_GT, 2},  {"a >= b ? 1 : 0", CS_OP_SELECT, CS_OP_GE, 2},
+    {"a == b ? 1 : 0", CS_OP_SELECT, CS_OP_EQ, 2}, {"a != b ? 1 : 0", CS_OP_SELECT, CS_OP_NE, 2},
+    {"a < b and b < c ? 1 : 0", CS_OP_AND, CS_OP_LT, 3}, {"a < b or b < c ? 1 : 0", CS_OP_OR, CS_OP_LT, 3},
+    {"not (a < b) ? 1 : 0", CS_OP_NOT, CS_OP_LT, 2},
+    {"a < b ? b : c", CS_OP_SELECT, CS_OP_COUNT, 3},
+};
+enum { N_OP_ROWS = sizeof op_rows / sizeof op_rows[0] };
+
+/* Ordinary and special values: +-0, subnormals of both types, +-inf, NaN,
+ * huge arguments (sin's reduction, exp's overflow), exact and halfway cases. */
+static const double op_values[] = {
+    0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 2.0, 3.0, 7.25, 0.1, -0.3, 100.5, 1e-40, -1e-42, 5e-324, 1e10, -1e30,
+    3.4e38, 1e300, 0x1.000032p-1, 1e5 + 0.5, 0x1p100, INFINITY, -INFINITY, NAN,
+};
+enum { N_OP_VALUES = sizeof op_values / sizeof op_values[0] };
+
+/* Bits of a result, every NaN as one (its sign is the maker's, not the op's). */
+static uint64_t canonical_bits(const void *buf, long long i, bool f32)
+{
+    if (f32) {
+        float v = ((const float *)buf)[i];
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        return isnan(v) ? 0x7fc00000u : u;
+    }
+    double v = ((const double *)buf)[i];
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    return isnan(v) ? 0x7ff8000000000000ull : u;
+}
+
+static double lane_value(long long i, int which)
+{
+    long long j = i / N_OP_VALUES, k = i % N_OP_VALUES;
+    return op_values[which == 0 ? j : which == 1 ? k : (j * 7 + k * 3) % N_OP_VALUES];
+}
+
+/* The rows of one lane built from constants and folded; each root that
+ * folds to a constant must equal the run's bits. */
+static void check_folding(cs_type real, const bufs *run, long long lane)
+{
+    cs_program *p = cs_program_new(real);
+    cr_assert(p);
+    cs_graph *g = p->graph;
+    cr_assert_eq(cs_program_add_input(p, "action", CS_I32, 0, 1), 0);
+    cs_node v[3];
+    for (int w = 0; w < 3; w++)
+        v[w] = cs_const(g, real, real == CS_F32 ? (double)(float)lane_value(lane, w) : lane_value(lane, w));
+    cs_node one = cs_const(g, real, 1), zero = cs_const(g, real, 0);
+    for (int r = 0; r < N_OP_ROWS; r++) {
+        const op_row *o = &op_rows[r];
+        cs_node e;
+        if (o->inner != CS_OP_COUNT) {
+            cs_node cmp = cs_binary(g, o->inner, v[0], v[1]);
+            if (o->op == CS_OP_AND || o->op == CS_OP_OR)
+                cmp = cs_binary(g, o->op, cmp, cs_binary(g, o->inner, v[1], v[2]));
+            else if (o->op == CS_OP_NOT)
+                cmp = cs_unary(g, CS_OP_NOT, cmp);
+            e = cs_ternary(g, CS_OP_SELECT, cmp, one, zero);
+        } else if (o->op == CS_OP_SELECT) {
+            e = cs_ternary(g, CS_OP_SELECT, cs_binary(g, CS_OP_LT, v[0], v[1]), v[1], v[2]);
+        } else if (o->arity == 1) {
+            e = cs_unary(g, o->op, v[0]);
+        } else if (o->arity == 2) {
+            e = cs_binary(g, o->op, v[0], v[1]);
+        } else {
+            e = cs_ternary(g, o->op, v[0], v[1], v[2]);
+        }
+        cr_assert(e, "%s: %s", o->expr, cs_graph_error(g));
+        char name[16];
+        snprintf(name, sizeof name, "r%d", r);
+        cr_assert_eq(cs_program_add_carried(p, name, real), r);
+        p->next[r] = e;
+        p->restart[r] = zero;
+    }
+    cr_assert_eq(cs_program_add_obs(p, zero), 0);
+    p->reward = zero;
+    p->terminated = cs_const(g, CS_BOOL, 0);
+    char err[200];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_geq(cs_pass_fold(p), 0);
+    for (int r = 0; r < N_OP_ROWS; r++) {
+        const cs_node_data *d = cs_graph_node(g, p->next[r]);
+        if (d->op != CS_OP_CONST)
+            continue;   /* left for run time by the IEEE safety rules */
+        double c = real == CS_F32 ? (double)(float)d->imm.f : d->imm.f;
+        float cf = (float)c;
+        const void *cp = real == CS_F32 ? (const void *)&cf : (const void *)&c;
+        cr_assert_eq(canonical_bits(cp, 0, real == CS_F32), canonical_bits(run->carried[3 + r], lane, real == CS_F32),
+                     "%s %s with a = %a, b = %a, c = %a: folded %a, run %a", cs_type_name(real), op_rows[r].expr,
+                     lane_value(lane, 0), lane_value(lane, 1), lane_value(lane, 2), c,
+                     real == CS_F32 ? (double)((float *)run->carried[3 + r])[lane] : ((double *)run->carried[3 + r])[lane]);
+    }
+    cs_program_free(p);
+}
+
+/* Every op over every pair (and a third value) of op_values, one lane each:
+ * the interpreter, the generated C (cpu backend), the CUDA dialect built as
+ * host C and constant folding give the same bits, NaNs compared as one. */
+Test(cuda_host, every_op_bit_for_bit_folded_interpreted_c_and_cuda_dialect)
+{
+    dialect_or_skip();
+    static char src[8192];
+    int n = snprintf(src, sizeof src, "env ops \"Ops-v0\"\nstate a, b, c");
+    for (int r = 0; r < N_OP_ROWS; r++)
+        n += snprintf(src + n, sizeof src - (size_t)n, ", r%d", r);
+    n += snprintf(src + n, sizeof src - (size_t)n, "\naction discrete 2\nobserve a\nreset {\n    a = 0\n    b = 0\n    c = 0\n");
+    for (int r = 0; r < N_OP_ROWS; r++)
+        n += snprintf(src + n, sizeof src - (size_t)n, "    r%d = 0\n", r);
+    n += snprintf(src + n, sizeof src - (size_t)n, "}\nstep {\n    a' = a\n    b' = b\n    c' = c\n");
+    for (int r = 0; r < N_OP_ROWS; r++)
+        n += snprintf(src + n, sizeof src - (size_t)n, "    r%d' = %s\n", r, op_rows[r].expr);
+    n += snprintf(src + n, sizeof src - (size_t)n, "    reward = 0\n    terminated = false\n}\n");
+    cr_assert_lt((size_t)n, sizeof src);
+
+    const long long lanes = (long long)N_OP_VALUES * N_OP_VALUES;
+    const cs_type reals[] = {CS_F32, CS_F64};
+    for (int t = 0; t < 2; t++) {
+        bool f32 = reals[t] == CS_F32;
+        cs_program *p = NULL;
+        char err[2048], shim[600];
+        cr_assert_eq(cs_parse(src, strlen(src), "ops.env", reals[t], NULL, 0, &p, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(cs_policy_random(p), 0);
+        cr_assert_eq(cs_program_bind_policy(p), 0);
+        cr_assert_eq(cs_optimize(p, CS_POLICY_FULL, NULL, err, sizeof err), 0, "%s", err);
+        char *csrc = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_C), *cuda = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_CUDA);
+        cs_cache cache = {{0}, {0}};
+        cs_cpu_kernel k;
+        host_module m;
+        shim_path(shim, sizeof shim);
+        cr_assert_eq(cs_cpu_compile(csrc, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(host_build(cuda, shim, &m, err, sizeof err), 0, "%s", err);
+        void *step = dlsym(m.handle, "cs_kernel_step");
+        cr_assert(step);
+        bufs run[3];   /* interpreter, cpu, CUDA dialect */
+        for (int b = 0; b < 3; b++) {
+            bufs_init(&run[b], p, lanes, 5);
+            for (long long i = 0; i < lanes; i++)
+                for (int w = 0; w < 3; w++) {
+                    if (f32)
+                        ((float *)run[b].carried[w])[i] = (float)lane_value(i, w);
+                    else
+                        ((double *)run[b].carried[w])[i] = lane_value(i, w);
+                }
+            run[b].l.mode = CS_MODE_NO_RESTART;
+        }
+        cs_interp_step(p, &run[0].l);
+        k.step(&run[1].l);
+        host_launch(&m, step, false, 4, 256, &run[2].l, NULL);
+        for (int r = 0; r < N_OP_ROWS; r++)
+            for (long long i = 0; i < lanes; i++) {
+                uint64_t want = canonical_bits(run[0].carried[3 + r], i, f32);
+                for (int b = 1; b < 3; b++)
+                    cr_assert_eq(canonical_bits(run[b].carried[3 + r], i, f32), want,
+                                 "%s %s with a = %a, b = %a, c = %a: %s gives %llx, the interpreter %llx",
+                                 cs_type_name(reals[t]), op_rows[r].expr, lane_value(i, 0), lane_value(i, 1),
+                                 lane_value(i, 2), b == 1 ? "the cpu backend" : "the CUDA dialect",
+                                 (unsigned long long)canonical_bits(run[b].carried[3 + r], i, f32),
+                                 (unsigned long long)want);
+            }
+        for (long long i = 0; i < lanes; i++)
+            check_folding(reals[t], &run[0], i);
+        for (int b = 0; b < 3; b++)
+            bufs_free(&run[b]);
+        host_unload(&m);
+        cs_cpu_unload(&k);
+        free(csrc);
+        free(cuda);
+        cs_program_free(p);
+    }
 }
 
 #endif

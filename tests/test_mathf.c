@@ -267,3 +267,170 @@ Test(mathf, tanh_same_results_in_a_vectorizable_loop)
         cr_assert_leq(tanh_ulps(x[i]), 1);
     }
 }
+
+/* ---- fmod and floored modulo ---- */
+
+/* cs_fmodf must be glibc's fmodf bit for bit (fmod is exact: there is one
+ * right answer), NaN for NaN whatever its sign. volatile: GCC would fold
+ * fmodf of constants. */
+static void expect_fmodf(float a, float b)
+{
+    volatile float va = a, vb = b;
+    float want = fmodf(va, vb), got = cs_fmodf(va, vb);
+    if (isnan(want))
+        cr_assert(isnan(got), "cs_fmodf(%a, %a) = %a, want NaN", (double)a, (double)b, (double)got);
+    else
+        cr_assert_eq(float_bits(got), float_bits(want), "cs_fmodf(%a, %a) = %a, want %a", (double)a, (double)b,
+                     (double)got, (double)want);
+}
+
+Test(mathf, fmodf_exact_on_random_pairs_of_every_magnitude)
+{
+    /* random bit patterns: every exponent pair, subnormals, inf and NaN */
+    unsigned int ctr[4] = {0, 0, 0, 0}, key[2] = {0x5eed, 0xf00d}, w[4];
+    for (unsigned i = 0; i < 1u << 20; i++) {
+        ctr[0] = i;
+        cs_philox4x32_10(ctr, key, w);
+        expect_fmodf(bits_float(w[0]), bits_float(w[1]));
+        /* close exponents, where the quotient has few bits */
+        expect_fmodf(bits_float(w[2]), bits_float((w[2] & 0xff800000u) ^ (w[3] & 0x807fffffu)));
+    }
+}
+
+Test(mathf, fmodf_exact_for_every_stride_of_floats_and_common_divisors)
+{
+    const float divisors[] = {6.28318548f, 1.0f, -3.0f, 0.1f, 1e-30f, 7e30f, 0x1p-149f, 3.4e38f};
+    for (size_t k = 0; k < sizeof divisors / sizeof divisors[0]; k++)
+        for (uint64_t u = 0; u <= 0xffffffffu; u += 4099)
+            expect_fmodf(bits_float((uint32_t)u), divisors[k]);
+}
+
+Test(mathf, fmodf_and_modf_special_values)
+{
+    const float v[] = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, -7.0f, 0x1p-149f, -0x1p-149f, 3.4e38f, INFINITY, -INFINITY, NAN};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        for (size_t j = 0; j < sizeof v / sizeof v[0]; j++) {
+            expect_fmodf(v[i], v[j]);
+            /* Python's %: fmod moved to the divisor's sign, a zero kept */
+            volatile float a = v[i], b = v[j];
+            float r = fmodf(a, b);
+            if (r != 0 && ((r < 0) != (b < 0)))
+                r += b;
+            float got = cs_modf(a, b);
+            cr_assert(isnan(r) ? isnan(got) : float_bits(got) == float_bits(r), "cs_modf(%a, %a) = %a, want %a",
+                      (double)a, (double)b, (double)got, (double)r);
+        }
+}
+
+/* ---- exp and log (bench/mathf_exhaustive.c checks every float) ---- */
+
+/* got is the double `exact` rounded to float or its neighbour; NaN,
+ * infinities and overflow exactly as the rounding gives. */
+static void expect_within_one(const char *what, float x, float got, double exact)
+{
+    float cr = (float)exact;
+    if (isnan(exact)) {
+        cr_assert(isnan(got), "%s(%a) = %a, want NaN", what, (double)x, (double)got);
+        return;
+    }
+    if (isinf(cr)) {
+        cr_assert_eq(float_bits(got), float_bits(cr), "%s(%a) = %a, want %a", what, (double)x, (double)got, (double)cr);
+        return;
+    }
+    cr_assert_leq(ulps(got, cr), 1, "%s(%a) = %a, want %a", what, (double)x, (double)got, (double)cr);
+}
+
+Test(mathf, exp_and_log_over_a_stride_of_every_float)
+{
+    for (uint64_t u = 0; u <= 0xffffffffu; u += 997) {
+        float x = bits_float((uint32_t)u);
+        expect_within_one("cs_expf", x, cs_expf(x), exp((double)x));
+        expect_within_one("cs_logf", x, cs_logf(x), log((double)x));
+    }
+}
+
+Test(mathf, exp_and_log_special_values)
+{
+    cr_assert_eq(cs_expf(0.0f), 1.0f);
+    cr_assert_eq(cs_expf(-0.0f), 1.0f);
+    cr_assert_eq(float_bits(cs_expf(-INFINITY)), 0u);
+    cr_assert_eq(cs_expf(INFINITY), INFINITY);
+    cr_assert(isnan(cs_expf(NAN)));
+    cr_assert_eq(cs_expf(88.8f), INFINITY);
+    cr_assert_eq(cs_expf(-104.0f), 0.0f);
+    cr_assert_eq(cs_logf(1.0f), 0.0f);
+    cr_assert_eq(cs_logf(0.0f), -INFINITY);
+    cr_assert_eq(cs_logf(-0.0f), -INFINITY);
+    cr_assert_eq(cs_logf(INFINITY), INFINITY);
+    cr_assert(isnan(cs_logf(-1.0f)) && isnan(cs_logf(-INFINITY)) && isnan(cs_logf(NAN)) && isnan(cs_logf(-NAN)));
+    cr_assert(isnan(cs_logf(-0x1p-149f)));
+    expect_within_one("cs_logf", 0x1p-149f, cs_logf(0x1p-149f), log(0x1p-149));
+}
+
+/* ---- tan and atan2 (bench/mathf_exhaustive.c: every float, 2^28 pairs) ---- */
+
+Test(mathf, tan_over_a_stride_of_floats_to_1e5)
+{
+    for (uint32_t u = 0; u <= float_bits(1e5f); u += 499) {
+        float x = bits_float(u);
+        expect_within_one("cs_tanf", x, cs_tanf(x), tan((double)x));
+        expect_within_one("cs_tanf", -x, cs_tanf(-x), tan(-(double)x));
+    }
+    cr_assert_eq(float_bits(cs_tanf(-0.0f)), 0x80000000u);
+    cr_assert(isnan(cs_tanf(INFINITY)) && isnan(cs_tanf(-INFINITY)) && isnan(cs_tanf(NAN)));
+}
+
+Test(mathf, atan2_on_random_pairs_and_every_special_case)
+{
+    unsigned int ctr[4] = {0, 0, 0, 0}, key[2] = {0xa7, 0x2}, w[4];
+    for (unsigned i = 0; i < 1u << 19; i++) {
+        ctr[0] = i;
+        cs_philox4x32_10(ctr, key, w);
+        float y = bits_float(w[0]), x = bits_float(w[1]);
+        expect_within_one("cs_atan2f", y, cs_atan2f(y, x), atan2((double)y, (double)x));
+        y = bits_float(w[2]);
+        x = bits_float((w[2] & 0x7f800000u) ^ (w[3] & 0x807fffffu));
+        expect_within_one("cs_atan2f", y, cs_atan2f(y, x), atan2((double)y, (double)x));
+    }
+    /* C's atan2 for signed zeros, infinities and NaN, bit for bit */
+    const float v[] = {0.0f, -0.0f, 1.0f, -1.0f, 0x1p-149f, -3e38f, INFINITY, -INFINITY, NAN};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        for (size_t j = 0; j < sizeof v / sizeof v[0]; j++) {
+            volatile float y = v[i], x = v[j];
+            float want = (float)atan2((double)y, (double)x), got = cs_atan2f(y, x);
+            cr_assert(isnan(want) ? isnan(got) : ulps(got, want) <= 1 && signbit(got) == signbit(want),
+                      "cs_atan2f(%a, %a) = %a, want %a", (double)y, (double)x, (double)got, (double)want);
+        }
+}
+
+/* ---- pow ---- */
+
+Test(mathf, pow_on_random_pairs_and_every_special_case)
+{
+    unsigned int ctr[4] = {0, 0, 0, 0}, key[2] = {0x90, 0x3}, w[4];
+    for (unsigned i = 0; i < 1u << 19; i++) {
+        ctr[0] = i;
+        cs_philox4x32_10(ctr, key, w);
+        /* any bits; then bases around 1 and moderate exponents, where most
+         * results are finite and nonzero; then integer exponents of negative
+         * bases */
+        float a = bits_float(w[0]), b = bits_float(w[1]);
+        expect_within_one("cs_powf", a, cs_powf(a, b), pow((double)a, (double)b));
+        a = ldexpf(1.0f + (float)(w[2] >> 8) * 0x1p-24f, (int)(w[2] & 31) - 16);
+        b = ((float)(int)w[3]) * 0x1p-26f;
+        expect_within_one("cs_powf", a, cs_powf(a, b), pow((double)a, (double)b));
+        b = (float)((int)(w[3] % 41) - 20);
+        expect_within_one("cs_powf", -a, cs_powf(-a, b), pow(-(double)a, (double)b));
+    }
+    const float v[] = {0.0f,  -0.0f, 1.0f,     -1.0f,     2.0f,     -2.0f,    0.5f, -0.5f, 3.0f, -3.0f,
+                       2.5f, -2.5f, 0x1p-149f, -0x1p-149f, INFINITY, -INFINITY, NAN,  -NAN};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        for (size_t j = 0; j < sizeof v / sizeof v[0]; j++) {
+            volatile float a = v[i], b = v[j];
+            float want = (float)pow((double)a, (double)b), got = cs_powf(a, b);
+            cr_assert(isnan(want) ? isnan(got) : float_bits(got) == float_bits(want), "cs_powf(%a, %a) = %a, want %a",
+                      (double)a, (double)b, (double)got, (double)want);
+        }
+    /* the exponent 2: the correctly rounded square */
+    cr_assert_eq(float_bits(cs_powf(1.1f, 2.0f)), float_bits(1.1f * 1.1f));
+}

@@ -746,6 +746,8 @@ Test(errors, classes_with_exact_positions)
         {"param k = 3\n", "", "t.env:4:7: 'k' is already defined as a param at 3:7"},
         {"param q = q\n", "", "t.env:4:11: unknown name 'q'"},
         {"param q = 1 / 0\n", "", "t.env:4:7: param 'q' must be finite, got inf"},
+        {"const q = 1 / 0\n", "", "t.env:4:7: const 'q' must be finite, got inf"},
+        {"const q = -log(0)\n", "", "t.env:4:7: const 'q' must be finite, got inf"},
         {"const c = 1\nparam c = 1\n", "", "t.env:5:7: 'c' is already defined as a const at 4:7"},
         {"reward_threshold 1 > 0\n", "", "t.env:4:18: reward_threshold must be a compile-time number: not a compile-time number (only numbers, pi, params, consts, + - * / % and math functions can be used here)"},
         {"fn f(a, a) = a\n", "", "t.env:4:9: 'a' is already assigned at 4:6 (a name is assigned once)"},

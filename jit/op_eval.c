@@ -1,0 +1,115 @@
+/* The one evaluator of every op (cs_op_eval, declared in ir.h).
+ *
+ * The interpreter computes every lane with it and constant folding folds
+ * with it, so folding can never change a result: a constant is computed by
+ * the very function (jit/mathf.h, named in jit/ops.def) that the generated
+ * code calls at run time. f32 ops are computed in float, f64 in double,
+ * integers exactly in double (the caller range-checks them).
+ */
+#include <math.h>
+
+#include "ir.h"
+
+#define CS_INLINE static inline
+#include "mathf.h"
+
+static double round_f32(double x)
+{
+    /* past FLT_MAX + half an ulp the conversion would be undefined in C */
+    if (isfinite(x) && fabs(x) >= 0x1.ffffffp127)
+        return copysign(INFINITY, x);
+    return (double)(float)x;
+}
+
+static double cast_to(cs_type t, double x)
+{
+    switch (t) {
+    case CS_BOOL: return x != 0;
+    case CS_I32: return (double)(int)x;
+    case CS_U32: return (double)(unsigned)x;
+    case CS_F32: return round_f32(x);
+    default: return x;
+    }
+}
+
+/* Python's min(a, b) and max(a, b): the first argument unless the second
+ * is strictly smaller (larger), as the emitter writes them. */
+static double min2(double a, double b) { return b < a ? b : a; }
+static double max2(double a, double b) { return b > a ? b : a; }
+
+static double eval_f32(cs_op op, float a, float b, float c)
+{
+    switch (op) {
+    case CS_OP_NEG: return -a;
+    case CS_OP_ABS: return fabsf(a);
+    case CS_OP_SQRT: return sqrtf(a);
+    case CS_OP_EXP: return cs_expf(a);
+    case CS_OP_LOG: return cs_logf(a);
+    case CS_OP_SIN: return cs_sinf(a);
+    case CS_OP_COS: return cs_cosf(a);
+    case CS_OP_TAN: return cs_tanf(a);
+    case CS_OP_TANH: return cs_tanhf(a);
+    case CS_OP_FLOOR: return floorf(a);
+    case CS_OP_ADD: return a + b;
+    case CS_OP_SUB: return a - b;
+    case CS_OP_MUL: return a * b;
+    case CS_OP_DIV: return a / b;
+    case CS_OP_POW: return cs_powf(a, b);
+    case CS_OP_ATAN2: return cs_atan2f(a, b);
+    case CS_OP_FMOD: return cs_fmodf(a, b);
+    case CS_OP_MOD: return cs_modf(a, b);
+    case CS_OP_MIN: return min2(a, b);
+    case CS_OP_MAX: return max2(a, b);
+    case CS_OP_CLIP: return min2(max2(a, b), c);
+    default: return 0;
+    }
+}
+
+static double eval_f64(cs_op op, double a, double b, double c)
+{
+    switch (op) {
+    case CS_OP_NEG: return -a;
+    case CS_OP_ABS: return fabs(a);
+    case CS_OP_SQRT: return sqrt(a);
+    case CS_OP_EXP: return cs_exp(a);
+    case CS_OP_LOG: return cs_log(a);
+    case CS_OP_SIN: return cs_sin(a);
+    case CS_OP_COS: return cs_cos(a);
+    case CS_OP_TAN: return cs_tan(a);
+    case CS_OP_TANH: return cs_tanh(a);
+    case CS_OP_FLOOR: return floor(a);
+    case CS_OP_ADD: return a + b;
+    case CS_OP_SUB: return a - b;
+    case CS_OP_MUL: return a * b;
+    case CS_OP_DIV: return a / b;
+    case CS_OP_POW: return cs_pow(a, b);
+    case CS_OP_ATAN2: return cs_atan2(a, b);
+    case CS_OP_FMOD: return cs_fmod(a, b);
+    case CS_OP_MOD: return cs_mod(a, b);
+    case CS_OP_MIN: return min2(a, b);
+    case CS_OP_MAX: return max2(a, b);
+    case CS_OP_CLIP: return min2(max2(a, b), c);   /* NumPy's np.clip */
+    default: return 0;
+    }
+}
+
+double cs_op_eval(cs_op op, cs_type t, double a, double b, double c)
+{
+    switch (op) {
+    case CS_OP_NOT: return a == 0;
+    case CS_OP_LT: return a < b;
+    case CS_OP_LE: return a <= b;
+    case CS_OP_GT: return a > b;
+    case CS_OP_GE: return a >= b;
+    case CS_OP_EQ: return a == b;
+    case CS_OP_NE: return a != b;
+    case CS_OP_AND: return (a != 0) && (b != 0);
+    case CS_OP_OR: return (a != 0) || (b != 0);
+    case CS_OP_SELECT: return a != 0 ? b : c;
+    case CS_OP_CAST: return cast_to(t, a);
+    case CS_OP_ROUND_F32: return round_f32(a);
+    default: break;
+    }
+    /* f32 operands are floats already: converting them back is exact */
+    return t == CS_F32 ? eval_f32(op, (float)a, (float)b, (float)c) : eval_f64(op, a, b, c);
+}

@@ -1,0 +1,126 @@
+/* One result whatever computes an op: constant folding, the interpreter and
+ * the generated C agree bit for bit, through the public API (the per-op
+ * grid, with the CUDA dialect built as host C, is in test_cuda.c). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cartsim.h"
+
+/* An environment from source text, written to a temporary file. */
+static cs_env *open_source(const char *src, int64_t n, cs_backend b, cs_dtype d, char path[64])
+{
+    snprintf(path, 64, "/tmp/cartsim-ops-XXXXXX.env");
+    int fd = mkstemps(path, 4);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, src, strlen(src)), (ssize_t)strlen(src));
+    close(fd);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = path;
+    cfg.num_envs = n;
+    cfg.backend = b;
+    cfg.dtype = d;
+    cs_env *env;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_assert_eq(s, CS_OK, "open: %s", cs_env_error(env));
+    return env;
+}
+
+static void close_source(cs_env *env, const char *path)
+{
+    cs_env_close(env);
+    unlink(path);
+}
+
+static const cs_backend backends[] = {CS_BACKEND_CPU, CS_BACKEND_INTERP};
+static const cs_dtype dtypes[] = {CS_DTYPE_F32, CS_DTYPE_F64};
+
+/* sin(p) of a param is folded; sin(a) of a state holding p is computed at
+ * run time: the same function, so the difference is 0. (In f32 glibc's
+ * sinf, which folding once used, is one ulp off cs_sinf at this p, and
+ * tanhf at 0x1.000004p-2.) */
+Test(ops, folding_a_param_equals_computing_the_state)
+{
+    const char *src = "env same \"Same-v0\"\n"
+                      "param p = 0.500001490116119384765625\n"
+                      "param q = 0.2500000596046447753906250\n"
+                      "state a, b\naction discrete 2\nobserve a\n"
+                      "reset {\n    a = p\n    b = q\n}\n"
+                      "step {\n    a' = a\n    b' = b\n"
+                      "    reward = abs(sin(p) - sin(a)) + abs(tanh(q) - tanh(b)) + abs(cos(p) - cos(a))\n"
+                      "    terminated = false\n}\n";
+    for (int b = 0; b < 2; b++)
+        for (int d = 0; d < 2; d++) {
+            char path[64];
+            cs_env *env = open_source(src, 4, backends[b], dtypes[d], path);
+            int32_t actions[4] = {0, 1, 0, 1};
+            cr_assert_eq(cs_env_reset(env, 1), CS_OK);
+            cr_assert_eq(cs_env_step(env, actions), CS_OK, "%s", cs_env_error(env));
+            const double *r = cs_env_rewards(env);
+            for (int i = 0; i < 4; i++)
+                cr_assert(r[i] == 0, "backend %d dtype %d: reward %.9g, not 0", b, d, r[i]);
+            close_source(env, path);
+        }
+}
+
+/* The rewards of every lane, bits, on one backend. */
+static void rewards_of(const char *src, cs_backend b, cs_dtype d, double out[4])
+{
+    char path[64];
+    cs_env *env = open_source(src, 4, b, d, path);
+    int32_t actions[4] = {0, 1, 0, 1};
+    cr_assert_eq(cs_env_reset(env, 1), CS_OK);
+    cr_assert_eq(cs_env_step(env, actions), CS_OK, "%s", cs_env_error(env));
+    memcpy(out, cs_env_rewards(env), 4 * sizeof(double));
+    close_source(env, path);
+}
+
+/* GCC folds atan2f(1.6f, -1.0f) in the kernel with its own correctly
+ * rounded arithmetic unless it is kept from it; the interpreter calls glibc's
+ * atan2f, one ulp off there. */
+Test(ops, libm_calls_of_constants_are_not_folded_by_the_c_compiler)
+{
+    const char *src = "env at \"Atan-v0\"\nstate s\naction discrete 2\nobserve s\n"
+                      "reset {\n    s = 0\n}\n"
+                      "step {\n    s' = s\n"
+                      "    reward = atan2(1.6, action == 1 ? -1.0 : 1.0) + pow(1.3, action == 1 ? 2.0 : 3.5)\n"
+                      "    terminated = false\n}\n";
+    for (int d = 0; d < 2; d++) {
+        double cpu[4], interp[4];
+        rewards_of(src, CS_BACKEND_CPU, dtypes[d], cpu);
+        rewards_of(src, CS_BACKEND_INTERP, dtypes[d], interp);
+        for (int i = 0; i < 4; i++)
+            cr_assert_eq(memcmp(&cpu[i], &interp[i], sizeof(double)), 0, "dtype %d lane %d: cpu %a, interp %a", d, i,
+                         cpu[i], interp[i]);
+    }
+}
+
+/* A NaN's sign differs between GCC's folded 0/0 (+NaN) and x86 arithmetic
+ * (-NaN); the checksum hashes NaNs as one canonical NaN, so both backends
+ * give one checksum. */
+Test(ops, nan_results_give_one_checksum_on_every_backend)
+{
+    const char *src = "env nan \"NaN-v0\"\nstate s0\naction discrete 2\nobserve s0\n"
+                      "reset {\n    s0 = uniform(0, 1)\n}\n"
+                      "step {\n    s0' = s0\n"
+                      "    reward = action == 1 ? -sqrt(s0 - 5) : 0 / 0\n"
+                      "    terminated = false\n}\n";
+    for (int d = 0; d < 2; d++) {
+        uint64_t sums[2];
+        for (int b = 0; b < 2; b++) {
+            char path[64];
+            cs_env *env = open_source(src, 64, backends[b], dtypes[d], path);
+            cs_rollout_stats st;
+            cr_assert_eq(cs_env_reset(env, 3), CS_OK);
+            cr_assert_eq(cs_env_rollout(env, 20, &st), CS_OK, "%s", cs_env_error(env));
+            sums[b] = st.checksum;
+            close_source(env, path);
+        }
+        cr_assert_eq(sums[0], sums[1], "dtype %d: cpu %016llx, interp %016llx", d, (unsigned long long)sums[0],
+                     (unsigned long long)sums[1]);
+    }
+}
