@@ -9,6 +9,7 @@ once, and the memory goes when the last view of it goes.
 import numpy as np
 
 from ._native import CartsimError, call_with_error_buffer, check, ffi, lib, text
+from .dlpack import CUDA, DeviceArray
 
 BACKENDS = ("auto", "cpu", "cuda", "interp")
 FUSIONS = ("full", "rules", "none")
@@ -274,13 +275,31 @@ class Batch:
 
     # -------------------------------------------------------------- CUDA
 
-    def device_buffers(self):
-        """The cuda backend's device addresses (dict); CartsimError (CS_ERR_UNAVAILABLE) elsewhere."""
+    def device_arrays(self):
+        """The cuda backend's buffers where they live, as DLPack / __cuda_array_interface__
+        arrays shaped as the host views (torch.from_dlpack takes them without copies);
+        CartsimError (CS_ERR_UNAVAILABLE) on the other backends. "actions" is the one to
+        write, then step_device()."""
         d = ffi.new("cs_device_buffers *")
         self._call(lib.cs_env_device_buffers(self._ptr(), d))
-        return {name: getattr(d, name) for name in ("obs", "final_obs", "rewards", "terminated", "truncated",
-                                                     "state", "episode_steps", "actions")} | {
-            "device": d.device}
+        n, dev = self.num_envs, int(d.device)
+        real = self.dtype
+
+        def array(address, shape, strides, dtype):
+            return DeviceArray(self._handle, address, shape, strides, dtype, CUDA, dev)
+
+        arrays = {
+            "obs": array(d.obs, (n, self.obs_dim), (1, n), np.float32),
+            "final_obs": array(d.final_obs, (n, self.obs_dim), (1, n), np.float32),
+            "rewards": array(d.rewards, (n,), (1,), np.float64),
+            "terminated": array(d.terminated, (n,), (1,), np.bool_),
+            "truncated": array(d.truncated, (n,), (1,), np.bool_),
+            "state": array(d.state, (n, self.state_dim), (1, n), real),
+            "episode_steps": array(d.episode_steps, (n,), (1,), np.int32),
+        }
+        arrays["actions"] = (array(d.actions, (n,), (1,), np.int32) if self.discrete
+                             else array(d.actions, (n, self.action_dim), (1, n), np.float32))
+        return arrays
 
     def step_device(self):
         """A step with the actions written at device_buffers()["actions"]."""

@@ -166,6 +166,15 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         """Returns of `episodes` fresh episodes of the policy (see Batch.evaluate)."""
         return self.batch.evaluate(weights, episodes, seed)
 
+    def device_arrays(self):
+        """The cuda backend's device buffers as DLPack arrays (see Batch.device_arrays)."""
+        return self.batch.device_arrays()
+
+    def step_device(self):
+        """Steps with the actions written into device_arrays()["actions"]; returns nothing
+        (the results are in the device arrays, and in the host views when asked)."""
+        self.batch.step_device()
+
     def get_state(self):
         return self.batch.get_state()
 
