@@ -93,7 +93,8 @@ def test_rollout_matches_the_command_line():
     stats = envs.rollout(300)
     assert stats["steps"] == 300 and stats["env_steps"] == 300 * 256 and stats["episodes"] > 256
     assert 10 < stats["mean_return"] < 40 and stats["episode_counts"].sum() == stats["episodes"]
-    cli = subprocess.run([os.path.join(ROOT, "build", "cartsim"), "--envs", "256", "--steps", "300", "--unroll", "4",
+    program = os.environ.get("CARTSIM_BIN", os.path.join(ROOT, "build", "cartsim"))
+    cli = subprocess.run([program, "--envs", "256", "--steps", "300", "--unroll", "4",
                           "--dtype", "f64", "--threads", "1", "--seed", "5", "--json"],
                          capture_output=True, text=True, check=True)
     assert json.loads(cli.stdout)["checksum"] == "%016x" % stats["checksum"]
