@@ -151,14 +151,13 @@ class Batch:
 
     def _view(self, key, pointer, shape, strides, typestr):
         """The array over `pointer`, made again only when the library's address changed."""
+        cached = self._views.get(key)
+        if cached is not None and cached[0] == pointer:      # cdata pointers compare by address
+            return cached[1]
         if pointer == ffi.NULL:
             self._call(lib.CS_ERR_STATE)
-        address = _address(pointer)
-        cached = self._views.get(key)
-        if cached is not None and cached[0] == address:
-            return cached[1]
-        array = np.asarray(_View(self._handle, address, shape, strides, typestr))
-        self._views[key] = (address, array)
+        array = np.asarray(_View(self._handle, _address(pointer), shape, strides, typestr))
+        self._views[key] = (pointer, array)
         return array
 
     def close(self):
