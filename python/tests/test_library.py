@@ -64,6 +64,8 @@ def test_errors_are_exceptions_with_the_library_message(tmp_path):
         envs.step(np.zeros(2, dtype=np.float32))
     with pytest.raises(ValueError):
         cartsim.make_vec("CartPole-v1", 2, backend="gpu")
+    with pytest.raises(ValueError, match="not supported"):       # no reset of a chosen subset in the library
+        cartsim.make_vec("CartPole-v1", 2, autoreset_mode="Disabled")
 
 
 def test_closed_environment_raises_and_double_close_is_harmless():
