@@ -53,11 +53,10 @@ CS_CFLAGS += -DCS_HAVE_STB
 endif
 endif
 
+# The floors (DESIGN.md): the library is jit/, sim/, agents/ and render/; the
+# program (cli/) sits on top of it.
 LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wildcard render/*.c)
-# The CLI's number parsing (cli_num.c) is the library's too: configuration
-# files (sim/config.c) are checked by the same code as flags.
-LIB_SRC := $(filter-out sim/main.c sim/cli_%.c,$(LIB_SRC)) sim/cli_num.c
-CLI_SRC  = sim/main.c $(filter-out sim/cli_num.c,$(wildcard sim/cli_*.c))
+CLI_SRC  = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
 PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h
 
@@ -184,7 +183,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CLI_OBJ  = $(filter-out $(BUILD)/sim/main.o,$(CLI_OBJ))
+FUZZ_CLI_OBJ  = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 
 fuzz:
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang and its libFuzzer:"; \
@@ -209,7 +208,7 @@ $(BUILD)/libcartsim-cli.a: $(FUZZ_CLI_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libcartsim-cli.a $(BUILD)/libcartsim.a
-	$(CC) $(CS_CFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CS_CFLAGS) -Icli $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -5,7 +5,7 @@
  * section's ']', indented lines that it would glue to the previous value,
  * lines too long for its buffer), and the handler refuses duplicates,
  * unknown names and bad values. Numbers are read by the command line's own
- * parser (cli_num.c), and the command line sets these same settings through
+ * parser (num.c), and the command line sets these same settings through
  * cs_config_set: a file and a flag are checked by the same code. */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "cartsim.h"
-#include "cli.h"
 #include "jit.h"
+#include "num.h"
 #include "status.h"
 
 #ifdef CS_HAVE_INIH
@@ -39,10 +39,10 @@
 
 static cs_status int_setting(const char *value, int64_t lo, int64_t hi, int64_t *out, char *err, size_t size)
 {
-    switch (cli_parse_i64(value, lo, hi, out)) {
-    case CLI_NUM_OK:
+    switch (cs_num_i64(value, lo, hi, out)) {
+    case CS_NUM_OK:
         return CS_OK;
-    case CLI_NUM_SYNTAX:
+    case CS_NUM_SYNTAX:
         return cs_say(err, size, CS_ERR_ARGUMENT, "'%s' is not an integer", value);
     default:
         return cs_say(err, size, CS_ERR_ARGUMENT, "'%s' is out of range (%" PRId64 " to %" PRId64 ")", value, lo, hi);

@@ -1,7 +1,7 @@
 /* The cartsim command line, run as a program: exit statuses, output formats,
  * results that must not depend on the schedule, and the bad-input corpus
- * (tests/corpus/cli_bad.txt). Also unit tests of the CLI's number parsing
- * and printing (sim/cli_num.c, included below: it is not in the library).
+ * (tests/corpus/cli_bad.txt). Also unit tests of the library's number
+ * parsing and printing (sim/num.c), which flags and INI files share.
  *
  * Environment: CARTSIM_BIN (the program), CARTSIM_ROOT (the repository),
  * CARTSIM_GOLDEN (../shared/golden). The process helpers are shared with
@@ -22,7 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sim/cli_num.c"
+#include "../cli/buf.c"   /* the program's output buffer: not in the library */
+#include "num.h"
 #include "cli_test.h"
 
 extern char **environ;
@@ -216,9 +217,9 @@ static void run_checksum(const char *const *args, char out[17])
     cli_result_free(&r);
 }
 
-/* ---- number parsing and printing (sim/cli_num.c) ---- */
+/* ---- number parsing and printing (sim/num.c) ---- */
 
-Test(cli_num, repr_matches_python)
+Test(num, repr_matches_python)
 {
     /* Expected strings are Python 3's repr(float(x)). */
     static const struct {
@@ -256,14 +257,14 @@ Test(cli_num, repr_matches_python)
         {NAN, "nan"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char buf[CLI_REPR_MAX];
-        size_t n = cli_repr(cases[i].x, buf);
+        char buf[CS_REPR_MAX];
+        size_t n = cs_num_repr(cases[i].x, buf);
         cr_expect_str_eq(buf, cases[i].repr, "repr(%.17g): got %s, want %s", cases[i].x, buf, cases[i].repr);
         cr_expect_eq(n, strlen(buf));
     }
 }
 
-Test(cli_num, repr_round_trips)
+Test(num, repr_round_trips)
 {
     /* Random bit patterns: the text reads back to the same bits and no
      * shorter %.*g text would (shortest). */
@@ -276,13 +277,13 @@ Test(cli_num, repr_round_trips)
         memcpy(&x, &s, sizeof x);
         if (x != x)
             continue;
-        char buf[CLI_REPR_MAX];
-        cli_repr(x, buf);
+        char buf[CS_REPR_MAX];
+        cs_num_repr(x, buf);
         double back = strtod(buf, NULL);
         cr_assert(memcmp(&back, &x, sizeof x) == 0, "%s does not read back as %a", buf, x);
         /* Significant digits: drop the sign, the exponent, the dot and
          * leading/trailing zeros (a shortest string never ends in 0). */
-        char mant[CLI_REPR_MAX];
+        char mant[CS_REPR_MAX];
         size_t m = 0;
         for (const char *p = buf; *p && *p != 'e'; p++)
             if (*p >= '0' && *p <= '9')
@@ -301,53 +302,53 @@ Test(cli_num, repr_round_trips)
     }
 }
 
-Test(cli_num, integers)
+Test(num, integers)
 {
     int64_t v = 0;
-    cr_expect_eq(cli_parse_i64("2048", 1, INT32_MAX, &v), CLI_NUM_OK);
+    cr_expect_eq(cs_num_i64("2048", 1, INT32_MAX, &v), CS_NUM_OK);
     cr_expect_eq(v, 2048);
-    cr_expect_eq(cli_parse_i64("2147483647", 1, INT32_MAX, &v), CLI_NUM_OK);
-    cr_expect_eq(cli_parse_i64("2147483648", 1, INT32_MAX, &v), CLI_NUM_RANGE);
-    cr_expect_eq(cli_parse_i64("0", 1, 10, &v), CLI_NUM_RANGE);
-    cr_expect_eq(cli_parse_i64("-3", 1, 10, &v), CLI_NUM_RANGE);
-    cr_expect_eq(cli_parse_i64("-3", -5, 10, &v), CLI_NUM_OK);
+    cr_expect_eq(cs_num_i64("2147483647", 1, INT32_MAX, &v), CS_NUM_OK);
+    cr_expect_eq(cs_num_i64("2147483648", 1, INT32_MAX, &v), CS_NUM_RANGE);
+    cr_expect_eq(cs_num_i64("0", 1, 10, &v), CS_NUM_RANGE);
+    cr_expect_eq(cs_num_i64("-3", 1, 10, &v), CS_NUM_RANGE);
+    cr_expect_eq(cs_num_i64("-3", -5, 10, &v), CS_NUM_OK);
     cr_expect_eq(v, -3);
-    cr_expect_eq(cli_parse_i64("9223372036854775807", 0, INT64_MAX, &v), CLI_NUM_OK);
+    cr_expect_eq(cs_num_i64("9223372036854775807", 0, INT64_MAX, &v), CS_NUM_OK);
     cr_expect_eq(v, INT64_MAX);
-    cr_expect_eq(cli_parse_i64("9223372036854775808", 0, INT64_MAX, &v), CLI_NUM_RANGE);
-    cr_expect_eq(cli_parse_i64("-9223372036854775808", INT64_MIN, 0, &v), CLI_NUM_OK);
+    cr_expect_eq(cs_num_i64("9223372036854775808", 0, INT64_MAX, &v), CS_NUM_RANGE);
+    cr_expect_eq(cs_num_i64("-9223372036854775808", INT64_MIN, 0, &v), CS_NUM_OK);
     cr_expect_eq(v, INT64_MIN);
-    cr_expect_eq(cli_parse_i64("99999999999999999999", 0, INT64_MAX, &v), CLI_NUM_RANGE);
-    cr_expect_eq(cli_parse_i64("1e12", 0, INT64_MAX, &v), CLI_NUM_SYNTAX);
-    cr_expect_eq(cli_parse_i64("10x", 0, INT64_MAX, &v), CLI_NUM_SYNTAX);
-    cr_expect_eq(cli_parse_i64("", 0, INT64_MAX, &v), CLI_NUM_SYNTAX);
-    cr_expect_eq(cli_parse_i64("-", 0, INT64_MAX, &v), CLI_NUM_SYNTAX);
-    cr_expect_eq(cli_parse_i64(" 5", 0, INT64_MAX, &v), CLI_NUM_SYNTAX);
-    cr_expect_eq(cli_parse_i64("+5", 0, INT64_MAX, &v), CLI_NUM_SYNTAX);
-    cr_expect_eq(cli_parse_i64("abc", 0, INT64_MAX, &v), CLI_NUM_SYNTAX);
+    cr_expect_eq(cs_num_i64("99999999999999999999", 0, INT64_MAX, &v), CS_NUM_RANGE);
+    cr_expect_eq(cs_num_i64("1e12", 0, INT64_MAX, &v), CS_NUM_SYNTAX);
+    cr_expect_eq(cs_num_i64("10x", 0, INT64_MAX, &v), CS_NUM_SYNTAX);
+    cr_expect_eq(cs_num_i64("", 0, INT64_MAX, &v), CS_NUM_SYNTAX);
+    cr_expect_eq(cs_num_i64("-", 0, INT64_MAX, &v), CS_NUM_SYNTAX);
+    cr_expect_eq(cs_num_i64(" 5", 0, INT64_MAX, &v), CS_NUM_SYNTAX);
+    cr_expect_eq(cs_num_i64("+5", 0, INT64_MAX, &v), CS_NUM_SYNTAX);
+    cr_expect_eq(cs_num_i64("abc", 0, INT64_MAX, &v), CS_NUM_SYNTAX);
     uint64_t u = 0;
-    cr_expect_eq(cli_parse_u64("18446744073709551615", &u), CLI_NUM_OK);
+    cr_expect_eq(cs_num_u64("18446744073709551615", &u), CS_NUM_OK);
     cr_expect_eq(u, UINT64_MAX);
-    cr_expect_eq(cli_parse_u64("18446744073709551616", &u), CLI_NUM_RANGE);
-    cr_expect_eq(cli_parse_u64("-1", &u), CLI_NUM_RANGE);
+    cr_expect_eq(cs_num_u64("18446744073709551616", &u), CS_NUM_RANGE);
+    cr_expect_eq(cs_num_u64("-1", &u), CS_NUM_RANGE);
 }
 
-Test(cli_num, reals)
+Test(num, reals)
 {
     double d = 0;
-    cr_expect(cli_parse_real("0.011259492856995089", &d));
+    cr_expect(cs_num_real("0.011259492856995089", &d));
     cr_expect_eq(d, 0.011259492856995089);
-    cr_expect(cli_parse_real("-1e-05", &d));
+    cr_expect(cs_num_real("-1e-05", &d));
     cr_expect_eq(d, -1e-05);
-    cr_expect(cli_parse_real("1", &d));
-    cr_expect(!cli_parse_real("", &d));
-    cr_expect(!cli_parse_real(" 1", &d));
-    cr_expect(!cli_parse_real("1 ", &d));
-    cr_expect(!cli_parse_real("1.0x", &d));
-    cr_expect(!cli_parse_real("abc", &d));
+    cr_expect(cs_num_real("1", &d));
+    cr_expect(!cs_num_real("", &d));
+    cr_expect(!cs_num_real(" 1", &d));
+    cr_expect(!cs_num_real("1 ", &d));
+    cr_expect(!cs_num_real("1.0x", &d));
+    cr_expect(!cs_num_real("abc", &d));
 }
 
-Test(cli_num, buffer_and_json_strings)
+Test(cli_buf, buffer_and_json_strings)
 {
     cli_buf b = {0};
     cli_buf_json_string(&b, "a\"b\\c\nd\x01");

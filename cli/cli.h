@@ -1,8 +1,10 @@
 /* The cartsim command-line program: shared pieces of its subcommands.
  *
+ * The top floor: it uses the library (sim/cartsim.h), the trainers (agents/)
+ * and the viewer (render/); nothing below includes this file.
  * main.c holds the subcommand table; cli_args.c the option table and the
- * parser every subcommand shares; cli_num.c number parsing/printing and an
- * output buffer; cli_run.c, cli_replay.c, cli_dump.c the subcommands.
+ * parser every subcommand shares; buf.c the output buffer (numbers are the
+ * library's sim/num.c); cli_run.c, cli_replay.c, cli_dump.c, ... the subcommands.
  *
  * Exit statuses: 0 success, 1 the work failed (compile, I/O, memory),
  * 2 bad input (flags, files, environment names), 128 + N stopped by signal N
@@ -18,6 +20,7 @@
 #include <stdint.h>
 
 #include "cartsim.h"
+#include "num.h"
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
@@ -132,17 +135,7 @@ int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a);   /
 int cli_config_merge(cli_args *a);
 int cli_print_config(const cli_command *cmd, const cli_args *a);
 
-/* cli_num.c: strict number parsing and Python-repr printing. */
-typedef enum { CLI_NUM_OK, CLI_NUM_SYNTAX, CLI_NUM_RANGE } cli_num_result;
-cli_num_result cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
-cli_num_result cli_parse_u64(const char *s, uint64_t *out);
-/* A whole field as a double (strtod syntax, nothing left over, no spaces). */
-bool cli_parse_real(const char *s, double *out);
-/* The shortest decimal that reads back as x, spelled as Python's repr(float):
- * "1.0", "0.0001", "1e-05", "1.5e+16", "nan", "-inf". Returns the length. */
-#define CLI_REPR_MAX 32
-size_t cli_repr(double x, char out[CLI_REPR_MAX]);
-
+/* buf.c: */
 /* A growing output buffer; a failed allocation sticks (failed = true). */
 typedef struct {
     char *data;

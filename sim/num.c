@@ -1,5 +1,6 @@
-/* Numbers in and out of the command line and CSV files, and the output
- * buffer. Self-contained (libc only) so that tests can include it. */
+/* Numbers in and out of the command line, configuration files and CSV files:
+ * strict parsing (a typo never becomes another number) and Python-repr
+ * printing. The library's own, so flags and INI values are checked alike. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -7,21 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "num.h"
 
 /* ---- parsing ---- */
 
 /* Plain decimal digits only: "1e12", "10x", " 5", "+5" and "" are not
  * integers, so a typo never becomes a different number. */
-static cli_num_result digits_u64(const char *s, uint64_t *out)
+static cs_num_result digits_u64(const char *s, uint64_t *out)
 {
     if (!*s)
-        return CLI_NUM_SYNTAX;
+        return CS_NUM_SYNTAX;
     uint64_t v = 0;
     bool overflow = false;
     for (const char *p = s; *p; p++) {
         if (*p < '0' || *p > '9')
-            return CLI_NUM_SYNTAX;
+            return CS_NUM_SYNTAX;
         unsigned d = (unsigned)(*p - '0');
         if (v > (UINT64_MAX - d) / 10)
             overflow = true;
@@ -29,45 +30,45 @@ static cli_num_result digits_u64(const char *s, uint64_t *out)
             v = v * 10 + d;
     }
     *out = v;
-    return overflow ? CLI_NUM_RANGE : CLI_NUM_OK;
+    return overflow ? CS_NUM_RANGE : CS_NUM_OK;
 }
 
-cli_num_result cli_parse_u64(const char *s, uint64_t *out)
+cs_num_result cs_num_u64(const char *s, uint64_t *out)
 {
     uint64_t v;
-    cli_num_result r = digits_u64(s[0] == '-' ? s + 1 : s, &v);
-    if (r != CLI_NUM_OK)
+    cs_num_result r = digits_u64(s[0] == '-' ? s + 1 : s, &v);
+    if (r != CS_NUM_OK)
         return r;
     if (s[0] == '-' && v != 0)
-        return CLI_NUM_RANGE;
+        return CS_NUM_RANGE;
     *out = v;
-    return CLI_NUM_OK;
+    return CS_NUM_OK;
 }
 
-cli_num_result cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+cs_num_result cs_num_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     bool neg = s[0] == '-';
     uint64_t mag;
-    cli_num_result r = digits_u64(neg ? s + 1 : s, &mag);
-    if (r != CLI_NUM_OK)
+    cs_num_result r = digits_u64(neg ? s + 1 : s, &mag);
+    if (r != CS_NUM_OK)
         return r;
     int64_t v;
     if (neg) {
         if (mag > (uint64_t)INT64_MAX + 1)
-            return CLI_NUM_RANGE;
+            return CS_NUM_RANGE;
         v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
     } else {
         if (mag > (uint64_t)INT64_MAX)
-            return CLI_NUM_RANGE;
+            return CS_NUM_RANGE;
         v = (int64_t)mag;
     }
     if (v < lo || v > hi)
-        return CLI_NUM_RANGE;
+        return CS_NUM_RANGE;
     *out = v;
-    return CLI_NUM_OK;
+    return CS_NUM_OK;
 }
 
-bool cli_parse_real(const char *s, double *out)
+bool cs_num_real(const char *s, double *out)
 {
     /* strtod skips leading space and accepts hex; refuse the first, allow
      * the second (it is exact). */
@@ -182,17 +183,17 @@ static void shortest(double x, decimal *d)
     from_printf(buf, d);
 }
 
-size_t cli_repr(double x, char out[CLI_REPR_MAX])
+size_t cs_num_repr(double x, char out[CS_REPR_MAX])
 {
     if (x != x)
-        return (size_t)snprintf(out, CLI_REPR_MAX, "nan");
+        return (size_t)snprintf(out, CS_REPR_MAX, "nan");
     char *p = out;
     if (signbit(x)) {
         *p++ = '-';
         x = -x;
     }
     if (x - x != 0)
-        return (size_t)(p - out) + (size_t)snprintf(p, CLI_REPR_MAX - 1, "inf");
+        return (size_t)(p - out) + (size_t)snprintf(p, CS_REPR_MAX - 1, "inf");
     if (x == 0) {
         memcpy(p, "0.0", 4);
         return (size_t)(p - out) + 3;
@@ -229,99 +230,4 @@ size_t cli_repr(double x, char out[CLI_REPR_MAX])
     }
     *p = 0;
     return (size_t)(p - out);
-}
-
-/* ---- output buffer ---- */
-
-static bool buf_reserve(cli_buf *b, size_t extra)
-{
-    if (b->failed)
-        return false;
-    if (b->cap - b->len > extra)
-        return true;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap - b->len <= extra) {
-        if (cap > SIZE_MAX / 2) {
-            b->failed = true;
-            return false;
-        }
-        cap *= 2;
-    }
-    char *data = realloc(b->data, cap);
-    if (!data) {
-        b->failed = true;
-        return false;
-    }
-    b->data = data;
-    b->cap = cap;
-    return true;
-}
-
-void cli_buf_add(cli_buf *b, const char *s, size_t n)
-{
-    if (!buf_reserve(b, n))
-        return;
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = 0;
-}
-
-void cli_buf_str(cli_buf *b, const char *s)
-{
-    cli_buf_add(b, s, strlen(s));
-}
-
-void cli_buf_printf(cli_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->failed = true;
-        return;
-    }
-    if (!buf_reserve(b, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-void cli_buf_repr(cli_buf *b, double x)
-{
-    char tmp[CLI_REPR_MAX];
-    size_t n = cli_repr(x, tmp);
-    cli_buf_add(b, tmp, n);
-}
-
-void cli_buf_json_string(cli_buf *b, const char *s)
-{
-    if (!s) {
-        cli_buf_str(b, "null");
-        return;
-    }
-    cli_buf_add(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            char esc[2] = {'\\', (char)*p};
-            cli_buf_add(b, esc, 2);
-        } else if (*p == '\n') {
-            cli_buf_str(b, "\\n");
-        } else if (*p < 0x20) {
-            cli_buf_printf(b, "\\u%04x", *p);
-        } else {
-            cli_buf_add(b, (const char *)p, 1);
-        }
-    }
-    cli_buf_add(b, "\"", 1);
-}
-
-void cli_buf_free(cli_buf *b)
-{
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-    b->failed = false;
 }

@@ -221,11 +221,11 @@ static int parse_rows(table *tb, char *cursor, char *end)
         size_t r = tb->nrows;
         tb->line[r] = lineno;
         int64_t episode, t;
-        if (cli_parse_i64(fields[0], 0, INT64_MAX, &episode) != CLI_NUM_OK) {
+        if (cs_num_i64(fields[0], 0, INT64_MAX, &episode) != CS_NUM_OK) {
             rc = file_error(tb, lineno, "episode '%s' is not a non-negative integer", fields[0]);
             break;
         }
-        if (cli_parse_i64(fields[1], 0, INT32_MAX - 1, &t) != CLI_NUM_OK) {
+        if (cs_num_i64(fields[1], 0, INT32_MAX - 1, &t) != CS_NUM_OK) {
             rc = file_error(tb, lineno, "t '%s' is not a step index", fields[1]);
             break;
         }
@@ -251,7 +251,7 @@ static int parse_rows(table *tb, char *cursor, char *end)
                 if (strcmp(fields[k], "0") != 0 && strcmp(fields[k], "1") != 0)
                     rc = file_error(tb, lineno, "%s '%s' is not 0 or 1", tb->names[k], fields[k]);
                 *out = fields[k][0] == '1';
-            } else if (!cli_parse_real(fields[k], out)) {
+            } else if (!cs_num_real(fields[k], out)) {
                 rc = file_error(tb, lineno, "%s '%s' is not a number", tb->names[k], fields[k]);
             }
         }

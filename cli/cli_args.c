@@ -132,10 +132,10 @@ static int bad_value(const char *opt, const char *value, const char *why)
 
 static int int_value(const char *opt, const char *value, int64_t lo, int64_t hi, int64_t *out)
 {
-    switch (cli_parse_i64(value, lo, hi, out)) {
-    case CLI_NUM_OK:
+    switch (cs_num_i64(value, lo, hi, out)) {
+    case CS_NUM_OK:
         return 0;
-    case CLI_NUM_SYNTAX:
+    case CS_NUM_SYNTAX:
         return bad_value(opt, value, "is not an integer");
     default:
         return cli_error(CLI_EXIT_USAGE, "%s%s: '%s' is out of range (%" PRId64 " to %" PRId64 ")",
@@ -197,10 +197,10 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_STEPS:
         return int_value(name, value, 1, INT64_MAX, &a->steps);
     case OPT_SEED:
-        switch (cli_parse_u64(value, &a->seed)) {
-        case CLI_NUM_OK:
+        switch (cs_num_u64(value, &a->seed)) {
+        case CS_NUM_OK:
             return 0;
-        case CLI_NUM_SYNTAX:
+        case CS_NUM_SYNTAX:
             return bad_value(name, value, "is not a non-negative integer");
         default:
             return bad_value(name, value, "is out of range (0 to 18446744073709551615)");
@@ -298,7 +298,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         return 0;
     }
     case OPT_TARGET:
-        if (!cli_parse_real(value, &a->target) || a->target - a->target != 0)
+        if (!cs_num_real(value, &a->target) || a->target - a->target != 0)
             return bad_value(name, value, "is not a finite number");
         return 0;
     case OPT_HELP:

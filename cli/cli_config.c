@@ -311,7 +311,7 @@ static void value_text(const cli_args *a, cli_opt_id id, char *out, size_t size)
         break;
     case OPT_TARGET:
         if (a->target - a->target == 0)   /* NaN: the environment's threshold */
-            cli_repr(a->target, out);
+            cs_num_repr(a->target, out);
         else
             out[0] = 0;
         break;
