@@ -72,7 +72,7 @@ def open_config(settings, fields):
     for name, value in fields.items():
         if value is None:
             continue
-        if isinstance(value, bool):
+        if isinstance(value, (bool, int)):
             setattr(cfg, name, value)
         else:
             value_c = ffi.new("char[]", str(value).encode())
@@ -83,11 +83,12 @@ def open_config(settings, fields):
 
 class Batch:
     """num_envs environments of one kind (a name such as "cartpole" or a path
-    to a .env file) behind one cs_env handle."""
+    to a .env file) behind one cs_env handle. first_env makes it the slice
+    [first_env, first_env + num_envs) of a bigger batch split over workers."""
 
     def __init__(self, env, num_envs=1, *, backend="auto", dtype="float32", threads=None, params=None,
                  autoreset="next_step", unroll=None, fusion=None, policy=None, strict=False,
-                 persistent=None, block=None, env_dir=None, cache_dir=None, no_cache=False):
+                 persistent=None, block=None, env_dir=None, cache_dir=None, no_cache=False, first_env=None):
         if backend not in BACKENDS:
             raise ValueError("cartsim: backend must be one of %s, not %r" % (", ".join(BACKENDS), backend))
         settings = [("env", env), ("envs", int(num_envs)), ("backend", backend), ("dtype", dtype_name(dtype))]
@@ -102,7 +103,8 @@ class Batch:
         for name, value in (params or {}).items():
             settings.append(("param", param_text(name, value)))
         cfg, keep = open_config(settings, {"policy": policy, "env_dir": env_dir, "cache_dir": cache_dir,
-                                           "no_cache": bool(no_cache)})
+                                           "no_cache": bool(no_cache),
+                                           "first_env": None if first_env is None else int(first_env)})
         if autoreset == "disabled":
             cfg.autoreset = lib.CS_AUTORESET_DISABLED
         out = ffi.new("cs_env **")

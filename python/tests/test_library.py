@@ -89,6 +89,20 @@ def test_params_value_and_range():
     assert not np.array_equal(fixed.get_state(), ranged.get_state())
 
 
+def test_slices_of_a_batch_are_the_whole_batch():
+    whole = cartsim.make_vec("CartPole-v1", 8, threads=1, dtype="float64")
+    halves = [cartsim.make_vec("CartPole-v1", 4, threads=1, dtype="float64", first_env=f) for f in (0, 4)]
+    whole.reset(seed=3)
+    for h in halves:
+        h.reset(seed=3)
+    actions = np.random.default_rng(0).integers(0, 2, (50, 8))
+    for a in actions:
+        whole.step(a)
+        halves[0].step(a[:4])
+        halves[1].step(a[4:])
+    assert np.array_equal(whole.get_state(), np.concatenate([h.get_state() for h in halves]))
+
+
 def test_rollout_matches_the_command_line():
     envs = cartsim.make_vec("cartpole", 256, threads=1, dtype="float64", unroll=4)
     envs.reset(seed=5)
