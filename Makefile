@@ -8,7 +8,7 @@ DESTDIR ?=
 
 CUDA_HOME ?= /usr/local/cuda
 DEB_PACKAGES = build-essential pkg-config libcriterion-dev libinih-dev libsdl2-dev libstb-dev librandom123-dev \
-               libopenmpi-dev openmpi-bin fonts-dejavu-core
+               libopenmpi-dev openmpi-bin fonts-dejavu-core python3 python3-venv
 
 WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # CFLAGS is the user's (optimization, sanitizers); CS_CFLAGS is what the
@@ -82,7 +82,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run test check asan deps install clean bench fuzz fuzz-build FORCE
+.PHONY: all run test check pytest asan deps install clean bench fuzz fuzz-build FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -101,15 +101,32 @@ run: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	$(BUILD)/cartsim --envs 2048 --steps 10000 --unroll 10
 
+# The Python tests need an uninstrumented libcartsim.so (python3 is not built with ASan).
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
 	@$(MAKE) --no-print-directory check
+	@case "$(CFLAGS)" in *-fsanitize*) echo "pytest: not run under sanitizers";; \
+		*) $(MAKE) --no-print-directory pytest;; esac
 
 # The suite without the package check.
 check: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
 	CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
 		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example CARTSIM_LIB=$(CURDIR)/$(BUILD)/libcartsim.so \
 		$(BUILD)/test_suite --jobs 2 $(TEST_ARGS)
+
+# The Python package's tests (python/tests) in a virtual environment of their
+# own, with the pinned packages of python/tests/requirements.txt from PyPI; a
+# failed pip stops here. The package finds build/libcartsim.so from the checkout.
+PY_VENV = $(BUILD)/py-venv
+$(PY_VENV)/installed: python/tests/requirements.txt
+	rm -rf $(PY_VENV)
+	python3 -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install --disable-pip-version-check -q -r python/tests/requirements.txt
+	touch $@
+
+pytest: $(BUILD)/libcartsim.so $(BUILD)/cartsim $(PY_VENV)/installed
+	CARTSIM_LIBRARY=$(CURDIR)/$(BUILD)/libcartsim.so CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_HEADER=$(CURDIR)/sim/cartsim.h PYTHONPATH=$(CURDIR)/python \
+		$(PY_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider python/tests $(PYTEST_ARGS)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps

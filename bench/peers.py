@@ -18,6 +18,9 @@ each); compile time is reported apart.
   cartsim    build/bench/rollout_bench: the fused rollout (random actions drawn
              in the kernel, same-step auto-reset) and the step API (actions
              drawn on the host, cs_env_step, next-step auto-reset).
+  cartsim Python  the package in python/: VectorEnv.step(actions) with NumPy
+             actions, one thread (the row to set against the step API's);
+             --envs 1 gives the cost of one Python call.
 
 Run with the system python3: it creates build/bench-venv (python3 -m venv) and
 pip-installs the pinned peers there, each peer on its own, so a peer that
@@ -49,6 +52,7 @@ PINS = {
     "gymnasium": ["numpy==2.4.6", "gymnasium==1.4.0"],
     "gymnax": ["jax[cpu]==0.10.2", "jaxlib==0.10.2", "flax==0.12.8", "gymnax==0.0.9", "six==1.17.0"],
     "envpool": ["envpool==1.2.5"],
+    "cartsim-python": ["cffi==1.17.1"],   # the package itself comes from python/ (PYTHONPATH)
 }
 
 
@@ -225,7 +229,28 @@ def worker_envpool(a):
             "steps": steps, "runs_s": times, "autoreset": "next_step"}
 
 
-WORKERS = {"gymnasium": worker_gymnasium, "gymnax": worker_gymnax, "gymnax-unroll": worker_gymnax_unroll,
+def worker_cartsim_python(a):
+    """envs.step(actions) of the Python package (python/), NumPy actions as for the peers."""
+    import numpy as np
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    os.environ.setdefault("CARTSIM_LIBRARY", os.path.join(ROOT, "build", "libcartsim.so"))
+    import cartsim
+    env = cartsim.make_vec("CartPole-v1", num_envs=a.envs, threads=a.threads, backend="cpu")
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    n = a.envs
+
+    def run(steps):
+        for _ in range(steps):
+            env.step(rng.integers(0, 2, n))
+
+    steps, times = timed_runs(run, n, a.repeat, a.min_time, 1)
+    return {"version": "cartsim %s (python/), numpy %s" % (cartsim.__version__, np.__version__),
+            "impl": "VectorEnv.step, threads=%d" % a.threads, "steps": steps, "runs_s": times,
+            "autoreset": "next_step"}
+
+
+WORKERS = {"gymnasium": worker_gymnasium, "cartsim-python": worker_cartsim_python, "gymnax": worker_gymnax, "gymnax-unroll": worker_gymnax_unroll,
            "envpool": worker_envpool}
 
 
@@ -278,6 +303,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     ap.add_argument("--envs", default="2048,65536")
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--python-envs", default="4096,1",
+                    help="sizes where only the step()s are compared, one thread ('' to skip)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=0.3)
     ap.add_argument("--xla-unroll", default="1,2,5,10", help="scan unroll factors for XLA ('' to skip)")
@@ -328,34 +355,45 @@ def main():
         rows.append(row)
         print(json.dumps(row), flush=True)
 
+    def measure(n, t, variants, peers):
+        # cartsim: the fused rollout, and the step API driven from the host.
+        steps = max(100, (1 << 25) // n)
+        for variant, extra, autoreset in (("fused rollout", [], "same_step"),
+                                           ("step API", ["--step-api"], "next_step")):
+            if variant not in variants:
+                continue
+            s = steps if not extra else max(20, steps // 10)
+            r = run_json(pinned(t, [rb, "--env", "cartpole", "--envs", str(n), "--steps", str(s),
+                                    "--threads", str(t), "--backend", "cpu", "--repeat", str(a.repeat)] + extra),
+                         a.timeout, threads=t)
+            if "error" not in r:
+                r = {"version": "cartsim (this tree)", "impl": "cpu, fusion full", "steps": s,
+                     "runs_s": [x / 1e3 for x in r["runs_ms"]], "compile_s": r["compile_ms"] / 1e3,
+                     "busy": r["busy"]}
+            add("cartsim", variant, n, t, r, autoreset)
+        for peer, worker, autoreset in (("cartsim Python", "cartsim-python", "next_step"),
+                                        ("Gymnasium", "gymnasium", "next_step"),
+                                        ("gymnax (XLA)", "gymnax", "same_step"),
+                                        ("EnvPool", "envpool", "next_step")):
+            if worker not in peers or (peer in ("Gymnasium", "cartsim Python") and t > 1):
+                continue   # NumPy's elementwise operations run on one thread
+            reason = status.get(worker)
+            if reason:
+                add(peer, "", n, t, {"error": reason}, autoreset)
+                continue
+            r = run_json(pinned(t, [py, me, "--worker", worker, "--envs", str(n), "--threads", str(t),
+                                    "--repeat", str(a.repeat), "--min-time", str(a.min_time)]),
+                         a.timeout, env, threads=t)
+            add(peer, "", n, t, r, autoreset)
+
     for n in a.envs_list:
         for t in threads_list:
-            # cartsim: the fused rollout, and the step API driven from the host.
-            steps = max(100, (1 << 25) // n)
-            for variant, extra, autoreset in (("fused rollout", [], "same_step"),
-                                               ("step API", ["--step-api"], "next_step")):
-                s = steps if not extra else max(20, steps // 10)
-                r = run_json(pinned(t, [rb, "--env", "cartpole", "--envs", str(n), "--steps", str(s),
-                                        "--threads", str(t), "--backend", "cpu", "--repeat", str(a.repeat)] + extra),
-                             a.timeout, threads=t)
-                if "error" not in r:
-                    r = {"version": "cartsim (this tree)", "impl": "cpu, fusion full", "steps": s,
-                         "runs_s": [x / 1e3 for x in r["runs_ms"]], "compile_s": r["compile_ms"] / 1e3,
-                         "busy": r["busy"]}
-                add("cartsim", variant, n, t, r, autoreset)
-            for peer, worker, autoreset in (("Gymnasium", "gymnasium", "next_step"),
-                                            ("gymnax (XLA)", "gymnax", "same_step"),
-                                            ("EnvPool", "envpool", "next_step")):
-                if peer == "Gymnasium" and t > 1:
-                    continue   # NumPy's elementwise operations run on one thread
-                reason = status.get(worker)
-                if reason:
-                    add(peer, "", n, t, {"error": reason}, autoreset)
-                    continue
-                r = run_json(pinned(t, [py, me, "--worker", worker, "--envs", str(n), "--threads", str(t),
-                                        "--repeat", str(a.repeat), "--min-time", str(a.min_time)]),
-                             a.timeout, env, threads=t)
-                add(peer, "", n, t, r, autoreset)
+            measure(n, t, ("fused rollout", "step API"), ("cartsim-python", "gymnasium", "gymnax", "envpool"))
+    # The Python package's step against the C step API and the step()s of the
+    # peers, one thread; at 1 environment these are what one call costs.
+    for n in (int(x) for x in a.python_envs.split(",") if x):
+        if n not in a.envs_list:
+            measure(n, 1, ("step API",), ("cartsim-python", "gymnasium", "envpool"))
 
     fields = ["peer", "variant", "envs", "threads", "status", "env_steps_per_sec", "median_s", "steps", "runs_s",
               "compile_s", "autoreset", "version", "impl", "busy", "reason", "note"]

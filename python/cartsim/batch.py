@@ -1,0 +1,307 @@
+"""One cs_env handle: a batch of environments of one kind, stepped together.
+
+Arrays handed out view the library's buffers (no copies). A view shows what
+the buffer holds now: the next step, reset or rollout on the same batch
+overwrites it, so keep a copy (np.array(view)) of what must outlive that.
+A view also keeps the handle's memory alive: close() stops the batch at
+once, and the memory goes when the last view of it goes.
+"""
+import numpy as np
+
+from ._native import CartsimError, call_with_error_buffer, check, ffi, lib, text
+from .dlpack import CUDA, DeviceArray
+
+BACKENDS = ("auto", "cpu", "cuda", "interp")
+FUSIONS = ("full", "rules", "none")
+AUTORESETS = {"next_step": "next_step", "same_step": "same_step"}
+
+
+def dtype_name(dtype):
+    """"f32" or "f64" from "float32", "f64", np.float64 ..."""
+    name = np.dtype(dtype).name if not isinstance(dtype, str) or dtype not in ("f32", "f64") else dtype
+    names = {"float32": "f32", "f32": "f32", "float64": "f64", "f64": "f64"}
+    if name not in names:
+        raise ValueError("cartsim: dtype must be float32 or float64, not %r" % (dtype,))
+    return names[name]
+
+
+def param_text(name, value):
+    """"NAME=VALUE" or "NAME=LO:HI" (a (lo, hi) pair is drawn per environment at each reset)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError("cartsim: param %s: a range is a (lo, hi) pair, not %r" % (name, value))
+        return "%s=%r:%r" % (name, float(value[0]), float(value[1]))
+    return "%s=%r" % (name, float(value))
+
+
+class _Handle:
+    """Owns a cs_env*: cs_env_close runs when this object is collected, which
+    is when neither the batch nor any view of its buffers refers to it."""
+
+    def __init__(self, raw, keep):
+        self.ptr = ffi.gc(raw, lib.cs_env_close)
+        self.keep = keep            # strings cs_config points to, alive as long as the handle
+
+    def message(self):
+        return text(lib.cs_env_error(self.ptr))
+
+
+class _View:
+    """A NumPy array interface over library memory; np.asarray(view) is the array, its base this object."""
+
+    def __init__(self, owner, address, shape, strides, typestr):
+        self.owner = owner
+        self.__array_interface__ = {"data": (address, False), "shape": shape, "strides": strides,
+                                    "typestr": typestr, "version": 3}
+
+
+def _address(pointer):
+    return int(ffi.cast("uintptr_t", pointer))
+
+
+def open_config(settings, fields):
+    """A cs_config from settings checked by cs_config_set (the CLI's own checks)
+    and raw fields (policy, env_dir, cache_dir, no_cache); returns (cfg, keep)."""
+    cfg = ffi.new("cs_config *")
+    lib.cs_config_init(cfg)
+    keep = []
+    for name, value in settings:
+        value_c = ffi.new("char[]", str(value).encode())
+        keep.append(value_c)          # cfg keeps the pointer for "env" and "param"
+        call_with_error_buffer(lib.cs_config_set, cfg, name.encode(), value_c)
+    for name, value in fields.items():
+        if value is None:
+            continue
+        if isinstance(value, (bool, int)):
+            setattr(cfg, name, value)
+        else:
+            value_c = ffi.new("char[]", str(value).encode())
+            keep.append(value_c)
+            setattr(cfg, name, value_c)
+    return cfg, keep
+
+
+class Batch:
+    """num_envs environments of one kind (a name such as "cartpole" or a path
+    to a .env file) behind one cs_env handle. first_env makes it the slice
+    [first_env, first_env + num_envs) of a bigger batch split over workers."""
+
+    def __init__(self, env, num_envs=1, *, backend="auto", dtype="float32", threads=None, params=None,
+                 autoreset="next_step", unroll=None, fusion=None, policy=None, strict=False,
+                 persistent=None, block=None, env_dir=None, cache_dir=None, no_cache=False, first_env=None):
+        if backend not in BACKENDS:
+            raise ValueError("cartsim: backend must be one of %s, not %r" % (", ".join(BACKENDS), backend))
+        settings = [("env", env), ("envs", int(num_envs)), ("backend", backend), ("dtype", dtype_name(dtype))]
+        if autoreset != "disabled":
+            settings.append(("autoreset", autoreset))
+        for name, value in (("threads", threads), ("unroll", unroll), ("fusion", fusion), ("block", block)):
+            if value is not None:
+                settings.append((name, value))
+        if persistent is not None:
+            settings.append(("persistent", "true" if persistent else "false"))
+        settings.append(("strict", "true" if strict else "false"))
+        for name, value in (params or {}).items():
+            settings.append(("param", param_text(name, value)))
+        cfg, keep = open_config(settings, {"policy": policy, "env_dir": env_dir, "cache_dir": cache_dir,
+                                           "no_cache": bool(no_cache),
+                                           "first_env": None if first_env is None else int(first_env)})
+        if autoreset == "disabled":
+            cfg.autoreset = lib.CS_AUTORESET_DISABLED
+        out = ffi.new("cs_env **")
+        code = lib.cs_env_open(cfg, out)
+        if out[0] == ffi.NULL:
+            raise MemoryError("cartsim: out of memory opening %r" % (env,))
+        self._handle = _Handle(out[0], keep)
+        check(code, self._handle.message)
+        self.config = cfg
+        info = ffi.new("cs_env_info *")
+        self._call(lib.cs_env_get_info(self._handle.ptr, info))
+        self.name = text(info.name)
+        self.title = text(info.title)
+        self.num_envs = int(info.num_envs)
+        self.state_dim, self.obs_dim = int(info.state_dim), int(info.obs_dim)
+        self.discrete = bool(info.discrete)
+        self.n_actions, self.action_dim = int(info.n_actions), int(info.action_dim)
+        self.action_low = np.array([info.action_low[k] for k in range(self.action_dim)])
+        self.action_high = np.array([info.action_high[k] for k in range(self.action_dim)])
+        self.max_steps = int(info.max_steps)
+        self.reward_threshold = float(info.reward_threshold)
+        self.state_names = [text(info.state_names[k]) for k in range(self.state_dim)]
+        self.backend = text(lib.cs_backend_name(info.backend))
+        self.fusion = text(lib.cs_fusion_name(info.fusion))
+        self.dtype = np.float32 if info.dtype == lib.CS_DTYPE_F32 else np.float64
+        self.unroll, self.threads = int(info.unroll), int(info.threads)
+        self.compile_ms, self.cache_hit = float(info.compile_ms), bool(info.cache_hit)
+        self.notice = text(info.notice)
+        self.device = text(info.device)
+        self.num_weights = int(lib.cs_env_num_weights(self._handle.ptr))
+        self._views = {}
+
+    # -------------------------------------------------------------- plumbing
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    def _ptr(self):
+        if self._handle is None:
+            raise CartsimError("cartsim: the environment is closed", "CS_ERR_STATE")
+        return self._handle.ptr
+
+    def _call(self, code):
+        check(code, self._handle.message)
+
+    def _view(self, key, pointer, shape, strides, typestr):
+        """The array over `pointer`, made again only when the library's address changed."""
+        cached = self._views.get(key)
+        if cached is not None and cached[0] == pointer:      # cdata pointers compare by address
+            return cached[1]
+        if pointer == ffi.NULL:
+            self._call(lib.CS_ERR_STATE)
+        array = np.asarray(_View(self._handle, _address(pointer), shape, strides, typestr))
+        self._views[key] = (pointer, array)
+        return array
+
+    def close(self):
+        """Stops the batch; harmless twice. The memory goes with the last view of it."""
+        self._handle = None
+        self._views = {}
+
+    # -------------------------------------------------------------- stepping
+
+    def reset(self, seed):
+        """Every environment starts a fresh episode drawn from `seed` (an int >= 0)."""
+        self._call(lib.cs_env_reset(self._ptr(), int(seed)))
+
+    def actions_buffer(self, actions):
+        """The actions as the library reads them: int32[num_envs], or float32[action_dim][num_envs]."""
+        n = self.num_envs
+        a = np.asarray(actions)
+        if self.discrete:
+            if a.dtype.kind not in "iub":
+                raise TypeError("cartsim: discrete actions must be integers, not %s" % a.dtype)
+            if a.shape != (n,):
+                raise ValueError("cartsim: actions must have shape (%d,), not %s" % (n, a.shape))
+            return np.ascontiguousarray(a, dtype=np.int32)
+        if a.shape == (n,) and self.action_dim == 1:
+            a = a.reshape(n, 1)
+        if a.shape != (n, self.action_dim):
+            raise ValueError("cartsim: actions must have shape (%d, %d), not %s" % (n, self.action_dim, a.shape))
+        return np.ascontiguousarray(a.T, dtype=np.float32)
+
+    def step(self, actions):
+        buffer = self.actions_buffer(actions)
+        self._call(lib.cs_env_step(self._ptr(), ffi.from_buffer(buffer)))
+
+    def obs(self):
+        """(num_envs, obs_dim) float32, a strided view of the library's [obs_dim][num_envs] buffer."""
+        n = self.num_envs
+        return self._view("obs", lib.cs_env_obs(self._ptr()), (n, self.obs_dim), (4, 4 * n), "<f4")
+
+    def final_obs(self):
+        """Same-step mode: the observations that ended the last episodes (rows of the environments that ended)."""
+        n = self.num_envs
+        return self._view("final_obs", lib.cs_env_final_obs(self._ptr()), (n, self.obs_dim), (4, 4 * n), "<f4")
+
+    def rewards(self):
+        return self._view("rewards", lib.cs_env_rewards(self._ptr()), (self.num_envs,), None, "<f8")
+
+    def terminated(self):
+        return self._view("terminated", lib.cs_env_terminated(self._ptr()), (self.num_envs,), None, "|b1")
+
+    def truncated(self):
+        return self._view("truncated", lib.cs_env_truncated(self._ptr()), (self.num_envs,), None, "|b1")
+
+    def get_state(self):
+        """The raw state as doubles, shaped (num_envs, state_dim) (a copy)."""
+        out = np.empty((self.state_dim, self.num_envs), dtype=np.float64)
+        self._call(lib.cs_env_get_state(self._ptr(), ffi.from_buffer("double[]", out)))
+        return out.T
+
+    def set_state(self, state, episode_steps=None):
+        """Sets every environment's state ((num_envs, state_dim) doubles) and the
+        steps its running episode has taken (default 0)."""
+        s = np.ascontiguousarray(np.asarray(state, dtype=np.float64).reshape(self.num_envs, self.state_dim).T)
+        steps = ffi.NULL
+        if episode_steps is not None:
+            steps_array = np.ascontiguousarray(episode_steps, dtype=np.int32).reshape(self.num_envs)
+            steps = ffi.from_buffer("int32_t[]", steps_array)
+        self._call(lib.cs_env_set_state(self._ptr(), ffi.from_buffer("double[]", s), steps))
+
+    # -------------------------------------------------------------- rollouts and policies
+
+    def rollout(self, steps):
+        """`steps` fused steps of every environment with the batch's policy; the statistics as a dict."""
+        stats = ffi.new("cs_rollout_stats *")
+        self._call(lib.cs_env_rollout(self._ptr(), int(steps), stats))
+        n = self.num_envs
+        return {
+            "steps": stats.steps, "env_steps": stats.env_steps, "episodes": stats.episodes,
+            "mean_return": stats.mean_return, "nonfinite": stats.nonfinite, "launches": stats.launches,
+            "run_ms": stats.run_ms, "checksum": stats.checksum,
+            "env_steps_per_sec": stats.env_steps / (stats.run_ms / 1e3) if stats.run_ms > 0 else float("nan"),
+            "episode_returns": np.frombuffer(ffi.buffer(lib.cs_env_episode_returns(self._ptr()), 8 * n),
+                                             dtype=np.float64).copy(),
+            "episode_counts": np.frombuffer(ffi.buffer(lib.cs_env_episode_counts(self._ptr()), 8 * n),
+                                            dtype=np.int64).copy(),
+        }
+
+    def set_weights(self, weights):
+        """weights: (num_weights,) for every environment, or (num_envs, num_weights), one policy each."""
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape == (self.num_weights,):
+            w = np.broadcast_to(w, (self.num_envs, self.num_weights))
+        if w.shape != (self.num_envs, self.num_weights):
+            raise ValueError("cartsim: weights must have shape (%d,) or (%d, %d), not %s"
+                             % (self.num_weights, self.num_envs, self.num_weights, w.shape))
+        per_weight = np.ascontiguousarray(w.T)
+        self._call(lib.cs_env_set_weights(self._ptr(), ffi.from_buffer("double[]", per_weight)))
+
+    def get_weights(self):
+        out = np.empty((self.num_weights, self.num_envs), dtype=np.float64)
+        self._call(lib.cs_env_get_weights(self._ptr(), ffi.from_buffer("double[]", out)))
+        return out.T.copy()
+
+    def evaluate(self, weights=None, episodes=100, seed=0):
+        """The whole return of each of `episodes` fresh episodes of the batch's
+        policy with `weights` (NULL: the weights each environment has)."""
+        returns = np.empty(int(episodes), dtype=np.float64)
+        w = ffi.NULL
+        if weights is not None:
+            w_array = np.ascontiguousarray(weights, dtype=np.float64).reshape(self.num_weights)
+            w = ffi.from_buffer("double[]", w_array)
+        call_with_error_buffer(lib.cs_evaluate, self._ptr(), w, int(episodes), int(seed),
+                               ffi.from_buffer("double[]", returns))
+        return returns
+
+    # -------------------------------------------------------------- CUDA
+
+    def device_arrays(self):
+        """The cuda backend's buffers where they live, as DLPack / __cuda_array_interface__
+        arrays shaped as the host views (torch.from_dlpack takes them without copies);
+        CartsimError (CS_ERR_UNAVAILABLE) on the other backends. "actions" is the one to
+        write, then step_device()."""
+        d = ffi.new("cs_device_buffers *")
+        self._call(lib.cs_env_device_buffers(self._ptr(), d))
+        n, dev = self.num_envs, int(d.device)
+        real = self.dtype
+
+        def array(address, shape, strides, dtype):
+            return DeviceArray(self._handle, address, shape, strides, dtype, CUDA, dev)
+
+        arrays = {
+            "obs": array(d.obs, (n, self.obs_dim), (1, n), np.float32),
+            "final_obs": array(d.final_obs, (n, self.obs_dim), (1, n), np.float32),
+            "rewards": array(d.rewards, (n,), (1,), np.float64),
+            "terminated": array(d.terminated, (n,), (1,), np.bool_),
+            "truncated": array(d.truncated, (n,), (1,), np.bool_),
+            "state": array(d.state, (n, self.state_dim), (1, n), real),
+            "episode_steps": array(d.episode_steps, (n,), (1,), np.int32),
+        }
+        arrays["actions"] = (array(d.actions, (n,), (1,), np.int32) if self.discrete
+                             else array(d.actions, (n, self.action_dim), (1, n), np.float32))
+        return arrays
+
+    def step_device(self):
+        """A step with the actions written at device_buffers()["actions"]."""
+        self._call(lib.cs_env_step_device(self._ptr()))

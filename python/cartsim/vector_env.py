@@ -1,0 +1,223 @@
+"""cartsim as a gymnasium.vector.VectorEnv (and a one-environment gymnasium.Env)."""
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from .batch import Batch
+from .frames import Renderer
+
+# Gymnasium's ids of the environments cartsim ships, and their names in envs/.
+GYMNASIUM_IDS = {
+    "CartPole-v1": "cartpole",
+    "Pendulum-v1": "pendulum",
+    "MountainCar-v0": "mountain_car",
+    "MountainCarContinuous-v0": "mountain_car_continuous",
+    "Acrobot-v1": "acrobot",
+}
+
+_AUTORESET_NAMES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
+
+
+def library_env(env):
+    """The library's name for a Gymnasium id ("CartPole-v1" -> "cartpole"); names and .env paths pass through."""
+    return GYMNASIUM_IDS.get(env, env)
+
+
+def _gymnasium_reference(batch):
+    """Gymnasium's own environment with the batch's title when it is one of its
+    ids with the same shapes (it declares the observation bounds and metadata,
+    which cartsim.h does not); else None."""
+    if batch.title not in gymnasium.registry or GYMNASIUM_IDS.get(batch.title) is None:
+        return None
+    reference = gymnasium.make(batch.title).unwrapped
+    same = (reference.observation_space.shape == (batch.obs_dim,)
+            and isinstance(reference.action_space, gymnasium.spaces.Discrete) == batch.discrete)
+    reference.close()
+    return reference if same else None
+
+
+def single_spaces(batch):
+    """(observation space, action space, metadata) of one environment of the batch."""
+    reference = _gymnasium_reference(batch)
+    if reference is not None:
+        observation_space = reference.observation_space
+        metadata = {"render_modes": ["rgb_array"], "render_fps": reference.metadata.get("render_fps", 30)}
+    else:
+        observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (batch.obs_dim,), np.float32)
+        metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
+    if batch.discrete:
+        action_space = gymnasium.spaces.Discrete(batch.n_actions)
+    else:
+        action_space = gymnasium.spaces.Box(batch.action_low.astype(np.float32), batch.action_high.astype(np.float32),
+                                            (batch.action_dim,), np.float32)
+    return observation_space, action_space, metadata
+
+
+def _autoreset_mode(mode):
+    mode = AutoresetMode(mode) if not isinstance(mode, AutoresetMode) else mode
+    if mode not in _AUTORESET_NAMES:
+        raise ValueError("cartsim: autoreset_mode %s is not supported (NEXT_STEP or SAME_STEP: the library "
+                         "cannot reset a chosen subset of environments)" % mode)
+    return mode
+
+
+class _Seeds:
+    """The library's reset seeds: reset(seed=s) uses s, reset() the next draw of a
+    generator seeded by the last seed given (or the constructor's)."""
+
+    def __init__(self, seed):
+        self.generator = np.random.default_rng(seed)
+
+    def next(self, seed):
+        if seed is None:
+            return int(self.generator.integers(0, 2**63 - 1))
+        if not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError("cartsim: seed must be a non-negative int (one for the whole batch), not %r" % (seed,))
+        self.generator = np.random.default_rng(int(seed))
+        return int(seed)
+
+
+class VectorEnv(gymnasium.vector.VectorEnv):
+    """num_envs environments stepped at once by one fused kernel.
+
+    env: a Gymnasium id ("CartPole-v1"), a cartsim name ("cartpole") or a path to a .env file.
+    Keywords: seed (the first reset's when reset() is given none), backend ("auto", "cpu",
+    "cuda", "interp"), dtype (float32, float64), threads (default: every core), params
+    ({name: value or (lo, hi)}: a range is drawn per environment at each reset),
+    autoreset_mode (NEXT_STEP, SAME_STEP), unroll, fusion, persistent (rollouts), policy
+    (what rollout() runs), strict, render_mode ("rgb_array"), env_dir, cache_dir, no_cache.
+
+    step() and reset() return NumPy views of the library's buffers: valid until the next
+    step, reset, rollout or close of this object (copy what you keep).
+    """
+
+    def __init__(self, env="CartPole-v1", num_envs=1, *, seed=None, autoreset_mode=AutoresetMode.NEXT_STEP,
+                 render_mode=None, max_episode_steps=None, **batch_settings):
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.batch = Batch(library_env(env), num_envs, autoreset=_AUTORESET_NAMES[self.autoreset_mode],
+                           **batch_settings)
+        if max_episode_steps is not None and max_episode_steps != self.batch.max_steps:
+            self.batch.close()
+            raise ValueError("cartsim: %s truncates at %d steps (its max_steps); change it in the .env file, "
+                             "not with max_episode_steps=%d" % (self.batch.name, self.batch.max_steps,
+                                                                  max_episode_steps))
+        self.num_envs = self.batch.num_envs
+        self.single_observation_space, self.single_action_space, metadata = single_spaces(self.batch)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.metadata = dict(metadata, autoreset_mode=self.autoreset_mode)
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError("cartsim: render_mode must be None or 'rgb_array', not %r" % (render_mode,))
+        self.render_mode = render_mode
+        self._seeds = _Seeds(seed)
+        self._renderer = None
+
+    # ------------------------------------------------------------ the Gymnasium API
+
+    def reset(self, *, seed=None, options=None):
+        if options:
+            raise ValueError("cartsim: reset options are not supported (%s)" % ", ".join(options))
+        self.batch.reset(self._seeds.next(seed))
+        return self.batch.obs(), {}
+
+    def step(self, actions):
+        batch = self.batch
+        batch.step(actions)
+        terminated, truncated = batch.terminated(), batch.truncated()
+        info = {}
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            ended = terminated | truncated
+            if ended.any():
+                final_obs = np.full(self.num_envs, None, dtype=object)
+                source = batch.final_obs()
+                for i in np.flatnonzero(ended):
+                    final_obs[i] = source[i].copy()
+                info = {"final_obs": final_obs, "_final_obs": ended, "final_info": {}, "_final_info": ended.copy()}
+        return batch.obs(), batch.rewards(), terminated, truncated, info
+
+    def render(self):
+        """One (height, width, 3) uint8 frame per environment, as Gymnasium's SyncVectorEnv gives them."""
+        if self.render_mode != "rgb_array":
+            return None
+        return tuple(self.render_tiles(i, 1, 1) for i in range(self.num_envs))
+
+    def render_tiles(self, first=0, count=None, columns=0):
+        """Environments [first, first + count) in one frame, `columns` tiles a row (0: a square)."""
+        if self._renderer is None:
+            self._renderer = Renderer(self.batch)
+        return self._renderer.rgb(first, self.num_envs - first if count is None else count, columns)
+
+    def close_extras(self, **kwargs):
+        self._renderer = None
+        self.batch.close()
+
+    # ------------------------------------------------------------ beyond Gymnasium
+
+    def rollout(self, steps, weights=None):
+        """`steps` fused steps of every environment with the policy given at
+        construction (random by default), same-step auto-reset, inside the kernel;
+        continues from the current state. Returns the statistics (a dict)."""
+        if weights is not None:
+            self.batch.set_weights(weights)
+        return self.batch.rollout(steps)
+
+    def evaluate(self, weights=None, episodes=100, seed=0):
+        """Returns of `episodes` fresh episodes of the policy (see Batch.evaluate)."""
+        return self.batch.evaluate(weights, episodes, seed)
+
+    def device_arrays(self):
+        """The cuda backend's device buffers as DLPack arrays (see Batch.device_arrays)."""
+        return self.batch.device_arrays()
+
+    def step_device(self):
+        """Steps with the actions written into device_arrays()["actions"]; returns nothing
+        (the results are in the device arrays, and in the host views when asked)."""
+        self.batch.step_device()
+
+    def get_state(self):
+        return self.batch.get_state()
+
+    def set_state(self, state, episode_steps=None):
+        self.batch.set_state(state, episode_steps)
+
+
+class Env(gymnasium.Env):
+    """One environment, as gymnasium.make gives it: no auto-reset (call reset
+    after an episode ends), truncation at the environment's max_steps. Same
+    keywords as VectorEnv."""
+
+    def __init__(self, env="CartPole-v1", *, render_mode=None, **batch_settings):
+        batch_settings.pop("max_episode_steps", None)
+        self.batch = Batch(library_env(env), 1, autoreset="disabled", **batch_settings)
+        self.observation_space, self.action_space, self.metadata = single_spaces(self.batch)
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError("cartsim: render_mode must be None or 'rgb_array', not %r" % (render_mode,))
+        self.render_mode = render_mode
+        self._renderer = None
+        self._action_shape = (1,) + self.action_space.shape
+
+    # A single environment hands out copies, as Gymnasium's own do: it is used
+    # one step at a time, where a copy costs nothing worth saving.
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        if options:
+            raise ValueError("cartsim: reset options are not supported (%s)" % ", ".join(options))
+        self.batch.reset(int(self.np_random.integers(0, 2**63 - 1)) if seed is None else seed)
+        return self.batch.obs()[0].copy(), {}
+
+    def step(self, action):
+        self.batch.step(np.asarray(action).reshape(self._action_shape))
+        b = self.batch
+        return b.obs()[0].copy(), float(b.rewards()[0]), bool(b.terminated()[0]), bool(b.truncated()[0]), {}
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        if self._renderer is None:
+            self._renderer = Renderer(self.batch)
+        return self._renderer.rgb(0, 1, 1)
+
+    def close(self):
+        self._renderer = None
+        self.batch.close()
