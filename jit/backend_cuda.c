@@ -156,7 +156,7 @@ int cs_nvrtc_open(cs_nvrtc **out, char *err, size_t err_size)
             const char *why = dlerror();
             say(err, err_size, "NVRTC not found ($CARTSIM_NVRTC=%s: %s)", forced, why ? why : "cannot open");
             free(nv);
-            return CS_CUDA_FAIL;
+            return CS_CUDA_NO_NVRTC;
         }
         snprintf(nv->path, sizeof nv->path, "%s", forced);
     } else {
@@ -177,7 +177,7 @@ int cs_nvrtc_open(cs_nvrtc **out, char *err, size_t err_size)
             say(err, err_size, "NVRTC not found (no libnvrtc.so.13, .so.12, .so.11.2 or .so on the library path "
                                "or in $CUDA_HOME/lib64, $CUDA_PATH/lib64, /usr/local/cuda/lib64)");
             free(nv);
-            return CS_CUDA_FAIL;
+            return CS_CUDA_NO_NVRTC;
         }
     }
     if (resolve_table(nv->api.lib, (char *)&nv->api + sizeof(void *), nvrtc_names,
@@ -556,7 +556,7 @@ static int open_driver(cs_cuda *c, char *err, size_t err_size)
         } else {
             say(err, err_size, "no CUDA driver (libcuda.so.1 not found)");
         }
-        return CS_CUDA_FAIL;
+        return CS_CUDA_NO_DRIVER;
     }
     char what[PATH_MAX + 32];
     snprintf(what, sizeof what, "the CUDA driver %s", name);
@@ -566,11 +566,11 @@ static int open_driver(cs_cuda *c, char *err, size_t err_size)
     cs_cu_result rc = c->cu.Init(0);
     if (rc == CS_CUDA_ERROR_NO_DEVICE) {
         say(err, err_size, "no CUDA device");
-        return CS_CUDA_FAIL;
+        return CS_CUDA_NO_DEVICE;
     }
     if (rc == CS_CUDA_ERROR_STUB_LIBRARY) {
         say(err, err_size, "no CUDA driver (%s is the toolkit's stub, not a driver)", name);
-        return CS_CUDA_FAIL;
+        return CS_CUDA_NO_DRIVER;
     }
     if (rc != CS_CUDA_SUCCESS)
         return cu_fail(c, rc, err, err_size, "the CUDA driver failed to start (cuInit)");
@@ -578,7 +578,7 @@ static int open_driver(cs_cuda *c, char *err, size_t err_size)
     CU(c->cu.DeviceGetCount(&count), "counting CUDA devices");
     if (count < 1) {
         say(err, err_size, "no CUDA device");
-        return CS_CUDA_FAIL;
+        return CS_CUDA_NO_DEVICE;
     }
     CU(c->cu.DeviceGet(&c->dev, 0), "opening CUDA device 0");
     CU(c->cu.DeviceGetName(c->info.name, (int)sizeof c->info.name - 1, c->dev), "naming CUDA device 0");

@@ -200,3 +200,33 @@ void cs_partition_free(cs_partition *part)
     part->reason = NULL;
     part->n_kernels = 0;
 }
+
+int cs_plan_build(const cs_program *p, cs_policy fusion, cs_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    unsigned max = cs_program_step_root_max(p);
+    out->roll_roots = malloc(max * sizeof *out->roll_roots);
+    out->step_roots = malloc(max * sizeof *out->step_roots);
+    if (!out->roll_roots || !out->step_roots)
+        goto oom;
+    out->n_roll = cs_program_step_roots(p, true, out->roll_roots);
+    out->n_step = cs_program_step_roots(p, false, out->step_roots);
+    if (cs_partition_build(p->graph, out->roll_roots, out->n_roll, fusion, &out->roll) ||
+        cs_partition_build(p->graph, out->step_roots, out->n_step, fusion, &out->step) ||
+        cs_partition_build(p->graph, out->step_roots, out->n_step, CS_POLICY_FULL, &out->step_fused))
+        goto oom;
+    return 0;
+oom:
+    cs_plan_free(out);
+    return -1;
+}
+
+void cs_plan_free(cs_plan *plan)
+{
+    cs_partition_free(&plan->roll);
+    cs_partition_free(&plan->step);
+    cs_partition_free(&plan->step_fused);
+    free(plan->roll_roots);
+    free(plan->step_roots);
+    memset(plan, 0, sizeof *plan);
+}

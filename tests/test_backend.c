@@ -121,7 +121,10 @@ static void rollout_cpu(const cs_program *p, cs_policy fusion, int unroll, lanes
     cs_schedule s = {fusion, unroll, 0, 0};
     cs_text src = {0};
     char err[1024];
-    cr_assert_eq(cs_emit(p, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    cs_plan plan;
+    cr_assert_eq(cs_plan_build(p, fusion, &plan), 0);
+    cr_assert_eq(cs_emit(p, &plan, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    cs_plan_free(&plan);
     cs_cache cache = {{0}, {0}};   /* no cache: every compile is fresh */
     cs_cpu_kernel k;
     cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);

@@ -775,8 +775,11 @@ static char *emit(const cs_program *p, cs_policy pol, int unroll, cs_dialect d)
     cs_schedule s = {pol, unroll, 0, 90};
     cs_text t = {0};
     char err[1024];
-    cr_assert_eq(cs_emit(p, &s, d, &t, err, sizeof err), 0, "emit (%s dialect, %s, unroll %d): %s",
+    cs_plan plan;
+    cr_assert_eq(cs_plan_build(p, pol, &plan), 0);
+    cr_assert_eq(cs_emit(p, &plan, &s, d, &t, err, sizeof err), 0, "emit (%s dialect, %s, unroll %d): %s",
                  d == CS_DIALECT_C ? "C" : "CUDA", cs_policy_name(pol), unroll, err);
+    cs_plan_free(&plan);
     cr_assert(!t.failed && t.data);
     return t.data;
 }
@@ -1359,8 +1362,11 @@ static void shim_rollout(const cs_program *p, cs_policy pol, int unroll, run_kin
     const unsigned *kps = dlsym(m.handle, "cs_kernels_per_step");
     const unsigned *spl = dlsym(m.handle, "cs_scratch_bytes_per_lane");
     cr_assert(kps && spl, "the exported constants are missing");
-    cr_assert_eq(*kps, cs_emit_kernels_per_step(p, pol), "cs_kernels_per_step %u, the partition has %u", *kps,
-                 cs_emit_kernels_per_step(p, pol));
+    cs_plan plan;
+    cr_assert_eq(cs_plan_build(p, pol, &plan), 0);
+    cr_assert_eq(*kps, plan.roll.n_kernels, "cs_kernels_per_step %u, the partition has %u", *kps,
+                 plan.roll.n_kernels);
+    cs_plan_free(&plan);
     b->l.t = 0;
     cr_assert_eq(host_launch(&m, dlsym(m.handle, "cs_kernel_restart"), false, grid, block, &b->l, NULL), 0);
     if (kind == RUN_PER_STEP) {

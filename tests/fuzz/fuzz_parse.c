@@ -109,9 +109,12 @@ static void compile_and_run(cs_program *p)
     for (size_t k = 0; k < 3; k++) {
         cs_schedule s = {policies[k], k == 0 ? 4 : 1, 0, 0};
         cs_text src = {0};
-        cs_emit(p, &s, k == 2 ? CS_DIALECT_CUDA : CS_DIALECT_C, &src, err, sizeof err);
+        cs_plan plan;
+        if (cs_plan_build(p, policies[k], &plan))
+            continue;
+        cs_emit(p, &plan, &s, k == 2 ? CS_DIALECT_CUDA : CS_DIALECT_C, &src, err, sizeof err);
         cs_text_free(&src);
-        cs_emit_kernels_per_step(p, policies[k]);
+        cs_plan_free(&plan);
     }
     run_interp(p);
 }
