@@ -185,11 +185,12 @@ int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_k
                    char *err, size_t err_size);
 void cs_cpu_unload(cs_cpu_kernel *k);
 
-/* backend_cuda.c: CUDA C -> NVRTC -> cubin (cached like the cpu objects,
- * suffix ".cubin"; PTX, when NVRTC is older than the device: ".ptx") -> the
- * driver API. libnvrtc and libcuda.so.1 are opened
- * with dlopen ($CARTSIM_NVRTC / $CARTSIM_CUDA_DRIVER name other files), so no
- * CUDA header is needed to build and nothing is needed to run on the cpu.
+/* The cuda backend in two halves: nvrtc.c, CUDA C -> NVRTC -> cubin (cached
+ * like the cpu objects, suffix ".cubin"; PTX, when NVRTC is older than the
+ * device: ".ptx"); cuda_driver.c, the driver API (load, buffers, launch).
+ * libnvrtc and libcuda.so.1 are opened with dlopen (cuda_lib.c;
+ * $CARTSIM_NVRTC / $CARTSIM_CUDA_DRIVER name other files), so no CUDA
+ * header is needed to build and nothing is needed to run on the cpu.
  * Every handle owns its own function tables (no global state); every driver
  * and NVRTC call is checked, and a failure becomes a message with the
  * library's own text. Functions return 0, or one of the codes below with the
@@ -203,7 +204,7 @@ void cs_cpu_unload(cs_cpu_kernel *k);
 
 typedef struct cs_nvrtc cs_nvrtc;
 
-/* Opens NVRTC alone: compiling needs no GPU and no driver. */
+/* nvrtc.c. Opens NVRTC alone: compiling needs no GPU and no driver. */
 int cs_nvrtc_open(cs_nvrtc **out, char *err, size_t err_size);
 void cs_nvrtc_close(cs_nvrtc *nv);
 void cs_nvrtc_version(const cs_nvrtc *nv, int *major, int *minor);
@@ -239,7 +240,7 @@ int cs_cuda_parse_arch(const char *text);
  * whose name starts with `prefix`; -1 when it reports none (ptxas_log.c). */
 long cs_ptxas_spill_bytes(const char *log, const char *prefix);
 
-/* The driver side: device 0 and its primary context (shared with any CUDA
+/* cuda_driver.c: device 0 and its primary context (shared with any CUDA
  * runtime code in the process, so the device pointers are theirs to use
  * too), one loaded module, and the device copies of a cs_lanes buffer set. */
 typedef struct cs_cuda cs_cuda;

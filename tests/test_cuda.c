@@ -6,7 +6,7 @@
  *  host    The CUDA dialect compiled as host C (tests/cuda_shim.h), launched
  *          by loops over blockIdx/threadIdx, reproduces the cpu backend:
  *          f64 bit for bit, f32 within 1e-5.
- *  fake    The whole runtime (sim/env.c -> jit/backend_cuda.c -> driver API)
+ *  fake    The whole runtime (sim/env.c -> jit/cuda_driver.c -> driver API)
  *          against a fake libcuda.so.1 + libnvrtc built from this very file
  *          with -DCS_FAKE_CUDA: its "cubin" is the source, its launches run
  *          the shim build, its device memory is host memory with every copy
