@@ -1,11 +1,13 @@
-/* The emitter: one program + schedule -> source text, in a C or CUDA dialect.
+/* The emitter: one program + its plan + schedule -> source text, in a C or
+ * CUDA dialect. The plan (which nodes share a kernel) is the driver's, built
+ * once in jit/compile.c: the emitter reads it and never partitions.
  *
  * Shared by both dialects: naming, literals, the expression of every op,
  * loads of leaves, values materialized between kernels, and the RNG words.
  * What differs is the skeleton around the kernels: the C dialect walks blocks
  * of lanes that stay in L1 for the whole rollout (time loop inside the block
  * loop), each kernel being one vectorizable loop over the block; the CUDA
- * dialect (filled by the CUDA backend) gives each thread its lanes.
+ * dialect gives each thread its lanes, grid-stride, one __global__ per kernel.
  *
  * The semantics are the interpreter's (interp.c), op for op: in f64 the cpu
  * backend must reproduce it bit for bit.

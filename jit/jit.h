@@ -1,10 +1,18 @@
 /* The compiler's internal interface, one banner per defining file.
  *
- * Pipeline (jit/compile.c), straight-line:
+ * One driver, cs_compile (jit/compile.c), runs every stage once, in order,
+ * and can stop after any of them (`cartsim dump`):
  *
- *   source --cs_parse--> program --fold--> --concat (full only)--> --dce-->
- *          --cs_partition_build (none | rules | full)--> --cs_emit (C | CUDA)-->
- *          backend: cpu (cc + dlopen, cached) | cuda (NVRTC + driver) | interp
+ *   .env text --cs_parse--> program --policy fragment (agents/, a callback)-->
+ *     --fold--> --concat (fusion full only)--> --dce-->           (stage PASSES)
+ *     --cs_plan_build: the partitions, once (none | rules | full)-->  (PARTITION)
+ *     --cs_emit (C | CUDA dialect, reading the plan)-->               (EMIT)
+ *     backend: cpu (cc + dlopen) | cuda (nvrtc.c, then cuda_driver.c) | interp,
+ *              auto picking the first that works; objects cached (cache.c)
+ *   => a cs_kernel (program, plan, entry points, notice) or a cs_compile_error
+ *
+ * sim/env.c only calls the driver; the interpreter (interp.c) runs the
+ * program itself, the tests' oracle.
  */
 #ifndef CS_JIT_H
 #define CS_JIT_H
