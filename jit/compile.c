@@ -17,7 +17,7 @@
 
 static bool stop(const char *after, const char *pass) { return after && strcmp(after, pass) == 0; }
 
-int cs_optimize(cs_program *p, cs_policy fusion, const char *after, char *err, size_t err_size)
+int cs_optimize(cs_program *p, cs_fusion fusion, const char *after, char *err, size_t err_size)
 {
     if (after && strcmp(after, "parse") != 0) {
         bool known = false;
@@ -34,7 +34,7 @@ int cs_optimize(cs_program *p, cs_policy fusion, const char *after, char *err, s
         goto oom;
     if (stop(after, "fold"))
         return 0;
-    if (fusion == CS_POLICY_FULL && cs_pass_concat(p) < 0)
+    if (fusion == CS_FUSION_FULL && cs_pass_concat(p) < 0)
         goto oom;
     if (stop(after, "concat"))
         return 0;

@@ -360,12 +360,12 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
     c->scratch_per_lane = info->scratch_bytes_per_lane;
     static const char *const fixed_names[FN_FIXED] = {"cs_kernel_restart", "cs_kernel_step", "cs_kernel_rollout"};
     for (int k = 0; k < FN_FIXED; k++) {
-        if (k == FN_ROLLOUT && s->fusion != CS_POLICY_FULL)
+        if (k == FN_ROLLOUT && s->fusion != CS_FUSION_FULL)
             continue;
         if ((result = setup_fn(c, &c->fixed[k], fixed_names[k], s->block, err, err_size)))
             goto out;
     }
-    if (s->fusion == CS_POLICY_FULL) {
+    if (s->fusion == CS_FUSION_FULL) {
         info->block = c->fixed[FN_ROLLOUT].block;
         info->registers = c->fixed[FN_ROLLOUT].registers;
         info->local_bytes = c->fixed[FN_ROLLOUT].local_bytes;
@@ -394,7 +394,7 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
         }
         info->block = c->parts[0].block;
     }
-    if (s->fusion == CS_POLICY_FULL && info->kernels_per_step != 1) {
+    if (s->fusion == CS_FUSION_FULL && info->kernels_per_step != 1) {
         cs_cuda_say(err, err_size, "a fully fused module says a step takes %u kernels", info->kernels_per_step);
         result = CS_CUDA_FAIL;
         goto out;
@@ -431,7 +431,7 @@ long long cs_cuda_bytes_needed(const cs_cuda *c, const cs_lanes_layout *lay)
     for (int b = 0; b < CS_BUF_COUNT; b++)
         total += (long long)buf_bytes(lay, b);
     total += (long long)(lay->n_carried + lay->n_params + lay->n_inputs + 3) * (long long)sizeof(cs_cu_deviceptr);
-    if (c->sched.fusion != CS_POLICY_FULL)
+    if (c->sched.fusion != CS_FUSION_FULL)
         total += (long long)c->scratch_per_lane * lay->n;
     return total;
 }
@@ -478,7 +478,7 @@ static int alloc_current(cs_cuda *c, char *err, size_t err_size)
             return rc;
         CU(c->cu.MemcpyHtoD(*tables[t].dst, tables[t].arr, bytes), "copying buffer addresses to %s", c->info.name);
     }
-    if (c->sched.fusion != CS_POLICY_FULL && c->scratch_per_lane &&
+    if (c->sched.fusion != CS_FUSION_FULL && c->scratch_per_lane &&
         (rc = alloc_zero(c, &c->scratch, (size_t)c->scratch_per_lane * n, err, err_size)))
         return rc;
     c->allocated = true;
@@ -750,7 +750,7 @@ int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *er
     cs_lanes d = device_lanes(c, l);
     c->dirty |= WRITTEN;
     long long count = 0;
-    if (c->sched.fusion == CS_POLICY_FULL) {
+    if (c->sched.fusion == CS_FUSION_FULL) {
         long long chunk = c->sched.persistent ? l->steps : c->sched.unroll;
         for (long long s = 0; s < l->steps; s += chunk) {
             d.t = l->t + s;

@@ -521,7 +521,7 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
 {
     const cs_program *p = e->p;
     out(e, "/* cartsim kernel: %s (%s), %s, fusion %s, unroll %d, %s dialect */\n", p->name, p->title,
-        e->f32 ? "f32" : "f64", cs_policy_name(s->fusion), s->unroll, e->dialect == CS_DIALECT_C ? "C" : "CUDA");
+        e->f32 ? "f32" : "f64", cs_fusion_name(s->fusion), s->unroll, e->dialect == CS_DIALECT_C ? "C" : "CUDA");
     if (e->dialect == CS_DIALECT_CUDA) {
         /* NVRTC needs no include; a host shim may define these first (tests/cuda_shim.h). */
         out(e, "#ifndef CS_GLOBAL\n#define CS_GLOBAL extern \"C\" __global__\n#endif\n"
@@ -938,7 +938,7 @@ static int emit_cuda(emitter *e, const cs_plan *plan, const cs_schedule *s)
     out(e, "CS_EXPORT const unsigned int cs_scratch_bytes_per_lane = %uu;\n", e->scratch_bytes);
     out(e, "CS_EXPORT const unsigned int cs_kernels_per_step = %uu;\n\n", plan->roll.n_kernels);
     e->part = &plan->roll;
-    if (s->fusion == CS_POLICY_FULL)
+    if (s->fusion == CS_FUSION_FULL)
         emit_cuda_rollout_fused(e, s);
     else
         emit_cuda_rollout_split(e);

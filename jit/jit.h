@@ -74,13 +74,13 @@ typedef struct {
 
 extern const cs_pass_info cs_pass_table[];   /* in pipeline order, ends with {0} */
 
-/* partition.c: which nodes of an entry share a kernel. */
-typedef enum { CS_POLICY_FULL, CS_POLICY_RULES, CS_POLICY_NONE } cs_policy;
+/* partition.c: which nodes of an entry share a kernel, under a fusion mode
+ * (cs_fusion, cartsim.h's). */
 
 #define CS_NO_KERNEL UINT32_MAX
 
 typedef struct {
-    cs_policy policy;
+    cs_fusion fusion;
     unsigned n_kernels;
     uint32_t *kernel;     /* [cs_graph_count] kernel of each computed node; CS_NO_KERNEL for
                              nodes outside the entry and for leaves loaded in place
@@ -89,9 +89,8 @@ typedef struct {
 } cs_partition;
 
 int cs_partition_build(const cs_graph *g, const cs_node *roots, unsigned n_roots,
-                       cs_policy policy, cs_partition *out);
+                       cs_fusion fusion, cs_partition *out);
 void cs_partition_free(cs_partition *part);
-const char *cs_policy_name(cs_policy p);
 
 /* The partitions of a program's entries, built once by the driver and handed
  * to the emitter and the dump: the rollout step and cs_env_step's step under
@@ -103,7 +102,7 @@ typedef struct {
     cs_partition roll, step, step_fused;
 } cs_plan;
 
-int cs_plan_build(const cs_program *p, cs_policy fusion, cs_plan *out);   /* 0, or -1: out of memory */
+int cs_plan_build(const cs_program *p, cs_fusion fusion, cs_plan *out);   /* 0, or -1: out of memory */
 void cs_plan_free(cs_plan *plan);
 
 
@@ -120,7 +119,7 @@ int cs_dump_partition(const cs_program *p, const cs_partition *part, cs_text *ou
 
 /* emit.c: one emitter, two dialects. */
 typedef struct {
-    cs_policy fusion;
+    cs_fusion fusion;
     int unroll;           /* steps per loop iteration (>= 1) */
     int block;            /* CUDA: threads per block the source assumes (0: any) */
     int arch;             /* CUDA: sm_XY as XY (0: unknown) */
@@ -271,7 +270,7 @@ const cs_cuda_device *cs_cuda_device_info(const cs_cuda *c);
 cs_nvrtc *cs_cuda_nvrtc(cs_cuda *c);
 
 typedef struct {
-    cs_policy fusion;      /* full: cs_kernel_rollout; rules, none: cs_rollout_k0 .. k{K-1} */
+    cs_fusion fusion;      /* full: cs_kernel_rollout; rules, none: cs_rollout_k0 .. k{K-1} */
     int unroll;            /* the steps one non-persistent launch takes (full) */
     bool persistent;       /* full: the whole rollout in one launch */
     int block;             /* threads per block; 0: from the occupancy API */
@@ -393,7 +392,7 @@ typedef struct {
     unsigned n_params;
     cs_policy_binder bind_policy;     /* NULL: the program's own p->policy[] */
     void *policy_ctx;
-    cs_policy fusion;
+    cs_fusion fusion;
     int unroll, block;                /* block: CUDA threads per block, 0: the occupancy API's */
     bool persistent;                  /* cuda, fusion full: the whole rollout in one launch */
     const char *after;                /* the last pass (NULL: all; "parse": none) */
@@ -434,6 +433,6 @@ void cs_kernel_free(cs_kernel *k);
 /* The pass stage alone: the passes a fusion mode calls for (concat only under
  * `full`), stopping after the pass named `after` (NULL: all; "parse": none).
  * 0, -1 for an unknown pass, -2 when memory ran out; the message in err. */
-int cs_optimize(cs_program *p, cs_policy fusion, const char *after, char *err, size_t err_size);
+int cs_optimize(cs_program *p, cs_fusion fusion, const char *after, char *err, size_t err_size);
 
 #endif

@@ -82,11 +82,6 @@ void cs_config_init(cs_config *cfg)
     cfg->persistent = true;
 }
 
-static cs_policy policy_of(cs_fusion f)
-{
-    return f == CS_FUSION_NONE ? CS_POLICY_NONE : f == CS_FUSION_RULES ? CS_POLICY_RULES : CS_POLICY_FULL;
-}
-
 static int online_cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -409,7 +404,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->n_params = (unsigned)cfg->n_params;
     rq->bind_policy = bind_agent;
     rq->policy_ctx = env;
-    rq->fusion = policy_of(cfg->fusion);
+    rq->fusion = cfg->fusion;
     rq->unroll = cfg->unroll;
     rq->block = cfg->block;
     rq->persistent = cfg->persistent;
@@ -1116,7 +1111,7 @@ cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, c
     if (s == CS_OK && graph) {
         cs_dump_graph(k.prog, fmt[0] == 'd', &t);
         if (rq.stop == CS_STAGE_PARTITION) {
-            cs_text_printf(&t, "\n# rollout step, fusion %s\n", cs_policy_name(rq.fusion));
+            cs_text_printf(&t, "\n# rollout step, fusion %s\n", cs_fusion_name(rq.fusion));
             cs_dump_partition(k.prog, &k.plan.roll, &t);
         }
     } else if (s == CS_OK) {

@@ -46,7 +46,7 @@ static cs_status bind_refused(cs_program *p, void *ctx, char *err, size_t err_si
 static cs_compile_request request(const char *source, cs_stage stop)
 {
     return (cs_compile_request){.source = source, .len = strlen(source), .filename = "spring.env",
-                                .real = CS_F64, .bind_policy = bind_random, .fusion = CS_POLICY_FULL,
+                                .real = CS_F64, .bind_policy = bind_random, .fusion = CS_FUSION_FULL,
                                 .unroll = 1, .stop = stop, .backend = CS_BACKEND_INTERP, .no_cache = true};
 }
 
@@ -205,7 +205,7 @@ Test(compile, the_driver_stops_after_each_stage)
     cs_kernel_free(&k);
 
     rq = request(spring, CS_STAGE_BACKEND);
-    rq.fusion = CS_POLICY_NONE;
+    rq.fusion = CS_FUSION_NONE;
     cr_assert_eq(cs_compile(&rq, &k, err, sizeof err), CS_COMPILE_OK, "%s", err);
     cr_assert_eq(k.backend, CS_BACKEND_INTERP);
     cr_assert_gt(k.kernels_per_step, 1, "fusion none: a kernel per op");
@@ -236,7 +236,7 @@ Test(compile, cs_dump_is_the_driver_stopped_after_a_pass)
         char err[1024];
         cr_assert_eq(cs_env_source_load("cartpole_concat", NULL, &src, err, sizeof err), CS_OK, "%s", err);
         cs_compile_request rq = {.source = src.text, .len = src.len, .filename = src.filename, .real = CS_F64,
-                                 .bind_policy = bind_agent, .policy_ctx = "random", .fusion = CS_POLICY_FULL,
+                                 .bind_policy = bind_agent, .policy_ctx = "random", .fusion = CS_FUSION_FULL,
                                  .unroll = 1, .after = passes[i], .stop = CS_STAGE_PARTITION};
         cs_kernel k;
         cr_assert_eq(cs_compile(&rq, &k, err, sizeof err), CS_COMPILE_OK, "%s", err);
