@@ -254,3 +254,26 @@ Test(compile, cs_dump_is_the_driver_stopped_after_a_pass)
     for (int i = 0; i < 4; i++)
         free(texts[i]);
 }
+
+/* cs_program_finish says which block lacks a value (the parser places its
+ * error there), rather than the parser guessing from the message's words:
+ * a state named reset_me without a next value is the step's fault. */
+Test(compile, finish_says_which_block_is_at_fault)
+{
+    char err[256];
+    for (int missing = 0; missing < 3; missing++) {
+        cs_program *p = cs_program_new(CS_F64);
+        cr_assert(p);
+        cr_assert_eq(cs_program_add_carried(p, "reset_me", CS_F64), 0);
+        if (missing != 2)
+            cr_assert_eq(cs_program_add_input(p, "action", CS_I32, 0, 1), 0);
+        cs_node x = cs_leaf(p->graph, CS_OP_CARRIED, CS_F64, 0);
+        p->next[0] = missing == 0 ? 0 : x;
+        p->restart[0] = missing == 1 ? 0 : cs_const(p->graph, CS_F64, 0);
+        p->reward = cs_const(p->graph, CS_F64, 0);
+        p->terminated = cs_const(p->graph, CS_BOOL, 0);
+        int want[] = {CS_FINISH_STEP, CS_FINISH_RESET, CS_FINISH_PROGRAM};
+        cr_assert_eq(cs_program_finish(p, err, sizeof err), want[missing], "case %d: %s", missing, err);
+        cs_program_free(p);
+    }
+}
