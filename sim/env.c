@@ -414,6 +414,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->no_cache = cfg->no_cache;
     cs_compile_error e = cs_compile(rq, out, msg, sizeof msg);
     cs_env_source_free(&src);
+    rq->source = rq->filename = NULL;   /* the kernel keeps nothing of the source */
     return e == CS_COMPILE_OK ? CS_OK : fail(env, cs_compile_status(e), "%s", msg);
 }
 
