@@ -245,8 +245,9 @@ static cs_compile_error run(const cs_compile_request *rq, cs_kernel *k, char *er
         if (cs_parse_override(rq->params[i], &ov[i], msg, sizeof msg))
             return fail(CS_COMPILE_ARGUMENT, err, err_size, "--param %s: %s", rq->params[i], msg);
     }
-    if (cs_parse(rq->source, rq->len, rq->filename, rq->real, ov, rq->n_params, &k->prog, err, err_size))
-        return CS_COMPILE_SYNTAX;
+    int rc = cs_parse(rq->source, rq->len, rq->filename, rq->real, ov, rq->n_params, &k->prog, err, err_size);
+    if (rc)   /* -2: the overrides, not the source, are at fault */
+        return rc == -2 ? CS_COMPILE_ARGUMENT : CS_COMPILE_SYNTAX;
 
     if (rq->bind_policy) {
         char msg[1024];
@@ -257,7 +258,7 @@ static cs_compile_error run(const cs_compile_request *rq, cs_kernel *k, char *er
     if (cs_program_bind_policy(k->prog))
         return fail(CS_COMPILE_NOMEM, err, err_size, "out of memory building the policy");
 
-    int rc = cs_optimize(k->prog, rq->fusion, rq->after, err, err_size);
+    rc = cs_optimize(k->prog, rq->fusion, rq->after, err, err_size);
     if (rc)
         return rc == -1 ? CS_COMPILE_UNKNOWN_PASS : CS_COMPILE_NOMEM;
     if (rq->stop == CS_STAGE_PASSES)

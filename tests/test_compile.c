@@ -229,8 +229,8 @@ Test(compile, cs_dump_is_the_driver_stopped_after_a_pass)
         cs_config_init(&cfg);
         cfg.env = "cartpole_concat";
         cfg.dtype = CS_DTYPE_F64;
-        char *error;
-        cr_assert_eq(cs_dump(&cfg, passes[i], "text", &texts[i], &error), CS_OK, "%s", error);
+        char error[1024];
+        cr_assert_eq(cs_dump(&cfg, passes[i], "text", &texts[i], error, sizeof error), CS_OK, "%s", error);
 
         cs_env_source src;
         char err[1024];
