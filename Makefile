@@ -197,8 +197,9 @@ $(BUILD)/gen/builtin_envs.c: $(wildcard envs/*.env)
 	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo '},'; done; \
 	   echo '{0, 0}};'; } > $@
 
+# Rebuilt from scratch: `ar r` would keep the member of a source file since removed.
 $(BUILD)/libcartsim.a: $(LIB_OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libcartsim.so.$(CS_VERSION): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -155,7 +155,7 @@ int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_k
     struct stat st;
     if (!find_program(cc, cc_path, sizeof cc_path) || stat(cc_path, &st) != 0) {
         snprintf(err, err_size, "no C compiler: '%s' was not found on PATH", cc);
-        return -1;
+        return CS_CPU_NO_CC;
     }
 
     cs_hash128 h = {0x63617274u, CS_LANES_ABI};

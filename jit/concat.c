@@ -3,7 +3,7 @@
  * The seed paper's biggest single win (3.41x): a state packed into a vector
  * and unpacked again makes XLA materialize the concatenate when it has
  * several users. Forwarding every index to the stacked operand leaves the
- * stack without users; dce then removes it, and no fusion policy sees it.
+ * stack without users; dce then removes it, and no fusion mode sees it.
  */
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* The few CUDA driver and NVRTC declarations the cuda backend uses, written
  * out here so that cartsim builds where cuda.h and nvrtc.h are absent: both
- * libraries are opened with dlopen at run time (jit/backend_cuda.c).
+ * libraries are opened with dlopen at run time (jit/cuda_lib.c).
  *
  * Names carry a cs_ prefix so that a file may include this and cuda.h
  * together (tests/test_cuda.c does, to check every constant below against the
@@ -98,5 +98,16 @@ typedef struct {
     cs_nvrtc_result (*GetNumSupportedArchs)(int *n);
     cs_nvrtc_result (*GetSupportedArchs)(int *archs);
 } cs_nvrtc_api;
+
+/* cuda_lib.c: what both halves (nvrtc.c, cuda_driver.c) use to open their
+ * library. */
+void cs_cuda_say(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* dlopen RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE; NULL with dlerror() set. */
+void *cs_cuda_open_lib(const char *name);
+/* Fills a table of function pointers (the slots after its `lib`) from
+ * dlsym; names from optional_from on may be missing (left NULL). 0, or -1
+ * naming the first missing one. */
+int cs_cuda_resolve_table(void *lib, void *table_after_lib, const char *const *names, size_t n, size_t optional_from,
+                          const char *what, char *err, size_t err_size);
 
 #endif

@@ -280,7 +280,7 @@ int cs_dump_partition(const cs_program *p, const cs_partition *part, cs_text *ou
         start[k] = start[k - 1];
     start[0] = 0;
 
-    cs_text_printf(out, "program %s: partition %s, %u kernels\n", p->name, cs_policy_name(part->policy), nk);
+    cs_text_printf(out, "program %s: partition %s, %u kernels\n", p->name, cs_fusion_name(part->fusion), nk);
     for (uint32_t k = 0; k < nk; k++) {
         cs_text_printf(out, "kernel %u: %u ops:", k, start[k + 1] - start[k]);
         for (uint32_t i = start[k]; i < start[k + 1]; i++)

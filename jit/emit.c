@@ -1,11 +1,13 @@
-/* The emitter: one program + schedule -> source text, in a C or CUDA dialect.
+/* The emitter: one program + its plan + schedule -> source text, in a C or
+ * CUDA dialect. The plan (which nodes share a kernel) is the driver's, built
+ * once in jit/compile.c: the emitter reads it and never partitions.
  *
  * Shared by both dialects: naming, literals, the expression of every op,
  * loads of leaves, values materialized between kernels, and the RNG words.
  * What differs is the skeleton around the kernels: the C dialect walks blocks
  * of lanes that stay in L1 for the whole rollout (time loop inside the block
  * loop), each kernel being one vectorizable loop over the block; the CUDA
- * dialect (filled by the CUDA backend) gives each thread its lanes.
+ * dialect gives each thread its lanes, grid-stride, one __global__ per kernel.
  *
  * Ops come from jit/ops.def: an infix operator or the function that computes
  * the op (jit/mathf.h, pasted into both dialects' prelude), the very
@@ -546,7 +548,7 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
 {
     const cs_program *p = e->p;
     out(e, "/* cartsim kernel: %s (%s), %s, fusion %s, unroll %d, %s dialect */\n", p->name, p->title,
-        e->f32 ? "f32" : "f64", cs_policy_name(s->fusion), s->unroll, e->dialect == CS_DIALECT_C ? "C" : "CUDA");
+        e->f32 ? "f32" : "f64", cs_fusion_name(s->fusion), s->unroll, e->dialect == CS_DIALECT_C ? "C" : "CUDA");
     if (e->dialect == CS_DIALECT_CUDA) {
         /* NVRTC needs no include; a host shim may define these first (tests/cuda_shim.h). */
         out(e, "#ifndef CS_GLOBAL\n#define CS_GLOBAL extern \"C\" __global__\n#endif\n"
@@ -708,7 +710,7 @@ static void emit_c_restart(emitter *e)
 
 /* The function that runs one step's kernels over a block, into its own text
  * (the block struct must be declared first, and it depends on every entry). */
-static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en, cs_partition *part,
+static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en, const cs_partition *part,
                               cs_text *fn)
 {
     cs_text *saved = e->out;
@@ -949,64 +951,29 @@ static void layout_scratch(emitter *e)
     e->scratch_bytes = off;
 }
 
-static int emit_cuda(emitter *e, const cs_schedule *s)
+static int emit_cuda(emitter *e, const cs_plan *plan, const cs_schedule *s)
 {
-    const cs_program *p = e->p;
-    unsigned max = cs_program_step_root_max(p);
-    cs_node *roots = malloc(max * sizeof *roots);
-    cs_partition roll = {0}, fused = {0};
-    int rc = -1;
-    if (!roots)
-        goto oom;
-    unsigned n_roll = cs_program_step_roots(p, true, roots);
-    if (cs_partition_build(e->g, roots, n_roll, s->fusion, &roll))
-        goto oom;
     emit_prelude(e, s);
     emit_fresh(e);
-    mark_materialized(e, &roll, roots, n_roll);
+    mark_materialized(e, &plan->roll, plan->roll_roots, plan->n_roll);
     layout_scratch(e);
     out(e, "CS_EXPORT const unsigned int cs_scratch_bytes_per_lane = %uu;\n", e->scratch_bytes);
-    out(e, "CS_EXPORT const unsigned int cs_kernels_per_step = %uu;\n\n", roll.n_kernels);
-    e->part = &roll;
-    if (s->fusion == CS_POLICY_FULL)
+    out(e, "CS_EXPORT const unsigned int cs_kernels_per_step = %uu;\n\n", plan->roll.n_kernels);
+    e->part = &plan->roll;
+    if (s->fusion == CS_FUSION_FULL)
         emit_cuda_rollout_fused(e, s);
     else
         emit_cuda_rollout_split(e);
-    unsigned n_step = cs_program_step_roots(p, false, roots);
-    if (cs_partition_build(e->g, roots, n_step, CS_POLICY_FULL, &fused))
-        goto oom;
-    e->part = &fused;
+    /* The step kernel is always fused: cs_env_step is one launch. */
+    e->part = &plan->step_fused;
     memset(e->materialized, 0, cs_graph_count(e->g) * sizeof *e->materialized);
     emit_cuda_step(e);
     emit_cuda_restart(e);
-    rc = e->err[0] ? -1 : 0;
-    goto done;
-oom:
-    snprintf(e->err, sizeof e->err, "out of memory");
-done:
-    cs_partition_free(&roll);
-    cs_partition_free(&fused);
-    free(roots);
-    return rc;
+    return e->err[0] ? -1 : 0;
 }
 
-unsigned cs_emit_kernels_per_step(const cs_program *p, cs_policy fusion)
-{
-    cs_node *roots = malloc(cs_program_step_root_max(p) * sizeof *roots);
-    if (!roots)
-        return 0;
-    unsigned n = cs_program_step_roots(p, true, roots);
-    cs_partition part;
-    unsigned k = 0;
-    if (cs_partition_build(p->graph, roots, n, fusion, &part) == 0) {
-        k = part.n_kernels;
-        cs_partition_free(&part);
-    }
-    free(roots);
-    return k;
-}
-
-int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *text, char *err, size_t err_size)
+int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_dialect d, cs_text *text, char *err,
+            size_t err_size)
 {
     if (s->unroll < 1) {
         snprintf(err, err_size, "unroll must be at least 1");
@@ -1027,7 +994,7 @@ int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *te
     e.any_called = calloc(count, sizeof *e.any_called);
     e.scratch_off = calloc(count, sizeof *e.scratch_off);
     if (d == CS_DIALECT_CUDA) {
-        int rc = e.stamp && e.materialized && e.any_materialized && e.scratch_off ? emit_cuda(&e, s) : -1;
+        int rc = e.stamp && e.materialized && e.any_materialized && e.scratch_off ? emit_cuda(&e, plan, s) : -1;
         if (rc)
             snprintf(err, err_size, "emit (cuda): %s", e.err[0] ? e.err : "out of memory");
         else if (text->failed)
@@ -1039,27 +1006,19 @@ int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *te
         free(e.scratch_off);
         return rc;
     }
-    unsigned max = cs_program_step_root_max(p);
-    cs_node *roll_roots = malloc(max * sizeof *roll_roots), *step_roots = malloc(max * sizeof *step_roots);
-    cs_partition roll_part = {0}, step_part = {0};
     cs_text roll_fn = {0}, step_fn = {0};
     int rc = -1;
-    if (!e.stamp || !e.materialized || !e.any_materialized || !e.any_called || !roll_roots || !step_roots) {
+    if (!e.stamp || !e.materialized || !e.any_materialized || !e.any_called || !e.scratch_off) {
         snprintf(err, err_size, "out of memory");
         goto done;
     }
-    entry roll = {roll_roots, cs_program_step_roots(p, true, roll_roots), true};
-    entry step = {step_roots, cs_program_step_roots(p, false, step_roots), false};
-    if (cs_partition_build(p->graph, roll.roots, roll.n_roots, s->fusion, &roll_part) ||
-        cs_partition_build(p->graph, step.roots, step.n_roots, s->fusion, &step_part)) {
-        snprintf(err, err_size, "partitioning failed (out of memory)");
-        goto done;
-    }
-    mark_materialized(&e, &roll_part, roll.roots, roll.n_roots);
-    if (emit_step_function(&e, s, &roll, &roll_part, &roll_fn))
+    entry roll = {plan->roll_roots, plan->n_roll, true};
+    entry step = {plan->step_roots, plan->n_step, false};
+    mark_materialized(&e, &plan->roll, roll.roots, roll.n_roots);
+    if (emit_step_function(&e, s, &roll, &plan->roll, &roll_fn))
         goto fail;
-    mark_materialized(&e, &step_part, step.roots, step.n_roots);
-    if (emit_step_function(&e, s, &step, &step_part, &step_fn))
+    mark_materialized(&e, &plan->step, step.roots, step.n_roots);
+    if (emit_step_function(&e, s, &step, &plan->step, &step_fn))
         goto fail;
 
     emit_prelude(&e, s);
@@ -1079,8 +1038,6 @@ int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *te
 fail:
     snprintf(err, err_size, "emit: %s", e.err);
 done:
-    cs_partition_free(&roll_part);
-    cs_partition_free(&step_part);
     cs_text_free(&roll_fn);
     cs_text_free(&step_fn);
     free(e.stamp);
@@ -1088,7 +1045,5 @@ done:
     free(e.any_materialized);
     free(e.any_called);
     free(e.scratch_off);
-    free(roll_roots);
-    free(step_roots);
     return rc;
 }

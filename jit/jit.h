@@ -1,10 +1,18 @@
 /* The compiler's internal interface, one banner per defining file.
  *
- * Pipeline (jit/compile.c), straight-line:
+ * One driver, cs_compile (jit/compile.c), runs every stage once, in order,
+ * and can stop after any of them (`cartsim dump`):
  *
- *   source --cs_parse--> program --fold--> --concat (full only)--> --dce-->
- *          --cs_partition_build (none | rules | full)--> --cs_emit (C | CUDA)-->
- *          backend: cpu (cc + dlopen, cached) | cuda (NVRTC + driver) | interp
+ *   .env text --cs_parse--> program --policy fragment (agents/, a callback)-->
+ *     --fold--> --concat (fusion full only)--> --dce-->           (stage PASSES)
+ *     --cs_plan_build: the partitions, once (none | rules | full)-->  (PARTITION)
+ *     --cs_emit (C | CUDA dialect, reading the plan)-->               (EMIT)
+ *     backend: cpu (cc + dlopen) | cuda (nvrtc.c, then cuda_driver.c) | interp,
+ *              auto picking the first that works; objects cached (cache.c)
+ *   => a cs_kernel (program, plan, entry points, notice) or a cs_compile_error
+ *
+ * sim/env.c only calls the driver; the interpreter (interp.c) runs the
+ * program itself, the tests' oracle.
  */
 #ifndef CS_JIT_H
 #define CS_JIT_H
@@ -14,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cartsim.h"
 #include "ir.h"
 #include "lanes.h"
 #include "program.h"
@@ -67,13 +76,13 @@ typedef struct {
 
 extern const cs_pass_info cs_pass_table[];   /* in pipeline order, ends with {0} */
 
-/* partition.c: which nodes of an entry share a kernel. */
-typedef enum { CS_POLICY_FULL, CS_POLICY_RULES, CS_POLICY_NONE } cs_policy;
+/* partition.c: which nodes of an entry share a kernel, under a fusion mode
+ * (cs_fusion, cartsim.h's). */
 
 #define CS_NO_KERNEL UINT32_MAX
 
 typedef struct {
-    cs_policy policy;
+    cs_fusion fusion;
     unsigned n_kernels;
     uint32_t *kernel;     /* [cs_graph_count] kernel of each computed node; CS_NO_KERNEL for
                              nodes outside the entry and for leaves loaded in place
@@ -82,13 +91,22 @@ typedef struct {
 } cs_partition;
 
 int cs_partition_build(const cs_graph *g, const cs_node *roots, unsigned n_roots,
-                       cs_policy policy, cs_partition *out);
+                       cs_fusion fusion, cs_partition *out);
 void cs_partition_free(cs_partition *part);
-const char *cs_policy_name(cs_policy p);
 
-/* compile.c: runs the passes a fusion policy calls for (concat only under
- * `full`), stopping after the pass named `after` (NULL: all; "parse": none). */
-int cs_optimize(cs_program *p, cs_policy fusion, const char *after, char *err, size_t err_size);
+/* The partitions of a program's entries, built once by the driver and handed
+ * to the emitter and the dump: the rollout step and cs_env_step's step under
+ * the fusion mode, and the step fully fused (the CUDA dialect's step kernel
+ * is always one launch). */
+typedef struct {
+    cs_node *roll_roots, *step_roots;   /* cs_program_step_roots with and without the policy */
+    unsigned n_roll, n_step;
+    cs_partition roll, step, step_fused;
+} cs_plan;
+
+int cs_plan_build(const cs_program *p, cs_fusion fusion, cs_plan *out);   /* 0, or -1: out of memory */
+void cs_plan_free(cs_plan *plan);
+
 
 /* The roots of a step: with_policy, the rollout's (roll_next, roll_reward,
  * roll_terminated, roll_truncated); otherwise next, obs_next, reward,
@@ -103,7 +121,7 @@ int cs_dump_partition(const cs_program *p, const cs_partition *part, cs_text *ou
 
 /* emit.c: one emitter, two dialects. */
 typedef struct {
-    cs_policy fusion;
+    cs_fusion fusion;
     int unroll;           /* steps per loop iteration (>= 1) */
     int block;            /* CUDA: threads per block the source assumes (0: any) */
     int arch;             /* CUDA: sm_XY as XY (0: unknown) */
@@ -111,10 +129,9 @@ typedef struct {
 
 typedef enum { CS_DIALECT_C, CS_DIALECT_CUDA } cs_dialect;
 
-int cs_emit(const cs_program *p, const cs_schedule *s, cs_dialect d, cs_text *out,
+/* The plan must be the program's, built under s->fusion. */
+int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_dialect d, cs_text *out,
             char *err, size_t err_size);
-/* Kernels one step launches (loops on the cpu) under that policy. */
-unsigned cs_emit_kernels_per_step(const cs_program *p, cs_policy fusion);
 
 extern const char cs_prelude_text[];   /* lanes.h, philox.h, rng.h, mathf.h (generated) */
 
@@ -168,26 +185,35 @@ typedef struct {
     double compile_ms;
 } cs_cpu_kernel;
 
+/* 0, CS_CPU_NO_CC (the compiler named by cc, else $CC, else "cc", is not
+ * on PATH) or CS_CPU_FAIL (it failed, or the object did not load), with the
+ * message in err. */
+#define CS_CPU_FAIL (-1)
+#define CS_CPU_NO_CC (-2)
 int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_kernel *out,
                    char *err, size_t err_size);
 void cs_cpu_unload(cs_cpu_kernel *k);
 
-/* backend_cuda.c: CUDA C -> NVRTC -> cubin (cached like the cpu objects,
- * suffix ".cubin"; PTX, when NVRTC is older than the device: ".ptx") -> the
- * driver API. libnvrtc and libcuda.so.1 are opened
- * with dlopen ($CARTSIM_NVRTC / $CARTSIM_CUDA_DRIVER name other files), so no
- * CUDA header is needed to build and nothing is needed to run on the cpu.
+/* The cuda backend in two halves: nvrtc.c, CUDA C -> NVRTC -> cubin (cached
+ * like the cpu objects, suffix ".cubin"; PTX, when NVRTC is older than the
+ * device: ".ptx"); cuda_driver.c, the driver API (load, buffers, launch).
+ * libnvrtc and libcuda.so.1 are opened with dlopen (cuda_lib.c;
+ * $CARTSIM_NVRTC / $CARTSIM_CUDA_DRIVER name other files), so no CUDA
+ * header is needed to build and nothing is needed to run on the cpu.
  * Every handle owns its own function tables (no global state); every driver
  * and NVRTC call is checked, and a failure becomes a message with the
- * library's own text. Functions return 0, or CS_CUDA_FAIL / CS_CUDA_LIMIT
- * (more device memory than is free) with the message in err. */
+ * library's own text. Functions return 0, or one of the codes below with the
+ * message in err. */
 #define CS_CUDA_FAIL (-1)
-#define CS_CUDA_LIMIT (-2)
-#define CS_CUDA_ARCH (-3)   /* compiling: NVRTC cannot target that architecture */
+#define CS_CUDA_LIMIT (-2)       /* more device memory than is free */
+#define CS_CUDA_ARCH (-3)        /* compiling: NVRTC cannot target that architecture */
+#define CS_CUDA_NO_DRIVER (-4)   /* opening: no libcuda.so.1 (or only the toolkit's stub) */
+#define CS_CUDA_NO_DEVICE (-5)   /* opening: a driver, but no device */
+#define CS_CUDA_NO_NVRTC (-6)    /* opening: no libnvrtc */
 
 typedef struct cs_nvrtc cs_nvrtc;
 
-/* Opens NVRTC alone: compiling needs no GPU and no driver. */
+/* nvrtc.c. Opens NVRTC alone: compiling needs no GPU and no driver. */
 int cs_nvrtc_open(cs_nvrtc **out, char *err, size_t err_size);
 void cs_nvrtc_close(cs_nvrtc *nv);
 void cs_nvrtc_version(const cs_nvrtc *nv, int *major, int *minor);
@@ -223,7 +249,7 @@ int cs_cuda_parse_arch(const char *text);
  * whose name starts with `prefix`; -1 when it reports none (ptxas_log.c). */
 long cs_ptxas_spill_bytes(const char *log, const char *prefix);
 
-/* The driver side: device 0 and its primary context (shared with any CUDA
+/* cuda_driver.c: device 0 and its primary context (shared with any CUDA
  * runtime code in the process, so the device pointers are theirs to use
  * too), one loaded module, and the device copies of a cs_lanes buffer set. */
 typedef struct cs_cuda cs_cuda;
@@ -235,9 +261,9 @@ typedef struct {
     size_t total_bytes;
 } cs_cuda_device;
 
-/* Opens the driver, device 0 and NVRTC. 0, or CS_CUDA_FAIL with why no
- * device is usable: "no CUDA driver (libcuda.so.1 not found)", "no CUDA
- * device", "NVRTC not found (...)", or the driver's own message. */
+/* Opens the driver, device 0 and NVRTC. 0, or why no device is usable:
+ * CS_CUDA_NO_DRIVER, CS_CUDA_NO_DEVICE, CS_CUDA_NO_NVRTC, or CS_CUDA_FAIL
+ * with the driver's own message. */
 int cs_cuda_open(cs_cuda **out, char *err, size_t err_size);
 void cs_cuda_close(cs_cuda *c);   /* NULL is fine */
 /* cs_cuda_open then close: 1 when a device is usable, else 0 and why. */
@@ -246,7 +272,7 @@ const cs_cuda_device *cs_cuda_device_info(const cs_cuda *c);
 cs_nvrtc *cs_cuda_nvrtc(cs_cuda *c);
 
 typedef struct {
-    cs_policy fusion;      /* full: cs_kernel_rollout; rules, none: cs_rollout_k0 .. k{K-1} */
+    cs_fusion fusion;      /* full: cs_kernel_rollout; rules, none: cs_rollout_k0 .. k{K-1} */
     int unroll;            /* the steps one non-persistent launch takes (full) */
     bool persistent;       /* full: the whole rollout in one launch */
     int block;             /* threads per block; 0: from the occupancy API */
@@ -320,5 +346,95 @@ int cs_cuda_buffers_of(const cs_cuda *c, cs_cuda_buffers *out);
 int cs_cuda_restart(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size);
 int cs_cuda_step(cs_cuda *c, const cs_lanes *l, bool inputs_on_device, char *err, size_t err_size);
 int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *err, size_t err_size);
+
+/* compile.c: the driver, every stage once, in order (the picture at the top
+ * of this file). It stops after the stage the request names: `cartsim dump`
+ * is this driver stopped early. */
+typedef enum {
+    CS_COMPILE_OK = 0,
+    CS_COMPILE_ARGUMENT,       /* a bad request: a --param override (malformed, or naming no param), no arch */
+    CS_COMPILE_SYNTAX,         /* the .env source is malformed ("file:line:col: ...") */
+    CS_COMPILE_POLICY,         /* the policy fragment refused (an unknown policy, a bad shape) */
+    CS_COMPILE_UNKNOWN_PASS,   /* `after` names no pass */
+    CS_COMPILE_EMIT,           /* the emitter refused the program */
+    CS_COMPILE_NO_CC,          /* no C compiler on PATH */
+    CS_COMPILE_CC,             /* the C compiler failed, or its object did not load */
+    CS_COMPILE_NO_DRIVER,      /* no CUDA driver */
+    CS_COMPILE_NO_DEVICE,      /* a CUDA driver, but no device */
+    CS_COMPILE_NO_NVRTC,       /* no libnvrtc */
+    CS_COMPILE_DEVICE_OPEN,    /* the driver failed while opening the device */
+    CS_COMPILE_NVRTC,          /* NVRTC failed (its log in the message), or cannot build for the device */
+    CS_COMPILE_UNKNOWN_ARCH,   /* NVRTC does not know the architecture asked for */
+    CS_COMPILE_DEVICE,         /* the driver failed loading the module on a usable device */
+    CS_COMPILE_LIMIT,          /* more device memory than is free */
+    CS_COMPILE_NOMEM,
+    CS_COMPILE_ERROR_COUNT
+} cs_compile_error;
+
+/* The status the public API reports for each kind. */
+cs_status cs_compile_status(cs_compile_error e);
+
+typedef enum {
+    CS_STAGE_PASSES,      /* parse, the policy, the passes up to `after` */
+    CS_STAGE_PARTITION,   /* ... and the plan */
+    CS_STAGE_EMIT,        /* ... and the source of `dialect` */
+    CS_STAGE_BACKEND,     /* ... and a kernel ready to run (or, with `cubin`, NVRTC's cubin) */
+} cs_stage;
+
+/* Binds the policy fragment (sets p->policy[]): agents/ hands it in, so jit/
+ * never reaches up a floor. A status and the reason in err. */
+typedef cs_status (*cs_policy_binder)(cs_program *p, void *ctx, char *err, size_t err_size);
+
+typedef struct {
+    const char *source;               /* the .env text (not NUL-terminated: len counts) */
+    size_t len;
+    const char *filename;             /* as messages name it */
+    cs_type real;
+    const char *const *params;        /* "NAME=VALUE" or "NAME=LO:HI" overrides */
+    unsigned n_params;
+    cs_policy_binder bind_policy;     /* NULL: the program's own p->policy[] */
+    void *policy_ctx;
+    cs_fusion fusion;
+    int unroll, block;                /* block: CUDA threads per block, 0: the occupancy API's */
+    bool persistent;                  /* cuda, fusion full: the whole rollout in one launch */
+    const char *after;                /* the last pass (NULL: all; "parse": none) */
+    cs_stage stop;
+    cs_dialect dialect;               /* stop EMIT: the source's dialect */
+    int arch;                         /* stop EMIT, CUDA: the sm_XY it assumes; cubin: its target (0: the device's) */
+    bool cubin;                       /* stop BACKEND: NVRTC's cubin only, no device needed with arch */
+    cs_backend backend;               /* stop BACKEND: auto, cpu, cuda or interp */
+    const char *cc;                   /* the cpu's C compiler (NULL: $CC, else "cc") */
+    const char *cache_dir;            /* NULL: the default chain (cs_cache_open) */
+    bool no_cache;
+} cs_compile_request;
+
+/* What the runtime needs of a compiled environment. */
+typedef struct {
+    cs_program *prog;
+    cs_plan plan;                     /* from stage PARTITION on */
+    unsigned kernels_per_step;        /* of the rollout step under the fusion mode */
+    cs_text source;                   /* stop EMIT */
+    cs_cubin cubin;                   /* cubin */
+    cs_backend backend;               /* what runs it: cpu, cuda or interp (never auto) */
+    cs_cache cache;
+    cs_cpu_kernel cpu;
+    cs_cuda *cuda;                    /* the device, its module (buffers are the runtime's to allocate) */
+    cs_cuda_kernel_info cuda_kernel;
+    int unroll;                       /* cuda may lower it (spills) */
+    int spill_bytes;                  /* cuda: ptxas's spill stores; -1 unknown (PTX) */
+    double compile_ms;
+    bool cache_hit;
+    char notice[512];                 /* a fallback, a lowered unroll, PTX, a cache warning; or "" */
+} cs_kernel;
+
+/* OK and the kernel, or a kind with its message in err (out then holds
+ * nothing to free). */
+cs_compile_error cs_compile(const cs_compile_request *rq, cs_kernel *out, char *err, size_t err_size);
+void cs_kernel_free(cs_kernel *k);
+
+/* The pass stage alone: the passes a fusion mode calls for (concat only under
+ * `full`), stopping after the pass named `after` (NULL: all; "parse": none).
+ * 0, -1 for an unknown pass, -2 when memory ran out; the message in err. */
+int cs_optimize(cs_program *p, cs_fusion fusion, const char *after, char *err, size_t err_size);
 
 #endif

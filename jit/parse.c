@@ -1342,12 +1342,10 @@ static void parse_source(parser *P)
     check_overrides(P);
     build_param_restarts(P);
     char why[256];
-    if (cs_program_finish(P->p, why, sizeof why)) {
-        /* finish re-checks what the blocks checked; its other failures are
-         * about building the program, which starts at the state. */
-        size_t pos = strstr(why, "reset") ? P->reset.pos
-                   : strstr(why, "next") || strstr(why, "step") ? P->step.pos
-                   : P->state.pos;
+    int at = cs_program_finish(P->p, why, sizeof why);
+    if (at) {
+        /* finish re-checks what the blocks checked and says which one. */
+        size_t pos = at == CS_FINISH_RESET ? P->reset.pos : at == CS_FINISH_STEP ? P->step.pos : P->state.pos;
         cs_parse_fail_at(P, pos, "%s", why);
     }
 }

@@ -1,4 +1,4 @@
-/* Fusion policies: which nodes of an entry share a kernel.
+/* Fusion modes: which nodes of an entry share a kernel.
  *
  *   full   the whole entry in one kernel (cartsim's own choice)
  *   rules  XLA-like conservative fusion, the seed paper's baseline: the RNG is
@@ -15,16 +15,6 @@
 #include <string.h>
 
 #include "jit.h"
-
-const char *cs_policy_name(cs_policy p)
-{
-    switch (p) {
-    case CS_POLICY_FULL: return "full";
-    case CS_POLICY_RULES: return "rules";
-    case CS_POLICY_NONE: return "none";
-    }
-    return "?";
-}
 
 static bool loaded_in_place(cs_op op)
 {
@@ -122,12 +112,12 @@ done:
     return result;
 }
 
-int cs_partition_build(const cs_graph *g, const cs_node *roots, unsigned n_roots, cs_policy policy,
+int cs_partition_build(const cs_graph *g, const cs_node *roots, unsigned n_roots, cs_fusion fusion,
                        cs_partition *out)
 {
     memset(out, 0, sizeof *out);
-    out->policy = policy;
-    if ((unsigned)policy > CS_POLICY_NONE)
+    out->fusion = fusion;
+    if ((unsigned)fusion > CS_FUSION_NONE)
         return -1;
     uint32_t count = cs_graph_count(g);
     uint32_t *users = calloc(count, sizeof *users);
@@ -163,18 +153,18 @@ int cs_partition_build(const cs_graph *g, const cs_node *roots, unsigned n_roots
             computed++;
     }
 
-    /* Every policy has a kernel 0, if only to write the entry's outputs. */
-    switch (policy) {
-    case CS_POLICY_RULES:
+    /* Every fusion mode has a kernel 0, if only to write the entry's outputs. */
+    switch (fusion) {
+    case CS_FUSION_RULES:
         if (rules_kernels(g, users, out, computed))
             goto fail;
         break;
-    case CS_POLICY_NONE:
+    case CS_FUSION_NONE:
         for (cs_node n = 1; n < count; n++)
             if (out->kernel[n] != CS_NO_KERNEL)
                 out->kernel[n] = out->n_kernels++;
         /* fall through */
-    case CS_POLICY_FULL:
+    case CS_FUSION_FULL:
         if (!out->n_kernels)
             out->n_kernels = 1;
         out->reason = calloc(out->n_kernels, sizeof *out->reason);
@@ -183,6 +173,8 @@ int cs_partition_build(const cs_graph *g, const cs_node *roots, unsigned n_roots
         for (uint32_t k = 1; k < out->n_kernels; k++)
             snprintf(out->reason[k], sizeof out->reason[k], "fusion none: one kernel per op");
         break;
+    case CS_FUSION_COUNT:   /* refused above */
+        goto fail;
     }
     free(users);
     return 0;
@@ -199,4 +191,34 @@ void cs_partition_free(cs_partition *part)
     part->kernel = NULL;
     part->reason = NULL;
     part->n_kernels = 0;
+}
+
+int cs_plan_build(const cs_program *p, cs_fusion fusion, cs_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    unsigned max = cs_program_step_root_max(p);
+    out->roll_roots = malloc(max * sizeof *out->roll_roots);
+    out->step_roots = malloc(max * sizeof *out->step_roots);
+    if (!out->roll_roots || !out->step_roots)
+        goto oom;
+    out->n_roll = cs_program_step_roots(p, true, out->roll_roots);
+    out->n_step = cs_program_step_roots(p, false, out->step_roots);
+    if (cs_partition_build(p->graph, out->roll_roots, out->n_roll, fusion, &out->roll) ||
+        cs_partition_build(p->graph, out->step_roots, out->n_step, fusion, &out->step) ||
+        cs_partition_build(p->graph, out->step_roots, out->n_step, CS_FUSION_FULL, &out->step_fused))
+        goto oom;
+    return 0;
+oom:
+    cs_plan_free(out);
+    return -1;
+}
+
+void cs_plan_free(cs_plan *plan)
+{
+    cs_partition_free(&plan->roll);
+    cs_partition_free(&plan->step);
+    cs_partition_free(&plan->step_fused);
+    free(plan->roll_roots);
+    free(plan->step_roots);
+    memset(plan, 0, sizeof *plan);
 }

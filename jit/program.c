@@ -200,16 +200,16 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size)
         if (!p->next[k] || !p->restart[k]) {
             snprintf(err, err_size, "state '%s' has no %s value", p->carried[k].name,
                      !p->next[k] ? "next (name')" : "reset");
-            return -1;
+            return !p->next[k] ? CS_FINISH_STEP : CS_FINISH_RESET;
         }
     }
     if (!p->reward || !p->terminated) {
         snprintf(err, err_size, "the step defines no %s", !p->reward ? "reward" : "terminated");
-        return -1;
+        return CS_FINISH_STEP;
     }
     if (p->n_inputs == 0) {
         snprintf(err, err_size, "no action declared");
-        return -1;
+        return CS_FINISH_PROGRAM;
     }
     if (p->max_steps > 0) {
         /* truncated = steps + 1 >= max_steps, Gymnasium's TimeLimit */
@@ -226,7 +226,7 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size)
     if (cs_substitute(g, p->obs_next, p->n_obs, map_to_next, p) ||
         cs_substitute(g, p->obs_restart, p->n_obs, map_to_restart, p) || cs_graph_error(g)[0]) {
         snprintf(err, err_size, "building the program: %s", cs_graph_error(g)[0] ? cs_graph_error(g) : "out of memory");
-        return -1;
+        return CS_FINISH_PROGRAM;
     }
     count_draws(p);
     return 0;

@@ -102,7 +102,12 @@ int cs_program_add_named(cs_program *p, const char *name);
 /* The declared policy of that name, or NULL. */
 const cs_named_policy *cs_program_find_named(const cs_program *p, const char *name);
 /* Derive obs_next/obs_restart, truncated (from max_steps), the draw counts;
- * checks that every slot has a node. Returns 0, or -1 with the reason in err. */
+ * checks that every slot has a node. Returns 0, or where the fault lies with
+ * the reason in err: CS_FINISH_RESET, CS_FINISH_STEP (a block lacks a value),
+ * CS_FINISH_PROGRAM (no action, or building the program failed). */
+#define CS_FINISH_PROGRAM (-1)
+#define CS_FINISH_RESET (-2)
+#define CS_FINISH_STEP (-3)
 int cs_program_finish(cs_program *p, char *err, size_t err_size);
 
 /* Sets roll_* from next/reward/terminated/truncated with every INPUT k

@@ -23,24 +23,16 @@
 struct cs_env {
     char error[1024];
     bool failed;
-    cs_program *prog;
-    cs_backend backend;
+    cs_kernel k;                /* the compiled program: cs_compile's, with the cuda device and module */
+    cs_program *prog;           /* k.prog */
+    cs_backend backend;         /* k.backend */
     cs_fusion fusion;
     cs_dtype dtype;
     cs_autoreset autoreset;
-    int unroll, threads;
+    int unroll, threads;        /* unroll: k.unroll */
     int64_t n;
     int64_t first_env;                  /* cs_config.first_env: the Philox key of lane 0 */
-    cs_cache cache;
-    cs_cpu_kernel cpu;
-    cs_cuda *cuda;              /* the cuda backend's device, module and buffers */
-    cs_cuda_kernel_info cuda_kernel;
     bool persistent;            /* cfg.persistent: fusion full rolls out in one launch */
-    int spill_bytes;            /* cuda: ptxas's spill stores of the rollout kernels; -1 unknown (PTX) */
-    double compile_ms;
-    bool cache_hit;
-    int kernels_per_step;
-    char notice[512];
 
     void **carried, **params, **inputs;
     int *segstep;
@@ -57,6 +49,7 @@ struct cs_env {
     bool was_reset;
     bool strict;                /* cfg.strict: a state or reward gone NaN/inf is an error */
 
+    const char *policy_text;            /* cfg.policy, while compiling */
     unsigned first_weight, n_weights;   /* the policy's weights: params [first, first + n) */
     double *lane_return;                /* cs_env_episode_returns, made when asked for */
     int64_t *lane_episodes;
@@ -91,11 +84,6 @@ void cs_config_init(cs_config *cfg)
     cfg->persistent = true;
 }
 
-static cs_policy policy_of(cs_fusion f)
-{
-    return f == CS_FUSION_NONE ? CS_POLICY_NONE : f == CS_FUSION_RULES ? CS_POLICY_RULES : CS_POLICY_FULL;
-}
-
 static int online_cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -126,8 +114,8 @@ static void run_job(job *j)
             cs_interp_rollout(env->prog, &j->lanes);
         return;
     }
-    cs_entry e = j->which == ENTRY_RESTART ? env->cpu.restart : j->which == ENTRY_STEP ? env->cpu.step
-                                                                                  : env->cpu.rollout;
+    cs_entry e = j->which == ENTRY_RESTART ? env->k.cpu.restart : j->which == ENTRY_STEP ? env->k.cpu.step
+                                                                                  : env->k.cpu.rollout;
     e(&j->lanes);
 }
 
@@ -207,10 +195,10 @@ static cs_status run_lanes(cs_env *env, const cs_lanes *l, entry which, long lon
         return CS_OK;
     }
     char msg[1024];
-    int rc = which == ENTRY_RESTART ? cs_cuda_restart(env->cuda, l, msg, sizeof msg)
-           : which == ENTRY_STEP ? cs_cuda_step(env->cuda, l, false, msg, sizeof msg)
-           : which == ENTRY_STEP_DEVICE_INPUTS ? cs_cuda_step(env->cuda, l, true, msg, sizeof msg)
-                                               : cs_cuda_rollout(env->cuda, l, launches, msg, sizeof msg);
+    int rc = which == ENTRY_RESTART ? cs_cuda_restart(env->k.cuda, l, msg, sizeof msg)
+           : which == ENTRY_STEP ? cs_cuda_step(env->k.cuda, l, false, msg, sizeof msg)
+           : which == ENTRY_STEP_DEVICE_INPUTS ? cs_cuda_step(env->k.cuda, l, true, msg, sizeof msg)
+                                               : cs_cuda_rollout(env->k.cuda, l, launches, msg, sizeof msg);
     return rc ? fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg) : CS_OK;
 }
 
@@ -232,7 +220,7 @@ static cs_status run_rollout(cs_env *env, const cs_lanes *l, long long *launches
         part.steps = l->steps - s < chunk ? l->steps - s : chunk;
         run_entry(env, &part, ENTRY_ROLLOUT);
         if (launches)
-            *launches += full ? 1 : part.steps * env->kernels_per_step;
+            *launches += full ? 1 : part.steps * env->k.kernels_per_step;
     }
     return CS_OK;
 }
@@ -247,10 +235,10 @@ static cs_status cuda_copy(cs_env *env, cuda_copy_kind kind, unsigned mask)
         return CS_OK;
     cs_lanes host = lanes_template(env);
     char msg[1024];
-    int rc = kind == CUDA_FETCH ? cs_cuda_fetch(env->cuda, mask, &host, msg, sizeof msg)
-           : kind == CUDA_READ ? cs_cuda_read(env->cuda, mask, &host, msg, sizeof msg)
-           : kind == CUDA_UPLOAD ? cs_cuda_upload(env->cuda, mask, &host, msg, sizeof msg)
-                                 : cs_cuda_zero(env->cuda, mask, &host, msg, sizeof msg);
+    int rc = kind == CUDA_FETCH ? cs_cuda_fetch(env->k.cuda, mask, &host, msg, sizeof msg)
+           : kind == CUDA_READ ? cs_cuda_read(env->k.cuda, mask, &host, msg, sizeof msg)
+           : kind == CUDA_UPLOAD ? cs_cuda_upload(env->k.cuda, mask, &host, msg, sizeof msg)
+                                 : cs_cuda_zero(env->k.cuda, mask, &host, msg, sizeof msg);
     return rc ? fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg) : CS_OK;
 }
 
@@ -394,138 +382,42 @@ static cs_status check_config(cs_env *env, const cs_config *cfg)
     return CS_OK;
 }
 
-/* Parse, bind the configured policy, optimize: the program every backend runs. */
-static cs_status build_program(cs_env *env, const cs_config *cfg, const char *after, cs_program **out)
+static cs_status bind_agent(cs_program *p, void *ctx, char *err, size_t err_size)
 {
-    *out = NULL;
-    cs_param_override ov[CS_MAX_PARAM_OVERRIDES];
-    for (int k = 0; k < cfg->n_params; k++) {
-        char msg[256];
-        if (!cfg->params[k] || cs_parse_override(cfg->params[k], &ov[k], msg, sizeof msg))
-            return fail(env, CS_ERR_ARGUMENT, "--param %s: %s", cfg->params[k] ? cfg->params[k] : "(null)",
-                        cfg->params[k] ? msg : "missing");
-    }
+    cs_env *env = ctx;
+    return cs_agent_build(p, env->policy_text, &env->first_weight, &env->n_weights, err, err_size);
+}
+
+/* Loads the .env source and runs the driver (jit/compile.c) on it up to
+ * `stop`: what cs_env_open, cs_dump and cs_dump_cubin share. */
+static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *rq, cs_kernel *out)
+{
     cs_env_source src;
     char msg[1024];
     cs_status s = cs_env_source_load(cfg->env, cfg->env_dir, &src, msg, sizeof msg);
     if (s != CS_OK)
         return fail(env, s, "%s", msg);
-    cs_program *p = NULL;
-    int rc = cs_parse(src.text, src.len, src.filename, cfg->dtype == CS_DTYPE_F32 ? CS_F32 : CS_F64, ov,
-                      (unsigned)cfg->n_params, &p, msg, sizeof msg);
+    env->policy_text = cfg->policy;
+    rq->source = src.text;
+    rq->len = src.len;
+    rq->filename = src.filename;
+    rq->real = cfg->dtype == CS_DTYPE_F32 ? CS_F32 : CS_F64;
+    rq->params = cfg->params;
+    rq->n_params = (unsigned)cfg->n_params;
+    rq->bind_policy = bind_agent;
+    rq->policy_ctx = env;
+    rq->fusion = cfg->fusion;
+    rq->unroll = cfg->unroll;
+    rq->block = cfg->block;
+    rq->persistent = cfg->persistent;
+    rq->backend = cfg->backend;
+    rq->cc = cfg->cc;
+    rq->cache_dir = cfg->cache_dir;
+    rq->no_cache = cfg->no_cache;
+    cs_compile_error e = cs_compile(rq, out, msg, sizeof msg);
     cs_env_source_free(&src);
-    if (rc)
-        return fail(env, rc == -2 ? CS_ERR_ARGUMENT : CS_ERR_PARSE, "%s", msg);
-    if ((s = cs_agent_build(p, cfg->policy, &env->first_weight, &env->n_weights, msg, sizeof msg)) != CS_OK ||
-        cs_program_bind_policy(p)) {
-        cs_program_free(p);
-        return s != CS_OK ? fail(env, s, "%s", msg) : fail(env, CS_ERR_NOMEM, "out of memory building the policy");
-    }
-    if (cs_optimize(p, policy_of(cfg->fusion), after, msg, sizeof msg)) {
-        cs_program_free(p);
-        return fail(env, CS_ERR_ARGUMENT, "%s", msg);
-    }
-    *out = p;
-    return CS_OK;
-}
-
-static cs_status compile_cpu(cs_env *env, const cs_config *cfg)
-{
-    cs_schedule sched = {policy_of(env->fusion), env->unroll, 0, 0};
-    cs_text src = {0};
-    char msg[1024];
-    if (cs_emit(env->prog, &sched, CS_DIALECT_C, &src, msg, sizeof msg)) {
-        cs_text_free(&src);
-        return fail(env, CS_ERR_COMPILE, "%s", msg);
-    }
-    if (!cfg->no_cache)
-        cs_cache_open(&env->cache, cfg->cache_dir);
-    int rc = cs_cpu_compile(src.data, cfg->cc, &env->cache, &env->cpu, msg, sizeof msg);
-    cs_text_free(&src);
-    if (rc)
-        return fail(env, strncmp(msg, "no C compiler", 13) ? CS_ERR_COMPILE : CS_ERR_UNAVAILABLE, "%s", msg);
-    env->compile_ms = env->cpu.compile_ms;
-    env->cache_hit = env->cpu.cache_hit;
-    if (env->cache.warning[0])
-        snprintf(env->notice, sizeof env->notice, "%s", env->cache.warning);
-    return CS_OK;
-}
-
-/* Opens the device, compiles with NVRTC for its architecture and loads.
- * *no_device tells a missing device (AUTO falls back quietly) from a failure
- * on a usable one. A kernel that spills is rebuilt at half the unroll, down
- * to 1, and the notice says so. A device newer than NVRTC runs PTX that the
- * driver compiles: the notice says that too. */
-static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
-{
-    char msg[1024];
-    *no_device = true;
-    if (cs_cuda_open(&env->cuda, msg, sizeof msg))
-        return fail(env, CS_ERR_UNAVAILABLE, "%s", msg);
-    *no_device = false;
-    const cs_cuda_device *dev = cs_cuda_device_info(env->cuda);
-    if (!cfg->no_cache)
-        cs_cache_open(&env->cache, cfg->cache_dir);
-    int unroll = env->unroll, first_spill = 0, first_unroll = unroll, ptx_arch = 0;
-    env->compile_ms = 0;
-    env->cache_hit = true;
-    for (;;) {
-        cs_schedule sched = {policy_of(env->fusion), unroll, cfg->block, dev->arch};
-        cs_text src = {0};
-        if (cs_emit(env->prog, &sched, CS_DIALECT_CUDA, &src, msg, sizeof msg)) {
-            cs_text_free(&src);
-            return fail(env, CS_ERR_COMPILE, "%s", msg);
-        }
-        if (src.failed || !src.data) {
-            cs_text_free(&src);
-            return fail(env, CS_ERR_NOMEM, "out of memory");
-        }
-        cs_cubin bin;
-        int rc = cs_cuda_compile_or_ptx(cs_cuda_nvrtc(env->cuda), src.data, dev->arch, env->dtype == CS_DTYPE_F32,
-                                        &env->cache, &bin, msg, sizeof msg);
-        cs_text_free(&src);
-        env->compile_ms += bin.compile_ms;
-        if (rc)
-            return fail(env, CS_ERR_COMPILE, "%s", msg);
-        env->cache_hit &= bin.cache_hit;
-        ptx_arch = bin.ptx ? bin.arch : 0;
-        env->spill_bytes = bin.spill_bytes;
-        cs_cuda_schedule cs = {policy_of(env->fusion), unroll, env->persistent, cfg->block};
-        rc = cs_cuda_load(env->cuda, &bin, &cs, &env->cuda_kernel, msg, sizeof msg);
-        cs_cubin_free(&bin);
-        if (rc)
-            return fail(env, CS_ERR_UNAVAILABLE, "%s", msg);
-        /* ptxas's spill stores, not the driver's local memory, which counts
-         * the stack frame CUDA's sinf/cosf keep for huge arguments. PTX (the
-         * driver compiles it) reports none: left as it is. */
-        if (env->spill_bytes > 0 && unroll > 1) {
-            if (!first_spill)
-                first_spill = env->spill_bytes;
-            unroll /= 2;
-            continue;
-        }
-        break;
-    }
-    if (first_spill)
-        snprintf(env->notice, sizeof env->notice,
-                 "the unroll-%d kernel spills %d bytes per thread: unroll lowered to %d (%d bytes)", first_unroll,
-                 first_spill, unroll, env->spill_bytes);
-    else if (env->cache.warning[0])
-        snprintf(env->notice, sizeof env->notice, "%s", env->cache.warning);
-    if (ptx_arch) {
-        char rest[sizeof env->notice];
-        snprintf(rest, sizeof rest, "%s", env->notice);
-        int major, minor;
-        cs_nvrtc_version(cs_cuda_nvrtc(env->cuda), &major, &minor);
-        snprintf(env->notice, sizeof env->notice,
-                 "NVRTC %d.%d does not know sm_%d: PTX for compute_%d, compiled by the driver%s%.300s", major, minor,
-                 dev->arch, ptx_arch, rest[0] ? "; " : "", rest);
-    }
-    env->unroll = unroll;
-    if (env->cuda_kernel.kernels_per_step != (unsigned)env->kernels_per_step)
-        return fail(env, CS_ERR_COMPILE, "the CUDA kernel runs a step in %u kernels, the partition has %d",
-                    env->cuda_kernel.kernels_per_step, env->kernels_per_step);
-    return CS_OK;
+    rq->source = rq->filename = NULL;   /* the kernel keeps nothing of the source */
+    return e == CS_COMPILE_OK ? CS_OK : fail(env, cs_compile_status(e), "%s", msg);
 }
 
 cs_status cs_env_open(const cs_config *cfg, cs_env **out)
@@ -551,59 +443,19 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->persistent = cfg->persistent;
     env->threads = cfg->threads ? cfg->threads : online_cores();
     env->threads_auto = cfg->threads == 0;
-    double start = cs_now_ms();
-    if ((s = build_program(env, cfg, NULL, &env->prog)) != CS_OK)
+    cs_compile_request rq = {.stop = CS_STAGE_BACKEND};
+    if ((s = compile(env, cfg, &rq, &env->k)) != CS_OK)
         return s;
-    env->kernels_per_step = (int)cs_emit_kernels_per_step(env->prog, policy_of(env->fusion));
-
-    cs_backend b = cfg->backend;
-    if (b == CS_BACKEND_CUDA || b == CS_BACKEND_AUTO) {
-        bool no_device;
-        s = open_cuda(env, cfg, &no_device);
-        if (s == CS_OK) {
-            b = CS_BACKEND_CUDA;
-        } else if (b == CS_BACKEND_CUDA) {
-            return s;
-        } else {
-            /* AUTO: the cpu instead, saying why in one line. */
-            char why[sizeof env->error];
-            memcpy(why, env->error, sizeof why);
-            cs_cuda_close(env->cuda);
-            env->cuda = NULL;
-            cs_cache_close(&env->cache);
-            memset(&env->cache, 0, sizeof env->cache);
-            memset(&env->cuda_kernel, 0, sizeof env->cuda_kernel);
-            env->unroll = cfg->unroll;
-            env->error[0] = 0;
-            if (no_device && !strcmp(why, "no CUDA device"))
-                snprintf(env->notice, sizeof env->notice, "no CUDA device: running on the cpu");
-            else if (no_device)
-                snprintf(env->notice, sizeof env->notice, "no CUDA device (%.400s): running on the cpu", why);
-            else
-                snprintf(env->notice, sizeof env->notice, "the cuda backend failed (%.400s): running on the cpu",
-                         why);
-        }
-    }
-    if (b == CS_BACKEND_AUTO) {
-        b = CS_BACKEND_CPU;
-        if (compile_cpu(env, cfg) != CS_OK) {
-            snprintf(env->notice, sizeof env->notice, "cpu backend unavailable (%.400s): running the interpreter",
-                     env->error);
-            b = CS_BACKEND_INTERP;
-        }
-    } else if (b == CS_BACKEND_CPU && (s = compile_cpu(env, cfg)) != CS_OK) {
-        return s;
-    }
-    env->backend = b;
-    if (b == CS_BACKEND_INTERP)
-        env->compile_ms = cs_now_ms() - start;
+    env->prog = env->k.prog;
+    env->backend = env->k.backend;
+    env->unroll = env->k.unroll;
     if ((s = allocate(env)) != CS_OK)
         return s;
-    if (b == CS_BACKEND_CUDA) {
+    if (env->backend == CS_BACKEND_CUDA) {
         cs_lanes_layout lay = {env->n, env->prog->n_carried, env->prog->n_params, env->prog->n_obs,
                                env->prog->n_inputs, real_size(env)};
         char msg[1024];
-        int rc = cs_cuda_alloc(env->cuda, &lay, msg, sizeof msg);
+        int rc = cs_cuda_alloc(env->k.cuda, &lay, msg, sizeof msg);
         if (rc)
             return fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg);
     }
@@ -617,9 +469,6 @@ void cs_env_close(cs_env *env)
     if (!env)
         return;
     cs_pool_close(env->pool);
-    cs_cpu_unload(&env->cpu);
-    cs_cuda_close(env->cuda);
-    cs_cache_close(&env->cache);
     if (env->prog) {
         for (unsigned k = 0; k < env->prog->n_carried; k++)
             free(env->carried ? env->carried[k] : NULL);
@@ -645,7 +494,7 @@ void cs_env_close(cs_env *env)
     free(env->lane_episodes);
     free(env->device_actions);
     free(env->box_actions);
-    cs_program_free(env->prog);
+    cs_kernel_free(&env->k);
     free(env);
 }
 
@@ -689,20 +538,20 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->dtype = env->dtype;
     info->unroll = env->unroll;
     info->threads = env->threads;
-    info->kernels_per_step = env->kernels_per_step;
+    info->kernels_per_step = env->k.kernels_per_step;
     info->persistent = env->fusion == CS_FUSION_FULL && env->persistent;
-    info->compile_ms = env->compile_ms;
-    info->cache_hit = env->cache_hit;
-    info->notice = env->notice;
+    info->compile_ms = env->k.compile_ms;
+    info->cache_hit = env->k.cache_hit;
+    info->notice = env->k.notice;
     if (env->backend == CS_BACKEND_CUDA) {
-        const cs_cuda_device *dev = cs_cuda_device_info(env->cuda);
+        const cs_cuda_device *dev = cs_cuda_device_info(env->k.cuda);
         info->device = dev->name;
         info->sm_count = dev->sm_count;
         info->arch = dev->arch;
-        info->block = env->cuda_kernel.block;
-        info->registers = env->cuda_kernel.registers;
-        info->spill_bytes = env->spill_bytes;
-        info->local_bytes = env->cuda_kernel.local_bytes;
+        info->block = env->k.cuda_kernel.block;
+        info->registers = env->k.cuda_kernel.registers;
+        info->spill_bytes = env->k.spill_bytes;
+        info->local_bytes = env->k.cuda_kernel.local_bytes;
     }
     return CS_OK;
 }
@@ -1052,7 +901,7 @@ cs_status cs_env_device_buffers(cs_env *env, cs_device_buffers *out)
     if (env->backend != CS_BACKEND_CUDA)
         return host_batch(env);
     cs_cuda_buffers b;
-    if (cs_cuda_buffers_of(env->cuda, &b))
+    if (cs_cuda_buffers_of(env->k.cuda, &b))
         return fail(env, CS_ERR_STATE, "the device buffers are not allocated");
     out->device = b.ordinal;
     out->context = b.context;
@@ -1353,34 +1202,30 @@ cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, c
         s = fail(&scratch, CS_ERR_ARGUMENT, "a cubin is binary: cs_dump_cubin writes it");
     else if (s == CS_OK && strcmp(fmt, "text") && strcmp(fmt, "dot") && strcmp(fmt, "c") && strcmp(fmt, "cuda"))
         s = fail(&scratch, CS_ERR_ARGUMENT, "unknown dump format '%s' (text, dot, c, cuda)", fmt);
-    cs_program *p = NULL;
+    /* The driver stopped after the passes (dot), the partition (text) or
+     * the emitter (c, cuda). */
+    bool graph = !strcmp(fmt, "text") || !strcmp(fmt, "dot");
+    cs_compile_request rq = {.after = after, .stop = !strcmp(fmt, "dot") ? CS_STAGE_PASSES
+                                                   : graph             ? CS_STAGE_PARTITION
+                                                                       : CS_STAGE_EMIT,
+                             .dialect = !strcmp(fmt, "c") ? CS_DIALECT_C : CS_DIALECT_CUDA};
+    cs_kernel k = {0};
     if (s == CS_OK)
-        s = build_program(&scratch, cfg, after, &p);
+        s = compile(&scratch, cfg, &rq, &k);
     cs_text t = {0};
-    if (s == CS_OK) {
-        cs_policy pol = policy_of(cfg->fusion);
-        if (!strcmp(fmt, "text") || !strcmp(fmt, "dot")) {
-            cs_dump_graph(p, fmt[0] == 'd', &t);
-            if (fmt[0] == 't') {
-                cs_node *roots = malloc(cs_program_step_root_max(p) * sizeof *roots);
-                cs_partition part;
-                if (roots && cs_partition_build(p->graph, roots, cs_program_step_roots(p, true, roots), pol, &part) == 0) {
-                    cs_text_printf(&t, "\n# rollout step, fusion %s\n", cs_policy_name(pol));
-                    cs_dump_partition(p, &part, &t);
-                    cs_partition_free(&part);
-                }
-                free(roots);
-            }
-        } else {
-            cs_schedule sched = {pol, cfg->unroll, cfg->block, 0};
-            char msg[1024];
-            if (cs_emit(p, &sched, fmt[0] == 'c' && fmt[1] == 0 ? CS_DIALECT_C : CS_DIALECT_CUDA, &t, msg, sizeof msg))
-                s = fail(&scratch, CS_ERR_UNAVAILABLE, "%s", msg);
+    if (s == CS_OK && graph) {
+        cs_dump_graph(k.prog, fmt[0] == 'd', &t);
+        if (rq.stop == CS_STAGE_PARTITION) {
+            cs_text_printf(&t, "\n# rollout step, fusion %s\n", cs_fusion_name(rq.fusion));
+            cs_dump_partition(k.prog, &k.plan.roll, &t);
         }
-        if (s == CS_OK && (t.failed || !t.data))
-            s = fail(&scratch, CS_ERR_NOMEM, "out of memory");
+    } else if (s == CS_OK) {
+        t = k.source;
+        k.source = (cs_text){0};
     }
-    cs_program_free(p);
+    if (s == CS_OK && (t.failed || !t.data))
+        s = fail(&scratch, CS_ERR_NOMEM, "out of memory");
+    cs_kernel_free(&k);
     if (s == CS_OK) {
         *text = t.data;
         return CS_OK;
@@ -1402,48 +1247,20 @@ cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, si
     cs_env scratch;
     memset(&scratch, 0, sizeof scratch);
     cs_status s = cfg ? check_config(&scratch, cfg) : fail(&scratch, CS_ERR_ARGUMENT, "no configuration given");
-    int sm = -1;
-    char msg[1024];
-    if (s == CS_OK && arch) {
-        if ((sm = cs_cuda_parse_arch(arch)) < 0)
-            s = fail(&scratch, CS_ERR_ARGUMENT, "'%s' is not a CUDA architecture (sm_XY, e.g. sm_90)", arch);
-    } else if (s == CS_OK) {
-        cs_cuda *c;
-        if (cs_cuda_open(&c, msg, sizeof msg)) {
-            s = fail(&scratch, CS_ERR_ARGUMENT, "name the architecture (--arch sm_XY): no device to ask (%s)", msg);
-        } else {
-            sm = cs_cuda_device_info(c)->arch;
-            cs_cuda_close(c);
-        }
-    }
-    cs_nvrtc *nv = NULL;
-    if (s == CS_OK && cs_nvrtc_open(&nv, msg, sizeof msg))
-        s = fail(&scratch, CS_ERR_UNAVAILABLE, "%s", msg);
-    cs_program *p = NULL;
+    cs_compile_request rq = {.stop = CS_STAGE_BACKEND, .cubin = true};
+    if (s == CS_OK && arch && (rq.arch = cs_cuda_parse_arch(arch)) < 0)
+        s = fail(&scratch, CS_ERR_ARGUMENT, "'%s' is not a CUDA architecture (sm_XY, e.g. sm_90)", arch);
+    cs_kernel k = {0};
     if (s == CS_OK)
-        s = build_program(&scratch, cfg, NULL, &p);
-    cs_text t = {0};
-    cs_cubin bin = {0};
+        s = compile(&scratch, cfg, &rq, &k);
     if (s == CS_OK) {
-        cs_schedule sched = {policy_of(cfg->fusion), cfg->unroll, cfg->block, sm};
-        int rc;
-        if (cs_emit(p, &sched, CS_DIALECT_CUDA, &t, msg, sizeof msg))
-            s = fail(&scratch, CS_ERR_UNAVAILABLE, "%s", msg);
-        else if (t.failed || !t.data)
-            s = fail(&scratch, CS_ERR_NOMEM, "out of memory");
-        else if ((rc = cs_cuda_compile(nv, t.data, sm, cfg->dtype == CS_DTYPE_F32, NULL, &bin, msg, sizeof msg)))
-            /* never PTX: a cubin was asked for; an architecture NVRTC lacks is a bad argument */
-            s = fail(&scratch, rc == CS_CUDA_ARCH ? CS_ERR_ARGUMENT : CS_ERR_COMPILE, "%s", msg);
+        *cubin = k.cubin.data;
+        *size = k.cubin.size;
+        k.cubin.data = NULL;
     }
-    cs_text_free(&t);
-    cs_program_free(p);
-    cs_nvrtc_close(nv);
-    if (s == CS_OK) {
-        *cubin = bin.data;
-        *size = bin.size;
+    cs_kernel_free(&k);
+    if (s == CS_OK)
         return CS_OK;
-    }
-    cs_cubin_free(&bin);
     return cs_say(err, err_size, s, "%s", scratch.error[0] ? scratch.error : cs_status_string(s));
 }
 

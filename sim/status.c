@@ -15,7 +15,7 @@ static const char *const backend_names[] = {"auto", "cpu", "cuda", "interp"};
 static_assert(sizeof backend_names / sizeof backend_names[0] == CS_BACKEND_COUNT, "one name per backend");
 
 static const char *const fusion_names[] = {"full", "rules", "none"};
-static_assert(sizeof fusion_names / sizeof fusion_names[0] == CS_FUSION_COUNT, "one name per fusion policy");
+static_assert(sizeof fusion_names / sizeof fusion_names[0] == CS_FUSION_COUNT, "one name per fusion mode");
 
 const char *cs_version(void) { return CS_VERSION_STRING; }
 

@@ -1,6 +1,6 @@
 /* The backends agree: a CartPole built with the builder API (the state packed
  * into a stack, the paper's way, so that `rules` has boundaries to keep) runs
- * through the interpreter and through generated C under every fusion policy
+ * through the interpreter and through generated C under every fusion mode
  * and unroll factor; in f64 the results are identical to the bit. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -116,12 +116,15 @@ static void rollout_interp(const cs_program *p, lanes_buf *b, long long steps)
     cs_interp_rollout(p, &b->l);
 }
 
-static void rollout_cpu(const cs_program *p, cs_policy fusion, int unroll, lanes_buf *b, long long steps)
+static void rollout_cpu(const cs_program *p, cs_fusion fusion, int unroll, lanes_buf *b, long long steps)
 {
     cs_schedule s = {fusion, unroll, 0, 0};
     cs_text src = {0};
     char err[1024];
-    cr_assert_eq(cs_emit(p, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    cs_plan plan;
+    cr_assert_eq(cs_plan_build(p, fusion, &plan), 0);
+    cr_assert_eq(cs_emit(p, &plan, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    cs_plan_free(&plan);
     cs_cache cache = {{0}, {0}};   /* no cache: every compile is fresh */
     cs_cpu_kernel k;
     cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
@@ -152,17 +155,17 @@ Test(backend, cpu_equals_interp_bit_for_bit_in_f64)
     for (int i = 0; i < 300; i++)
         episodes += ref.segments[i];
     cr_assert_gt(episodes, 300, "random CartPole episodes last ~22 steps");
-    const cs_policy policies[] = {CS_POLICY_FULL, CS_POLICY_RULES, CS_POLICY_NONE};
+    const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES, CS_FUSION_NONE};
     const int unrolls[] = {1, 10, 64};
     for (int a = 0; a < 3; a++)
         for (int u = 0; u < 3; u++) {
-            if (policies[a] == CS_POLICY_NONE && unrolls[u] == 64)
+            if (fusions[a] == CS_FUSION_NONE && unrolls[u] == 64)
                 continue;   /* hundreds of loops x 64: slow to compile, nothing new */
             lanes_buf got;
             lanes_init(&got, 300, sizeof(double));
-            rollout_cpu(p, policies[a], unrolls[u], &got, 257);
+            rollout_cpu(p, fusions[a], unrolls[u], &got, 257);
             char what[64];
-            snprintf(what, sizeof what, "%s unroll %d", cs_policy_name(policies[a]), unrolls[u]);
+            snprintf(what, sizeof what, "%s unroll %d", cs_fusion_name(fusions[a]), unrolls[u]);
             assert_same(&ref, &got, sizeof(double), what);
             lanes_free(&got);
         }
@@ -177,7 +180,7 @@ Test(backend, cpu_close_to_interp_in_f32)
     lanes_init(&ref, 64, sizeof(float));
     lanes_init(&got, 64, sizeof(float));
     rollout_interp(p, &ref, 20);
-    rollout_cpu(p, CS_POLICY_FULL, 4, &got, 20);
+    rollout_cpu(p, CS_FUSION_FULL, 4, &got, 20);
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < 64; i++) {
             float a = ((float *)ref.carried[k])[i], b = ((float *)got.carried[k])[i];

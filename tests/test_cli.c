@@ -471,7 +471,7 @@ Test(cli, seed_decides_checksum)
 }
 
 /* Every schedule computes the same trajectories (DESIGN.md): in f64 the
- * checksum is the same across unroll, threads, fusion policy and backend. */
+ * checksum is the same across unroll, threads, fusion mode and backend. */
 Test(cli, checksum_independent_of_schedule, .timeout = 900)
 {
     static const char *const variants[][2] = {

@@ -1,12 +1,12 @@
 /* The cuda backend, tested on any machine (CI has no GPU):
  *
  *  nvrtc   NVRTC compiles a hand-written kernel and every environment's kernel
- *          under every fusion policy, unroll, dtype, for sm_80 and sm_90; the
+ *          under every fusion mode, unroll, dtype, for sm_80 and sm_90; the
  *          cubin cache hits, misses and refuses failures like the cpu's.
  *  host    The CUDA dialect compiled as host C (tests/cuda_shim.h), launched
  *          by loops over blockIdx/threadIdx, reproduces the cpu backend bit
  *          for bit, f32 and f64, and so does every op over special values.
- *  fake    The whole runtime (sim/env.c -> jit/backend_cuda.c -> driver API)
+ *  fake    The whole runtime (sim/env.c -> jit/cuda_driver.c -> driver API)
  *          against a fake libcuda.so.1 + libnvrtc built from this very file
  *          with -DCS_FAKE_CUDA: its "cubin" is the source, its launches run
  *          the shim build, its device memory is host memory with every copy
@@ -753,7 +753,7 @@ static char *read_text(const char *path, size_t *len)
 }
 
 /* The program a runtime builds: parse, random policy, passes. */
-static cs_program *load_program(const char *path, cs_type real, cs_policy pol)
+static cs_program *load_program(const char *path, cs_type real, cs_fusion pol)
 {
     size_t len;
     char *src = read_text(path, &len);
@@ -767,13 +767,16 @@ static cs_program *load_program(const char *path, cs_type real, cs_policy pol)
     return p;
 }
 
-static char *emit(const cs_program *p, cs_policy pol, int unroll, cs_dialect d)
+static char *emit(const cs_program *p, cs_fusion pol, int unroll, cs_dialect d)
 {
     cs_schedule s = {pol, unroll, 0, 90};
     cs_text t = {0};
     char err[1024];
-    cr_assert_eq(cs_emit(p, &s, d, &t, err, sizeof err), 0, "emit (%s dialect, %s, unroll %d): %s",
-                 d == CS_DIALECT_C ? "C" : "CUDA", cs_policy_name(pol), unroll, err);
+    cs_plan plan;
+    cr_assert_eq(cs_plan_build(p, pol, &plan), 0);
+    cr_assert_eq(cs_emit(p, &plan, &s, d, &t, err, sizeof err), 0, "emit (%s dialect, %s, unroll %d): %s",
+                 d == CS_DIALECT_C ? "C" : "CUDA", cs_fusion_name(pol), unroll, err);
+    cs_plan_free(&plan);
     cr_assert(!t.failed && t.data);
     return t.data;
 }
@@ -845,8 +848,8 @@ Test(cuda_nvrtc, generated_kernels_report_no_spills_at_unroll_10, .timeout = 600
         for (int d = 0; d < 2; d++) {
             char path[700];
             snprintf(path, sizeof path, "%s/envs/%s.env", root(), envs[e]);
-            cs_program *p = load_program(path, d ? CS_F64 : CS_F32, CS_POLICY_FULL);
-            char *src = emit(p, CS_POLICY_FULL, 10, CS_DIALECT_CUDA);
+            cs_program *p = load_program(path, d ? CS_F64 : CS_F32, CS_FUSION_FULL);
+            char *src = emit(p, CS_FUSION_FULL, 10, CS_DIALECT_CUDA);
             cs_cubin bin;
             char err[4096];
             cr_assert_eq(cs_cuda_compile(nv, src, 90, !d, NULL, &bin, err, sizeof err), 0, "%s", err);
@@ -1323,7 +1326,7 @@ static void bufs_compare(const bufs *a, const bufs *b, double tol, const char *w
 
 static void cpu_rollout(const cs_program *p, bufs *b, long long steps)
 {
-    char *src = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_C);
+    char *src = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_C);
     cs_cache cache = {{0}, {0}};
     cs_cpu_kernel k;
     char err[1024];
@@ -1341,21 +1344,24 @@ typedef enum { RUN_PERSISTENT, RUN_CHUNKED, RUN_PER_STEP } run_kind;
 /* The CUDA dialect's rollout through the shim, launched as the runtime
  * launches it: once (persistent), in chunks of `unroll` steps, or every
  * kernel of every step (rules/none) with the scratch between them. */
-static void shim_rollout(const cs_program *p, cs_policy pol, int unroll, run_kind kind, bufs *b, long long steps,
+static void shim_rollout(const cs_program *p, cs_fusion pol, int unroll, run_kind kind, bufs *b, long long steps,
                          unsigned grid, unsigned block)
 {
     char *src = emit(p, pol, unroll, CS_DIALECT_CUDA);
     char shim[600], err[2048];
     shim_path(shim, sizeof shim);
     host_module m;
-    cr_assert_eq(host_build(src, shim, &m, err, sizeof err), 0, "%s (%s unroll %d)", err, cs_policy_name(pol),
+    cr_assert_eq(host_build(src, shim, &m, err, sizeof err), 0, "%s (%s unroll %d)", err, cs_fusion_name(pol),
                  unroll);
     free(src);
     const unsigned *kps = dlsym(m.handle, "cs_kernels_per_step");
     const unsigned *spl = dlsym(m.handle, "cs_scratch_bytes_per_lane");
     cr_assert(kps && spl, "the exported constants are missing");
-    cr_assert_eq(*kps, cs_emit_kernels_per_step(p, pol), "cs_kernels_per_step %u, the partition has %u", *kps,
-                 cs_emit_kernels_per_step(p, pol));
+    cs_plan plan;
+    cr_assert_eq(cs_plan_build(p, pol, &plan), 0);
+    cr_assert_eq(*kps, plan.roll.n_kernels, "cs_kernels_per_step %u, the partition has %u", *kps,
+                 plan.roll.n_kernels);
+    cs_plan_free(&plan);
     b->l.t = 0;
     cr_assert_eq(host_launch(&m, dlsym(m.handle, "cs_kernel_restart"), false, grid, block, &b->l, NULL), 0);
     if (kind == RUN_PER_STEP) {
@@ -1395,21 +1401,21 @@ static void host_matches_cpu(cs_type real, double tol, long long steps)
     char envs[32][700];
     int n_envs = list_envs(envs, 32);
     struct {
-        cs_policy pol;
+        cs_fusion pol;
         int unroll;
         run_kind kind;
         const char *what;
     } runs[] = {
-        {CS_POLICY_FULL, 1, RUN_PERSISTENT, "full, persistent"},
-        {CS_POLICY_FULL, 10, RUN_PERSISTENT, "full, unroll 10, persistent"},
-        {CS_POLICY_FULL, 10, RUN_CHUNKED, "full, unroll 10, 10 steps per launch"},
-        {CS_POLICY_FULL, 1, RUN_CHUNKED, "full, one step per launch"},
-        {CS_POLICY_RULES, 1, RUN_PER_STEP, "rules"},
-        {CS_POLICY_NONE, 1, RUN_PER_STEP, "none"},
+        {CS_FUSION_FULL, 1, RUN_PERSISTENT, "full, persistent"},
+        {CS_FUSION_FULL, 10, RUN_PERSISTENT, "full, unroll 10, persistent"},
+        {CS_FUSION_FULL, 10, RUN_CHUNKED, "full, unroll 10, 10 steps per launch"},
+        {CS_FUSION_FULL, 1, RUN_CHUNKED, "full, one step per launch"},
+        {CS_FUSION_RULES, 1, RUN_PER_STEP, "rules"},
+        {CS_FUSION_NONE, 1, RUN_PER_STEP, "none"},
     };
     const long long n = 300;   /* not a multiple of any block */
     for (int e = 0; e < n_envs; e++) {
-        cs_program *ref_prog = load_program(envs[e], real, CS_POLICY_FULL);
+        cs_program *ref_prog = load_program(envs[e], real, CS_FUSION_FULL);
         bufs ref;
         bufs_init(&ref, ref_prog, n, 1234);
         cpu_rollout(ref_prog, &ref, steps);
@@ -1417,7 +1423,7 @@ static void host_matches_cpu(cs_type real, double tol, long long steps)
         for (long long i = 0; i < n; i++)
             episodes += ref.segments[i];
         for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-            cs_program *p = runs[r].pol == CS_POLICY_FULL ? ref_prog : load_program(envs[e], real, runs[r].pol);
+            cs_program *p = runs[r].pol == CS_FUSION_FULL ? ref_prog : load_program(envs[e], real, runs[r].pol);
             bufs got;
             bufs_init(&got, p, n, 1234);
             /* 3 blocks of 32 threads: every thread walks several lanes */
@@ -1455,8 +1461,8 @@ Test(cuda_host, f64_steps_equal_the_cpu_backend)
     int n_envs = list_envs(envs, 32);
     const int modes[] = {CS_MODE_NEXT_STEP, CS_MODE_SAME_STEP, CS_MODE_NO_RESTART};
     for (int e = 0; e < n_envs; e++) {
-        cs_program *p = load_program(envs[e], CS_F64, CS_POLICY_FULL);
-        char *csrc = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_C), *cuda = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_CUDA);
+        cs_program *p = load_program(envs[e], CS_F64, CS_FUSION_FULL);
+        char *csrc = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_C), *cuda = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_CUDA);
         cs_cache cache = {{0}, {0}};
         cs_cpu_kernel k;
         host_module m;
@@ -2592,8 +2598,8 @@ Test(cuda_host, every_op_bit_for_bit_folded_interpreted_c_and_cuda_dialect)
         cr_assert_eq(cs_parse(src, strlen(src), "ops.env", reals[t], NULL, 0, &p, err, sizeof err), 0, "%s", err);
         cr_assert_eq(cs_policy_random(p), 0);
         cr_assert_eq(cs_program_bind_policy(p), 0);
-        cr_assert_eq(cs_optimize(p, CS_POLICY_FULL, NULL, err, sizeof err), 0, "%s", err);
-        char *csrc = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_C), *cuda = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_CUDA);
+        cr_assert_eq(cs_optimize(p, CS_FUSION_FULL, NULL, err, sizeof err), 0, "%s", err);
+        char *csrc = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_C), *cuda = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_CUDA);
         cs_cache cache = {{0}, {0}};
         cs_cpu_kernel k;
         host_module m;

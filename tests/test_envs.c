@@ -1,5 +1,5 @@
 /* The environments in envs/ as a user meets them: each one on every
- * backend, fusion policy and unroll (f64 results identical to the bit); the
+ * backend, fusion mode and unroll (f64 results identical to the bit); the
  * random policy over each action space; per-environment parameters, set at
  * open time or drawn per environment at each reset (the library API and the
  * command); and envs/spring_mass.env, the README's own environment, loaded
@@ -236,7 +236,7 @@ static outcome run_schedule(const char *env, int64_t n, schedule s)
     return o;
 }
 
-/* Every environment, every backend, fusion policy and unroll: in f64 the
+/* Every environment, every backend, fusion mode and unroll: in f64 the
  * fused rollout's checksum, the states and rewards of stepped actions are
  * identical to the bit (37 lanes: not a multiple of any vector width).
  * CartPole has its own such tests (test_cli.c, test_backend.c). */

@@ -8,8 +8,10 @@
  *     jit/                      the compiler
  *
  * A quoted include names a header of some room; a room may include its own
- * headers and those of the rooms below it (sim/'s cartsim.h is the public
- * contract, so agents/ may name its types: it sits beside sim/ in that sense). */
+ * headers and those of the rooms below it. sim/'s cartsim.h is the public
+ * contract (types, enums, limits, status codes), so every room may name it:
+ * jit/ speaks of fusion modes, backends and statuses in its words; no other
+ * header of sim/ is open to the rooms below. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -86,7 +88,7 @@ static int climbing_includes(int r, char *out, size_t out_size)
             if (sscanf(line, " # include \"%255[^\"]\"", header) != 1)
                 continue;
             int to = room_of_header(header);
-            if (to >= 0 && !may_include[r][to]) {
+            if (to >= 0 && !may_include[r][to] && strcmp(header, "cartsim.h") != 0) {
                 bad++;
                 used += (size_t)snprintf(out + used, used < out_size ? out_size - used : 0, "%s/%s: %s (%s/)\n",
                                          room_names[r], e->d_name, header, room_names[to]);

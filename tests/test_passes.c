@@ -1,4 +1,4 @@
-/* The passes (fold, concat, dce), the fusion policies and the dumps.
+/* The passes (fold, concat, dce), the fusion modes and the dumps.
  *
  * Programs are built with the builder API directly. Folding must give the
  * exact result the device computes in the node's precision, and must leave
@@ -546,14 +546,14 @@ Test(dce, keeps_draw_numbers_and_draw_counts)
 
 /* ---- partitions ---- */
 
-static cs_partition step_partition(cs_program *p, cs_policy policy)
+static cs_partition step_partition(cs_program *p, cs_fusion fusion)
 {
     cs_node roots[64];
     cr_assert_leq(cs_program_step_root_max(p), 64);
     unsigned n = cs_program_step_roots(p, false, roots);
     cs_partition part;
-    cr_assert_eq(cs_partition_build(p->graph, roots, n, policy, &part), 0);
-    cr_assert_eq(part.policy, policy);
+    cr_assert_eq(cs_partition_build(p->graph, roots, n, fusion, &part), 0);
+    cr_assert_eq(part.fusion, fusion);
     return part;
 }
 
@@ -597,7 +597,7 @@ static unsigned computed_in_step(cs_program *p)
 Test(partition, full_is_one_kernel)
 {
     cs_program *p = cartpole_paper();
-    cs_partition part = step_partition(p, CS_POLICY_FULL);
+    cs_partition part = step_partition(p, CS_FUSION_FULL);
     cr_assert_eq(part.n_kernels, 1);
     cr_assert_str_eq(part.reason[0], "");
     for (cs_node id = 1; id < cs_graph_count(p->graph); id++)
@@ -612,7 +612,7 @@ Test(partition, rules_stops_at_the_rng_and_at_a_stack_with_several_users)
 {
     cs_program *p = cartpole_paper();
     cr_assert_geq(cs_pass_fold(p), 1);
-    cs_partition part = step_partition(p, CS_POLICY_RULES);
+    cs_partition part = step_partition(p, CS_FUSION_RULES);
     cr_assert_eq(part.n_kernels, 3);
     cr_assert_str_eq(part.reason[0], "");
     cr_assert(strstr(part.reason[1], "uniform draw 0"), "%s", part.reason[1]);
@@ -636,13 +636,13 @@ Test(partition, rules_after_concat_keeps_only_the_rng_boundary)
     cs_program *p = cartpole_paper();
     cr_assert_geq(cs_pass_fold(p), 1);
     cr_assert_eq(cs_pass_concat(p), 4);
-    cs_partition part = step_partition(p, CS_POLICY_RULES);   /* the dead stack is outside the step */
+    cs_partition part = step_partition(p, CS_FUSION_RULES);   /* the dead stack is outside the step */
     cr_assert_eq(part.n_kernels, 2);
     cr_assert(!any_reason_has(&part, "stack"));
     cr_assert(any_reason_has(&part, "uniform"));
     cs_partition_free(&part);
     cr_assert_gt(cs_pass_dce(p), 0);
-    part = step_partition(p, CS_POLICY_RULES);
+    part = step_partition(p, CS_FUSION_RULES);
     cr_assert_eq(part.n_kernels, 2);
     cr_assert(!any_reason_has(&part, "stack"));
     cs_partition_free(&part);
@@ -655,7 +655,7 @@ Test(partition, a_stack_with_one_user_fuses)
     cs_node items[2] = {un(p, CS_OP_SIN, X(p)), un(p, CS_OP_COS, X(p))};
     cs_node s = cs_stack(p->graph, 2, items);
     p->next[0] = un(p, CS_OP_EXP, cs_index(p->graph, s, 1));
-    cs_partition part = step_partition(p, CS_POLICY_RULES);
+    cs_partition part = step_partition(p, CS_FUSION_RULES);
     cr_assert_eq(part.n_kernels, 1);
     cs_partition_free(&part);
     cs_program_free(p);
@@ -664,7 +664,7 @@ Test(partition, a_stack_with_one_user_fuses)
 Test(partition, none_is_one_kernel_per_computed_node)
 {
     cs_program *p = cartpole_paper();
-    cs_partition part = step_partition(p, CS_POLICY_NONE);
+    cs_partition part = step_partition(p, CS_FUSION_NONE);
     unsigned computed = computed_in_step(p);
     cr_assert_eq(part.n_kernels, computed);
     bool *used = calloc(part.n_kernels, sizeof *used);
@@ -687,9 +687,9 @@ Test(partition, none_is_one_kernel_per_computed_node)
 
 Test(partition, policy_names)
 {
-    cr_assert_str_eq(cs_policy_name(CS_POLICY_FULL), "full");
-    cr_assert_str_eq(cs_policy_name(CS_POLICY_RULES), "rules");
-    cr_assert_str_eq(cs_policy_name(CS_POLICY_NONE), "none");
+    cr_assert_str_eq(cs_fusion_name(CS_FUSION_FULL), "full");
+    cr_assert_str_eq(cs_fusion_name(CS_FUSION_RULES), "rules");
+    cr_assert_str_eq(cs_fusion_name(CS_FUSION_NONE), "none");
 }
 
 /* ---- dumps ---- */
@@ -788,7 +788,7 @@ Test(dump, policy_and_rollout_roots)
     cs_node roots[64];
     unsigned n = cs_program_step_roots(p, true, roots);
     cs_partition part;
-    cr_assert_eq(cs_partition_build(p->graph, roots, n, CS_POLICY_RULES, &part), 0);
+    cr_assert_eq(cs_partition_build(p->graph, roots, n, CS_FUSION_RULES, &part), 0);
     cr_assert_eq(part.n_kernels, 2);
     cr_assert(strstr(part.reason[1], "uniform draw 0"), "%s", part.reason[1]);
     cs_partition_free(&part);
@@ -815,7 +815,7 @@ Test(dump, partition_rules_before_and_after_concat)
 {
     cs_program *p = cartpole_paper();
     cr_assert_geq(cs_pass_fold(p), 1);
-    cs_partition part = step_partition(p, CS_POLICY_RULES);
+    cs_partition part = step_partition(p, CS_FUSION_RULES);
     cs_text t = {0};
     cr_assert_eq(cs_dump_partition(p, &part, &t), 0);
     assert_has(t.data, "program cartpole_paper: partition rules, 3 kernels\n");
@@ -832,7 +832,7 @@ Test(dump, partition_rules_before_and_after_concat)
 
     cr_assert_eq(cs_pass_concat(p), 4);
     cr_assert_gt(cs_pass_dce(p), 0);
-    part = step_partition(p, CS_POLICY_RULES);
+    part = step_partition(p, CS_FUSION_RULES);
     cr_assert_eq(cs_dump_partition(p, &part, &t), 0);
     assert_lacks(t.data, "stack");
     assert_has(t.data, "(uniform : f64): kernel 0 -> 1\n");   /* and what kernel 0 computed for kernel 1 */
@@ -840,7 +840,7 @@ Test(dump, partition_rules_before_and_after_concat)
     cs_text_free(&t);
     cs_partition_free(&part);
 
-    part = step_partition(p, CS_POLICY_FULL);
+    part = step_partition(p, CS_FUSION_FULL);
     cr_assert_eq(cs_dump_partition(p, &part, &t), 0);
     assert_lacks(t.data, "reason");
     assert_has(t.data, "materialized values: 0\n");
@@ -868,7 +868,7 @@ Test(deep, a_chain_of_100000_nodes)
     assert_const(p, p->reward, DEPTH);
     cr_assert_eq(cs_pass_concat(p), 1);
     cr_assert_gt(cs_pass_dce(p), DEPTH);
-    cs_partition part = step_partition(p, CS_POLICY_RULES);
+    cs_partition part = step_partition(p, CS_FUSION_RULES);
     cr_assert_eq(part.n_kernels, 1);
     cs_partition_free(&part);
     char *text = dump(p, false);

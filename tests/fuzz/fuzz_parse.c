@@ -100,18 +100,21 @@ static void compile_and_run(cs_program *p)
     char err[512];
     if (cs_policy_random(p) || cs_program_bind_policy(p))
         return;
-    if (cs_optimize(p, CS_POLICY_FULL, NULL, err, sizeof err))
+    if (cs_optimize(p, CS_FUSION_FULL, NULL, err, sizeof err))
         return;
     cs_text text = {0};
     cs_dump_graph(p, false, &text);
     cs_text_free(&text);
-    static const cs_policy policies[] = {CS_POLICY_FULL, CS_POLICY_RULES, CS_POLICY_NONE};
+    static const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES, CS_FUSION_NONE};
     for (size_t k = 0; k < 3; k++) {
-        cs_schedule s = {policies[k], k == 0 ? 4 : 1, 0, 0};
+        cs_schedule s = {fusions[k], k == 0 ? 4 : 1, 0, 0};
         cs_text src = {0};
-        cs_emit(p, &s, k == 2 ? CS_DIALECT_CUDA : CS_DIALECT_C, &src, err, sizeof err);
+        cs_plan plan;
+        if (cs_plan_build(p, fusions[k], &plan))
+            continue;
+        cs_emit(p, &plan, &s, k == 2 ? CS_DIALECT_CUDA : CS_DIALECT_C, &src, err, sizeof err);
         cs_text_free(&src);
-        cs_emit_kernels_per_step(p, policies[k]);
+        cs_plan_free(&plan);
     }
     run_interp(p);
 }

@@ -1,14 +1,13 @@
-/* The cuda backend: generated CUDA C -> NVRTC -> a cubin for the device's own
- * architecture (cached on disk like the cpu objects) -> the driver API. A
- * device newer than NVRTC gets PTX instead, which the driver compiles.
+/* The cuda backend's running half: the driver API loads a module (a cubin
+ * from nvrtc.c, or PTX the driver compiles), owns the device buffers and
+ * launches the kernels.
  *
- * libnvrtc and libcuda.so.1 are opened with dlopen, so one binary builds
+ * libcuda.so.1 is opened with dlopen (cuda_lib.c), so one binary builds
  * without the CUDA headers and runs with or without a GPU. The function
- * tables live in the handles (cs_nvrtc, cs_cuda), not in a process-wide
- * table: the library keeps no global state, each handle's lifetime says when
- * its libraries may go, and opening an already loaded library again is only
- * a lookup. Both are opened RTLD_NODELETE: the driver and NVRTC start threads
- * of their own, so their code must never be unmapped under them.
+ * table lives in the cs_cuda handle, not in a process-wide table: the
+ * library keeps no global state, each handle's lifetime says when its
+ * libraries may go, and opening an already loaded library again is only a
+ * lookup.
  *
  * Contexts: the device's primary context, retained per handle and pushed
  * around every use, so that several handles (and CUDA runtime code, which
@@ -20,7 +19,6 @@
  * results never depend on the block size.
  */
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,12 +30,6 @@
 #include "jit.h"
 
 #define MAX_ROLLOUT_KERNELS 4096
-
-struct cs_nvrtc {
-    cs_nvrtc_api api;
-    int major, minor;
-    char path[PATH_MAX];     /* the library opened, for messages */
-};
 
 typedef enum { FN_RESTART, FN_STEP, FN_ROLLOUT, FN_FIXED } fixed_fn;
 
@@ -71,49 +63,6 @@ struct cs_cuda {
     unsigned dirty;
 };
 
-static void say(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t err_size, const char *fmt, ...)
-{
-    if (!err || !err_size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
-    va_end(ap);
-}
-
-/* ---- opening the libraries ---- */
-
-static void *open_lib(const char *name)
-{
-    dlerror();
-    return dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-}
-
-/* Resolves every name into the table, in order; the first missing one is
- * reported. `optional` names may be missing (left NULL). */
-static int resolve(void *lib, void **slots, const char *const *names, size_t n, size_t optional_from,
-                   const char *what, char *err, size_t err_size)
-{
-    for (size_t k = 0; k < n; k++) {
-        slots[k] = dlsym(lib, names[k]);
-        if (!slots[k] && k < optional_from) {
-            say(err, err_size, "%s lacks %s: too old or not the real library", what, names[k]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static const char *const nvrtc_names[] = {
-    "nvrtcVersion",      "nvrtcGetErrorString", "nvrtcCreateProgram", "nvrtcCompileProgram",
-    "nvrtcGetProgramLogSize", "nvrtcGetProgramLog", "nvrtcGetCUBINSize", "nvrtcGetCUBIN",
-    "nvrtcDestroyProgram", "nvrtcGetPTXSize", "nvrtcGetPTX", "nvrtcGetNumSupportedArchs", "nvrtcGetSupportedArchs",
-};
-#define NVRTC_REQUIRED 11
-_Static_assert(sizeof nvrtc_names / sizeof nvrtc_names[0] == (sizeof(cs_nvrtc_api) - sizeof(void *)) / sizeof(void (*)(void)),
-               "nvrtc_names: one name per slot of cs_nvrtc_api");
-
 static const char *const cu_names[] = {
     "cuInit", "cuDriverGetVersion", "cuGetErrorName", "cuGetErrorString", "cuDeviceGetCount", "cuDeviceGet",
     "cuDeviceGetName", "cuDeviceGetAttribute", "cuDeviceTotalMem_v2", "cuDevicePrimaryCtxRetain",
@@ -124,373 +73,6 @@ static const char *const cu_names[] = {
 };
 _Static_assert(sizeof cu_names / sizeof cu_names[0] == (sizeof(cs_cu_api) - sizeof(void *)) / sizeof(void (*)(void)),
                "cu_names: one name per slot of cs_cu_api");
-
-/* Fills a table of function pointers (the slots after its `lib`) from dlsym. */
-static int resolve_table(void *lib, void *table_after_lib, const char *const *names, size_t n, size_t optional_from,
-                         const char *what, char *err, size_t err_size)
-{
-    void *slots[64];
-    if (resolve(lib, slots, names, n, optional_from, what, err, err_size))
-        return -1;
-    /* The table is a run of function pointers, each the size of a void *
-     * (POSIX guarantees dlsym's results convert). */
-    _Static_assert(sizeof(void *) == sizeof(void (*)(void)), "function and data pointers differ in size");
-    memcpy(table_after_lib, slots, n * sizeof(void *));
-    return 0;
-}
-
-int cs_nvrtc_open(cs_nvrtc **out, char *err, size_t err_size)
-{
-    *out = NULL;
-    cs_nvrtc *nv = calloc(1, sizeof *nv);
-    if (!nv) {
-        say(err, err_size, "out of memory");
-        return CS_CUDA_FAIL;
-    }
-    const char *forced = getenv("CARTSIM_NVRTC");
-    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
-    const char *dirs[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-    if (forced && *forced) {
-        nv->api.lib = open_lib(forced);
-        if (!nv->api.lib) {
-            const char *why = dlerror();
-            say(err, err_size, "NVRTC not found ($CARTSIM_NVRTC=%s: %s)", forced, why ? why : "cannot open");
-            free(nv);
-            return CS_CUDA_FAIL;
-        }
-        snprintf(nv->path, sizeof nv->path, "%s", forced);
-    } else {
-        for (size_t k = 0; k < sizeof names / sizeof names[0] && !nv->api.lib; k++)
-            if ((nv->api.lib = open_lib(names[k])))
-                snprintf(nv->path, sizeof nv->path, "%s", names[k]);
-        for (size_t d = 0; d < 3 && !nv->api.lib; d++) {
-            if (!dirs[d] || !*dirs[d])
-                continue;
-            for (size_t k = 0; k < sizeof names / sizeof names[0] && !nv->api.lib; k++) {
-                char path[PATH_MAX];
-                snprintf(path, sizeof path, "%s/lib64/%s", dirs[d], names[k]);
-                if ((nv->api.lib = open_lib(path)))
-                    snprintf(nv->path, sizeof nv->path, "%s", path);
-            }
-        }
-        if (!nv->api.lib) {
-            say(err, err_size, "NVRTC not found (no libnvrtc.so.13, .so.12, .so.11.2 or .so on the library path "
-                               "or in $CUDA_HOME/lib64, $CUDA_PATH/lib64, /usr/local/cuda/lib64)");
-            free(nv);
-            return CS_CUDA_FAIL;
-        }
-    }
-    if (resolve_table(nv->api.lib, (char *)&nv->api + sizeof(void *), nvrtc_names,
-                      sizeof nvrtc_names / sizeof nvrtc_names[0], NVRTC_REQUIRED, nv->path, err, err_size)) {
-        dlclose(nv->api.lib);
-        free(nv);
-        return CS_CUDA_FAIL;
-    }
-    cs_nvrtc_result rc = nv->api.Version(&nv->major, &nv->minor);
-    if (rc != CS_NVRTC_SUCCESS) {
-        say(err, err_size, "nvrtcVersion failed: %s", nv->api.GetErrorString(rc));
-        dlclose(nv->api.lib);
-        free(nv);
-        return CS_CUDA_FAIL;
-    }
-    *out = nv;
-    return 0;
-}
-
-void cs_nvrtc_close(cs_nvrtc *nv)
-{
-    if (!nv)
-        return;
-    if (nv->api.lib)
-        dlclose(nv->api.lib);
-    free(nv);
-}
-
-void cs_nvrtc_version(const cs_nvrtc *nv, int *major, int *minor)
-{
-    *major = nv->major;
-    *minor = nv->minor;
-}
-
-/* ---- compiling ---- */
-
-int cs_cuda_parse_arch(const char *text)
-{
-    if (!text)
-        return -1;
-    if (!strncmp(text, "sm_", 3) || !strncmp(text, "SM_", 3))
-        text += 3;
-    int major = 0, minor = 0, n = 0;
-    if (sscanf(text, "%d.%d%n", &major, &minor, &n) == 2 && text[n] == 0)
-        return major >= 1 && major <= 99 && minor >= 0 && minor <= 9 ? 10 * major + minor : -1;
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || errno || v < 10 || v > 999)
-        return -1;
-    if (*end && strcmp(end, "a") && strcmp(end, "f"))
-        return -1;
-    return (int)v;
-}
-
-static cs_hash128 hash_str(cs_hash128 h, const char *s) { return cs_hash_bytes(s, strlen(s) + 1, h); }
-
-static int read_file(const char *path, cs_cubin *out)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    int rc = -1;
-    long size;
-    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
-        out->data = malloc((size_t)size);
-        /* PTX is stored with its NUL, which the driver needs: an entry without it is no use */
-        if (out->data && fread(out->data, 1, (size_t)size, f) == (size_t)size &&
-            (!out->ptx || out->data[size - 1] == 0)) {
-            out->size = (size_t)size;
-            rc = 0;
-        } else {
-            free(out->data);
-            out->data = NULL;
-        }
-    }
-    fclose(f);
-    return rc;
-}
-
-/* Installs bytes in the cache through a private temporary file. */
-static void store(cs_cache *cache, const char *key, const char *suffix, const void *data, size_t size)
-{
-    const char *tmp = getenv("TMPDIR");
-    char path[PATH_MAX], entry[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cartsim-cubin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return;
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        unlink(path);
-        return;
-    }
-    bool ok = fwrite(data, 1, size, f) == size;
-    ok &= fclose(f) == 0;
-    if (ok)
-        cs_cache_store(cache, key, suffix, path, entry, sizeof entry);   /* failure: warning set, run uncached */
-    unlink(path);
-}
-
-/* A cubin's spill figure, kept beside it in the cache: the number (-1:
- * ptxas did not say), or -2 when the entry is missing or damaged (then the
- * cubin is built again). */
-static int read_spill(cs_cache *cache, const char *key)
-{
-    char path[PATH_MAX];
-    if (cs_cache_lookup(cache, key, ".spill", path, sizeof path) != 1)
-        return -2;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -2;
-    char text[32] = {0};
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    char *end = text;
-    long v = n > 0 ? strtol(text, &end, 10) : -1;
-    return n > 0 && end != text && *end == '\n' && v >= -1 && v <= INT_MAX ? (int)v : -2;
-}
-
-/* NVRTC's log (malloc'ed, NUL-terminated), or NULL. */
-static char *program_log(cs_nvrtc *nv, cs_nvrtc_program prog)
-{
-    size_t log_size = 0;
-    char *log = NULL;
-    if (nv->api.GetProgramLogSize(prog, &log_size) == CS_NVRTC_SUCCESS && log_size > 0 &&
-        (log = malloc(log_size + 1))) {
-        if (nv->api.GetProgramLog(prog, log) != CS_NVRTC_SUCCESS)
-            log[0] = 0;
-        log[log_size] = 0;
-    }
-    return log;
-}
-
-/* The first lines of NVRTC's log, flattened for a one-line message. */
-static void log_message(const char *log, char *out, size_t size)
-{
-    size_t n = 0;
-    for (const char *c = log; *c && n + 1 < size; c++)
-        out[n++] = *c == '\n' ? ' ' : *c;
-    while (n > 0 && out[n - 1] == ' ')
-        n--;
-    out[n] = 0;
-}
-
-/* What to ask NVRTC for: a cubin for sm_<arch> when it knows that
- * architecture (or cannot say which it knows: before 11.2); otherwise, when
- * allowed, PTX for the newest compute_B <= arch that it knows. */
-static int pick_target(cs_nvrtc *nv, int arch, bool allow_ptx, cs_cubin *out, char *err, size_t err_size)
-{
-    out->arch = arch;
-    out->ptx = false;
-    if (!nv->api.GetNumSupportedArchs || !nv->api.GetSupportedArchs)
-        return 0;
-    int n = 0, archs[128];
-    if (nv->api.GetNumSupportedArchs(&n) != CS_NVRTC_SUCCESS || n < 1 || n > 128 ||
-        nv->api.GetSupportedArchs(archs) != CS_NVRTC_SUCCESS)
-        return 0;   /* no list: NVRTC itself will refuse what it cannot do */
-    int lo = archs[0], hi = archs[0], below = 0;
-    for (int k = 0; k < n; k++) {
-        if (archs[k] == arch)
-            return 0;
-        lo = archs[k] < lo ? archs[k] : lo;
-        hi = archs[k] > hi ? archs[k] : hi;
-        if (archs[k] < arch && archs[k] > below)
-            below = archs[k];
-    }
-    if (!allow_ptx || !below) {
-        say(err, err_size, "NVRTC %d.%d cannot compile for sm_%d (it supports sm_%d to sm_%d)", nv->major,
-            nv->minor, arch, lo, hi);
-        return CS_CUDA_ARCH;
-    }
-    out->arch = below;
-    out->ptx = true;
-    return 0;
-}
-
-static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool allow_ptx, cs_cache *cache,
-                   cs_cubin *out, char *err, size_t err_size)
-{
-    double start = cs_now_ms();
-    memset(out, 0, sizeof *out);
-    if (arch < 10 || arch > 999) {
-        say(err, err_size, "not a CUDA architecture: %d", arch);
-        return CS_CUDA_FAIL;
-    }
-    int picked = pick_target(nv, arch, allow_ptx, out, err, err_size);
-    if (picked)
-        return picked;
-    const char *what = out->ptx ? "compute" : "sm";   /* a virtual architecture makes PTX only */
-    char arch_opt[64], version[32];
-    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", what, out->arch);
-    snprintf(version, sizeof version, "nvrtc %d.%d", nv->major, nv->minor);
-    /* For a cubin, ptxas reports each kernel's spills in the log: the only
-     * place they are told apart from a stack frame (ptxas_log.c). */
-    const char *options[] = {arch_opt, "--std=c++17", fmad ? "--fmad=true" : "--fmad=false",
-                             "--ptxas-options=--verbose"};
-    const int n_options = out->ptx ? 3 : 4;
-    out->spill_bytes = -1;
-    const char *suffix = out->ptx ? ".ptx" : ".cubin";
-
-    cs_hash128 h = {0x63756461u, CS_LANES_ABI};   /* "cuda" */
-    h = hash_str(h, version);
-    for (int k = 0; k < n_options; k++)
-        h = hash_str(h, options[k]);
-    h = hash_str(h, source);
-    char key[33];
-    cs_hash_hex(h, key);
-    char path[PATH_MAX];
-    if (cache && cache->dir[0] && cs_cache_lookup(cache, key, suffix, path, sizeof path) == 1 &&
-        (out->ptx || (out->spill_bytes = read_spill(cache, key)) >= -1) && read_file(path, out) == 0) {
-        out->cache_hit = true;
-        out->compile_ms = cs_now_ms() - start;
-        return 0;
-    }
-    out->spill_bytes = -1;
-
-    cs_nvrtc_program prog = NULL;
-    cs_nvrtc_result rc = nv->api.CreateProgram(&prog, source, "cartsim_kernel.cu", 0, NULL, NULL);
-    if (rc != CS_NVRTC_SUCCESS) {
-        say(err, err_size, "nvrtcCreateProgram failed: %s", nv->api.GetErrorString(rc));
-        return CS_CUDA_FAIL;
-    }
-    int result = CS_CUDA_FAIL;
-    rc = nv->api.CompileProgram(prog, n_options, options);
-    if (rc != CS_NVRTC_SUCCESS) {
-        char *log = program_log(nv, prog);
-        char flat[2048];
-        log_message(log ? log : "", flat, sizeof flat);
-        say(err, err_size, "NVRTC failed to compile the generated kernel for %s_%d (%s): %s", what, out->arch,
-            nv->api.GetErrorString(rc), flat[0] ? flat : "(no log)");
-        free(log);
-        goto done;
-    }
-    size_t size = 0;
-    if (out->ptx) {
-        if ((rc = nv->api.GetPTXSize(prog, &size)) != CS_NVRTC_SUCCESS || size <= 1) {
-            say(err, err_size, "nvrtcGetPTXSize failed: %s",
-                rc != CS_NVRTC_SUCCESS ? nv->api.GetErrorString(rc) : "no PTX");
-            goto done;
-        }
-        /* One byte more, so that the text ends with a NUL whatever NVRTC counted. */
-        if (!(out->data = malloc(size + 1))) {
-            say(err, err_size, "out of memory for %zu bytes of PTX", size);
-            goto done;
-        }
-        if ((rc = nv->api.GetPTX(prog, (char *)out->data)) != CS_NVRTC_SUCCESS) {
-            say(err, err_size, "nvrtcGetPTX failed: %s", nv->api.GetErrorString(rc));
-            free(out->data);
-            out->data = NULL;
-            goto done;
-        }
-        out->data[size] = 0;
-        size = strlen((const char *)out->data) + 1;
-    } else {
-        if ((rc = nv->api.GetCUBINSize(prog, &size)) != CS_NVRTC_SUCCESS || size == 0) {
-            say(err, err_size, "nvrtcGetCUBINSize failed: %s",
-                rc != CS_NVRTC_SUCCESS ? nv->api.GetErrorString(rc) : "an empty cubin");
-            goto done;
-        }
-        if (!(out->data = malloc(size))) {
-            say(err, err_size, "out of memory for a %zu-byte cubin", size);
-            goto done;
-        }
-        if ((rc = nv->api.GetCUBIN(prog, (char *)out->data)) != CS_NVRTC_SUCCESS) {
-            say(err, err_size, "nvrtcGetCUBIN failed: %s", nv->api.GetErrorString(rc));
-            free(out->data);
-            out->data = NULL;
-            goto done;
-        }
-    }
-    out->size = size;
-    if (!out->ptx) {
-        /* The rollout kernels are what the unroll grows: fused, or a partition's. */
-        char *log = program_log(nv, prog);
-        long fused = cs_ptxas_spill_bytes(log, "cs_kernel_rollout"), parts = cs_ptxas_spill_bytes(log, "cs_rollout_k");
-        free(log);
-        long most = fused > parts ? fused : parts;
-        out->spill_bytes = most < 0 ? -1 : most > INT_MAX ? INT_MAX : (int)most;   /* not reported: unknown */
-    }
-    if (cache && cache->dir[0]) {
-        if (!out->ptx) {
-            char text[32];
-            int n = snprintf(text, sizeof text, "%d\n", out->spill_bytes);
-            store(cache, key, ".spill", text, (size_t)n);
-        }
-        store(cache, key, suffix, out->data, out->size);   /* the cubin last: a hit finds both */
-    }
-    result = 0;
-done:
-    nv->api.DestroyProgram(&prog);
-    out->compile_ms = cs_now_ms() - start;
-    return result;
-}
-
-int cs_cuda_compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_cache *cache, cs_cubin *out,
-                    char *err, size_t err_size)
-{
-    return compile(nv, source, arch, fmad, false, cache, out, err, err_size);
-}
-
-int cs_cuda_compile_or_ptx(cs_nvrtc *nv, const char *source, int arch, bool fmad, cs_cache *cache, cs_cubin *out,
-                           char *err, size_t err_size)
-{
-    return compile(nv, source, arch, fmad, true, cache, out, err, err_size);
-}
-
-void cs_cubin_free(cs_cubin *bin)
-{
-    free(bin->data);
-    memset(bin, 0, sizeof *bin);
-}
 
 /* ---- the driver ---- */
 
@@ -509,7 +91,7 @@ static int cu_fail(const cs_cuda *c, cs_cu_result rc, char *err, size_t err_size
         c->cu.GetErrorName(rc, &name);
     if (c->cu.GetErrorString)
         c->cu.GetErrorString(rc, &text);
-    say(err, err_size, "%s: %s: %s", what, name ? name : "CUDA error", text ? text : "(no description)");
+    cs_cuda_say(err, err_size, "%s: %s: %s", what, name ? name : "CUDA error", text ? text : "(no description)");
     if (rc == CS_CUDA_ERROR_OUT_OF_MEMORY)
         return CS_CUDA_LIMIT;
     return CS_CUDA_FAIL;
@@ -548,37 +130,38 @@ static int open_driver(cs_cuda *c, char *err, size_t err_size)
 {
     const char *forced = getenv("CARTSIM_CUDA_DRIVER");
     const char *name = forced && *forced ? forced : "libcuda.so.1";
-    c->cu.lib = open_lib(name);
+    c->cu.lib = cs_cuda_open_lib(name);
     if (!c->cu.lib) {
         if (forced && *forced) {
             const char *why = dlerror();
-            say(err, err_size, "no CUDA driver ($CARTSIM_CUDA_DRIVER=%s: %s)", forced, why ? why : "cannot open");
+            cs_cuda_say(err, err_size, "no CUDA driver ($CARTSIM_CUDA_DRIVER=%s: %s)", forced, why ? why : "cannot open");
         } else {
-            say(err, err_size, "no CUDA driver (libcuda.so.1 not found)");
+            cs_cuda_say(err, err_size, "no CUDA driver (libcuda.so.1 not found)");
         }
-        return CS_CUDA_FAIL;
+        return CS_CUDA_NO_DRIVER;
     }
     char what[PATH_MAX + 32];
     snprintf(what, sizeof what, "the CUDA driver %s", name);
-    if (resolve_table(c->cu.lib, (char *)&c->cu + sizeof(void *), cu_names, sizeof cu_names / sizeof cu_names[0],
-                      sizeof cu_names / sizeof cu_names[0], what, err, err_size))
+    if (cs_cuda_resolve_table(c->cu.lib, (char *)&c->cu + sizeof(void *), cu_names,
+                              sizeof cu_names / sizeof cu_names[0], sizeof cu_names / sizeof cu_names[0], what, err,
+                              err_size))
         return CS_CUDA_FAIL;
     cs_cu_result rc = c->cu.Init(0);
     if (rc == CS_CUDA_ERROR_NO_DEVICE) {
-        say(err, err_size, "no CUDA device");
-        return CS_CUDA_FAIL;
+        cs_cuda_say(err, err_size, "no CUDA device");
+        return CS_CUDA_NO_DEVICE;
     }
     if (rc == CS_CUDA_ERROR_STUB_LIBRARY) {
-        say(err, err_size, "no CUDA driver (%s is the toolkit's stub, not a driver)", name);
-        return CS_CUDA_FAIL;
+        cs_cuda_say(err, err_size, "no CUDA driver (%s is the toolkit's stub, not a driver)", name);
+        return CS_CUDA_NO_DRIVER;
     }
     if (rc != CS_CUDA_SUCCESS)
         return cu_fail(c, rc, err, err_size, "the CUDA driver failed to start (cuInit)");
     int count = 0;
     CU(c->cu.DeviceGetCount(&count), "counting CUDA devices");
     if (count < 1) {
-        say(err, err_size, "no CUDA device");
-        return CS_CUDA_FAIL;
+        cs_cuda_say(err, err_size, "no CUDA device");
+        return CS_CUDA_NO_DEVICE;
     }
     CU(c->cu.DeviceGet(&c->dev, 0), "opening CUDA device 0");
     CU(c->cu.DeviceGetName(c->info.name, (int)sizeof c->info.name - 1, c->dev), "naming CUDA device 0");
@@ -601,7 +184,7 @@ int cs_cuda_open(cs_cuda **out, char *err, size_t err_size)
     *out = NULL;
     cs_cuda *c = calloc(1, sizeof *c);
     if (!c) {
-        say(err, err_size, "out of memory");
+        cs_cuda_say(err, err_size, "out of memory");
         return CS_CUDA_FAIL;
     }
     int rc = open_driver(c, err, err_size);
@@ -708,7 +291,7 @@ static int read_u32(cs_cuda *c, const char *name, unsigned *value, char *err, si
     if (rc != CS_CUDA_SUCCESS)
         return cu_fail(c, rc, err, err_size, "the kernel module lacks its constant %s", name);
     if (bytes != sizeof *value) {
-        say(err, err_size, "the kernel module's %s has %zu bytes, not 4", name, bytes);
+        cs_cuda_say(err, err_size, "the kernel module's %s has %zu bytes, not 4", name, bytes);
         return CS_CUDA_FAIL;
     }
     CU(c->cu.MemcpyDtoH(value, ptr, sizeof *value), "reading %s", name);
@@ -726,7 +309,7 @@ static int setup_fn(cs_cuda *c, kernel_fn *k, const char *name, int block, char 
        "reading %s's block limit", name);
     if (block > 0) {
         if (block > max_threads) {
-            say(err, err_size, "block %d is more than %s can run with (%d threads: %d registers each)", block, name,
+            cs_cuda_say(err, err_size, "block %d is more than %s can run with (%d threads: %d registers each)", block, name,
                 max_threads, k->registers);
             return CS_CUDA_FAIL;
         }
@@ -746,19 +329,19 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
 {
     memset(info, 0, sizeof *info);
     if (!bin->data || !bin->size) {
-        say(err, err_size, "no cubin to load");
+        cs_cuda_say(err, err_size, "no cubin to load");
         return CS_CUDA_FAIL;
     }
     if (bin->ptx && bin->data[bin->size - 1] != 0) {
-        say(err, err_size, "the PTX to load does not end with a NUL");   /* the driver reads PTX up to it */
+        cs_cuda_say(err, err_size, "the PTX to load does not end with a NUL");   /* the driver reads PTX up to it */
         return CS_CUDA_FAIL;
     }
     if (s->unroll < 1 || s->block < 0 || s->block > 1024) {
-        say(err, err_size, "bad schedule: unroll %d, block %d", s->unroll, s->block);
+        cs_cuda_say(err, err_size, "bad schedule: unroll %d, block %d", s->unroll, s->block);
         return CS_CUDA_FAIL;
     }
     if (c->allocated) {
-        say(err, err_size, "a module is loaded once, before the buffers are allocated");
+        cs_cuda_say(err, err_size, "a module is loaded once, before the buffers are allocated");
         return CS_CUDA_FAIL;
     }
     int result = enter(c, err, err_size);
@@ -777,24 +360,24 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
     c->scratch_per_lane = info->scratch_bytes_per_lane;
     static const char *const fixed_names[FN_FIXED] = {"cs_kernel_restart", "cs_kernel_step", "cs_kernel_rollout"};
     for (int k = 0; k < FN_FIXED; k++) {
-        if (k == FN_ROLLOUT && s->fusion != CS_POLICY_FULL)
+        if (k == FN_ROLLOUT && s->fusion != CS_FUSION_FULL)
             continue;
         if ((result = setup_fn(c, &c->fixed[k], fixed_names[k], s->block, err, err_size)))
             goto out;
     }
-    if (s->fusion == CS_POLICY_FULL) {
+    if (s->fusion == CS_FUSION_FULL) {
         info->block = c->fixed[FN_ROLLOUT].block;
         info->registers = c->fixed[FN_ROLLOUT].registers;
         info->local_bytes = c->fixed[FN_ROLLOUT].local_bytes;
     } else {
         unsigned n = info->kernels_per_step;
         if (n < 1 || n > MAX_ROLLOUT_KERNELS) {
-            say(err, err_size, "the kernel module says a step takes %u kernels", n);
+            cs_cuda_say(err, err_size, "the kernel module says a step takes %u kernels", n);
             result = CS_CUDA_FAIL;
             goto out;
         }
         if (!(c->parts = calloc(n, sizeof *c->parts))) {
-            say(err, err_size, "out of memory");
+            cs_cuda_say(err, err_size, "out of memory");
             result = CS_CUDA_FAIL;
             goto out;
         }
@@ -811,8 +394,8 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
         }
         info->block = c->parts[0].block;
     }
-    if (s->fusion == CS_POLICY_FULL && info->kernels_per_step != 1) {
-        say(err, err_size, "a fully fused module says a step takes %u kernels", info->kernels_per_step);
+    if (s->fusion == CS_FUSION_FULL && info->kernels_per_step != 1) {
+        cs_cuda_say(err, err_size, "a fully fused module says a step takes %u kernels", info->kernels_per_step);
         result = CS_CUDA_FAIL;
         goto out;
     }
@@ -848,7 +431,7 @@ long long cs_cuda_bytes_needed(const cs_cuda *c, const cs_lanes_layout *lay)
     for (int b = 0; b < CS_BUF_COUNT; b++)
         total += (long long)buf_bytes(lay, b);
     total += (long long)(lay->n_carried + lay->n_params + lay->n_inputs + 3) * (long long)sizeof(cs_cu_deviceptr);
-    if (c->sched.fusion != CS_POLICY_FULL)
+    if (c->sched.fusion != CS_FUSION_FULL)
         total += (long long)c->scratch_per_lane * lay->n;
     return total;
 }
@@ -874,7 +457,7 @@ static int alloc_current(cs_cuda *c, char *err, size_t err_size)
     c->params = calloc(lay->n_params + 1, sizeof *c->params);
     c->inputs = calloc(lay->n_inputs + 1, sizeof *c->inputs);
     if (!c->carried || !c->params || !c->inputs) {
-        say(err, err_size, "out of memory");
+        cs_cuda_say(err, err_size, "out of memory");
         return CS_CUDA_FAIL;
     }
     for (unsigned k = 0; k < lay->n_carried; k++)
@@ -895,7 +478,7 @@ static int alloc_current(cs_cuda *c, char *err, size_t err_size)
             return rc;
         CU(c->cu.MemcpyHtoD(*tables[t].dst, tables[t].arr, bytes), "copying buffer addresses to %s", c->info.name);
     }
-    if (c->sched.fusion != CS_POLICY_FULL && c->scratch_per_lane &&
+    if (c->sched.fusion != CS_FUSION_FULL && c->scratch_per_lane &&
         (rc = alloc_zero(c, &c->scratch, (size_t)c->scratch_per_lane * n, err, err_size)))
         return rc;
     c->allocated = true;
@@ -905,11 +488,11 @@ static int alloc_current(cs_cuda *c, char *err, size_t err_size)
 int cs_cuda_alloc(cs_cuda *c, const cs_lanes_layout *lay, char *err, size_t err_size)
 {
     if (!c->mod) {
-        say(err, err_size, "allocating before a kernel module is loaded");
+        cs_cuda_say(err, err_size, "allocating before a kernel module is loaded");
         return CS_CUDA_FAIL;
     }
     if (lay->n < 1 || lay->real_size == 0) {
-        say(err, err_size, "bad buffer layout");
+        cs_cuda_say(err, err_size, "bad buffer layout");
         return CS_CUDA_FAIL;
     }
     int result = enter(c, err, err_size);
@@ -921,7 +504,7 @@ int cs_cuda_alloc(cs_cuda *c, const cs_lanes_layout *lay, char *err, size_t err_
     long long need = cs_cuda_bytes_needed(c, lay);
     CU_IN(c->cu.MemGetInfo(&free_bytes, &total_bytes), "reading the free memory of %s", c->info.name);
     if (need > (long long)free_bytes) {
-        say(err, err_size, "%lld environments need %lld bytes of device memory, more than the %zu free on %s",
+        cs_cuda_say(err, err_size, "%lld environments need %lld bytes of device memory, more than the %zu free on %s",
             lay->n, need, free_bytes, c->info.name);
         result = CS_CUDA_LIMIT;
         goto out;
@@ -992,7 +575,7 @@ typedef enum { COPY_FETCH, COPY_READ, COPY_UPLOAD, COPY_ZERO } copy_kind;
 static int copy(cs_cuda *c, copy_kind kind, unsigned mask, const cs_lanes *host, char *err, size_t err_size)
 {
     if (!c->allocated) {
-        say(err, err_size, "the device buffers are not allocated");
+        cs_cuda_say(err, err_size, "the device buffers are not allocated");
         return CS_CUDA_FAIL;
     }
     if (kind == COPY_FETCH && !(mask & c->dirty))
@@ -1003,7 +586,7 @@ static int copy(cs_cuda *c, copy_kind kind, unsigned mask, const cs_lanes *host,
     unsigned max = c->lay.n_carried + c->lay.n_params + c->lay.n_inputs + 1;
     region *r = malloc(max * sizeof *r);
     if (!r) {
-        say(err, err_size, "out of memory");
+        cs_cuda_say(err, err_size, "out of memory");
         result = CS_CUDA_FAIL;
         goto out;
     }
@@ -1013,7 +596,7 @@ static int copy(cs_cuda *c, copy_kind kind, unsigned mask, const cs_lanes *host,
         unsigned nr = regions(c, b, host, r, max);
         for (unsigned k = 0; k < nr; k++) {
             if (!r[k].host) {
-                say(err, err_size, "no host buffer for the %s", buf_names[b]);
+                cs_cuda_say(err, err_size, "no host buffer for the %s", buf_names[b]);
                 result = CS_CUDA_FAIL;
                 goto out;
             }
@@ -1113,11 +696,11 @@ static int launch(cs_cuda *c, const kernel_fn *k, const char *name, cs_lanes *d,
 static int check_lanes(const cs_cuda *c, const cs_lanes *l, char *err, size_t err_size)
 {
     if (!c->mod || !c->allocated) {
-        say(err, err_size, "no kernel loaded or no device buffers");
+        cs_cuda_say(err, err_size, "no kernel loaded or no device buffers");
         return CS_CUDA_FAIL;
     }
     if (l->begin < 0 || l->end > c->lay.n || l->begin > l->end) {
-        say(err, err_size, "lanes [%lld, %lld) outside the batch of %lld", l->begin, l->end, c->lay.n);
+        cs_cuda_say(err, err_size, "lanes [%lld, %lld) outside the batch of %lld", l->begin, l->end, c->lay.n);
         return CS_CUDA_FAIL;
     }
     return 0;
@@ -1167,7 +750,7 @@ int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *er
     cs_lanes d = device_lanes(c, l);
     c->dirty |= WRITTEN;
     long long count = 0;
-    if (c->sched.fusion == CS_POLICY_FULL) {
+    if (c->sched.fusion == CS_FUSION_FULL) {
         long long chunk = c->sched.persistent ? l->steps : c->sched.unroll;
         for (long long s = 0; s < l->steps; s += chunk) {
             d.t = l->t + s;
