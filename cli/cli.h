@@ -127,6 +127,7 @@ bool cli_stdout_write(const char *data, size_t len);   /* false after reporting 
  * errors read "ORIGIN: KEY: ...", ORIGIN being "FILE:LINE". */
 int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *origin, const char *key);
 bool cli_option_takes_value(cli_opt_id id);
+const char *cli_option_name(cli_opt_id id);   /* without the leading "--" */
 
 /* cli_config.c: --config FILE under the flags, and --print-config. */
 int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a);   /* over a's defaults; 0 or exit status */
@@ -134,6 +135,9 @@ int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a);   /
  * environment and parameter names are checked (0 or the exit status). */
 int cli_config_merge(cli_args *a);
 int cli_print_config(const cli_command *cmd, const cli_args *a);
+/* Where an option's value came from, for error messages: "FILE:LINE: KEY"
+ * when the configuration file set it (and no flag did), else "--NAME". */
+const char *cli_option_origin(const cli_args *a, cli_opt_id id, char *buf, size_t size);
 
 /* buf.c: */
 /* A growing output buffer; a failed allocation sticks (failed = true). */

@@ -324,6 +324,8 @@ int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *or
 
 bool cli_option_takes_value(cli_opt_id id) { return (unsigned)id < OPT_COUNT && options[id].metavar != NULL; }
 
+const char *cli_option_name(cli_opt_id id) { return (unsigned)id < OPT_COUNT ? options[id].name : "?"; }
+
 static int parse_flags(const cli_command *cmd, int argc, char **argv, cli_args *a)
 {
     bool only_positional = false;

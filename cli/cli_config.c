@@ -175,7 +175,10 @@ static int check_names(const cli_args *a)
     bool params_from_file = false;
     for (int k = 0; k < file_params; k++)
         params_from_file |= param_line[k] != 0;
-    if (!env_from_file && !params_from_file)
+    /* A policy name (not a file, not the viewer's person at the keyboard). */
+    bool policy_from_file = line_of[OPT_POLICY] && !a->given[OPT_POLICY] && a->policy &&
+                            !strpbrk(a->policy, "/.") && strcmp(a->policy, "human") != 0;
+    if (!env_from_file && !params_from_file && !policy_from_file)
         return 0;
     cs_config c = a->cfg;
     c.n_params = 0;
@@ -203,6 +206,12 @@ static int check_names(const cli_args *a)
         if (rc)
             return rc;
     }
+    if (policy_from_file) {
+        c.n_params = 0;
+        c.policy = a->policy;
+        snprintf(where, sizeof where, "%s:%d: policy", loaded_path, line_of[OPT_POLICY]);
+        return parses(&c, where);
+    }
     return 0;
 }
 
@@ -225,6 +234,19 @@ int cli_config_merge(cli_args *a)
     c->n_params = kept + n - file_params;
     file_params = kept;
     return check_names(a);
+}
+
+const char *cli_option_origin(const cli_args *a, cli_opt_id id, char *buf, size_t size)
+{
+    const char *key = NULL;
+    for (size_t i = 0; i < N_KEYS && !key; i++)
+        if (keys[i].id == id)
+            key = keys[i].key;
+    if (line_of[id] && !a->given[id] && key)
+        snprintf(buf, size, "%s:%d: %s", loaded_path, line_of[id], key);
+    else
+        snprintf(buf, size, "--%s", cli_option_name(id));
+    return buf;
 }
 
 /* ---- --print-config ---- */

@@ -24,8 +24,9 @@ int cli_view(cli_args *a)
 {
     char err[RENDER_ERROR_SIZE] = "";
     cs_status s = render_policy_check(a->policy, err, sizeof err);
+    char where[1024];
     if (s != CS_OK)
-        return cli_error(CLI_EXIT_USAGE, "--policy: %s", err);
+        return cli_error(CLI_EXIT_USAGE, "%s: %s", cli_option_origin(a, OPT_POLICY, where, sizeof where), err);
     if (a->out) {
         if (render_sink_is_video(a->out))
             return cli_error(CLI_EXIT_USAGE, "--out: view saves screenshots and recordings into a directory, not '%s'",
@@ -106,8 +107,9 @@ int cli_render(cli_args *a)
     if (!a->out)
         return cli_error(CLI_EXIT_USAGE, "render needs --out DIR|FILE.gif|FILE.mp4 (try cartsim render --help)");
     cs_status s = render_policy_check(a->policy, err, sizeof err);
+    char where[1024];
     if (s != CS_OK)
-        return cli_error(CLI_EXIT_USAGE, "--policy: %s", err);
+        return cli_error(CLI_EXIT_USAGE, "%s: %s", cli_option_origin(a, OPT_POLICY, where, sizeof where), err);
     if (strcmp(a->policy, "human") == 0)
         return cli_error(CLI_EXIT_USAGE, "--policy human needs a person at the keyboard: use cartsim view");
     if (a->steps > INT64_MAX / a->cfg.num_envs)
