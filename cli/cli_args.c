@@ -150,7 +150,13 @@ static int choice(const char *opt, const char *value, const char *const *names, 
             *out = i;
             return 0;
         }
-    return bad_value(opt, value, "is not one of the choices (see --help)");
+    char why[256] = "is not one of the choices:";
+    for (int i = 0; i < n; i++)
+        if (names[i]) {
+            strncat(why, i ? ", " : " ", sizeof why - strlen(why) - 1);
+            strncat(why, names[i], sizeof why - strlen(why) - 1);
+        }
+    return bad_value(opt, value, why);
 }
 
 static bool is_ident(const char *s, size_t n)

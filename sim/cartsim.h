@@ -90,7 +90,7 @@ const char *cs_fusion_name(cs_fusion f);
 #define CS_MAX_PARAM_OVERRIDES 64
 
 typedef struct {
-    const char *env;            /* "cartpole", or a path ending in .env */
+    const char *env;            /* "cartpole" (or its Gymnasium id "CartPole-v1"), or a path ending in .env */
     const char *env_dir;        /* where names are looked up; NULL: $CARTSIM_ENV_DIR, then the built-in list */
     int64_t num_envs;           /* default 1 */
     cs_backend backend;         /* default AUTO */

@@ -1,0 +1,77 @@
+/* Honest settings: what --help says each subcommand's defaults are is what
+ * it uses, flags that would change nothing are refused, and the small
+ * promises of issue 18 (Gymnasium ids as environment names, the formats
+ * dump lists, the compiler's absence said aloud, train's --pop, --out and
+ * "not solved"). The program is run through tests/test_cli.c's runner. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cartsim.h"
+#include "cli_test.h"
+
+/* Runs the program; the result is the caller's to free. */
+static void run(const char *const *args, cli_result *r)
+{
+    cli_test_run(args, 300, r);
+    cr_assert(!r->timed_out, "cartsim %s: timed out", args[0]);
+}
+
+/* Exit status 2, one line on stderr holding `want`, nothing on stdout. */
+static void expect_usage_error(const char *const *args, const char *want)
+{
+    cli_result r;
+    run(args, &r);
+    const char *nl = strchr(r.err, '\n');
+    cr_expect_eq(r.status, 2, "cartsim %s %s: status %d, stderr %s", args[0], args[1] ? args[1] : "", r.status,
+                 r.err);
+    cr_expect(nl && nl[1] == 0, "stderr is not one line: [%s]", r.err);
+    cr_expect_eq(r.out_len, 0u, "stdout: %s", r.out);
+    cr_expect(strstr(r.err, want) != NULL, "stderr [%s] lacks [%s]", r.err, want);
+    cli_result_free(&r);
+}
+
+/* ---- Gymnasium ids ---- */
+
+Test(settings, gymnasium_ids_name_environments)
+{
+    static const char *const pairs[][2] = {
+        {"CartPole-v1", "cartpole"},         {"Pendulum-v1", "pendulum"},
+        {"MountainCar-v0", "mountain_car"},  {"MountainCarContinuous-v0", "mountain_car_continuous"},
+        {"Acrobot-v1", "acrobot"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cfg.env = pairs[i][0];
+        cfg.backend = CS_BACKEND_INTERP;
+        cs_env *env = NULL;
+        cs_status st = cs_env_open(&cfg, &env);
+        cr_expect_eq(st, CS_OK, "%s: %s", pairs[i][0], env ? cs_env_error(env) : "no handle");
+        cs_env_info info;
+        if (st == CS_OK && cs_env_get_info(env, &info) == CS_OK) {
+            cr_expect_str_eq(info.name, pairs[i][1]);
+            cr_expect_str_eq(info.title, pairs[i][0]);
+        }
+        cs_env_close(env);
+    }
+    /* An id no environment declares is still unknown. */
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "CartPole-v0";
+    cfg.backend = CS_BACKEND_INTERP;
+    cs_env *env = NULL;
+    cr_expect_eq(cs_env_open(&cfg, &env), CS_ERR_NOT_FOUND);
+    cs_env_close(env);
+}
+
+/* ---- choices are listed ---- */
+
+Test(settings, dump_lists_its_formats)
+{
+    const char *args[] = {"dump", "--format", "pdf", NULL};
+    expect_usage_error(args, "--format: 'pdf' is not one of the choices: text, dot, c, cuda, cubin");
+}
