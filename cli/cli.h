@@ -123,6 +123,11 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
 void cli_print_help(const cli_command *cmd);
 void cli_print_overview(void);
 bool cli_stdout_write(const char *data, size_t len);   /* false after reporting an error */
+/* The cpu backend unusable (no C compiler), the default backend fell back to
+ * the interpreter, ~100x slower: said on stderr every time, "cartsim: note:
+ * ...", whatever the output format. */
+void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice);
+void cli_env_notice(const cs_config *cfg, cs_env *env);
 /* Sets an option from a configuration file's value (NULL for a switch):
  * errors read "ORIGIN: KEY: ...", ORIGIN being "FILE:LINE". */
 int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *origin, const char *key);

@@ -122,6 +122,19 @@ bool cli_stdout_write(const char *data, size_t len)
     return true;
 }
 
+void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice)
+{
+    if (asked == CS_BACKEND_AUTO && got == CS_BACKEND_INTERP)
+        fprintf(stderr, "cartsim: note: %s\n", notice && *notice ? notice : "running the interpreter");
+}
+
+void cli_env_notice(const cs_config *cfg, cs_env *env)
+{
+    cs_env_info info;
+    if (env && cs_env_get_info(env, &info) == CS_OK)
+        cli_fallback_notice(cfg->backend, info.backend, info.notice);
+}
+
 /* ---- values ---- */
 
 static int bad_value(const char *opt, const char *value, const char *why)

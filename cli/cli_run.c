@@ -276,6 +276,8 @@ int cli_run(cli_args *a)
     cs_env *env = NULL;
     cs_status st = cs_env_open(&a->cfg, &env);
     prc = st == CS_OK ? cli_policy_apply(env, &pol) : 0;
+    if (st == CS_OK && !prc)
+        cli_env_notice(&a->cfg, env);
     cli_policy_free(&pol);
     if (prc) {
         cs_env_close(env);

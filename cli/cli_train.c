@@ -65,6 +65,7 @@ int cli_train(cli_args *a)
     cs_status st = cs_train(&a->cfg, &tc, &r, err, sizeof err);
     if (st != CS_OK)
         return cli_lib_error(st, err);
+    cli_fallback_notice(a->cfg.backend, r.backend, r.notice);
 
     if (isnan(r.target))
         printf("done: no target; the policy's mean return over %" PRId64 " fresh episodes is %.2f", a->episodes,

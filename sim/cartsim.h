@@ -385,6 +385,8 @@ typedef struct {
     int64_t env_steps;
     double elapsed_ms;
     double compile_ms;
+    cs_backend backend;         /* where the rollouts ran */
+    char notice[512];           /* the environment's cs_env_info.notice, or "" */
 } cs_train_result;
 
 /* Trains a policy for cfg's environment (cfg->num_envs and cfg->policy are

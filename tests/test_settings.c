@@ -75,3 +75,26 @@ Test(settings, dump_lists_its_formats)
     const char *args[] = {"dump", "--format", "pdf", NULL};
     expect_usage_error(args, "--format: 'pdf' is not one of the choices: text, dot, c, cuda, cubin");
 }
+
+/* ---- no C compiler ---- */
+
+/* The default backend falls back to the interpreter and says so on stderr
+ * (exit 0, even under --json); --backend cpu refuses (exit 2). */
+Test(settings, no_compiler_is_said_aloud)
+{
+    cr_assert_eq(setenv("CC", "/nonexistent", 1), 0);
+    const char *quiet_json[] = {"--envs", "4", "--steps", "20", "--no-cache", "--json", NULL};
+    const char *eval[] = {"eval", "--episodes", "2", "--no-cache", NULL};
+    const char *const *jobs[] = {quiet_json, eval};
+    for (size_t i = 0; i < 2; i++) {
+        cli_result r;
+        run(jobs[i], &r);
+        cr_expect_eq(r.status, 0, "status %d, stderr %s", r.status, r.err);
+        cr_expect(strstr(r.err, "cartsim: note: cpu backend unavailable (no C compiler") != NULL,
+                  "%s: nothing said on stderr: [%s]", jobs[i][0], r.err);
+        cr_expect(strstr(r.err, "running the interpreter") != NULL, "%s", r.err);
+        cli_result_free(&r);
+    }
+    const char *cpu[] = {"--backend", "cpu", "--envs", "4", "--steps", "20", "--no-cache", NULL};
+    expect_usage_error(cpu, "no C compiler: '/nonexistent' was not found");
+}
