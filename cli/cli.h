@@ -105,6 +105,8 @@ typedef struct {
     const char *usage;          /* after "cartsim NAME " */
     const char *details;        /* printed after the options in --help; may be NULL */
     uint64_t options;           /* CLI_OPT() mask of accepted options */
+    uint64_t refuses;           /* options of other subcommands that would change nothing here */
+    const char *refused_why;    /* why, after "--NAME has no effect on 'cartsim NAME': " */
     int max_positional;
     void (*defaults)(cli_args *a);
     int (*run)(cli_args *a);    /* returns the exit status */

@@ -378,6 +378,10 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, cli_args *
             if (((cmd->options | CLI_OPTS_GLOBAL) & CLI_OPT(k)) && strlen(options[k].name) == len &&
                 memcmp(options[k].name, name, len) == 0)
                 id = k;
+        for (int k = 0; k < OPT_COUNT && id < 0; k++)
+            if ((cmd->refuses & CLI_OPT(k)) && strlen(options[k].name) == len && memcmp(options[k].name, name, len) == 0)
+                return cli_error(CLI_EXIT_USAGE, "--%s has no effect on 'cartsim %s': %s", options[k].name, cmd->name,
+                                 cmd->refused_why);
         if (id < 0)
             return cli_error(CLI_EXIT_USAGE, "unknown option '%.*s' (try cartsim %s --help)", (int)len + 2, arg,
                              cmd->name);

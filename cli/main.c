@@ -16,10 +16,16 @@ const cli_command cli_commands[] = {
                    "environment, its parameters, --dtype, --seed, --envs, --steps and --policy.\n"
                    "With fusion full each rollout call is one launch (a long run makes a call about\n"
                    "every 0.25 s); --no-persistent launches once per --unroll steps instead (the\n"
-                   "paper's XLA loop), for the same checksum.\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) |
-                   CLI_OPT(OPT_AUTORESET) | CLI_OPT(OPT_JSON) | CLI_OPT(OPT_PROGRESS) | CLI_OPT(OPT_STRICT) |
-                   CLI_OPTS_PERSISTENT | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_VERSION),
+                   "paper's XLA loop), for the same checksum.\n"
+                   "--autoreset is refused: the fused rollout restarts an ended episode within\n"
+                   "its step whatever the convention (render and the library's cs_env_step follow\n"
+                   "it); a configuration file's [env] autoreset is listed as not used.\n",
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_JSON) |
+                   CLI_OPT(OPT_PROGRESS) | CLI_OPT(OPT_STRICT) | CLI_OPTS_PERSISTENT | CLI_OPT(OPT_POLICY) |
+                   CLI_OPT(OPT_VERSION),
+        .refuses = CLI_OPT(OPT_AUTORESET),
+        .refused_why = "its fused rollout restarts an ended episode within the step whatever the convention "
+                       "(render and the library's cs_env_step follow it)",
         .max_positional = 0,
         .defaults = cli_run_defaults,
         .run = cli_run,

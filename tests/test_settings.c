@@ -98,3 +98,41 @@ Test(settings, no_compiler_is_said_aloud)
     const char *cpu[] = {"--backend", "cpu", "--envs", "4", "--steps", "20", "--no-cache", NULL};
     expect_usage_error(cpu, "no C compiler: '/nonexistent' was not found");
 }
+
+/* ---- --autoreset and run ---- */
+
+/* run's fused rollout restarts an ended episode within the step whatever the
+ * convention: it refuses the flag, its help says so, and a file's key is
+ * listed as not used; render (cs_env_step) still takes it. */
+Test(settings, run_refuses_autoreset)
+{
+    const char *args[] = {"run", "--autoreset", "same_step", "--steps", "10", NULL};
+    expect_usage_error(args, "--autoreset has no effect on 'cartsim run': its fused rollout restarts");
+    const char *dflt[] = {"--autoreset", "next_step", NULL};
+    expect_usage_error(dflt, "--autoreset has no effect on 'cartsim run'");
+
+    cli_result r;
+    const char *help[] = {"run", "--help", NULL};
+    run(help, &r);
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "--autoreset is refused") != NULL, "%s", r.out);
+    cli_result_free(&r);
+
+    char path[] = "/tmp/cartsim-settings-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    const char ini[] = "[env]\nname = cartpole\nautoreset = same_step\n";
+    cr_assert_eq(write(fd, ini, sizeof ini - 1), (ssize_t)(sizeof ini - 1));
+    close(fd);
+    const char *print[] = {"run", "--config", path, "--print-config", NULL};
+    run(print, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "; [env] autoreset = same_step (line 3)") != NULL, "%s", r.out);
+    cli_result_free(&r);
+    const char *render_print[] = {"render", "--config", path, "--autoreset", "next_step", "--print-config", NULL};
+    run(render_print, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "autoreset = next_step") != NULL, "%s", r.out);
+    cli_result_free(&r);
+    unlink(path);
+}
