@@ -91,9 +91,12 @@ const cli_command cli_commands[] = {
                    "the rollout's env-steps/s and the time since the start (compile included).\n"
                    "Once a candidate reaches the target, the mean policy is scored on --episodes\n"
                    "fresh episodes; training stops when that score reaches it twice in a row, or\n"
-                   "after --generations. --out saves the policy (docs/policy_format.md). The same\n"
-                   "--seed trains the same policy on the same backend.\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) |
+                   "after --generations. --out saves the policy (docs/policy_format.md); without it\n"
+                   "the last line says the policy was discarded. The same --seed trains the same\n"
+                   "policy on the same backend. --pop must be even for es (mirrored pairs).\n"
+                   "Not reaching the target is a result, exit status 0: --json prints one object\n"
+                   "whose \"solved\" is true, false, or null when there was no target.\n",
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) | CLI_OPT(OPT_JSON) |
                    CLI_OPT(OPT_GENERATIONS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_HIDDEN) | CLI_OPT(OPT_OUT) |
                    CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET) | CLI_OPTS_PERSISTENT,
         .max_positional = 0,

@@ -136,3 +136,31 @@ Test(settings, run_refuses_autoreset)
     cli_result_free(&r);
     unlink(path);
 }
+
+/* ---- train: --pop, --out, "not solved" ---- */
+
+Test(settings, train_refuses_an_odd_es_population)
+{
+    const char *odd[] = {"train", "--pop", "63", "--generations", "1", NULL};
+    expect_usage_error(odd, "--pop: '63' is odd: evolution strategies score candidates in mirrored pairs");
+}
+
+/* A run that does not reach its target: exit 0, "solved": false in the
+ * JSON object; without --out the text says the policy was discarded. */
+Test(settings, train_not_solved_and_not_saved, .timeout = 300)
+{
+    const char *json[] = {"train", "--pop", "8", "--generations", "1", "--episodes", "2", "--target", "1e9",
+                          "--json", NULL};
+    cli_result r;
+    run(json, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(r.out[0] == '{' && strstr(r.out, "\"solved\": false,") && strstr(r.out, "\"saved\": null"), "%s",
+              r.out);
+    cr_expect(strstr(r.out, "gen ") == NULL, "progress lines in the JSON output: %s", r.out);
+    cli_result_free(&r);
+    const char *text[] = {"train", "--pop", "8", "--generations", "1", "--episodes", "2", "--target", "1e9", NULL};
+    run(text, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "not saved: the trained policy is discarded (--out FILE keeps it)\n"), "%s", r.out);
+    cli_result_free(&r);
+}
