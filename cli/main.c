@@ -151,10 +151,7 @@ int main(int argc, char **argv)
     }
 
     cli_args a;
-    memset(&a, 0, sizeof a);
-    cs_config_init(&a.cfg);
-    if (cmd->defaults)
-        cmd->defaults(&a);
+    cli_defaults(cmd, &a);
     int status = cli_parse(cmd, argc - first, argv + first, &a);
     if (status != 0)
         return status;

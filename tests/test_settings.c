@@ -164,3 +164,128 @@ Test(settings, train_not_solved_and_not_saved, .timeout = 300)
     cr_expect(strstr(r.out, "not saved: the trained policy is discarded (--out FILE keeps it)\n"), "%s", r.out);
     cli_result_free(&r);
 }
+
+/* ---- --help's defaults ---- */
+
+/* The option table, read by the test as by the program. */
+typedef struct {
+    const char *flag, *metavar, *section, *key;
+} table_row;
+
+static const table_row table[] = {
+#define OPTION(id, flag, metavar, section, key, note, help) {flag, metavar, section, key},
+#define KEY(id, section, key, commands)
+#include "../cli/cli_options.def"
+#undef OPTION
+#undef KEY
+};
+
+/* The default --help prints for --FLAG in `help`: "" when the flag is not
+ * listed, "-" when it is listed with no "(default ...)". */
+static void help_default(const char *help, const char *flag, char *out, size_t size)
+{
+    char start[64];
+    snprintf(start, sizeof start, "\n  --%s ", flag);
+    const char *p = strstr(help, start);
+    out[0] = 0;
+    if (!p)
+        return;
+    /* A long "--flag METAVAR" puts its help on the next line. */
+    const char *end = strchr(p + 1, '\n');
+    if (end && strncmp(end, "\n    ", 5) == 0)
+        end = strchr(end + 1, '\n');
+    const char *d = strstr(p, " (default ");
+    if (!d || (end && d > end)) {
+        snprintf(out, size, "-");
+        return;
+    }
+    d += strlen(" (default ");
+    size_t n = strcspn(d, " :)\n");
+    snprintf(out, size, "%.*s", (int)n, d);
+}
+
+/* The value --print-config prints for KEY with origin "default"; "" when none. */
+static void printed_default(const char *config, const char *key, char *out, size_t size)
+{
+    out[0] = 0;
+    size_t klen = strlen(key);
+    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, key, klen) != 0 || strncmp(p + klen, " = ", 3) != 0)
+            continue;
+        const char *v = p + klen + 3;
+        size_t n = strcspn(v, " ;\n");
+        snprintf(out, size, "%.*s", (int)n, v);
+        return;
+    }
+}
+
+/* Every subcommand's --help shows, for every setting of the table it takes,
+ * the default that subcommand starts from (its --print-config, which prints
+ * the values it runs with), and run's and render's work uses them. */
+Test(settings, help_shows_each_subcommands_real_defaults, .timeout = 300)
+{
+    static const char *const commands[] = {"run", "replay", "dump", "view", "render", "train", "eval"};
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+        cli_result help, config;
+        const char *h[] = {commands[c], "--help", NULL};
+        const char *p[] = {commands[c], "--print-config", NULL};
+        run(h, &help);
+        run(p, &config);
+        cr_assert_eq(help.status, 0, "%s --help: %s", commands[c], help.err);
+        cr_assert_eq(config.status, 0, "%s --print-config: %s", commands[c], config.err);
+        int compared = 0;
+        for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+            if (!table[i].metavar || !table[i].key)
+                continue;
+            char shown[128], used[128];
+            help_default(help.out, table[i].flag, shown, sizeof shown);
+            if (!*shown)
+                continue;   /* not this subcommand's */
+            printed_default(config.out, table[i].key, used, sizeof used);
+            if (!*used)
+                continue;   /* no value: a note says what happens ("the env's threshold") */
+            cr_expect_str_eq(shown, used, "cartsim %s --help says --%s defaults to %s; it uses %s", commands[c],
+                             table[i].flag, shown, used);
+            compared++;
+        }
+        cr_expect(compared >= 5, "%s: only %d defaults compared", commands[c], compared);
+        cli_result_free(&help);
+        cli_result_free(&config);
+    }
+
+    /* run: what its JSON reports it did. */
+    cli_result help, r;
+    const char *h[] = {"run", "--help", NULL};
+    run(h, &help);
+    char envs[64], steps[64], want[160];
+    help_default(help.out, "envs", envs, sizeof envs);
+    help_default(help.out, "steps", steps, sizeof steps);
+    cli_result_free(&help);
+    const char *job[] = {"run", "--json", NULL};
+    run(job, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    snprintf(want, sizeof want, "\"num_envs\": %s,\n  \"steps\": %s,", envs, steps);
+    cr_expect(strstr(r.out, want) != NULL, "run --help says %s x %s; it ran: %s", envs, steps, r.out);
+    cli_result_free(&r);
+
+    /* render: --steps + 1 frames. */
+    const char *rh[] = {"render", "--help", NULL};
+    run(rh, &help);
+    help_default(help.out, "steps", steps, sizeof steps);
+    cli_result_free(&help);
+    char dir[] = "/tmp/cartsim-frames-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    const char *frames[] = {"render", "--backend", "interp", "--out", dir, NULL};
+    run(frames, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_result_free(&r);
+    long last = atol(steps);
+    char path[256];
+    snprintf(path, sizeof path, "%s/%06ld.png", dir, last);
+    cr_expect_eq(access(path, F_OK), 0, "render --help says --steps %s, but %s is missing", steps, path);
+    snprintf(path, sizeof path, "%s/%06ld.png", dir, last + 1);
+    cr_expect_neq(access(path, F_OK), 0, "render wrote more than --steps %s + 1 frames", steps);
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_expect_eq(system(rm), 0);
+}
