@@ -87,7 +87,12 @@ typedef enum { CS_AUTORESET_NEXT_STEP, CS_AUTORESET_SAME_STEP, CS_AUTORESET_DISA
 const char *cs_backend_name(cs_backend b);
 const char *cs_fusion_name(cs_fusion f);
 
+/* The limits of cs_config's settings (cs_config_set and cs_env_open check them). */
 #define CS_MAX_PARAM_OVERRIDES 64
+#define CS_MAX_ENVS INT32_MAX   /* num_envs */
+#define CS_MAX_UNROLL 1024
+#define CS_MAX_THREADS 256
+#define CS_MAX_BLOCK 1024       /* CUDA threads per block */
 
 typedef struct {
     const char *env;            /* "cartpole" (or its Gymnasium id "CartPole-v1"), or a path ending in .env */

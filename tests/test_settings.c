@@ -289,3 +289,90 @@ Test(settings, help_shows_each_subcommands_real_defaults, .timeout = 300)
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
     cr_expect_eq(system(rm), 0);
 }
+
+/* ---- the library's settings and limits ---- */
+
+/* cartsim.h's CS_MAX_* are the limits cs_config_set and cs_env_open check. */
+Test(settings, limits_are_the_exported_ones)
+{
+    static const struct {
+        const char *name;
+        long long lo, hi;
+    } limits[] = {{"envs", 1, CS_MAX_ENVS}, {"unroll", 1, CS_MAX_UNROLL}, {"threads", 0, CS_MAX_THREADS},
+                  {"block", 0, CS_MAX_BLOCK}};
+    char v[32], err[256];
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        cs_config cfg;
+        cs_config_init(&cfg);
+        snprintf(v, sizeof v, "%lld", limits[i].hi);
+        cr_expect_eq(cs_config_set(&cfg, limits[i].name, v, err, sizeof err), CS_OK, "%s = %s: %s", limits[i].name, v,
+                     err);
+        snprintf(v, sizeof v, "%lld", limits[i].hi + 1);
+        cr_expect_eq(cs_config_set(&cfg, limits[i].name, v, err, sizeof err), CS_ERR_ARGUMENT, "%s = %s",
+                     limits[i].name, v);
+        snprintf(v, sizeof v, "%lld", limits[i].lo - 1);
+        cr_expect_eq(cs_config_set(&cfg, limits[i].name, v, err, sizeof err), CS_ERR_ARGUMENT, "%s = %s",
+                     limits[i].name, v);
+    }
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.unroll = CS_MAX_UNROLL + 1;
+    cfg.backend = CS_BACKEND_INTERP;
+    cs_env *env = NULL;
+    cr_expect_eq(cs_env_open(&cfg, &env), CS_ERR_ARGUMENT);
+    cr_expect(env && strstr(cs_env_error(env), "unroll must be between 1 and 1024, not 1025"), "%s",
+              env ? cs_env_error(env) : "no handle");
+    cs_env_close(env);
+}
+
+/* cs_config_init's defaults are values cs_config_set gives back. */
+Test(settings, library_defaults)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cr_expect_str_eq(cfg.env, "cartpole");
+    cr_expect_eq(cfg.num_envs, 1);
+    cr_expect_eq(cfg.unroll, 1);
+    cr_expect_eq(cfg.threads, 0);
+    cr_expect_eq(cfg.block, 0);
+    cr_expect_eq(cfg.backend, CS_BACKEND_AUTO);
+    cr_expect_eq(cfg.fusion, CS_FUSION_FULL);
+    cr_expect_eq(cfg.dtype, CS_DTYPE_F32);
+    cr_expect_eq(cfg.autoreset, CS_AUTORESET_NEXT_STEP);
+    cr_expect(!cfg.strict);
+    cr_expect(cfg.persistent);
+    cr_expect_eq(cfg.n_params, 0);
+    cr_expect(!cfg.policy && !cfg.cc && !cfg.cache_dir && !cfg.env_dir && !cfg.no_cache);
+}
+
+/* The program's file keys for cs_config's settings are the library's
+ * setting names, and the library has no setting the program lacks. */
+Test(settings, program_and_library_agree_on_names)
+{
+    char err[512];
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (!table[i].section || strcmp(table[i].section, "params") == 0)
+            continue;
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cs_status st = cs_config_set(&cfg, table[i].key, "?", err, sizeof err);
+        bool lib = st != CS_ERR_NOT_FOUND;
+        bool program_only = strcmp(table[i].section, "run") != 0 && strcmp(table[i].section, "env") != 0;
+        program_only |= !strcmp(table[i].key, "steps") || !strcmp(table[i].key, "seed") ||
+                        !strcmp(table[i].key, "name") || !strcmp(table[i].key, "path");
+        cr_expect_eq(lib, !program_only, "[%s] %s: library %s", table[i].section, table[i].key, err);
+    }
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cr_assert_eq(cs_config_set(&cfg, "bogus", "1", err, sizeof err), CS_ERR_NOT_FOUND);
+    const char *list = strchr(err, '(');
+    cr_assert(list, "%s", err);
+    char names[512];
+    snprintf(names, sizeof names, "%s", list + 1);
+    for (char *tok = strtok(names, ", )"); tok; tok = strtok(NULL, ", )")) {
+        bool found = false;
+        for (size_t i = 0; i < sizeof table / sizeof table[0] && !found; i++)
+            found = !strcmp(table[i].flag, tok);
+        cr_expect(found, "the library's setting '%s' has no flag", tok);
+    }
+}
