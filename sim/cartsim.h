@@ -425,7 +425,9 @@ void cs_policy_file_free(cs_policy_file *f);
 /* ---- Settings by name and configuration files ----
  *
  * Sets one setting of cfg from text, checked exactly as cartsim's flags
- * check it (the command line calls this for them): "env", "envs",
+ * check it (the command line calls this for them; one table in sim/config.c
+ * declares each setting's name, range (CS_MAX_*) and default, which
+ * cs_config_init applies and cs_env_open checks): "env", "envs",
  * "unroll", "backend", "fusion", "dtype", "threads", "block", "autoreset",
  * "strict" and "persistent" ("true" or "false"), and "param" (adds one
  * "NAME=VALUE" or "NAME=LO:HI" override). cfg keeps
