@@ -29,9 +29,11 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 typedef enum {
 #define OPTION(id, flag, metavar, section, key, note, help) OPT_##id,
 #define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
+#undef RANGE
     OPT_COUNT
 } cli_opt_id;
 

@@ -18,9 +18,25 @@ typedef struct {
 static const cli_option options[OPT_COUNT] = {
 #define OPTION(id, flag, metavar, section, key, note, help) [OPT_##id] = {flag, metavar, note, help},
 #define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
+#undef RANGE
+};
+
+typedef struct {
+    int64_t lo, hi;
+} cli_range;
+
+static const cli_range ranges[OPT_COUNT] = {
+#define OPTION(id, flag, metavar, section, key, note, help)
+#define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi) [OPT_##id] = {lo, hi},
+#include "cli_options.def"
+#undef OPTION
+#undef KEY
+#undef RANGE
 };
 
 /* Set while a configuration file's value is applied (cli_set_option):
@@ -183,7 +199,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_PARAM:
         return config_value(name, value, a);
     case OPT_STEPS:
-        return int_value(name, value, 1, INT64_MAX, &a->steps);
+        return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->steps);
     case OPT_SEED:
         switch (cs_num_u64(value, &a->seed)) {
         case CS_NUM_OK:
@@ -261,11 +277,11 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         return 0;
     }
     case OPT_POP:
-        return int_value(name, value, 2, 1 << 24, &a->pop);
+        return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->pop);
     case OPT_GENERATIONS:
-        return int_value(name, value, 1, INT32_MAX, &a->generations);
+        return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->generations);
     case OPT_EPISODES:
-        return int_value(name, value, 1, 1 << 24, &a->episodes);
+        return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->episodes);
     case OPT_HIDDEN: {
         const char *s = value;
         int layers = 0;

@@ -26,9 +26,11 @@ typedef struct {
 static const config_key keys[] = {
 #define OPTION(id, flag, metavar, section, key, note, help) {OPT_##id, section, key, NULL},
 #define KEY(id, section, key, commands) {OPT_##id, section, key, commands},
+#define RANGE(id, lo, hi)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
+#undef RANGE
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 

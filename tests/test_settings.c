@@ -175,9 +175,11 @@ typedef struct {
 static const table_row table[] = {
 #define OPTION(id, flag, metavar, section, key, note, help) {flag, metavar, section, key},
 #define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi)
 #include "../cli/cli_options.def"
 #undef OPTION
 #undef KEY
+#undef RANGE
 };
 
 /* The default --help prints for --FLAG in `help`: "" when the flag is not
