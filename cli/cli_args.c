@@ -141,20 +141,29 @@ static int int_value(const char *opt, const char *value, int64_t lo, int64_t hi,
     }
 }
 
-static int choice(const char *opt, const char *value, const char *const *names, int n, int *out)
+/* A value among the option's METAVAR "a|b|c" (the table's list is the
+ * list of choices): 0 and *out = value, or the exit status. */
+static int choice(cli_opt_id id, const char *value, const char **out)
 {
-    for (int i = 0; i < n; i++)
-        if (names[i] && strcmp(names[i], value) == 0) {
-            *out = i;
+    const char *names = options[id].metavar;
+    size_t n = strlen(value);
+    for (const char *p = names; p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
+        if (strncmp(p, value, n) == 0 && (p[n] == '|' || p[n] == 0) && n > 0) {
+            *out = value;
             return 0;
         }
-    char why[256] = "is not one of the choices:";
-    for (int i = 0; i < n; i++)
-        if (names[i]) {
-            strncat(why, i ? ", " : " ", sizeof why - strlen(why) - 1);
-            strncat(why, names[i], sizeof why - strlen(why) - 1);
+    char why[256] = "is not one of the choices: ";
+    for (const char *p = names; *p && strlen(why) + 3 < sizeof why; p++) {
+        size_t len = strlen(why);
+        if (*p == '|') {
+            why[len++] = ',';
+            why[len++] = ' ';
+        } else {
+            why[len++] = *p;
         }
-    return bad_value(opt, value, why);
+        why[len] = 0;
+    }
+    return bad_value(options[id].name, value, why);
 }
 
 static bool is_ident(const char *s, size_t n)
@@ -182,9 +191,7 @@ static int config_value(const char *opt, const char *value, cli_args *a)
 
 static int set_option(cli_opt_id id, const char *value, cli_args *a)
 {
-    static const char *const formats[] = {"text", "dot", "c", "cuda", "cubin"};
     const char *name = options[id].name;
-    int k = 0, rc;
 
     switch (id) {
     case OPT_ENV:
@@ -215,10 +222,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         a->after = value;
         return 0;
     case OPT_FORMAT:
-        if ((rc = choice(name, value, formats, 5, &k)))
-            return rc;
-        a->format = formats[k];
-        return 0;
+        return choice(id, value, &a->format);
     case OPT_ARCH:
         a->arch = value;
         return 0;
@@ -262,20 +266,10 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
             return bad_value(name, value, "is not a path");
         a->out = value;
         return 0;
-    case OPT_AGENT: {
-        static const char *const agents[] = {"linear", "mlp"};
-        if ((rc = choice(name, value, agents, 2, &k)))
-            return rc;
-        a->agent = agents[k];
-        return 0;
-    }
-    case OPT_ALGO: {
-        static const char *const algos[] = {"es", "cem"};
-        if ((rc = choice(name, value, algos, 2, &k)))
-            return rc;
-        a->algo = algos[k];
-        return 0;
-    }
+    case OPT_AGENT:
+        return choice(id, value, &a->agent);
+    case OPT_ALGO:
+        return choice(id, value, &a->algo);
     case OPT_POP:
         return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->pop);
     case OPT_GENERATIONS:
