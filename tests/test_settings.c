@@ -378,3 +378,38 @@ Test(settings, program_and_library_agree_on_names)
         cr_expect(found, "the library's setting '%s' has no flag", tok);
     }
 }
+
+/* A choice's metavar in the program's table lists the library's choices. */
+Test(settings, metavars_list_the_librarys_choices)
+{
+    static const char *const names[] = {"backend", "fusion", "dtype", "autoreset"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const table_row *row = NULL;
+        for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+            if (!strcmp(table[i].flag, names[k]))
+                row = &table[i];
+        cr_assert(row && row->metavar, "no row for --%s", names[k]);
+        cs_config cfg;
+        cs_config_init(&cfg);
+        char err[256];
+        cr_assert_eq(cs_config_set(&cfg, names[k], "?", err, sizeof err), CS_ERR_ARGUMENT);
+        const char *list = strstr(err, "is not one of ");
+        cr_assert(list, "%s", err);
+        list += strlen("is not one of ");
+        char copy[256];
+        snprintf(copy, sizeof copy, "%s", row->metavar);
+        int in_metavar = 0, in_library = 0;
+        for (char *tok = strtok(copy, "|"); tok; tok = strtok(NULL, "|")) {
+            in_metavar++;
+            char word[64];
+            snprintf(word, sizeof word, "%s", tok);
+            const char *at = strstr(list, word);
+            size_t n = strlen(word);
+            cr_expect(at && (at == list || at[-1] == ' ') && (at[n] == ',' || at[n] == 0), "--%s %s: the library: %s",
+                      names[k], word, list);
+        }
+        for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+            in_library++;
+        cr_expect_eq(in_metavar, in_library, "--%s %s, the library: %s", names[k], row->metavar, list);
+    }
+}
