@@ -422,9 +422,12 @@ static void default_text(const cli_args *d, cli_opt_id id, char *out, size_t siz
     char value[256] = "";
     const char *note = options[id].default_note;
     out[0] = 0;
-    if (!options[id].metavar)
-        return;
     cli_option_value(d, id, value, sizeof value);
+    if (!options[id].metavar) {
+        if (strcmp(value, "true") == 0)
+            snprintf(out, size, " (the default)");
+        return;
+    }
     if (*value)
         snprintf(out, size, " (default %s%s%s)", value, note && note[0] != ':' ? " " : "", note ? note : "");
     else if (note)
