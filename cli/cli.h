@@ -24,6 +24,10 @@
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
+/* train --agent mlp without --hidden (--hidden is refused for linear, so the
+ * default cannot live in cli_args). */
+#define CLI_DEFAULT_HIDDEN "32"
+
 /* Every option of every subcommand (cli_options.def); a subcommand accepts a
  * subset (its mask). */
 typedef enum {

@@ -84,7 +84,7 @@ int cli_train(cli_args *a)
                          cli_option_origin(a, OPT_POP, where, sizeof where), a->pop, a->pop - 1, a->pop + 1);
     char policy[64];
     if (strcmp(a->agent, "mlp") == 0)
-        snprintf(policy, sizeof policy, "mlp:%s", a->hidden ? a->hidden : "32");
+        snprintf(policy, sizeof policy, "mlp:%s", a->hidden ? a->hidden : CLI_DEFAULT_HIDDEN);
     else
         snprintf(policy, sizeof policy, "linear");
 
