@@ -12,9 +12,7 @@
 
 void cli_eval_defaults(cli_args *a)
 {
-    a->cfg.env = "cartpole";
     a->episodes = 100;
-    a->seed = 0;
 }
 
 static void json_number(cli_buf *b, const char *key, double v, bool last)

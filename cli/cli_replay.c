@@ -14,7 +14,6 @@
 
 void cli_replay_defaults(cli_args *a)
 {
-    a->cfg.env = "cartpole";
     a->cfg.dtype = CS_DTYPE_F64;    /* the recordings are double precision */
 }
 

@@ -47,10 +47,8 @@ static void catch_stop_signals(void)
 
 void cli_run_defaults(cli_args *a)
 {
-    a->cfg.env = "cartpole";
     a->cfg.num_envs = 2048;
     a->steps = 10000;
-    a->seed = 0;
 }
 
 static double now_ms(void)

@@ -10,14 +10,12 @@
 
 void cli_train_defaults(cli_args *a)
 {
-    a->cfg.env = "cartpole";
     a->agent = "linear";
     a->algo = "es";
     a->pop = 256;
     a->generations = 200;
     a->episodes = 100;
     a->target = NAN;
-    a->seed = 0;
 }
 
 typedef struct {
