@@ -11,13 +11,12 @@
 static int check_file_policy(const cli_args *a, const char *origin)
 {
     cs_config c = a->cfg;
-    char *text = NULL, *error = NULL;
-    cs_status st = cs_dump(&c, "parse", "text", &text, &error);
+    char *text = NULL, error[1024];
+    cs_status st = cs_dump(&c, "parse", "text", &text, error, sizeof error);
     int rc = 0;
-    if (st == CS_ERR_ARGUMENT && error && strstr(error, "policy"))
+    if (st == CS_ERR_ARGUMENT && strstr(error, "policy"))
         rc = cli_error(CLI_EXIT_USAGE, "%s: %s", origin, error);
     free(text);
-    free(error);
     return rc;
 }
 

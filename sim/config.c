@@ -193,7 +193,7 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
         err = tmp;
         err_size = sizeof tmp;
     }
-    err[0] = 0;
+    err[0] = 0;   /* "" on success, as every call without a handle */
     if (!cfg || !name || !value)
         return cs_say(err, err_size, CS_ERR_ARGUMENT, "cs_config_set: NULL argument");
 
