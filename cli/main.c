@@ -19,14 +19,14 @@ const cli_command cli_commands[] = {
                    "every 0.25 s); --no-persistent launches once per --unroll steps instead (the\n"
                    "paper's XLA loop), for the same checksum.\n"
                    "--autoreset is refused: the fused rollout restarts an ended episode within\n"
-                   "its step whatever the convention (render and the library's cs_env_step follow\n"
-                   "it); a configuration file's [env] autoreset is listed as not used.\n",
+                   "its step whatever the convention (the library's cs_env_step follows it); a\n"
+                   "configuration file's [env] autoreset is listed as not used.\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_JSON) |
                    CLI_OPT(OPT_PROGRESS) | CLI_OPT(OPT_STRICT) | CLI_OPTS_PERSISTENT | CLI_OPT(OPT_POLICY) |
                    CLI_OPT(OPT_VERSION),
         .refuses = CLI_OPT(OPT_AUTORESET),
         .refused_why = "its fused rollout restarts an ended episode within the step whatever the convention "
-                       "(render and the library's cs_env_step follow it)",
+                       "(the library's cs_env_step follows it)",
         .max_positional = 0,
         .defaults = cli_run_defaults,
         .run = cli_run,
@@ -59,11 +59,12 @@ const cli_command cli_commands[] = {
         .summary = "watch environments in a window; drive one; screenshots and recordings",
         .usage = "[flags]",
         .details = "Keys: space pause, right arrow one step while paused, + - speed, r reset the\n"
-                   "selected environment (R all), click selects, left/right drive the selected one\n"
-                   "(--policy human), s screenshot, v start/stop recording, pgup/pgdn page, h help,\n"
-                   "q or Esc quit. Screenshots (cartsim-shot-NNN.png) and recordings\n"
-                   "(cartsim-rec-NNN/, PNG frames) go into --out (default: here). The heuristic\n"
-                   "policy pushes toward the pole's lean (theta + 0.5 theta_dot > 0). Needs a display\n"
+                   "selected environment (R all), click selects, left/right held drive the selected\n"
+                   "one (over its policy; with --policy human the others stand still), s screenshot,\n"
+                   "v start/stop recording, pgup/pgdn page, h help, q or Esc quit. Screenshots\n"
+                   "(cartsim-shot-NNN.png) and recordings (cartsim-rec-NNN/, PNG frames) go into\n"
+                   "--out (default: here). --policy plays what run plays (random, the .env's\n"
+                   "heuristic, a trained policy file, or the one --config names). Needs a display\n"
                    "(SDL_VIDEODRIVER=offscreen runs without one, for tests).\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
         .max_positional = 0,
@@ -76,9 +77,11 @@ const cli_command cli_commands[] = {
         .usage = "--out DIR|FILE.gif|FILE.mp4 [flags]",
         .details = "Writes --steps + 1 frames (the reset state, then the state after each step) of\n"
                    "all --envs environments tiled in one image: DIR/000000.png, ... , or a video\n"
-                   "through ffmpeg at the environment's own frame rate (ffmpeg must be installed).\n",
+                   "through ffmpeg at the environment's own frame rate (ffmpeg must be installed).\n"
+                   "The steps are run's (--policy, same-step auto-reset): frame t is the state\n"
+                   "after step t of `cartsim run` with the same policy and seed.\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) |
-                   CLI_OPT(OPT_AUTORESET) | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
+                   CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
         .max_positional = 0,
         .defaults = cli_render_defaults,
         .run = cli_render,

@@ -103,7 +103,7 @@ Test(settings, no_compiler_is_said_aloud)
 
 /* run's fused rollout restarts an ended episode within the step whatever the
  * convention: it refuses the flag, its help says so, and a file's key is
- * listed as not used; render (cs_env_step) still takes it. */
+ * listed as not used. */
 Test(settings, run_refuses_autoreset)
 {
     const char *args[] = {"run", "--autoreset", "same_step", "--steps", "10", NULL};
@@ -128,11 +128,6 @@ Test(settings, run_refuses_autoreset)
     run(print, &r);
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "; [env] autoreset = same_step (line 3)") != NULL, "%s", r.out);
-    cli_result_free(&r);
-    const char *render_print[] = {"render", "--config", path, "--autoreset", "next_step", "--print-config", NULL};
-    run(render_print, &r);
-    cr_expect_eq(r.status, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "autoreset = next_step") != NULL, "%s", r.out);
     cli_result_free(&r);
     unlink(path);
 }
