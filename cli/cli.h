@@ -24,43 +24,20 @@
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
-/* Every option of every subcommand; a subcommand accepts a subset (its mask). */
+/* train --agent mlp without --hidden (--hidden is refused for linear, so the
+ * default cannot live in cli_args). */
+#define CLI_DEFAULT_HIDDEN "32"
+
+/* Every option of every subcommand (cli_options.def); a subcommand accepts a
+ * subset (its mask). */
 typedef enum {
-    OPT_ENV,
-    OPT_ENVS,
-    OPT_STEPS,
-    OPT_UNROLL,
-    OPT_BACKEND,
-    OPT_FUSION,
-    OPT_DTYPE,
-    OPT_THREADS,
-    OPT_BLOCK,
-    OPT_SEED,
-    OPT_PARAM,
-    OPT_AUTORESET,
-    OPT_NO_CACHE,
-    OPT_JSON,
-    OPT_PROGRESS,
-    OPT_STRICT,
-    OPT_PERSISTENT,
-    OPT_NO_PERSISTENT,
-    OPT_OPEN_LOOP,
-    OPT_AFTER,
-    OPT_FORMAT,
-    OPT_ARCH,
-    OPT_CONFIG,
-    OPT_PRINT_CONFIG,
-    OPT_POLICY,
-    OPT_OUT,
-    OPT_AGENT,
-    OPT_ALGO,
-    OPT_POP,
-    OPT_GENERATIONS,
-    OPT_HIDDEN,
-    OPT_EPISODES,
-    OPT_TARGET,
-    OPT_HELP,
-    OPT_VERSION,
+#define OPTION(id, flag, metavar, section, key, note, help) OPT_##id,
+#define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi)
+#include "cli_options.def"
+#undef OPTION
+#undef KEY
+#undef RANGE
     OPT_COUNT
 } cli_opt_id;
 
@@ -105,6 +82,8 @@ typedef struct {
     const char *usage;          /* after "cartsim NAME " */
     const char *details;        /* printed after the options in --help; may be NULL */
     uint64_t options;           /* CLI_OPT() mask of accepted options */
+    uint64_t refuses;           /* options of other subcommands that would change nothing here */
+    const char *refused_why;    /* why, after "--NAME has no effect on 'cartsim NAME': " */
     int max_positional;
     bool distributed;           /* splits over MPI ranks (mpirun -n K) */
     void (*defaults)(cli_args *a);
@@ -122,12 +101,20 @@ int cli_lib_error(cs_status s, const char *message);
 /* 0 when parsed (a->help / a->version may then be set), else the exit status. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
 void cli_print_help(const cli_command *cmd);
+/* A subcommand's defaults: cs_config_init's, then its own. */
+void cli_defaults(const cli_command *cmd, cli_args *a);
 void cli_print_overview(void);
 bool cli_stdout_write(const char *data, size_t len);   /* false after reporting an error */
+/* The cpu backend unusable (no C compiler), the default backend fell back to
+ * the interpreter, ~100x slower: said on stderr every time, "cartsim: note:
+ * ...", whatever the output format. */
+void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice);
+void cli_env_notice(const cs_config *cfg, cs_env *env);
 /* Sets an option from a configuration file's value (NULL for a switch):
  * errors read "ORIGIN: KEY: ...", ORIGIN being "FILE:LINE". */
 int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *origin, const char *key);
 bool cli_option_takes_value(cli_opt_id id);
+const char *cli_option_name(cli_opt_id id);   /* without the leading "--" */
 
 /* cli_config.c: --config FILE under the flags, and --print-config. */
 int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a);   /* over a's defaults; 0 or exit status */
@@ -135,6 +122,12 @@ int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a);   /
  * environment and parameter names are checked (0 or the exit status). */
 int cli_config_merge(cli_args *a);
 int cli_print_config(const cli_command *cmd, const cli_args *a);
+/* The option's value in `a` as a file would spell it ("" when it has none):
+ * what --print-config prints and --help shows as the default. */
+void cli_option_value(const cli_args *a, cli_opt_id id, char *out, size_t size);
+/* Where an option's value came from, for error messages: "FILE:LINE: KEY"
+ * when the configuration file set it (and no flag did), else "--NAME". */
+const char *cli_option_origin(const cli_args *a, cli_opt_id id, char *buf, size_t size);
 
 /* buf.c: */
 /* A growing output buffer; a failed allocation sticks (failed = true). */

@@ -11,51 +11,32 @@
 typedef struct {
     const char *name;           /* without the leading "--" */
     const char *metavar;        /* NULL: a switch that takes no value */
+    const char *default_note;   /* after the default in --help; NULL: none */
     const char *help;
 } cli_option;
 
 static const cli_option options[OPT_COUNT] = {
-    [OPT_ENV] = {"env", "NAME|PATH.env", "environment: a name from envs/ or a .env file (default cartpole)"},
-    [OPT_ENVS] = {"envs", "N", "environments stepped together (default 2048)"},
-    [OPT_STEPS] = {"steps", "T", "steps of every environment (default 10000)"},
-    [OPT_UNROLL] = {"unroll", "U", "steps per loop iteration or launch (default 1)"},
-    [OPT_BACKEND] = {"backend", "auto|cpu|cuda|interp", "where the kernel runs (default auto: cuda, else cpu)"},
-    [OPT_FUSION] = {"fusion", "none|rules|full", "fusion policy (default full)"},
-    [OPT_DTYPE] = {"dtype", "f32|f64", "floating-point type of the state and arithmetic (default f32; replay: f64)"},
-    [OPT_THREADS] = {"threads", "K", "cpu threads (default 0: every core)"},
-    [OPT_BLOCK] = {"block", "N", "CUDA threads per block (default 0: from the occupancy API)"},
-    [OPT_SEED] = {"seed", "S", "seed of resets and random actions (default 0)"},
-    [OPT_PARAM] = {"param", "NAME=VALUE|NAME=LO:HI",
-                   "override a parameter, LO:HI draws it per environment (repeatable)"},
-    [OPT_AUTORESET] = {"autoreset", "next_step|same_step", "auto-reset convention (default next_step)"},
-    [OPT_NO_CACHE] = {"no-cache", NULL, "compile afresh, neither reading nor writing the kernel cache"},
-    [OPT_JSON] = {"json", NULL, "print one JSON object instead of the summary"},
-    [OPT_PROGRESS] = {"progress", NULL, "show the progress bar even for short runs or without a terminal"},
-    [OPT_STRICT] = {"strict", NULL, "a NaN or infinite state or reward is an error naming the environment and step"},
-    [OPT_PERSISTENT] = {"persistent", NULL, "fusion full: a rollout is one launch (the default)"},
-    [OPT_NO_PERSISTENT] = {"no-persistent", NULL,
-                           "fusion full: one launch per --unroll steps (the paper's XLA loop)"},
-    [OPT_OPEN_LOOP] = {"open-loop", NULL, "run each episode from its first state on cartsim's own states"},
-    [OPT_AFTER] = {"after", "PASS", "stop after this compiler pass (default: run all of them)"},
-    [OPT_FORMAT] = {"format", "text|dot|c|cuda|cubin", "what to print (default text; cubin: binary)"},
-    [OPT_ARCH] = {"arch", "sm_XY", "GPU architecture of --format cubin (default: the device's)"},
-    [OPT_CONFIG] = {"config", "FILE.ini", "settings from a configuration file; flags win over it"},
-    [OPT_PRINT_CONFIG] = {"print-config", NULL, "print the settings and where each comes from, and exit"},
-    [OPT_POLICY] = {"policy", "NAME|FILE",
-                    "how actions are chosen: random (default), heuristic, linear, mlp:H[xH], a trained policy "
-                    "file (run, eval, view, render), human (view)"},
-    [OPT_OUT] = {"out", "DIR|FILE.gif|FILE.mp4",
-                 "render: numbered PNGs in DIR, or a video through ffmpeg; view: where screenshots go; "
-                 "train: the policy file to write"},
-    [OPT_AGENT] = {"agent", "linear|mlp", "the policy to train (default linear)"},
-    [OPT_ALGO] = {"algo", "es|cem", "evolution strategies or the cross-entropy method (default es)"},
-    [OPT_POP] = {"pop", "N", "candidate policies per generation, one environment each (default 256)"},
-    [OPT_GENERATIONS] = {"generations", "G", "generations at most (default 200)"},
-    [OPT_HIDDEN] = {"hidden", "H|HxH", "the MLP's hidden layers (default 32)"},
-    [OPT_EPISODES] = {"episodes", "K", "fresh episodes a policy is scored on (default 100)"},
-    [OPT_TARGET] = {"target", "R", "stop once the policy's mean return reaches R (default: the env's threshold)"},
-    [OPT_HELP] = {"help", NULL, "print this help and exit"},
-    [OPT_VERSION] = {"version", NULL, "print the version and exit"},
+#define OPTION(id, flag, metavar, section, key, note, help) [OPT_##id] = {flag, metavar, note, help},
+#define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi)
+#include "cli_options.def"
+#undef OPTION
+#undef KEY
+#undef RANGE
+};
+
+typedef struct {
+    int64_t lo, hi;
+} cli_range;
+
+static const cli_range ranges[OPT_COUNT] = {
+#define OPTION(id, flag, metavar, section, key, note, help)
+#define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi) [OPT_##id] = {lo, hi},
+#include "cli_options.def"
+#undef OPTION
+#undef KEY
+#undef RANGE
 };
 
 /* Set while a configuration file's value is applied (cli_set_option):
@@ -126,6 +107,19 @@ bool cli_stdout_write(const char *data, size_t len)
     return true;
 }
 
+void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice)
+{
+    if (asked == CS_BACKEND_AUTO && got == CS_BACKEND_INTERP && cli_dist_rank() == 0)
+        fprintf(stderr, "cartsim: note: %s\n", notice && *notice ? notice : "running the interpreter");
+}
+
+void cli_env_notice(const cs_config *cfg, cs_env *env)
+{
+    cs_env_info info;
+    if (env && cs_env_get_info(env, &info) == CS_OK)
+        cli_fallback_notice(cfg->backend, info.backend, info.notice);
+}
+
 /* ---- values ---- */
 
 static int bad_value(const char *opt, const char *value, const char *why)
@@ -147,14 +141,29 @@ static int int_value(const char *opt, const char *value, int64_t lo, int64_t hi,
     }
 }
 
-static int choice(const char *opt, const char *value, const char *const *names, int n, int *out)
+/* A value among the option's METAVAR "a|b|c" (the table's list is the
+ * list of choices): 0 and *out = value, or the exit status. */
+static int choice(cli_opt_id id, const char *value, const char **out)
 {
-    for (int i = 0; i < n; i++)
-        if (names[i] && strcmp(names[i], value) == 0) {
-            *out = i;
+    const char *names = options[id].metavar;
+    size_t n = strlen(value);
+    for (const char *p = names; p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
+        if (strncmp(p, value, n) == 0 && (p[n] == '|' || p[n] == 0) && n > 0) {
+            *out = value;
             return 0;
         }
-    return bad_value(opt, value, "is not one of the choices (see --help)");
+    char why[256] = "is not one of the choices: ";
+    for (const char *p = names; *p && strlen(why) + 3 < sizeof why; p++) {
+        size_t len = strlen(why);
+        if (*p == '|') {
+            why[len++] = ',';
+            why[len++] = ' ';
+        } else {
+            why[len++] = *p;
+        }
+        why[len] = 0;
+    }
+    return bad_value(options[id].name, value, why);
 }
 
 static bool is_ident(const char *s, size_t n)
@@ -182,9 +191,7 @@ static int config_value(const char *opt, const char *value, cli_args *a)
 
 static int set_option(cli_opt_id id, const char *value, cli_args *a)
 {
-    static const char *const formats[] = {"text", "dot", "c", "cuda", "cubin"};
     const char *name = options[id].name;
-    int k = 0, rc;
 
     switch (id) {
     case OPT_ENV:
@@ -199,7 +206,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_PARAM:
         return config_value(name, value, a);
     case OPT_STEPS:
-        return int_value(name, value, 1, INT64_MAX, &a->steps);
+        return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->steps);
     case OPT_SEED:
         switch (cs_num_u64(value, &a->seed)) {
         case CS_NUM_OK:
@@ -215,10 +222,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         a->after = value;
         return 0;
     case OPT_FORMAT:
-        if ((rc = choice(name, value, formats, 5, &k)))
-            return rc;
-        a->format = formats[k];
-        return 0;
+        return choice(id, value, &a->format);
     case OPT_ARCH:
         a->arch = value;
         return 0;
@@ -262,26 +266,16 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
             return bad_value(name, value, "is not a path");
         a->out = value;
         return 0;
-    case OPT_AGENT: {
-        static const char *const agents[] = {"linear", "mlp"};
-        if ((rc = choice(name, value, agents, 2, &k)))
-            return rc;
-        a->agent = agents[k];
-        return 0;
-    }
-    case OPT_ALGO: {
-        static const char *const algos[] = {"es", "cem"};
-        if ((rc = choice(name, value, algos, 2, &k)))
-            return rc;
-        a->algo = algos[k];
-        return 0;
-    }
+    case OPT_AGENT:
+        return choice(id, value, &a->agent);
+    case OPT_ALGO:
+        return choice(id, value, &a->algo);
     case OPT_POP:
-        return int_value(name, value, 2, 1 << 24, &a->pop);
+        return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->pop);
     case OPT_GENERATIONS:
-        return int_value(name, value, 1, INT32_MAX, &a->generations);
+        return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->generations);
     case OPT_EPISODES:
-        return int_value(name, value, 1, 1 << 24, &a->episodes);
+        return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->episodes);
     case OPT_HIDDEN: {
         const char *s = value;
         int layers = 0;
@@ -328,6 +322,8 @@ int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *or
 
 bool cli_option_takes_value(cli_opt_id id) { return (unsigned)id < OPT_COUNT && options[id].metavar != NULL; }
 
+const char *cli_option_name(cli_opt_id id) { return (unsigned)id < OPT_COUNT ? options[id].name : "?"; }
+
 static int parse_flags(const cli_command *cmd, int argc, char **argv, cli_args *a)
 {
     bool only_positional = false;
@@ -361,6 +357,10 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, cli_args *
             if (((cmd->options | CLI_OPTS_GLOBAL) & CLI_OPT(k)) && strlen(options[k].name) == len &&
                 memcmp(options[k].name, name, len) == 0)
                 id = k;
+        for (int k = 0; k < OPT_COUNT && id < 0; k++)
+            if ((cmd->refuses & CLI_OPT(k)) && strlen(options[k].name) == len && memcmp(options[k].name, name, len) == 0)
+                return cli_error(CLI_EXIT_USAGE, "--%s has no effect on 'cartsim %s': %s", options[k].name, cmd->name,
+                                 cmd->refused_why);
         if (id < 0)
             return cli_error(CLI_EXIT_USAGE, "unknown option '%.*s' (try cartsim %s --help)", (int)len + 2, arg,
                              cmd->name);
@@ -406,21 +406,53 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a)
 
 /* ---- help ---- */
 
-static void print_options(uint64_t mask)
+/* What the subcommand starts from before files and flags: main()'s own
+ * sequence, so that --help cannot say other defaults than the ones used. */
+void cli_defaults(const cli_command *cmd, cli_args *a)
 {
-    mask |= CLI_OPTS_GLOBAL;
+    memset(a, 0, sizeof *a);
+    cs_config_init(&a->cfg);
+    if (cmd->defaults)
+        cmd->defaults(a);
+}
+
+/* "(default VALUE NOTE)", "(default NOTE)" or nothing (see cli_options.def). */
+static void default_text(const cli_args *d, cli_opt_id id, char *out, size_t size)
+{
+    char value[256] = "";
+    const char *note = options[id].default_note;
+    out[0] = 0;
+    cli_option_value(d, id, value, sizeof value);
+    if (!options[id].metavar) {
+        if (strcmp(value, "true") == 0)
+            snprintf(out, size, " (the default)");
+        return;
+    }
+    if (*value)
+        snprintf(out, size, " (default %s%s%s)", value, note && note[0] != ':' ? " " : "", note ? note : "");
+    else if (note)
+        snprintf(out, size, " (default%s%s)", note[0] == ':' ? "" : " ", note);
+}
+
+static void print_options(const cli_command *cmd)
+{
+    uint64_t mask = cmd->options | CLI_OPTS_GLOBAL;
+    cli_args d;
+    cli_defaults(cmd, &d);
     for (int k = 0; k < OPT_COUNT; k++) {
         if (!(mask & CLI_OPT(k)))
             continue;
+        char dflt[320];
+        default_text(&d, (cli_opt_id)k, dflt, sizeof dflt);
         char left[64];
         if (options[k].metavar)
             snprintf(left, sizeof left, "--%s %s", options[k].name, options[k].metavar);
         else
             snprintf(left, sizeof left, "--%s", options[k].name);
         if (strlen(left) > 28)
-            printf("  %s\n  %-28s  %s\n", left, "", options[k].help);
+            printf("  %s\n  %-28s  %s%s\n", left, "", options[k].help, dflt);
         else
-            printf("  %-28s  %s\n", left, options[k].help);
+            printf("  %-28s  %s%s\n", left, options[k].help, dflt);
     }
 }
 
@@ -428,7 +460,7 @@ void cli_print_help(const cli_command *cmd)
 {
     printf("usage: cartsim %s %s\n\n%s.\n\n", cmd->name, cmd->usage, cmd->summary);
     printf("options:\n");
-    print_options(cmd->options);
+    print_options(cmd);
     if (cmd->details)
         printf("\n%s", cmd->details);
 }
@@ -443,7 +475,7 @@ void cli_print_overview(void)
     for (const cli_command *c = cli_commands; c->name; c++)
         printf("  %-8s  %s\n", c->name, c->summary);
     printf("\n'cartsim COMMAND --help' describes a command. Options of '%s':\n", def->name);
-    print_options(def->options);
+    print_options(def);
     if (def->details)
         printf("\n%s", def->details);
 }

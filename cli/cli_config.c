@@ -12,10 +12,11 @@
 
 #include "cli.h"
 
-/* Every key a file can hold, as the flag it stands for. [params] is the
- * repeatable --param, one key per parameter. A flag that means different
- * things to different subcommands (--out: the trained policy, the frames)
- * has one key for each, applied only for its subcommands. */
+/* Every key a file can hold, as the flag it stands for (cli_options.def;
+ * section NULL: the option has no key). [params] is the repeatable --param,
+ * one key per parameter. A flag that means different things to different
+ * subcommands (--out: the trained policy, the frames) has one key for each,
+ * applied only for its subcommands. */
 typedef struct {
     cli_opt_id id;
     const char *section, *key;
@@ -23,30 +24,13 @@ typedef struct {
 } config_key;
 
 static const config_key keys[] = {
-    {OPT_ENVS, "run", "envs", NULL},
-    {OPT_STEPS, "run", "steps", NULL},
-    {OPT_UNROLL, "run", "unroll", NULL},
-    {OPT_BACKEND, "run", "backend", NULL},
-    {OPT_FUSION, "run", "fusion", NULL},
-    {OPT_DTYPE, "run", "dtype", NULL},
-    {OPT_THREADS, "run", "threads", NULL},
-    {OPT_SEED, "run", "seed", NULL},
-    {OPT_BLOCK, "run", "block", NULL},
-    {OPT_STRICT, "run", "strict", NULL},
-    {OPT_PERSISTENT, "run", "persistent", NULL},   /* --persistent and --no-persistent */
-    {OPT_ENV, "env", "name", NULL},
-    {OPT_ENV, "env", "path", NULL},
-    {OPT_AUTORESET, "env", "autoreset", NULL},
-    {OPT_POLICY, "agent", "policy", NULL},
-    {OPT_AGENT, "agent", "agent", NULL},
-    {OPT_HIDDEN, "agent", "hidden", NULL},
-    {OPT_ALGO, "train", "algo", NULL},
-    {OPT_POP, "train", "pop", NULL},
-    {OPT_GENERATIONS, "train", "generations", NULL},
-    {OPT_EPISODES, "train", "episodes", NULL},
-    {OPT_TARGET, "train", "target", NULL},
-    {OPT_OUT, "train", "out", " train "},
-    {OPT_OUT, "view", "out", " view render "},
+#define OPTION(id, flag, metavar, section, key, note, help) {OPT_##id, section, key, NULL},
+#define KEY(id, section, key, commands) {OPT_##id, section, key, commands},
+#define RANGE(id, lo, hi)
+#include "cli_options.def"
+#undef OPTION
+#undef KEY
+#undef RANGE
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -64,7 +48,7 @@ static int param_line[CS_MAX_PARAM_OVERRIDES];
 static const config_key *find_key(const char *section, const char *key)
 {
     for (size_t i = 0; i < N_KEYS; i++)
-        if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, key) == 0)
+        if (keys[i].section && strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, key) == 0)
             return &keys[i];
     return NULL;
 }
@@ -82,7 +66,7 @@ static int unknown_key(const cs_config_entry *e)
 {
     char list[512] = "";
     for (size_t i = 0; i < N_KEYS; i++)
-        if (strcmp(keys[i].section, e->section) == 0) {
+        if (keys[i].section && strcmp(keys[i].section, e->section) == 0) {
             strncat(list, *list ? ", " : " (keys: ", sizeof list - strlen(list) - 1);
             strncat(list, keys[i].key, sizeof list - strlen(list) - 1);
         }
@@ -174,7 +158,10 @@ static int check_names(const cli_args *a)
     bool params_from_file = false;
     for (int k = 0; k < file_params; k++)
         params_from_file |= param_line[k] != 0;
-    if (!env_from_file && !params_from_file)
+    /* A policy name (not a file, not the viewer's person at the keyboard). */
+    bool policy_from_file = line_of[OPT_POLICY] && !a->given[OPT_POLICY] && a->policy &&
+                            !strpbrk(a->policy, "/.") && strcmp(a->policy, "human") != 0;
+    if (!env_from_file && !params_from_file && !policy_from_file)
         return 0;
     cs_config c = a->cfg;
     c.n_params = 0;
@@ -201,6 +188,12 @@ static int check_names(const cli_args *a)
         if (rc)
             return rc;
     }
+    if (policy_from_file) {
+        c.n_params = 0;
+        c.policy = a->policy;
+        snprintf(where, sizeof where, "%s:%d: policy", loaded_path, line_of[OPT_POLICY]);
+        return parses(&c, where);
+    }
     return 0;
 }
 
@@ -225,6 +218,19 @@ int cli_config_merge(cli_args *a)
     return check_names(a);
 }
 
+const char *cli_option_origin(const cli_args *a, cli_opt_id id, char *buf, size_t size)
+{
+    const char *key = NULL;
+    for (size_t i = 0; i < N_KEYS && !key; i++)
+        if (keys[i].id == id && keys[i].section)
+            key = keys[i].key;
+    if (line_of[id] && !a->given[id] && key)
+        snprintf(buf, size, "%s:%d: %s", loaded_path, line_of[id], key);
+    else
+        snprintf(buf, size, "--%s", cli_option_name(id));
+    return buf;
+}
+
 /* ---- --print-config ---- */
 
 static void origin(cli_buf *b, const cli_args *a, cli_opt_id id)
@@ -243,8 +249,7 @@ static bool env_is_path(const char *env)
     return strchr(env, '/') || (n > 4 && strcmp(env + n - 4, ".env") == 0);
 }
 
-/* The option's value as a file would spell it; "" when it has none. */
-static void value_text(const cli_args *a, cli_opt_id id, char *out, size_t size)
+void cli_option_value(const cli_args *a, cli_opt_id id, char *out, size_t size)
 {
     const cs_config *c = &a->cfg;
     if (id == OPT_STRICT || id == OPT_PERSISTENT) {
@@ -286,8 +291,23 @@ static void value_text(const cli_args *a, cli_opt_id id, char *out, size_t size)
     case OPT_DTYPE:
         snprintf(out, size, "%s", c->dtype == CS_DTYPE_F64 ? "f64" : "f32");
         break;
-    case OPT_POLICY:
-        snprintf(out, size, "%s", a->policy ? a->policy : "");
+    case OPT_POLICY:   /* none: the kernel's random actions */
+        snprintf(out, size, "%s", a->policy ? a->policy : "random");
+        break;
+    case OPT_FORMAT:
+        snprintf(out, size, "%s", a->format ? a->format : "");
+        break;
+    case OPT_AFTER:
+        snprintf(out, size, "%s", a->after ? a->after : "");
+        break;
+    case OPT_ARCH:
+        snprintf(out, size, "%s", a->arch ? a->arch : "");
+        break;
+    case OPT_CONFIG:
+        snprintf(out, size, "%s", a->config ? a->config : "");
+        break;
+    case OPT_PARAM:   /* repeatable: --print-config lists them in [params] */
+        out[0] = 0;
         break;
     case OPT_AGENT:
         snprintf(out, size, "%s", a->agent ? a->agent : "");
@@ -365,10 +385,10 @@ int cli_print_config(const cli_command *cmd, const cli_args *a)
         }
         for (size_t i = 0; i < N_KEYS; i++) {
             const config_key *k = &keys[i];
-            if (strcmp(k->section, sections[s]) != 0 || !(mask & CLI_OPT(k->id)) || !for_command(k, cmd))
+            if (!k->section || strcmp(k->section, sections[s]) != 0 || !(mask & CLI_OPT(k->id)) || !for_command(k, cmd))
                 continue;
             char value[512];
-            value_text(a, k->id, value, sizeof value);
+            cli_option_value(a, k->id, value, sizeof value);
             /* [env]: one of name and path, as the value reads. */
             if (k->id == OPT_ENV && strcmp(k->key, env_is_path(value) ? "path" : "name") != 0)
                 continue;

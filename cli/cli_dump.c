@@ -6,7 +6,6 @@
 
 void cli_dump_defaults(cli_args *a)
 {
-    a->cfg.env = "cartpole";
     a->format = "text";
 }
 

@@ -12,9 +12,7 @@
 
 void cli_eval_defaults(cli_args *a)
 {
-    a->cfg.env = "cartpole";
     a->episodes = 100;
-    a->seed = 0;
 }
 
 static void json_number(cli_buf *b, const char *key, double v, bool last)
@@ -54,8 +52,8 @@ int cli_eval(cli_args *a)
     cs_status st = ret ? cs_env_open(&a->cfg, &env) : CS_ERR_NOMEM;
     if (st != CS_OK)
         rc = cli_lib_error(st, env ? cs_env_error(env) : "out of memory");
-    else
-        rc = cli_policy_apply(env, &pol);
+    else if (!(rc = cli_policy_apply(env, &pol)))
+        cli_env_notice(&a->cfg, env);
     char err[1024];
     if (!rc && (st = cs_evaluate_split(env, pol.from_file ? pol.file.weights : NULL, a->episodes, a->seed, ret,
                                        global_envs, &split, err, sizeof err)) != CS_OK)

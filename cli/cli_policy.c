@@ -7,18 +7,37 @@
 #include "cli.h"
 #include "status.h"
 
+/* A policy name from a configuration file is checked here, against the
+ * parsed environment, so that a misspelling is reported at its line like
+ * every other value of the file; a flag's is left to the subcommand. */
+static int check_file_policy(const cli_args *a, const char *origin)
+{
+    cs_config c = a->cfg;
+    char *text = NULL, error[1024];
+    cs_status st = cs_dump(&c, "parse", "text", &text, error, sizeof error);
+    int rc = 0;
+    if (st == CS_ERR_ARGUMENT && strstr(error, "policy"))
+        rc = cli_error(CLI_EXIT_USAGE, "%s: %s", origin, error);
+    free(text);
+    return rc;
+}
+
 int cli_policy_prepare(cli_args *a, cli_policy *pol)
 {
     memset(pol, 0, sizeof *pol);
     const char *spec = a->policy;
+    char origin[1024];
+    cli_option_origin(a, OPT_POLICY, origin, sizeof origin);
+    bool from_config = origin[0] != '-';
     if (!spec || (!strchr(spec, '/') && !strchr(spec, '.'))) {
         a->cfg.policy = spec;
-        return 0;
+        return spec && from_config ? check_file_policy(a, origin) : 0;
     }
     char err[1024];
     cs_status st = cs_policy_load(spec, &pol->file, err, sizeof err);
     if (st != CS_OK)
-        return cli_error(st == CS_ERR_IO || st == CS_ERR_NOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE, "%s", err);
+        return cli_error(st == CS_ERR_IO || st == CS_ERR_NOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE, "%s%s%s",
+                         from_config ? origin : "", from_config ? ": " : "", err);
     pol->from_file = true;
     pol->path = spec;
     a->cfg.policy = pol->file.policy;

@@ -14,7 +14,6 @@
 
 void cli_replay_defaults(cli_args *a)
 {
-    a->cfg.env = "cartpole";
     a->cfg.dtype = CS_DTYPE_F64;    /* the recordings are double precision */
 }
 
@@ -551,6 +550,7 @@ int cli_replay(cli_args *a)
     }
     if ((rc = check_against_env(&tb, &info)))
         goto done;
+    cli_fallback_notice(a->cfg.backend, info.backend, info.notice);
     if (!results_alloc(&res, &tb)) {
         rc = cli_error(CLI_EXIT_FAIL, "out of memory");
         goto done;

@@ -47,10 +47,8 @@ static void catch_stop_signals(void)
 
 void cli_run_defaults(cli_args *a)
 {
-    a->cfg.env = "cartpole";
     a->cfg.num_envs = 2048;
     a->steps = 10000;
-    a->seed = 0;
 }
 
 static double now_ms(void)
@@ -300,6 +298,8 @@ int cli_run(cli_args *a)
     cs_env *env = NULL;
     cs_status st = cs_env_open(&a->cfg, &env);
     prc = st == CS_OK ? cli_policy_apply(env, &pol) : 0;
+    if (st == CS_OK && !prc)
+        cli_env_notice(&a->cfg, env);
     cli_policy_free(&pol);
     if (prc) {
         cs_env_close(env);

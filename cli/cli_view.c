@@ -146,6 +146,7 @@ int cli_render(cli_args *a)
         return prc;
     if ((s = cs_env_open(&a->cfg, &j.env)) != CS_OK)
         return job_fail(&j, cli_lib_error(s, j.env ? cs_env_error(j.env) : "out of memory"));
+    cli_env_notice(&a->cfg, j.env);
     cs_env_info info;
     if ((s = cs_env_get_info(j.env, &info)) != CS_OK)
         return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));

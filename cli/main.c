@@ -17,10 +17,16 @@ const cli_command cli_commands[] = {
                    "environment, its parameters, --dtype, --seed, --envs, --steps and --policy.\n"
                    "With fusion full each rollout call is one launch (a long run makes a call about\n"
                    "every 0.25 s); --no-persistent launches once per --unroll steps instead (the\n"
-                   "paper's XLA loop), for the same checksum.\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) |
-                   CLI_OPT(OPT_AUTORESET) | CLI_OPT(OPT_JSON) | CLI_OPT(OPT_PROGRESS) | CLI_OPT(OPT_STRICT) |
-                   CLI_OPTS_PERSISTENT | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_VERSION),
+                   "paper's XLA loop), for the same checksum.\n"
+                   "--autoreset is refused: the fused rollout restarts an ended episode within\n"
+                   "its step whatever the convention (the library's cs_env_step follows it); a\n"
+                   "configuration file's [env] autoreset is listed as not used.\n",
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_JSON) |
+                   CLI_OPT(OPT_PROGRESS) | CLI_OPT(OPT_STRICT) | CLI_OPTS_PERSISTENT | CLI_OPT(OPT_POLICY) |
+                   CLI_OPT(OPT_VERSION),
+        .refuses = CLI_OPT(OPT_AUTORESET),
+        .refused_why = "its fused rollout restarts an ended episode within the step whatever the convention "
+                       "(the library's cs_env_step follows it)",
         .max_positional = 0,
         .defaults = cli_run_defaults,
         .run = cli_run,
@@ -90,9 +96,12 @@ const cli_command cli_commands[] = {
                    "the rollout's env-steps/s and the time since the start (compile included).\n"
                    "Once a candidate reaches the target, the mean policy is scored on --episodes\n"
                    "fresh episodes; training stops when that score reaches it twice in a row, or\n"
-                   "after --generations. --out saves the policy (docs/policy_format.md). The same\n"
-                   "--seed trains the same policy on the same backend.\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) |
+                   "after --generations. --out saves the policy (docs/policy_format.md); without it\n"
+                   "the last line says the policy was discarded. The same --seed trains the same\n"
+                   "policy on the same backend. --pop must be even for es (mirrored pairs).\n"
+                   "Not reaching the target is a result, exit status 0: --json prints one object\n"
+                   "whose \"solved\" is true, false, or null when there was no target.\n",
+        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) | CLI_OPT(OPT_JSON) |
                    CLI_OPT(OPT_GENERATIONS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_HIDDEN) | CLI_OPT(OPT_OUT) |
                    CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET) | CLI_OPTS_PERSISTENT,
         .max_positional = 0,
@@ -148,10 +157,7 @@ static int dispatch(int argc, char **argv)
     }
 
     cli_args a;
-    memset(&a, 0, sizeof a);
-    cs_config_init(&a.cfg);
-    if (cmd->defaults)
-        cmd->defaults(&a);
+    cli_defaults(cmd, &a);
     int status = cli_parse(cmd, argc - first, argv + first, &a);
     if (status != 0)
         return status;

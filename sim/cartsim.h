@@ -101,10 +101,15 @@ typedef enum { CS_AUTORESET_NEXT_STEP, CS_AUTORESET_SAME_STEP, CS_AUTORESET_DISA
 const char *cs_backend_name(cs_backend b);
 const char *cs_fusion_name(cs_fusion f);
 
+/* The limits of cs_config's settings (cs_config_set and cs_env_open check them). */
 #define CS_MAX_PARAM_OVERRIDES 64
+#define CS_MAX_ENVS INT32_MAX   /* num_envs */
+#define CS_MAX_UNROLL 1024
+#define CS_MAX_THREADS 256
+#define CS_MAX_BLOCK 1024       /* CUDA threads per block */
 
 typedef struct {
-    const char *env;            /* "cartpole", or a path ending in .env */
+    const char *env;            /* "cartpole" (or its Gymnasium id "CartPole-v1"), or a path ending in .env */
     const char *env_dir;        /* where names are looked up; NULL: $CARTSIM_ENV_DIR, then the built-in list */
     int64_t num_envs;           /* default 1 */
     cs_backend backend;         /* default AUTO */
@@ -462,6 +467,8 @@ typedef struct {
     int64_t env_steps;
     double elapsed_ms;
     double compile_ms;
+    cs_backend backend;         /* where the rollouts ran */
+    char notice[512];           /* the environment's cs_env_info.notice, or "" */
 } cs_train_result;
 
 /* Trains a policy for cfg's environment (cfg->num_envs and cfg->policy are
@@ -502,7 +509,9 @@ void cs_policy_file_free(cs_policy_file *f);
 /* ---- Settings by name and configuration files ----
  *
  * Sets one setting of cfg from text, checked exactly as cartsim's flags
- * check it (the command line calls this for them): "env", "envs",
+ * check it (the command line calls this for them; one table in sim/config.c
+ * declares each setting's name, range (CS_MAX_*) and default, which
+ * cs_config_init applies and cs_env_open checks): "env", "envs",
  * "unroll", "backend", "fusion", "dtype", "threads", "block", "autoreset",
  * "strict" and "persistent" ("true" or "false"), and "param" (adds one
  * "NAME=VALUE" or "NAME=LO:HI" override). cfg keeps

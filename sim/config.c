@@ -9,12 +9,14 @@
  * cs_config_set: a file and a flag are checked by the same code. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cartsim.h"
+#include "config.h"
 #include "jit.h"
 #include "num.h"
 #include "status.h"
@@ -27,13 +29,130 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
 
-/* Limits cs_env_open checks (env.c), checked here too so that a file's bad
- * value is reported at its line. */
-#define MAX_UNROLL 1024
-#define MAX_THREADS 256
-#define MAX_BLOCK 1024
 /* A configuration is a few dozen lines; anything this big is not one. */
 #define MAX_FILE_BYTES (1 << 20)
+
+/* ---- the settings of cs_config ----
+ *
+ * Each declared once, here: its name (for cs_config_set, and its key in a
+ * file's `section`), the cs_config field it sets, its range (cartsim.h's
+ * CS_MAX_*) or choices, and its default (cs_config_init applies the
+ * defaults through cs_config_set). cs_env_open checks the fields against
+ * the same rows (cs_config_check). "env" and "param" are special: a file
+ * spells them [env] name/path and [params] NAME = VALUE. */
+
+typedef enum { KIND_ENV, KIND_INT, KIND_BACKEND, KIND_FUSION, KIND_CHOICE, KIND_BOOL, KIND_PARAM } setting_kind;
+
+typedef struct {
+    const char *name;
+    const char *section;        /* a file's section; NULL: its own spelling (env, param) */
+    const char *field;          /* the cs_config field, as cs_env_open's messages name it */
+    setting_kind kind;
+    size_t offset, size;        /* of the field */
+    int64_t lo, hi;             /* KIND_INT */
+    const char *const *choices; /* KIND_CHOICE: the field is the index; KIND_BOOL: false, true */
+    int n_choices;
+    const char *dflt;           /* NULL: zero */
+    const char *lo_means;       /* KIND_INT: what lo means, for messages ("all cores"); NULL: nothing */
+} cfg_setting;
+
+static const char *const dtype_names[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64] = "f64"};
+/* Only these two are offered: CS_AUTORESET_DISABLED is replay's own. */
+static const char *const autoreset_names[] = {[CS_AUTORESET_NEXT_STEP] = "next_step",
+                                              [CS_AUTORESET_SAME_STEP] = "same_step"};
+static const char *const bool_names[] = {"false", "true"};
+
+#define FIELD(f) offsetof(cs_config, f), sizeof(((cs_config *)0)->f)
+static const cfg_setting settings[] = {
+    {"env", NULL, "env", KIND_ENV, FIELD(env), 0, 0, NULL, 0, "cartpole", NULL},
+    {"envs", "run", "num_envs", KIND_INT, FIELD(num_envs), 1, CS_MAX_ENVS, NULL, 0, "1", NULL},
+    {"unroll", "run", "unroll", KIND_INT, FIELD(unroll), 1, CS_MAX_UNROLL, NULL, 0, "1", NULL},
+    {"threads", "run", "threads", KIND_INT, FIELD(threads), 0, CS_MAX_THREADS, NULL, 0, "0", "all cores"},
+    {"block", "run", "block", KIND_INT, FIELD(block), 0, CS_MAX_BLOCK, NULL, 0, "0", "automatic"},
+    {"backend", "run", "backend", KIND_BACKEND, FIELD(backend), 0, 0, NULL, 0, "auto", NULL},
+    {"fusion", "run", "fusion", KIND_FUSION, FIELD(fusion), 0, 0, NULL, 0, "full", NULL},
+    {"dtype", "run", "dtype", KIND_CHOICE, FIELD(dtype), 0, 0, dtype_names, 2, "f32", NULL},
+    {"autoreset", "env", "autoreset", KIND_CHOICE, FIELD(autoreset), 0, 0, autoreset_names, 2, "next_step", NULL},
+    {"strict", "run", "strict", KIND_BOOL, FIELD(strict), 0, 0, bool_names, 2, "false", NULL},
+    {"persistent", "run", "persistent", KIND_BOOL, FIELD(persistent), 0, 0, bool_names, 2, "true", NULL},
+    {"param", NULL, "params", KIND_PARAM, FIELD(params), 0, 0, NULL, 0, NULL, NULL},
+};
+#undef FIELD
+#define N_SETTINGS (sizeof settings / sizeof settings[0])
+
+/* [run] keys the program reads (cs_config_file_get), after the settings' own. */
+static const char *const run_program_keys[] = {"steps", "seed"};
+
+static const cfg_setting *find_setting(const char *name)
+{
+    for (size_t i = 0; i < N_SETTINGS; i++)
+        if (strcmp(settings[i].name, name) == 0)
+            return &settings[i];
+    return NULL;
+}
+
+/* "a, b, c": the names of the settings (section NULL: all of them) */
+static void list_names(const char *section, char *out, size_t size)
+{
+    out[0] = 0;
+    for (size_t i = 0; i < N_SETTINGS; i++)
+        if (!section || (settings[i].section && strcmp(settings[i].section, section) == 0)) {
+            strncat(out, *out ? ", " : "", size - strlen(out) - 1);
+            strncat(out, settings[i].name, size - strlen(out) - 1);
+        }
+}
+
+static int64_t get_int(const cs_config *cfg, const cfg_setting *st)
+{
+    const char *p = (const char *)cfg + st->offset;
+    if (st->size == sizeof(int64_t)) {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    int v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static void put_int(cs_config *cfg, const cfg_setting *st, int64_t v)
+{
+    char *p = (char *)cfg + st->offset;
+    if (st->size == sizeof(int64_t)) {
+        memcpy(p, &v, sizeof v);
+    } else if (st->size == sizeof(bool)) {
+        bool b = v != 0;
+        memcpy(p, &b, sizeof b);
+    } else {
+        int i = (int)v;   /* an int or an enum */
+        memcpy(p, &i, sizeof i);
+    }
+}
+
+cs_status cs_config_check(const cs_config *cfg, char *err, size_t size)
+{
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        const cfg_setting *st = &settings[i];
+        if (st->kind != KIND_INT)
+            continue;
+        int64_t v = get_int(cfg, st);
+        if (v < st->lo || v > st->hi)
+            return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be between %" PRId64 "%s%s%s and %" PRId64 ", not %" PRId64,
+                          st->field, st->lo, st->lo_means ? " (" : "", st->lo_means ? st->lo_means : "",
+                          st->lo_means ? ")" : "", st->hi, v);
+    }
+    return CS_OK;
+}
+
+void cs_config_init(cs_config *cfg)
+{
+    if (!cfg)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < N_SETTINGS; i++)
+        if (settings[i].dflt)
+            cs_config_set(cfg, settings[i].name, settings[i].dflt, NULL, 0);
+}
 
 /* ---- one setting ---- */
 
@@ -68,74 +187,53 @@ static cs_status choice_setting(const char *value, const char *const *names, int
 
 cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, char *err, size_t err_size)
 {
-    static const char *const dtypes[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64] = "f64"};
-    /* Only these two are offered: CS_AUTORESET_DISABLED is replay's own. */
-    static const char *const autoresets[] = {[CS_AUTORESET_NEXT_STEP] = "next_step",
-                                             [CS_AUTORESET_SAME_STEP] = "same_step"};
-    const char *backends[CS_BACKEND_COUNT], *fusions[CS_FUSION_COUNT];
-    for (int i = 0; i < CS_BACKEND_COUNT; i++)
-        backends[i] = cs_backend_name((cs_backend)i);
-    for (int i = 0; i < CS_FUSION_COUNT; i++)
-        fusions[i] = cs_fusion_name((cs_fusion)i);
-    cs_say(err, err_size, CS_OK, "%s", "");   /* "" on success, as every call without a handle */
-
+    const char *names[(int)CS_BACKEND_COUNT + (int)CS_FUSION_COUNT];
     char tmp[1];
     if (!err || !err_size) {
         err = tmp;
         err_size = sizeof tmp;
     }
-    err[0] = 0;
+    err[0] = 0;   /* "" on success, as every call without a handle */
     if (!cfg || !name || !value)
         return cs_say(err, err_size, CS_ERR_ARGUMENT, "cs_config_set: NULL argument");
 
+    const cfg_setting *set = find_setting(name);
+    if (!set) {
+        char list[256];
+        list_names(NULL, list, sizeof list);
+        return cs_say(err, err_size, CS_ERR_NOT_FOUND, "no setting named '%s' (%s)", name, list);
+    }
     int64_t n = 0;
     int k = 0;
-    cs_status st;
-    if (strcmp(name, "env") == 0) {
+    cs_status st = CS_OK;
+    switch (set->kind) {
+    case KIND_ENV:
         if (!*value)
             return cs_say(err, err_size, CS_ERR_ARGUMENT, "'' is not an environment name");
         cfg->env = value;
-    } else if (strcmp(name, "envs") == 0) {
-        if ((st = int_setting(value, 1, INT32_MAX, &n, err, err_size)))
+        return CS_OK;
+    case KIND_INT:
+        if ((st = int_setting(value, set->lo, set->hi, &n, err, err_size)))
             return st;
-        cfg->num_envs = n;
-    } else if (strcmp(name, "unroll") == 0) {
-        if ((st = int_setting(value, 1, MAX_UNROLL, &n, err, err_size)))
+        put_int(cfg, set, n);
+        return CS_OK;
+    case KIND_BACKEND:
+    case KIND_FUSION: {
+        int count = set->kind == KIND_BACKEND ? CS_BACKEND_COUNT : CS_FUSION_COUNT;
+        for (int i = 0; i < count; i++)
+            names[i] = set->kind == KIND_BACKEND ? cs_backend_name((cs_backend)i) : cs_fusion_name((cs_fusion)i);
+        if ((st = choice_setting(value, names, count, &k, err, err_size)))
             return st;
-        cfg->unroll = (int)n;
-    } else if (strcmp(name, "threads") == 0) {
-        if ((st = int_setting(value, 0, MAX_THREADS, &n, err, err_size)))
+        put_int(cfg, set, k);
+        return CS_OK;
+    }
+    case KIND_CHOICE:
+    case KIND_BOOL:
+        if ((st = choice_setting(value, set->choices, set->n_choices, &k, err, err_size)))
             return st;
-        cfg->threads = (int)n;
-    } else if (strcmp(name, "block") == 0) {
-        if ((st = int_setting(value, 0, MAX_BLOCK, &n, err, err_size)))
-            return st;
-        cfg->block = (int)n;
-    } else if (strcmp(name, "backend") == 0) {
-        if ((st = choice_setting(value, backends, CS_BACKEND_COUNT, &k, err, err_size)))
-            return st;
-        cfg->backend = (cs_backend)k;
-    } else if (strcmp(name, "fusion") == 0) {
-        if ((st = choice_setting(value, fusions, CS_FUSION_COUNT, &k, err, err_size)))
-            return st;
-        cfg->fusion = (cs_fusion)k;
-    } else if (strcmp(name, "dtype") == 0) {
-        if ((st = choice_setting(value, dtypes, 2, &k, err, err_size)))
-            return st;
-        cfg->dtype = (cs_dtype)k;
-    } else if (strcmp(name, "autoreset") == 0) {
-        if ((st = choice_setting(value, autoresets, 2, &k, err, err_size)))
-            return st;
-        cfg->autoreset = (cs_autoreset)k;
-    } else if (strcmp(name, "strict") == 0 || strcmp(name, "persistent") == 0) {
-        static const char *const bools[] = {"false", "true"};
-        if ((st = choice_setting(value, bools, 2, &k, err, err_size)))
-            return st;
-        if (strcmp(name, "strict") == 0)
-            cfg->strict = k == 1;
-        else
-            cfg->persistent = k == 1;
-    } else if (strcmp(name, "param") == 0) {
+        put_int(cfg, set, k);
+        return CS_OK;
+    case KIND_PARAM: {
         if (cfg->n_params < 0 || cfg->n_params >= CS_MAX_PARAM_OVERRIDES)
             return cs_say(err, err_size, CS_ERR_LIMIT, "more than %d overrides", CS_MAX_PARAM_OVERRIDES);
         /* The parser's own reading of overrides; whether NAME exists is
@@ -145,13 +243,10 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
         if (cs_parse_override(value, &ov, msg, sizeof msg))
             return cs_say(err, err_size, CS_ERR_ARGUMENT, "%s", msg);
         cfg->params[cfg->n_params++] = value;
-    } else {
-        return cs_say(err, err_size, CS_ERR_NOT_FOUND,
-                   "no setting named '%s' (env, envs, unroll, threads, block, backend, fusion, dtype, autoreset, "
-                   "strict, persistent, param)",
-                   name);
+        return CS_OK;
     }
-    return CS_OK;
+    }
+    return cs_say(err, err_size, CS_ERR_ARGUMENT, "cs_config_set: internal error");
 }
 
 /* ---- files ---- */
@@ -167,10 +262,6 @@ typedef enum { SEC_RUN, SEC_ENV, SEC_PARAMS, SEC_AGENT, SEC_TRAIN, SEC_VIEW, SEC
 
 static const char *const section_names[SEC_COUNT] = {"run", "env", "params", "agent", "train", "view"};
 
-/* [run] keys cs_config_load applies, then those it leaves to the program. */
-static const char *const run_keys[] = {"envs", "unroll", "backend", "fusion", "dtype", "threads", "block", "strict",
-                                       "persistent"};
-static const char *const run_program_keys[] = {"steps", "seed"};
 
 typedef struct {
     cs_config_file *f;
@@ -387,15 +478,16 @@ static int handler(void *user, const char *section, const char *name, const char
     cs_config_entry *ep = &f->entries[f->n_entries++];
 
     switch (c->section) {
-    case SEC_RUN:
-        if (in_list(name, run_keys, sizeof run_keys / sizeof run_keys[0]))
+    case SEC_RUN: {
+        const cfg_setting *set = find_setting(name);
+        if (set && set->section && strcmp(set->section, "run") == 0)
             return apply(c, ep, name, ep->value);
         if (in_list(name, run_program_keys, sizeof run_program_keys / sizeof run_program_keys[0]))
             return 1;
-        return fail_at(c, line, CS_ERR_PARSE,
-                       "unknown key '%s' in [run] (keys: envs, steps, unroll, backend, fusion, dtype, threads, seed, "
-                       "block, strict, persistent)",
-                       name);
+        char list[256];
+        list_names("run", list, sizeof list);
+        return fail_at(c, line, CS_ERR_PARSE, "unknown key '%s' in [run] (keys: %s, steps, seed)", name, list);
+    }
     case SEC_ENV:
         if (strcmp(name, "name") == 0 || strcmp(name, "path") == 0) {
             const cs_config_entry *other = find_entry(f, "env", name[0] == 'n' ? "path" : "name");
@@ -415,9 +507,12 @@ static int handler(void *user, const char *section, const char *name, const char
                 return fail_at(c, line, CS_ERR_NOMEM, "out of memory");
             return apply(c, ep, "env", path);
         }
-        if (strcmp(name, "autoreset") == 0)
-            return apply(c, ep, "autoreset", ep->value);
-        return fail_at(c, line, CS_ERR_PARSE, "unknown key '%s' in [env] (keys: name, path, autoreset)", name);
+        const cfg_setting *set = find_setting(name);
+        if (set && set->section && strcmp(set->section, "env") == 0)
+            return apply(c, ep, name, ep->value);
+        char list[256];
+        list_names("env", list, sizeof list);
+        return fail_at(c, line, CS_ERR_PARSE, "unknown key '%s' in [env] (keys: name, path, %s)", name, list);
     case SEC_PARAMS: {
         size_t n = strlen(name), v = strlen(ep->value);
         char *s = malloc(n + v + 2);

@@ -15,6 +15,7 @@
 
 #include "agents.h"
 #include "cartsim.h"
+#include "config.h"
 #include "env_source.h"
 #include "jit.h"
 #include "pool.h"
@@ -69,25 +70,11 @@ static cs_status fail(cs_env *env, cs_status s, const char *fmt, ...)
     return s;
 }
 
-void cs_config_init(cs_config *cfg)
-{
-    if (!cfg)
-        return;
-    memset(cfg, 0, sizeof *cfg);
-    cfg->env = "cartpole";
-    cfg->num_envs = 1;
-    cfg->backend = CS_BACKEND_AUTO;
-    cfg->fusion = CS_FUSION_FULL;
-    cfg->dtype = CS_DTYPE_F32;
-    cfg->unroll = 1;
-    cfg->autoreset = CS_AUTORESET_NEXT_STEP;
-    cfg->persistent = true;
-}
 
 static int online_cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+    return n < 1 ? 1 : n > CS_MAX_THREADS ? CS_MAX_THREADS : (int)n;
 }
 
 /* ---- running an entry over lane ranges ---- */
@@ -173,7 +160,7 @@ static void run_entry(cs_env *env, const cs_lanes *tmpl, entry which)
         run_job(&j);
         return;
     }
-    job jobs[256];
+    job jobs[CS_MAX_THREADS];
     for (int k = 0; k < threads; k++) {
         jobs[k] = (job){env, *tmpl, which};
         jobs[k].lanes.begin = tmpl->begin + blocks * k / threads * 256;
@@ -359,24 +346,18 @@ static cs_status check_config(cs_env *env, const cs_config *cfg)
 {
     if (!cfg->env || !*cfg->env)
         return fail(env, CS_ERR_ARGUMENT, "no environment named");
-    if (cfg->num_envs < 1 || cfg->num_envs > INT32_MAX)
-        return fail(env, CS_ERR_ARGUMENT, "num_envs must be between 1 and %d, not %lld", INT32_MAX,
-                    (long long)cfg->num_envs);
+    char msg[256];
+    if (cs_config_check(cfg, msg, sizeof msg) != CS_OK)
+        return fail(env, CS_ERR_ARGUMENT, "%s", msg);
     if ((unsigned)cfg->backend >= CS_BACKEND_COUNT || (unsigned)cfg->fusion >= CS_FUSION_COUNT ||
         (cfg->dtype != CS_DTYPE_F32 && cfg->dtype != CS_DTYPE_F64) ||
         (cfg->autoreset != CS_AUTORESET_NEXT_STEP && cfg->autoreset != CS_AUTORESET_SAME_STEP &&
          cfg->autoreset != CS_AUTORESET_DISABLED))
         return fail(env, CS_ERR_ARGUMENT, "unknown backend, fusion, dtype or autoreset value");
-    if (cfg->unroll < 1 || cfg->unroll > 1024)
-        return fail(env, CS_ERR_ARGUMENT, "unroll must be between 1 and 1024, not %d", cfg->unroll);
     /* Random numbers are keyed by a 32-bit environment index. */
     if (cfg->first_env < 0 || cfg->first_env > (INT64_C(1) << 32) - cfg->num_envs)
         return fail(env, CS_ERR_ARGUMENT, "first_env + num_envs must be from 1 to 2^32, not %lld + %lld",
                     (long long)cfg->first_env, (long long)cfg->num_envs);
-    if (cfg->threads < 0 || cfg->threads > 256)
-        return fail(env, CS_ERR_ARGUMENT, "threads must be between 0 (all cores) and 256, not %d", cfg->threads);
-    if (cfg->block < 0 || cfg->block > 1024)
-        return fail(env, CS_ERR_ARGUMENT, "block must be between 0 (automatic) and 1024, not %d", cfg->block);
     if (cfg->n_params < 0 || cfg->n_params > CS_MAX_PARAM_OVERRIDES)
         return fail(env, CS_ERR_ARGUMENT, "at most %d parameter overrides", CS_MAX_PARAM_OVERRIDES);
     return CS_OK;

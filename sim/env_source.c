@@ -73,6 +73,29 @@ static bool valid_name(const char *s)
     return true;
 }
 
+/* Whether the source's `env NAME "TITLE"` line declares this title. */
+static bool declares_title(const char *source, const char *title)
+{
+    size_t n = strlen(title);
+    for (const char *line = source; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "env ", 4) != 0)
+            continue;
+        const char *q = strchr(line, '"'), *nl = strchr(line, '\n');
+        return q && (!nl || q < nl) && strncmp(q + 1, title, n) == 0 && q[1 + n] == '"';
+    }
+    return false;
+}
+
+/* A Gymnasium id (CartPole-v1) names the built-in environment that declares
+ * it as its title: the first in name order (cartpole, not cartpole_concat). */
+static const cs_builtin_env *builtin_by_title(const char *title)
+{
+    for (const cs_builtin_env *b = cs_builtin_envs; b->name; b++)
+        if (declares_title(b->source, title))
+            return b;
+    return NULL;
+}
+
 cs_status cs_env_source_load(const char *what, const char *dir, cs_env_source *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
@@ -98,6 +121,9 @@ cs_status cs_env_source_load(const char *what, const char *dir, cs_env_source *o
             snprintf(out->filename, sizeof out->filename, "%s.env", what);
             return CS_OK;
         }
+    const cs_builtin_env *alias = builtin_by_title(what);
+    if (alias)
+        return cs_env_source_load(alias->name, NULL, out, err, err_size);
     int len = snprintf(err, err_size, "unknown environment '%s' (known:", what);
     for (const cs_builtin_env *b = cs_builtin_envs; b->name && len > 0 && (size_t)len < err_size; b++)
         len += snprintf(err + len, err_size - (size_t)len, " %s", b->name);

@@ -15,7 +15,8 @@ typedef struct {
 } cs_env_source;
 
 /* `what` is a path (it contains '/' or ends in ".env") or a name, looked up
- * in `dir` (NULL: $CARTSIM_ENV_DIR), then among the built-in environments. */
+ * in `dir` (NULL: $CARTSIM_ENV_DIR), then among the built-in environments,
+ * then as the Gymnasium id a built-in one declares ("CartPole-v1"). */
 cs_status cs_env_source_load(const char *what, const char *dir, cs_env_source *out, char *err, size_t err_size);
 void cs_env_source_free(cs_env_source *src);
 

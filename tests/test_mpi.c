@@ -114,7 +114,7 @@ Test(mpi, es_trains_the_same_policy_for_1_2_3_ranks, .timeout = 300)
     char path[3][128];
     for (int ranks = 1; ranks <= 3; ranks++) {
         snprintf(path[ranks - 1], sizeof path[0], "%s/k%d.pol", dir, ranks);
-        snprintf(args, sizeof args, "train --algo es --pop 31 --generations 4 --target 1e9 --seed 9 --out %s",
+        snprintf(args, sizeof args, "train --algo es --pop 32 --generations 4 --target 1e9 --seed 9 --out %s",
                  path[ranks - 1]);
         mpi_result r;
         run_k(ranks == 1 ? 0 : ranks, args, &r);

@@ -158,6 +158,8 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
                    info.name);
     snprintf(out->env, sizeof out->env, "%s", info.name);
     out->compile_ms = info.compile_ms;
+    out->backend = info.backend;
+    snprintf(out->notice, sizeof out->notice, "%s", info.notice ? info.notice : "");
     out->target = isnan(tc->target) ? info.reward_threshold : tc->target;
     unsigned dim = cs_env_num_weights(t->env);
     unsigned n_out = info.discrete ? info.n_actions : info.action_dim;
