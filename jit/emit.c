@@ -248,6 +248,27 @@ static void need(emitter *e, cs_node n)
     e->stamp[n] = e->now;
 }
 
+/* "cond ? x : y", cond being `l` alone (cmp NULL) or `l cmp r`. The C
+ * dialect selects reals through a bit mask as wide as the value
+ * (cs_select[f]): a `?:` lets GCC 12 branch, then merge the comparisons
+ * behind the branches into selects of booleans it cannot vectorize. Bits
+ * are picked, not computed, so NaN and -0.0 come out as from `?:`. */
+static void select_of(emitter *e, cs_type t, cs_node l, const char *cmp, cs_node r, cs_node x, cs_node y)
+{
+    bool masked = e->dialect == CS_DIALECT_C && (t == CS_F32 || t == CS_F64);
+    out(e, masked ? (t == CS_F32 ? "cs_selectf(" : "cs_select(") : "(");
+    ref(e, l);
+    if (cmp) {
+        out(e, " %s ", cmp);
+        ref(e, r);
+    }
+    out(e, masked ? ", " : " ? ");
+    ref(e, x);
+    out(e, masked ? ", " : " : ");
+    ref(e, y);
+    out(e, ")");
+}
+
 static void emit_expr(emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
@@ -263,14 +284,11 @@ static void emit_expr(emitter *e, cs_node n)
         if (f) { ref(e, a); } else { out(e, "((double)(float)"); ref(e, a); out(e, ")"); }
         return;
     case CS_OP_CAST: out(e, "((%s)", c_type((cs_type)d->type)); ref(e, a); out(e, ")"); return;
-    case CS_OP_MIN: out(e, "("); ref(e, b); out(e, " < "); ref(e, a); out(e, " ? "); ref(e, b);
-        out(e, " : "); ref(e, a); out(e, ")"); return;
-    case CS_OP_MAX: out(e, "("); ref(e, b); out(e, " > "); ref(e, a); out(e, " ? "); ref(e, b);
-        out(e, " : "); ref(e, a); out(e, ")"); return;
+    case CS_OP_MIN: select_of(e, d->type, b, "<", a, b, a); return;
+    case CS_OP_MAX: select_of(e, d->type, b, ">", a, b, a); return;
     case CS_OP_CLIP: out(e, "cs_clip%s(", f ? "f" : ""); ref(e, a); out(e, ", "); ref(e, b); out(e, ", ");
         ref(e, c); out(e, ")"); return;
-    case CS_OP_SELECT: out(e, "("); ref(e, a); out(e, " ? "); ref(e, b); out(e, " : "); ref(e, c);
-        out(e, ")"); return;
+    case CS_OP_SELECT: select_of(e, d->type, a, NULL, 0, b, c); return;
     case CS_OP_INDEX: out(e, "v%u[%d]", a, (int)d->imm.i); return;
     default: break;
     }
@@ -541,8 +559,12 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
            "static inline float cs_powf(float a, float b) { volatile float e_ = b; return powf(a, e_); }\n"
            "static inline double cs_mod(double a, double b) { double r = fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
            "static inline float cs_modf(float a, float b) { float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-           "static inline double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
-           "static inline float cs_clipf(float x, float lo, float hi) { float m = lo > x ? lo : x; return hi < m ? hi : m; }\n\n");
+           "typedef union { float f; unsigned int u; } cs_bits32;\n"
+           "typedef union { double f; unsigned long long u; } cs_bits64;\n"
+           "static inline float cs_selectf(int c, float a, float b) { cs_bits32 x = {a}, y = {b}; unsigned int m = 0u - (unsigned int)c; x.u = (x.u & m) | (y.u & ~m); return x.f; }\n"
+           "static inline double cs_select(int c, double a, double b) { cs_bits64 x = {a}, y = {b}; unsigned long long m = 0ull - (unsigned long long)c; x.u = (x.u & m) | (y.u & ~m); return x.f; }\n"
+           "static inline double cs_clip(double x, double lo, double hi) { double m = cs_select(lo > x, lo, x); return cs_select(hi < m, hi, m); }\n"
+           "static inline float cs_clipf(float x, float lo, float hi) { float m = cs_selectf(lo > x, lo, x); return cs_selectf(hi < m, hi, m); }\n\n");
 }
 
 static void emit_block_struct(emitter *e)
