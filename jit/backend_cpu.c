@@ -24,6 +24,7 @@
 extern char **environ;
 
 static const char *const cc_flags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-tree-slp-vectorize",
+                                       "-fvect-cost-model=unlimited",
                                        "-fPIC", "-shared", "-std=c11", "-w"};
 
 /* The compiler's path as found on PATH, so its identity (path, size, mtime)

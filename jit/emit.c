@@ -27,6 +27,8 @@
 #include "jit.h"
 
 #define CS_BLOCK_LANES 256
+#define CS_PAD_LANES 8    /* a vector of f32 at 32 bytes */
+static_assert(CS_BLOCK_LANES % CS_PAD_LANES == 0, "a padded block fits the block");
 
 /* Where leaves live: C rollout blocks (B->c), a CUDA thread's registers,
  * global buffers (C and CUDA steps, CUDA multi-kernel rollouts), a fresh start. */
@@ -404,7 +406,7 @@ static void emit_final(emitter *e, const entry *en)
             store(e, p->roll_next[k], "", "        B->c[%u][i]", k);
         out(e, "        B->ss[i] += 1;\n        B->ret[i] += (double)");
         ref(e, p->roll_reward);
-        out(e, ";\n        B->done[i] = (unsigned char)((((");
+        out(e, ";\n        B->done[i] = ((((");
         ref(e, p->roll_terminated);
         out(e, ") | (");
         ref(e, p->roll_truncated);
@@ -416,8 +418,8 @@ static void emit_final(emitter *e, const entry *en)
     for (unsigned k = 0; k < p->n_obs; k++)
         store(e, p->obs_next[k], "(float)", "        B->o[%u][i]", k);
     store(e, p->reward, "(double)", "        B->rew[i]");
-    store(e, p->terminated, "(unsigned char)", "        B->term[i]");
-    store(e, p->truncated, "(unsigned char)", "        B->trunc[i]");
+    store(e, p->terminated, "", "        B->term[i]");
+    store(e, p->truncated, "", "        B->trunc[i]");
 }
 
 /* One kernel's loop body (without the loop header). */
@@ -452,7 +454,7 @@ static void emit_kernels(emitter *e, const entry *en)
                    "        B->rng_block = blk;\n", 4 / D);
         else
             out(e, "    {\n");
-        out(e, "        for (int i = 0; i < n; i++) {\n"
+        out(e, "        for (int i = 0; i < nv; i++) {\n"
                "            unsigned int o_[4];\n");
         for (unsigned j = 0; j < nb; j++)
             out(e, "            cs_rng_block(L->seed, (unsigned int)(b0 + i), blk + %uu, 0u, o_);\n"
@@ -467,7 +469,7 @@ static void emit_kernels(emitter *e, const entry *en)
             out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
         else
             out(e, "    /* kernel %u */\n", k);
-        out(e, "    for (int i = 0; i < n; i++) {\n");
+        out(e, "    for (int i = 0; i < nv; i++) {\n");
         emit_kernel_body(e, en, k);
         out(e, "    }\n");
     }
@@ -552,7 +554,7 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
     }
     out(e, "#include <math.h>\n#include <stdlib.h>\n");
     cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
-    out(e, "\n#define CS_BLOCK %d\n", CS_BLOCK_LANES);
+    out(e, "\n#define CS_BLOCK %d\n#define CS_PAD %d\n", CS_BLOCK_LANES, CS_PAD_LANES);
     /* pow through a volatile exponent: compilers turn pow(x, 2.0) into x*x,
      * which is not always glibc's (and Gymnasium's) pow(x, 2.0). */
     out(e, "static inline double cs_pow(double a, double b) { volatile double e_ = b; return pow(a, e_); }\n"
@@ -578,7 +580,9 @@ static void emit_block_struct(emitter *e)
     out(e, "    float o[%u][CS_BLOCK];\n", p->n_obs ? p->n_obs : 1);
     out(e, "    double ret[CS_BLOCK], rew[CS_BLOCK];\n");
     out(e, "    int ss[CS_BLOCK];\n");
-    out(e, "    unsigned char done[CS_BLOCK], term[CS_BLOCK], trunc[CS_BLOCK];\n");
+    /* int, as wide as an f32: a byte array here would make GCC's vector
+     * loop 32 lanes long (a vector of bytes), too long for short blocks. */
+    out(e, "    int done[CS_BLOCK], term[CS_BLOCK], trunc[CS_BLOCK];\n");
     unsigned nb = rng_blocks(p->n_step_draws);
     out(e, "    unsigned int rw[%u][CS_BLOCK];     /* Philox words of the current step */\n", nb ? 4 * nb : 1);
     out(e, "    unsigned long long rng_block;\n");
@@ -611,6 +615,7 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     out(e, "void cs_kernel_rollout(const cs_lanes *L)\n{\n"
            "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
            "    if (!B) return;\n"
+           "    { unsigned char *z_ = (unsigned char *)B; for (size_t k = 0; k < sizeof *B; k++) z_[k] = 0; }   /* the pad lanes start defined */\n"
            "    for (long long b0 = L->begin; b0 < L->end; b0 += CS_BLOCK) {\n"
            "        const int n = (int)(L->end - b0 < CS_BLOCK ? L->end - b0 : CS_BLOCK);\n"
            "        for (int i = 0; i < n; i++) {\n");
@@ -706,6 +711,16 @@ static void emit_c_restart(emitter *e)
            "    }\n}\n");
 }
 
+/* Does any kernel of the partition load a per-environment parameter? */
+static bool reads_params(const emitter *e, const cs_partition *part)
+{
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; n < count; n++)
+        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_PARAM)
+            return true;
+    return false;
+}
+
 /* The function that runs one step's kernels over a block, into its own text
  * (the block struct must be declared first, and it depends on every entry). */
 static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en, cs_partition *part,
@@ -723,6 +738,17 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
     else
         out(e, "static void cs_step_kernels(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n");
     out(e, "    (void)t;\n");
+    /* Short blocks run padded to a multiple of CS_PAD lanes: GCC enters its
+     * vector loop only from 8 (or, by its cost model, 32) lanes, and runs
+     * anything shorter scalar (16 environments went 8x slower per lane than
+     * 32). The pad lanes live in the block (CS_BLOCK is a multiple of
+     * CS_PAD), compute what they compute, and are never restarted nor
+     * stored; they read no caller's buffer, so a rollout that reads
+     * per-environment parameters (L->params[k][lane]) is not padded. */
+    if (en->rollout && !reads_params(e, part))
+        out(e, "    const int nv = (n + CS_PAD - 1) / CS_PAD * CS_PAD;\n");
+    else
+        out(e, "    const int nv = n;\n");
     emit_kernels(e, en);
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended (rare) */\n"
