@@ -69,11 +69,12 @@ def median(xs):
 
 # Hand-written references beside ref_cartpole: (binary, source, extra flags).
 REFS_BUILD = (("ref_pendulum", "ref_pendulum.c", []), ("ref_mountain_car", "ref_mountain_car.c", []),
-              ("ref_mountain_car_continuous", "ref_mountain_car.c", ["-DCONTINUOUS"]))
+              ("ref_mountain_car_continuous", "ref_mountain_car.c", ["-DCONTINUOUS"]),
+              ("ref_acrobot", "ref_acrobot.c", []))
 # Every environment's row of stage 6: (env, dtype, its reference binary or None).
 REF_ROWS = (("cartpole", "f32", "ref_cartpole"), ("cartpole", "f64", None), ("pendulum", "f32", "ref_pendulum"),
             ("mountain_car", "f32", "ref_mountain_car"),
-            ("mountain_car_continuous", "f32", "ref_mountain_car_continuous"), ("acrobot", "f32", None),
+            ("mountain_car_continuous", "f32", "ref_mountain_car_continuous"), ("acrobot", "f32", "ref_acrobot"),
             ("spring_mass", "f32", None))
 SMALL_BATCHES = (1, 4, 16, 48, 64, 256, 2048)
 
