@@ -469,6 +469,8 @@ static void emit_kernels(emitter *e, const entry *en)
             out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
         else
             out(e, "    /* kernel %u */\n", k);
+        if (en->rollout)
+            out(e, "    if (only < 0 || only == %u)\n", k);
         out(e, "    for (int i = 0; i < nv; i++) {\n");
         emit_kernel_body(e, en, k);
         out(e, "    }\n");
@@ -612,12 +614,18 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
         out(e, "    B->c[%u][i] = fresh[%u];\n", k, k);
     out(e, "    B->ss[i] = 0;\n}\n\n");
     cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
-    out(e, "void cs_kernel_rollout(const cs_lanes *L)\n{\n"
-           "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
+    /* A launch (L->launch > 0) runs one kernel of one step over every block
+     * kept in L->blocks, where the values that cross kernels wait for the
+     * next launch; otherwise one block struct serves every block in turn. */
+    out(e, "unsigned long long cs_kernel_block_bytes(void) { return (sizeof(cs_block) + 63) / 64 * 64; }\n\n"
+           "void cs_kernel_rollout(const cs_lanes *L)\n{\n"
+           "    const int only = L->launch - 1;\n"
+           "    cs_block *B = only < 0 ? (cs_block *)aligned_alloc(64, cs_kernel_block_bytes()) : (cs_block *)L->blocks;\n"
            "    if (!B) return;\n"
-           "    { unsigned char *z_ = (unsigned char *)B; for (size_t k = 0; k < sizeof *B; k++) z_[k] = 0; }   /* the pad lanes start defined */\n"
+           "    if (only < 0) { unsigned char *z_ = (unsigned char *)B; for (size_t k = 0; k < sizeof *B; k++) z_[k] = 0; }   /* the pad lanes start defined */\n"
            "    for (long long b0 = L->begin; b0 < L->end; b0 += CS_BLOCK) {\n"
            "        const int n = (int)(L->end - b0 < CS_BLOCK ? L->end - b0 : CS_BLOCK);\n"
+           "        if (only >= 0) B = (cs_block *)((char *)L->blocks + (b0 - L->begin) / CS_BLOCK * cs_kernel_block_bytes());\n"
            "        for (int i = 0; i < n; i++) {\n");
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "            B->c[%u][i] = ((const %s *)L->carried[%u])[b0 + i];\n", k, e->real, k);
@@ -628,16 +636,16 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
            "        long long s = 0;\n"
            "        for (; s + %d <= L->steps; s += %d) {\n", s->unroll, s->unroll);
     for (int u = 0; u < s->unroll; u++)
-        out(e, "            cs_rollout_step(B, L, n, b0, L->t + s + %d);\n", u);
+        out(e, "            cs_rollout_step(B, L, n, b0, L->t + s + %d, only);\n", u);
     out(e, "        }\n"
            "        for (; s < L->steps; s++)\n"
-           "            cs_rollout_step(B, L, n, b0, L->t + s);\n"
+           "            cs_rollout_step(B, L, n, b0, L->t + s, only);\n"
            "        for (int i = 0; i < n; i++) {\n");
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "            ((%s *)L->carried[%u])[b0 + i] = B->c[%u][i];\n", e->real, k, k);
     out(e, "            L->segstep[b0 + i] = B->ss[i];\n"
            "            L->seg_return[b0 + i] = B->ret[i];\n"
-           "        }\n    }\n    free(B);\n}\n\n");
+           "        }\n    }\n    if (only < 0) free(B);\n}\n\n");
     (void)en;
 }
 
@@ -733,8 +741,9 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
     /* Not inlined: on a cpu the lane loop dominates, and U inlined copies of
      * a multi-versioned vector loop cost seconds of compile time for nothing
      * (measured: the same speed at unroll 1, 4 and 10). */
+    /* `only`: a launch's one kernel, or -1 for the whole step */
     if (en->rollout)
-        out(e, "static __attribute__((noinline)) void cs_rollout_step(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n");
+        out(e, "static __attribute__((noinline)) void cs_rollout_step(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t, int only)\n{\n");
     else
         out(e, "static void cs_step_kernels(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n");
     out(e, "    (void)t;\n");
@@ -752,9 +761,10 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
     emit_kernels(e, en);
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended (rare) */\n"
+               "    if (only < 0 || only == %u)\n"
                "    for (int i = 0; i < n; i++)\n"
                "        if (B->done[i])\n"
-               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n");
+               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n", part->n_kernels - 1);
     out(e, "}\n\n");
     e->out = saved;
     return e->err[0] ? -1 : 0;

@@ -35,6 +35,7 @@ struct cs_env {
     cs_cuda *cuda;              /* the cuda backend's device, module and buffers */
     cs_cuda_kernel_info cuda_kernel;
     bool persistent;            /* cfg.persistent: fusion full rolls out in one launch */
+    void *launch_blocks;        /* cpu, rules or none, not persistent: the kept blocks (launch_kernels) */
     int spill_bytes;            /* cuda: ptxas's spill stores of the rollout kernels; -1 unknown (PTX) */
     double compile_ms;
     bool cache_hit;
@@ -192,6 +193,8 @@ static void run_entry(cs_env *env, const cs_lanes *tmpl, entry which)
         jobs[k] = (job){env, *tmpl, which};
         jobs[k].lanes.begin = tmpl->begin + blocks * k / threads * 256;
         jobs[k].lanes.end = k + 1 == threads ? tmpl->end : tmpl->begin + blocks * (k + 1) / threads * 256;
+        if (tmpl->blocks)   /* each part its own blocks of a launch's kept values */
+            jobs[k].lanes.blocks = (char *)tmpl->blocks + blocks * k / threads * env->cpu.block_bytes;
     }
     /* The workers start with the first split call and live as long as the
      * handle; none to be had: the caller runs every part. */
@@ -216,17 +219,44 @@ static cs_status run_lanes(cs_env *env, const cs_lanes *l, entry which, long lon
     return rc ? fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg) : CS_OK;
 }
 
+/* Rules and none without persistence on the cpu: every kernel of every step
+ * is its own call into the compiled code (a launch, as on a GPU), the values
+ * that cross kernels kept in env->launch_blocks between calls. */
+static cs_status launch_kernels(cs_env *env, const cs_lanes *l, long long *launches)
+{
+    if (!env->launch_blocks) {
+        size_t blocks = (size_t)((env->n + 255) / 256);
+        if (!(env->launch_blocks = calloc(blocks ? blocks : 1, (size_t)env->cpu.block_bytes)))
+            return fail(env, CS_ERR_NOMEM, "out of memory for %zu blocks of lanes", blocks);
+    }
+    for (long long s = 0; s < l->steps; s++)
+        for (int k = 0; k < env->kernels_per_step; k++) {
+            cs_lanes part = *l;
+            part.t = l->t + s;
+            part.steps = 1;
+            part.launch = k + 1;
+            part.blocks = env->launch_blocks;
+            run_entry(env, &part, ENTRY_ROLLOUT);
+            if (launches)
+                *launches += 1;
+        }
+    return CS_OK;
+}
+
 /* A rollout of l->steps steps, launched as the schedule says and counted into
  * *launches: fusion full once (persistent) or once per `unroll` steps, where
  * the cpu and the interpreter call their rollout entry as often as cuda
  * launches its kernel (cs_cuda_rollout splits the same way); rules and none
- * launch each kernel every step, which on the cpu are loops inside one call.
+ * launch each kernel every step: persistent, on the cpu, as loops inside one
+ * call; not persistent, as a call each (launch_kernels).
  * The random numbers count the global step, so the split changes no result. */
 static cs_status run_rollout(cs_env *env, const cs_lanes *l, long long *launches)
 {
     if (env->backend == CS_BACKEND_CUDA)
         return run_lanes(env, l, ENTRY_ROLLOUT, launches);
     bool full = env->fusion == CS_FUSION_FULL;
+    if (env->backend == CS_BACKEND_CPU && !full && !env->persistent)
+        return launch_kernels(env, l, launches);
     long long chunk = full && !env->persistent ? env->unroll : l->steps;
     for (long long s = 0; s < l->steps; s += chunk) {
         cs_lanes part = *l;
@@ -620,6 +650,7 @@ void cs_env_close(cs_env *env)
         return;
     cs_pool_close(env->pool);
     cs_cpu_unload(&env->cpu);
+    free(env->launch_blocks);
     cs_cuda_close(env->cuda);
     cs_cache_close(&env->cache);
     if (env->prog) {

@@ -282,3 +282,48 @@ Test(backend, cpu_selects_pick_what_the_interpreter_picks)
         cs_program_free(p);
     }
 }
+
+/* --no-persistent with rules or none on the cpu: a launch runs one kernel of
+ * one step (cs_lanes.launch), the values crossing kernels kept in the
+ * caller's blocks. Launch by launch, the rollout equals the interpreter's to
+ * the bit, and a launch before the last one moves no state. */
+Test(backend, cpu_launches_one_kernel_per_call)
+{
+    cs_program *p = cartpole(CS_F64);
+    lanes_buf ref, got;
+    lanes_init(&ref, 300, sizeof(double));
+    lanes_init(&got, 300, sizeof(double));
+    rollout_interp(p, &ref, 40);
+    cs_schedule s = {CS_POLICY_RULES, 1, 0, 0};
+    cs_text src = {0};
+    char err[1024];
+    cr_assert_eq(cs_emit(p, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    cs_cache cache = {{0}, {0}};
+    cs_cpu_kernel k;
+    cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cs_text_free(&src);
+    unsigned kernels = cs_emit_kernels_per_step(p, CS_POLICY_RULES);
+    cr_assert_gt(kernels, 1, "rules keeps the stack a boundary");
+    void *blocks = calloc(2, k.block_bytes);   /* 300 lanes: two blocks */
+    got.l.t = 0;
+    k.restart(&got.l);
+    double x0 = ((double *)got.carried[0])[7];
+    for (long long t = 0; t < 40; t++)
+        for (unsigned j = 0; j < kernels; j++) {
+            cs_lanes one = got.l;
+            one.t = t;
+            one.steps = 1;
+            one.launch = (int)j + 1;
+            one.blocks = blocks;
+            k.rollout(&one);
+            if (t == 0 && j + 1 < kernels)
+                cr_assert_eq(((double *)got.carried[0])[7], x0, "kernel %u of %u moved the state", j, kernels);
+        }
+    cr_assert_neq(((double *)got.carried[0])[7], x0, "the last kernel moves the state");
+    assert_same(&ref, &got, sizeof(double), "rules, a launch per kernel");
+    free(blocks);
+    cs_cpu_unload(&k);
+    lanes_free(&ref);
+    lanes_free(&got);
+    cs_program_free(p);
+}
