@@ -82,7 +82,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run test check pytest asan deps install clean bench fuzz fuzz-build FORCE
+.PHONY: print-ldlibs all run test check pytest asan deps install clean bench fuzz fuzz-build FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -235,6 +235,10 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 # peers (in build/bench-venv), plots and bench/RESULTS.md; BENCH_ARGS=--quick for a smoke run.
 bench: all
 	python3 bench/bench.py $(BENCH_ARGS)
+
+# What a program linking libcartsim.a needs besides it (bench/bench.py asks).
+print-ldlibs:
+	@echo $(LDLIBS)
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang into build-fuzz/
 # and run one after the other, FUZZ_SECONDS each, from the seed corpus in

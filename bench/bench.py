@@ -67,11 +67,25 @@ def median(xs):
 
 # ------------------------------------------------------------------ setup
 
+# Hand-written references beside ref_cartpole: (binary, source, extra flags).
+REFS_BUILD = (("ref_pendulum", "ref_pendulum.c", []), ("ref_mountain_car", "ref_mountain_car.c", []),
+              ("ref_mountain_car_continuous", "ref_mountain_car.c", ["-DCONTINUOUS"]),
+              ("ref_acrobot", "ref_acrobot.c", []))
+# Every environment's row of stage 6: (env, dtype, its reference binary or None).
+REF_ROWS = (("cartpole", "f32", "ref_cartpole"), ("cartpole", "f64", None), ("pendulum", "f32", "ref_pendulum"),
+            ("mountain_car", "f32", "ref_mountain_car"),
+            ("mountain_car_continuous", "f32", "ref_mountain_car_continuous"), ("acrobot", "f32", "ref_acrobot"),
+            ("spring_mass", "f32", None))
+SMALL_BATCHES = (1, 4, 16, 48, 64, 256, 2048)
+
+
 def build_tools():
     os.makedirs(BUILD, exist_ok=True)
     cc = os.environ.get("CC", "cc")
+    # The static library needs what the build linked (inih, ...): the Makefile says.
+    libs = sh(["make", "-s", "--no-print-directory", "-C", ROOT, "print-ldlibs"]).stdout.split()
     r = sh([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-I" + os.path.join(ROOT, "sim"),
-            os.path.join(ROOT, "bench", "rollout_bench.c"), LIB, "-lm", "-ldl", "-lpthread", "-o", RB])
+            os.path.join(ROOT, "bench", "rollout_bench.c"), LIB] + (libs or ["-lm", "-ldl", "-lpthread"]) + ["-o", RB])
     if r.returncode:
         sys.exit("bench: building rollout_bench failed:\n" + r.stderr)
     # The hand-written reference loop, as its header says to build it; the
@@ -79,6 +93,13 @@ def build_tools():
     for name, extra in (("ref_cartpole", []), ("ref_cartpole_batch", ["-DBLOCK=1048576"])):
         r = sh([cc, "-O3", "-march=native", "-ffp-contract=off"] + extra +
                ["-I" + os.path.join(ROOT, "jit"), os.path.join(ROOT, "bench", "ref_cartpole.c"), "-lm", "-o",
+                os.path.join(BUILD, name)])
+        if r.returncode:
+            sys.exit("bench: building %s failed:\n%s" % (name, r.stderr))
+    # The other environments' references, with the cpu backend's own flags.
+    for name, source, extra in REFS_BUILD:
+        r = sh([cc, "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"] + extra +
+               ["-I" + os.path.join(ROOT, "jit"), os.path.join(ROOT, "bench", source), "-lm", "-o",
                 os.path.join(BUILD, name)])
         if r.returncode:
             sys.exit("bench: building %s failed:\n%s" % (name, r.stderr))
@@ -256,7 +277,8 @@ def interleaved(jobs, rounds, per_round):
                 continue
             kw = dict(job, repeat=per_round, cold=job.get("cold", False) and rnd == 0)
             if job.get("ref"):
-                r = ref(job["envs"], job["steps"], per_round)
+                binary = job["ref"] if isinstance(job["ref"], str) else "ref_cartpole"
+                r = ref(job["envs"], job["steps"], per_round, binary=binary)
                 if "error" not in r:
                     r["runs_ms"] = [job["envs"] * job["steps"] / x * 1e3 for x in r["runs"]]
             else:
@@ -525,6 +547,89 @@ def exp_envs(a, configs):
     return rows
 
 
+# ------------------------------------- 6. references and small batches
+
+def exp_refs(a):
+    """Each environment in f32 (and CartPole in f64), 2048 environments, one
+    thread, fully fused and persistent, against its hand-written reference
+    where there is one; then CartPole f32 on one thread from 1 to 2048
+    environments. Round-robin, medians, as the ablation."""
+    steps = 1000 if a.quick else 4000
+    jobs, meta = [], []
+    for env, dtype, binary in REF_ROWS:
+        path = os.path.join(ROOT, "envs", env + ".env")
+        jobs.append(dict(env=path, envs=2048, steps=steps, dtype=dtype, threads=1))
+        meta.append((env, dtype, "cartsim"))
+        if binary:
+            jobs.append(dict(ref=binary, envs=2048, steps=steps))
+            meta.append((env, dtype, binary))
+    for n in SMALL_BATCHES:
+        # about the same work per run at every size (interleaved times the steps it is given)
+        jobs.append(dict(envs=n, steps=max(steps, (500000 if a.quick else 4000000) // n), threads=1))
+        meta.append(("cartpole", "f32", "small:%d" % n))
+    res = interleaved(jobs, a.rounds, a.per_round)
+    rows = []
+    for (env, dtype, impl), job, r in zip(meta, jobs, res):
+        row = {"env": env, "dtype": dtype, "impl": impl, "envs": job["envs"]}
+        if r is None or "error" in r:
+            row["error"] = (r or {}).get("error", "not run")
+        else:
+            row.update(steps=r.get("steps", job["steps"]), env_steps_per_sec=r["env_steps_per_sec"],
+                       median_ms=r["median_ms"], busy=r.get("busy"))
+        rows.append(row)
+    write_csv("refs.csv", rows, ["env", "dtype", "impl", "envs", "steps", "env_steps_per_sec", "median_ms", "busy",
+                                 "error"])
+    return rows
+
+
+def refs_text(refs, peers):
+    L = []
+    w = L.append
+    w("## 6. Every environment against its hand-written loop, and small batches")
+    w("")
+    w("f32 (CartPole also f64), 2048 environments, one thread, fusion full, the whole rollout in one call, "
+      "round-robin with the references (bench/ref_*.c, built with the cpu backend's flags), medians. gymnax "
+      "figures are the peers' stage (CartPole only: bench/peers.py runs no other gymnax environment).")
+    w("")
+    gymnax = next((r for r in peers if r.get("peer", "").startswith("gymnax") and r.get("status") == "ok"
+                   and str(r.get("envs")) == "2048" and str(r.get("threads", "1")) == "1"), None)
+    gx = float(gymnax["env_steps_per_sec"]) if gymnax and gymnax.get("env_steps_per_sec") else None
+    rows = []
+    f32_cartpole = None
+    for env, dtype, binary in REF_ROWS:
+        c = next((r for r in refs if r["env"] == env and r["dtype"] == dtype and r["impl"] == "cartsim"), None)
+        h = next((r for r in refs if binary and r["impl"] == binary), None)
+        rate = c["env_steps_per_sec"] if c and "error" not in c else None
+        if env == "cartpole" and dtype == "f32":
+            f32_cartpole = rate
+        ref_rate = h["env_steps_per_sec"] if h and "error" not in h else None
+        rows.append([env, dtype, mark(sci(rate), c) if rate else "failed" if c else "-",
+                     mark(sci(ref_rate), h) if ref_rate else "-",
+                     "%.2fx" % (rate / ref_rate) if rate and ref_rate else "-",
+                     "%.1fx" % (rate / gx) if rate and gx and env == "cartpole" and dtype == "f32" else "-",
+                     "%.2fx" % (rate / f32_cartpole) if rate and f32_cartpole and dtype == "f64" else "-"])
+    w(table(["env", "dtype", "cartsim env-steps/s", "hand-written", "cartsim / hand-written", "cartsim / gymnax",
+             "f64 / f32"], rows))
+    w("")
+    plateau = next((r for r in refs if r["impl"] == "small:2048" and "error" not in r), None)
+    rows = []
+    for n in SMALL_BATCHES:
+        r = next((r for r in refs if r["impl"] == "small:%d" % n), None)
+        if r is None:
+            continue
+        if "error" in r:
+            rows.append([str(n), "failed", "-"])
+            continue
+        rows.append([str(n), mark(sci(r["env_steps_per_sec"]), r),
+                     "%.2f" % (r["env_steps_per_sec"] / plateau["env_steps_per_sec"]) if plateau else "-"])
+    w("CartPole f32 on one thread by the number of environments (about the same env-steps in every run); "
+      "the last column is the rate over the 2048-environment plateau:")
+    w("")
+    w(table(["envs", "env-steps/s", "of the plateau"], rows))
+    w("")
+    return "\n".join(L) + "\n"
+
+
 # ----------------------------------------------------------------- plots
 
 def gnuplot(script, name):
@@ -775,7 +880,7 @@ def table(header, rows):
     return "\n".join(out)
 
 
-STAGES = ("ablation", "sweep", "unroll", "peers", "envs")
+STAGES = ("ablation", "sweep", "unroll", "peers", "envs", "refs")
 
 
 def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup, envs_rows, run, notes, plots):
@@ -1222,7 +1327,7 @@ NUMERIC = ("threads", "envs", "steps", "env_steps_per_sec", "median_ms", "speedu
 def main():
     ap = argparse.ArgumentParser(description="cartsim's benchmark suite (make bench)")
     ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats: a smoke run")
-    ap.add_argument("--only", default="ablation,sweep,unroll,peers,envs")
+    ap.add_argument("--only", default="ablation,sweep,unroll,peers,envs,refs")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the ablation and unroll sweep (interleaved)")
     ap.add_argument("--per-round", type=int, default=2, help="timed runs per configuration and round")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per figure of the peers")
@@ -1273,6 +1378,7 @@ def main():
     unroll = stage("unroll", exp_unroll, a, configs)
     pr = stage("peers", exp_peers, a)
     envs_rows = stage("envs", exp_envs, a, configs)
+    refs = stage("refs", exp_refs, a)
 
     # Experiments not run this time keep their last CSVs.
     abl = abl if abl is not None else load_csv("ablation.csv", NUMERIC)
@@ -1286,6 +1392,7 @@ def main():
         pr = (load_csv("peers.csv", drop_empty=False), load_csv("xla_unroll.csv", drop_empty=False), {})
     peers, xla, setup = pr
     envs_rows = envs_rows if envs_rows is not None else load_csv("envs.csv", NUMERIC)
+    refs = refs if refs is not None else load_csv("refs.csv", NUMERIC)
 
     plots = set()
     if not gp_missing:
@@ -1318,6 +1425,7 @@ def main():
     with open(RESULTS, "w") as f:
         f.write(results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows,
                            run, notes, plots))
+        f.write("\n" + refs_text(refs, peers))
     log("bench: done in %.1f min; %s" % ((time.time() - t_all) / 60, os.path.relpath(RESULTS, ROOT)))
 
 

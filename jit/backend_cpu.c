@@ -24,6 +24,7 @@
 extern char **environ;
 
 static const char *const cc_flags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-tree-slp-vectorize",
+                                       "-fvect-cost-model=unlimited",
                                        "-fPIC", "-shared", "-std=c11", "-w"};
 
 /* The compiler's path as found on PATH, so its identity (path, size, mtime)
@@ -126,7 +127,9 @@ static int load(const char *path, cs_cpu_kernel *k, char *err, size_t err_size)
     k->restart = (cs_entry)dlsym(k->handle, "cs_kernel_restart");
     k->step = (cs_entry)dlsym(k->handle, "cs_kernel_step");
     k->rollout = (cs_entry)dlsym(k->handle, "cs_kernel_rollout");
-    if (!k->restart || !k->step || !k->rollout) {
+    unsigned long long (*block_bytes)(void) = (unsigned long long (*)(void))dlsym(k->handle, "cs_kernel_block_bytes");
+    k->block_bytes = block_bytes ? block_bytes() : 0;
+    if (!k->restart || !k->step || !k->rollout || !k->block_bytes) {
         snprintf(err, err_size, "the compiled kernel lacks its entry points");
         dlclose(k->handle);
         k->handle = NULL;

@@ -23,6 +23,7 @@
  *                 restart pass over the lanes that finished (rare, scalar)
  *       store the state back
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@
 #include "jit.h"
 
 #define CS_BLOCK_LANES 256
+#define CS_PAD_LANES 8    /* a vector of f32 at 32 bytes */
+static_assert(CS_BLOCK_LANES % CS_PAD_LANES == 0, "a padded block fits the block");
 
 /* Where leaves live: C rollout blocks (B->c), a CUDA thread's registers,
  * global buffers (C and CUDA steps, CUDA multi-kernel rollouts), a fresh start. */
@@ -234,6 +237,27 @@ static void need(emitter *e, cs_node n)
     e->stamp[n] = e->now;
 }
 
+/* "cond ? x : y", cond being `l` alone (cmp NULL) or `l cmp r`. The C
+ * dialect selects reals through a bit mask as wide as the value
+ * (cs_select[f]): a `?:` lets GCC 12 branch, then merge the comparisons
+ * behind the branches into selects of booleans it cannot vectorize. Bits
+ * are picked, not computed, so NaN and -0.0 come out as from `?:`. */
+static void select_of(emitter *e, cs_type t, cs_node l, const char *cmp, cs_node r, cs_node x, cs_node y)
+{
+    bool masked = e->dialect == CS_DIALECT_C && (t == CS_F32 || t == CS_F64);
+    out(e, masked ? (t == CS_F32 ? "cs_selectf(" : "cs_select(") : "(");
+    ref(e, l);
+    if (cmp) {
+        out(e, " %s ", cmp);
+        ref(e, r);
+    }
+    out(e, masked ? ", " : " ? ");
+    ref(e, x);
+    out(e, masked ? ", " : " : ");
+    ref(e, y);
+    out(e, ")");
+}
+
 static void emit_expr(emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
@@ -248,12 +272,9 @@ static void emit_expr(emitter *e, cs_node n)
         if (f) { ref(e, a); } else { out(e, "((double)(float)"); ref(e, a); out(e, ")"); }
         return;
     case CS_OP_CAST: out(e, "((%s)", c_type((cs_type)d->type)); ref(e, a); out(e, ")"); return;
-    case CS_OP_MIN: out(e, "("); ref(e, b); out(e, " < "); ref(e, a); out(e, " ? "); ref(e, b);
-        out(e, " : "); ref(e, a); out(e, ")"); return;
-    case CS_OP_MAX: out(e, "("); ref(e, b); out(e, " > "); ref(e, a); out(e, " ? "); ref(e, b);
-        out(e, " : "); ref(e, a); out(e, ")"); return;
-    case CS_OP_SELECT: out(e, "("); ref(e, a); out(e, " ? "); ref(e, b); out(e, " : "); ref(e, c);
-        out(e, ")"); return;
+    case CS_OP_MIN: select_of(e, d->type, b, "<", a, b, a); return;
+    case CS_OP_MAX: select_of(e, d->type, b, ">", a, b, a); return;
+    case CS_OP_SELECT: select_of(e, d->type, a, NULL, 0, b, c); return;
     case CS_OP_INDEX: out(e, "v%u[%d]", a, (int)d->imm.i); return;
     default: break;
     }
@@ -375,7 +396,7 @@ static void emit_final(emitter *e, const entry *en)
             store(e, p->roll_next[k], "", "        B->c[%u][i]", k);
         out(e, "        B->ss[i] += 1;\n        B->ret[i] += (double)");
         ref(e, p->roll_reward);
-        out(e, ";\n        B->done[i] = (unsigned char)((((");
+        out(e, ";\n        B->done[i] = ((((");
         ref(e, p->roll_terminated);
         out(e, ") | (");
         ref(e, p->roll_truncated);
@@ -387,8 +408,8 @@ static void emit_final(emitter *e, const entry *en)
     for (unsigned k = 0; k < p->n_obs; k++)
         store(e, p->obs_next[k], "(float)", "        B->o[%u][i]", k);
     store(e, p->reward, "(double)", "        B->rew[i]");
-    store(e, p->terminated, "(unsigned char)", "        B->term[i]");
-    store(e, p->truncated, "(unsigned char)", "        B->trunc[i]");
+    store(e, p->terminated, "", "        B->term[i]");
+    store(e, p->truncated, "", "        B->trunc[i]");
 }
 
 /* One kernel's loop body (without the loop header). */
@@ -462,7 +483,7 @@ static void emit_kernels(emitter *e, const entry *en)
                    "        B->rng_block = blk;\n", 4 / D);
         else
             out(e, "    {\n");
-        out(e, "        for (int i = 0; i < n; i++) {\n"
+        out(e, "        for (int i = 0; i < nv; i++) {\n"
                "            unsigned int o_[4];\n");
         for (unsigned j = 0; j < nb; j++)
             out(e, "            cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + i), blk + %uu, 0u, o_);\n"
@@ -478,7 +499,9 @@ static void emit_kernels(emitter *e, const entry *en)
             out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
         else
             out(e, "    /* kernel %u */\n", k);
-        out(e, "    for (int i = 0; i < n; i++) {\n");
+        if (en->rollout)
+            out(e, "    if (only < 0 || only == %u)\n", k);
+        out(e, "    for (int i = 0; i < nv; i++) {\n");
         emit_kernel_body(e, en, k);
         out(e, "    }\n");
     }
@@ -561,9 +584,15 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
     }
     out(e, "#include <math.h>\n#include <stdlib.h>\n");
     cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
-    out(e, "\n#define CS_BLOCK %d\n", CS_BLOCK_LANES);
-    out(e,            "static inline double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
-           "static inline float cs_clipf(float x, float lo, float hi) { float m = lo > x ? lo : x; return hi < m ? hi : m; }\n\n");
+    out(e, "\n#define CS_BLOCK %d\n#define CS_PAD %d\n", CS_BLOCK_LANES, CS_PAD_LANES);
+    /* Selects as masks of the value's width: GCC 12 vectorizes them, where
+     * `c ? a : b` of reals becomes a branch or a mixed-width select. */
+    out(e, "typedef union { float f; unsigned int u; } cs_bits32;\n"
+           "typedef union { double f; unsigned long long u; } cs_bits64;\n"
+           "static inline float cs_selectf(int c, float a, float b) { cs_bits32 x = {a}, y = {b}; unsigned int m = 0u - (unsigned int)c; x.u = (x.u & m) | (y.u & ~m); return x.f; }\n"
+           "static inline double cs_select(int c, double a, double b) { cs_bits64 x = {a}, y = {b}; unsigned long long m = 0ull - (unsigned long long)c; x.u = (x.u & m) | (y.u & ~m); return x.f; }\n"
+           "static inline double cs_clip(double x, double lo, double hi) { double m = cs_select(lo > x, lo, x); return cs_select(hi < m, hi, m); }\n"
+           "static inline float cs_clipf(float x, float lo, float hi) { float m = cs_selectf(lo > x, lo, x); return cs_selectf(hi < m, hi, m); }\n\n");
 }
 
 static void emit_block_struct(emitter *e)
@@ -577,7 +606,9 @@ static void emit_block_struct(emitter *e)
     out(e, "    float o[%u][CS_BLOCK];\n", p->n_obs ? p->n_obs : 1);
     out(e, "    double ret[CS_BLOCK], rew[CS_BLOCK];\n");
     out(e, "    int ss[CS_BLOCK];\n");
-    out(e, "    unsigned char done[CS_BLOCK], term[CS_BLOCK], trunc[CS_BLOCK];\n");
+    /* int, as wide as an f32: a byte array here would make GCC's vector
+     * loop 32 lanes long (a vector of bytes), too long for short blocks. */
+    out(e, "    int done[CS_BLOCK], term[CS_BLOCK], trunc[CS_BLOCK];\n");
     unsigned nb = rng_blocks(p->n_step_draws);
     out(e, "    unsigned int rw[%u][CS_BLOCK];     /* Philox words of the current step */\n", nb ? 4 * nb : 1);
     out(e, "    unsigned long long rng_block;\n");
@@ -610,11 +641,18 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
         out(e, "    B->c[%u][i] = fresh[%u];\n", k, k);
     out(e, "    B->ss[i] = 0;\n}\n\n");
     cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
-    out(e, "void cs_kernel_rollout(const cs_lanes *L)\n{\n"
-           "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
+    /* A launch (L->launch > 0) runs one kernel of one step over every block
+     * kept in L->blocks, where the values that cross kernels wait for the
+     * next launch; otherwise one block struct serves every block in turn. */
+    out(e, "unsigned long long cs_kernel_block_bytes(void) { return (sizeof(cs_block) + 63) / 64 * 64; }\n\n"
+           "void cs_kernel_rollout(const cs_lanes *L)\n{\n"
+           "    const int only = L->launch - 1;\n"
+           "    cs_block *B = only < 0 ? (cs_block *)aligned_alloc(64, cs_kernel_block_bytes()) : (cs_block *)L->blocks;\n"
            "    if (!B) return;\n"
+           "    if (only < 0) { unsigned char *z_ = (unsigned char *)B; for (size_t k = 0; k < sizeof *B; k++) z_[k] = 0; }   /* the pad lanes start defined */\n"
            "    for (long long b0 = L->begin; b0 < L->end; b0 += CS_BLOCK) {\n"
            "        const int n = (int)(L->end - b0 < CS_BLOCK ? L->end - b0 : CS_BLOCK);\n"
+           "        if (only >= 0) B = (cs_block *)((char *)L->blocks + (b0 - L->begin) / CS_BLOCK * cs_kernel_block_bytes());\n"
            "        for (int i = 0; i < n; i++) {\n");
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "            B->c[%u][i] = ((const %s *)L->carried[%u])[b0 + i];\n", k, e->real, k);
@@ -625,16 +663,16 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
            "        long long s = 0;\n"
            "        for (; s + %d <= L->steps; s += %d) {\n", s->unroll, s->unroll);
     for (int u = 0; u < s->unroll; u++)
-        out(e, "            cs_rollout_step(B, L, n, b0, L->t + s + %d);\n", u);
+        out(e, "            cs_rollout_step(B, L, n, b0, L->t + s + %d, only);\n", u);
     out(e, "        }\n"
            "        for (; s < L->steps; s++)\n"
-           "            cs_rollout_step(B, L, n, b0, L->t + s);\n"
+           "            cs_rollout_step(B, L, n, b0, L->t + s, only);\n"
            "        for (int i = 0; i < n; i++) {\n");
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "            ((%s *)L->carried[%u])[b0 + i] = B->c[%u][i];\n", e->real, k, k);
     out(e, "            L->segstep[b0 + i] = B->ss[i];\n"
            "            L->seg_return[b0 + i] = B->ret[i];\n"
-           "        }\n    }\n    free(B);\n}\n\n");
+           "        }\n    }\n    if (only < 0) free(B);\n}\n\n");
     (void)en;
 }
 
@@ -708,6 +746,16 @@ static void emit_c_restart(emitter *e)
            "    }\n}\n");
 }
 
+/* Does any kernel of the partition load a per-environment parameter? */
+static bool reads_params(const emitter *e, const cs_partition *part)
+{
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; n < count; n++)
+        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_PARAM)
+            return true;
+    return false;
+}
+
 /* The function that runs one step's kernels over a block, into its own text
  * (the block struct must be declared first, and it depends on every entry). */
 static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en, const cs_partition *part,
@@ -720,17 +768,30 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
     /* Not inlined: on a cpu the lane loop dominates, and U inlined copies of
      * a multi-versioned vector loop cost seconds of compile time for nothing
      * (measured: the same speed at unroll 1, 4 and 10). */
+    /* `only`: a launch's one kernel, or -1 for the whole step */
     if (en->rollout)
-        out(e, "static __attribute__((noinline)) void cs_rollout_step(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n");
+        out(e, "static __attribute__((noinline)) void cs_rollout_step(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t, int only)\n{\n");
     else
         out(e, "static void cs_step_kernels(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n");
     out(e, "    (void)t;\n");
+    /* Short blocks run padded to a multiple of CS_PAD lanes: GCC enters its
+     * vector loop only from 8 (or, by its cost model, 32) lanes, and runs
+     * anything shorter scalar (16 environments went 8x slower per lane than
+     * 32). The pad lanes live in the block (CS_BLOCK is a multiple of
+     * CS_PAD), compute what they compute, and are never restarted nor
+     * stored; they read no caller's buffer, so a rollout that reads
+     * per-environment parameters (L->params[k][lane]) is not padded. */
+    if (en->rollout && !reads_params(e, part))
+        out(e, "    const int nv = (n + CS_PAD - 1) / CS_PAD * CS_PAD;\n");
+    else
+        out(e, "    const int nv = n;\n");
     emit_kernels(e, en);
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended (rare) */\n"
+               "    if (only < 0 || only == %u)\n"
                "    for (int i = 0; i < n; i++)\n"
                "        if (B->done[i])\n"
-               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n");
+               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n", part->n_kernels - 1);
     out(e, "}\n\n");
     e->out = saved;
     return e->err[0] ? -1 : 0;

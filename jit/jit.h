@@ -180,6 +180,7 @@ typedef void (*cs_entry)(const cs_lanes *l);
 
 typedef struct {
     cs_entry restart, step, rollout;
+    unsigned long long block_bytes;   /* cs_lanes.blocks: bytes per block of lanes */
     void *handle;
     bool cache_hit;
     double compile_ms;

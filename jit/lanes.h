@@ -10,7 +10,7 @@
 #ifndef CS_LANES_H
 #define CS_LANES_H
 
-#define CS_LANES_ABI 2
+#define CS_LANES_ABI 3
 
 /* cs_lanes.mode for the step entry point */
 #define CS_MODE_NO_RESTART 0  /* never restart (replays, the DISABLED mode) */
@@ -21,6 +21,10 @@ typedef struct cs_lanes {
     long long begin, end;     /* global lanes of this call */
     long long t;              /* global step count before this call's first step */
     long long steps;          /* rollout: steps to take */
+    int launch;               /* rollout: 0 runs whole steps; k > 0 runs kernel k - 1 of one
+                                 step only (a launch, as on a GPU), its values kept in blocks */
+    void *blocks;             /* launch > 0: the blocks of lanes [begin, end), each
+                                 cs_kernel_block_bytes() long, zeroed at first, kept between launches */
     unsigned long long seed;
     unsigned long long key0;  /* Philox key of lane 0: the global index of the batch's first
                                  environment (cs_config.first_env), so a slice draws as the whole */

@@ -34,6 +34,7 @@ struct cs_env {
     int64_t n;
     int64_t first_env;                  /* cs_config.first_env: the Philox key of lane 0 */
     bool persistent;            /* cfg.persistent: fusion full rolls out in one launch */
+    void *launch_blocks;        /* cpu, rules or none, not persistent: the kept blocks (launch_kernels) */
 
     void **carried, **params, **inputs;
     int *segstep;
@@ -134,7 +135,13 @@ static cs_lanes lanes_template(cs_env *env)
     return l;
 }
 
-/* Env-steps a thread must have before cs_config.threads = 0 wakes it. */
+/* Env-steps a thread must have before it is woken: for every call when
+ * cs_config.threads = 0, and for step and restart calls whatever the
+ * threads. Waking a sleeping worker costs about 55 us on the development
+ * VM (2 threads made a 2048-environment step call 2.5x slower than 1), and
+ * spinning workers instead lose far more on a loaded machine (8x slower at
+ * a load of 15 on 2 cores), so a call is split only when each part is worth
+ * several wake-ups. Given threads still split every rollout. */
 #define MIN_WORK_PER_THREAD 65536
 
 /* Split [begin, end) into contiguous chunks of whole 256-lane blocks. */
@@ -147,9 +154,7 @@ static void run_entry(cs_env *env, const cs_lanes *tmpl, entry which)
     int threads = env->threads < 1 ? 1 : env->threads;
     if (threads > blocks)
         threads = (int)blocks;
-    if (env->threads_auto) {
-        /* Chosen threads wake only for work that pays for the wake-up: tens
-         * of microseconds on a VM, more than a whole 2048-env step. */
+    if (env->threads_auto || which != ENTRY_ROLLOUT) {
         int64_t steps = which == ENTRY_ROLLOUT && tmpl->steps > 1 ? tmpl->steps : 1;
         int64_t work = steps > INT64_MAX / lanes ? INT64_MAX : lanes * steps;
         if (threads > work / MIN_WORK_PER_THREAD)
@@ -165,6 +170,8 @@ static void run_entry(cs_env *env, const cs_lanes *tmpl, entry which)
         jobs[k] = (job){env, *tmpl, which};
         jobs[k].lanes.begin = tmpl->begin + blocks * k / threads * 256;
         jobs[k].lanes.end = k + 1 == threads ? tmpl->end : tmpl->begin + blocks * (k + 1) / threads * 256;
+        if (tmpl->blocks)   /* each part its own blocks of a launch's kept values */
+            jobs[k].lanes.blocks = (char *)tmpl->blocks + blocks * k / threads * env->k.cpu.block_bytes;
     }
     /* The workers start with the first split call and live as long as the
      * handle; none to be had: the caller runs every part. */
@@ -189,17 +196,44 @@ static cs_status run_lanes(cs_env *env, const cs_lanes *l, entry which, long lon
     return rc ? fail(env, rc == CS_CUDA_LIMIT ? CS_ERR_LIMIT : CS_ERR_UNAVAILABLE, "%s", msg) : CS_OK;
 }
 
+/* Rules and none without persistence on the cpu: every kernel of every step
+ * is its own call into the compiled code (a launch, as on a GPU), the values
+ * that cross kernels kept in env->launch_blocks between calls. */
+static cs_status launch_kernels(cs_env *env, const cs_lanes *l, long long *launches)
+{
+    if (!env->launch_blocks) {
+        size_t blocks = (size_t)((env->n + 255) / 256);
+        if (!(env->launch_blocks = calloc(blocks ? blocks : 1, (size_t)env->k.cpu.block_bytes)))
+            return fail(env, CS_ERR_NOMEM, "out of memory for %zu blocks of lanes", blocks);
+    }
+    for (long long s = 0; s < l->steps; s++)
+        for (unsigned k = 0; k < (unsigned)env->k.kernels_per_step; k++) {
+            cs_lanes part = *l;
+            part.t = l->t + s;
+            part.steps = 1;
+            part.launch = (int)k + 1;
+            part.blocks = env->launch_blocks;
+            run_entry(env, &part, ENTRY_ROLLOUT);
+            if (launches)
+                *launches += 1;
+        }
+    return CS_OK;
+}
+
 /* A rollout of l->steps steps, launched as the schedule says and counted into
  * *launches: fusion full once (persistent) or once per `unroll` steps, where
  * the cpu and the interpreter call their rollout entry as often as cuda
  * launches its kernel (cs_cuda_rollout splits the same way); rules and none
- * launch each kernel every step, which on the cpu are loops inside one call.
+ * launch each kernel every step: persistent, on the cpu, as loops inside one
+ * call; not persistent, as a call each (launch_kernels).
  * The random numbers count the global step, so the split changes no result. */
 static cs_status run_rollout(cs_env *env, const cs_lanes *l, long long *launches)
 {
     if (env->backend == CS_BACKEND_CUDA)
         return run_lanes(env, l, ENTRY_ROLLOUT, launches);
     bool full = env->fusion == CS_FUSION_FULL;
+    if (env->backend == CS_BACKEND_CPU && !full && !env->persistent)
+        return launch_kernels(env, l, launches);
     long long chunk = full && !env->persistent ? env->unroll : l->steps;
     for (long long s = 0; s < l->steps; s += chunk) {
         cs_lanes part = *l;
@@ -450,6 +484,7 @@ void cs_env_close(cs_env *env)
     if (!env)
         return;
     cs_pool_close(env->pool);
+    free(env->launch_blocks);
     if (env->prog) {
         for (unsigned k = 0; k < env->prog->n_carried; k++)
             free(env->carried ? env->carried[k] : NULL);

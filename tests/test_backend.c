@@ -190,3 +190,155 @@ Test(backend, cpu_close_to_interp_in_f32)
     lanes_free(&got);
     cs_program_free(p);
 }
+
+/* The C dialect selects reals through bit masks (so that GCC vectorizes
+ * them): min, max, clip and select must still pick exactly what the
+ * interpreter picks for -0.0, +0.0, NaN and infinities, operand order
+ * included. One step from every triple of special values; each result is
+ * encoded as a finite number (NaN and the sign of a zero apart) so that the
+ * step's non-finite check does not restart the lane. */
+static cs_node finite_code(cs_program *p, cs_node r)
+{
+    cs_graph *g = p->graph;
+    cs_node zero_code = cs_ternary(g, CS_OP_SELECT, bin(p, CS_OP_LT, bin(p, CS_OP_DIV, K(p, 1), r), K(p, 0)), K(p, -500), K(p, 500));
+    cs_node finite = cs_ternary(g, CS_OP_SELECT, bin(p, CS_OP_EQ, r, K(p, 0)), zero_code,
+                                cs_ternary(g, CS_OP_SELECT, bin(p, CS_OP_GT, cs_unary(g, CS_OP_ABS, r), K(p, 1e30)),
+                                           bin(p, CS_OP_MUL, K(p, 700), cs_ternary(g, CS_OP_SELECT, bin(p, CS_OP_LT, r, K(p, 0)), K(p, -1), K(p, 1))), r));
+    return cs_ternary(g, CS_OP_SELECT, bin(p, CS_OP_NE, r, r), K(p, 1000), finite);
+}
+
+static cs_program *selects(cs_type real)
+{
+    cs_program *p = cs_program_new(real);
+    cs_graph *g = p->graph;
+    snprintf(p->name, sizeof p->name, "selects");
+    p->max_steps = 100;
+    const char *names[4] = {"x", "y", "z", "w"};
+    cs_node s[4];
+    for (int k = 0; k < 4; k++) {
+        cs_program_add_carried(p, names[k], real);
+        s[k] = cs_leaf(g, CS_OP_CARRIED, real, k);
+    }
+    p->action_kind = CS_ACTION_DISCRETE;
+    p->n_actions = 2;
+    cs_program_add_input(p, "action", CS_I32, 0, 1);
+    cs_node r[4] = {bin(p, CS_OP_MIN, s[0], s[1]), bin(p, CS_OP_MAX, s[0], s[1]),
+                    cs_ternary(g, CS_OP_CLIP, s[0], s[1], s[2]),
+                    cs_ternary(g, CS_OP_SELECT, bin(p, CS_OP_GE, s[0], s[2]), s[1], s[2])};
+    for (int k = 0; k < 4; k++) {
+        p->next[k] = finite_code(p, r[k]);
+        p->restart[k] = K(p, 0);
+        cs_program_add_obs(p, s[k]);
+    }
+    p->reward = K(p, 0);
+    p->terminated = cs_const(g, CS_BOOL, 0);
+    char err[256];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+static void fill_special_triples(lanes_buf *b, cs_type real)
+{
+    const double v[6] = {-0.0, 0.0, NAN, 1.0, -1.0, INFINITY};
+    for (int i = 0; i < 216; i++)
+        for (int k = 0; k < 4; k++) {
+            double x = v[k == 3 ? 0 : (i / (k == 0 ? 1 : k == 1 ? 6 : 36)) % 6];
+            if (real == CS_F32)
+                ((float *)b->carried[k])[i] = (float)x;
+            else
+                ((double *)b->carried[k])[i] = x;
+        }
+    b->l.t = 0;
+    b->l.steps = 1;
+}
+
+/* The C dialect's source of p under `fusion`, planned as the driver plans it;
+ * *kernels: the kernels one step runs. */
+static void emit_c(const cs_program *p, cs_fusion fusion, cs_text *src, unsigned *kernels)
+{
+    cs_schedule s = {fusion, 1, 0, 0};
+    cs_plan plan;
+    char err[1024];
+    cr_assert_eq(cs_plan_build(p, fusion, &plan), 0);
+    cr_assert_eq(cs_emit(p, &plan, &s, CS_DIALECT_C, src, err, sizeof err), 0, "%s", err);
+    if (kernels)
+        *kernels = plan.roll.n_kernels;
+    cs_plan_free(&plan);
+}
+
+Test(backend, cpu_selects_pick_what_the_interpreter_picks)
+{
+    const cs_type reals[2] = {CS_F32, CS_F64};
+    for (int t = 0; t < 2; t++) {
+        size_t size = reals[t] == CS_F32 ? sizeof(float) : sizeof(double);
+        cs_program *p = selects(reals[t]);
+        lanes_buf ref, got;
+        lanes_init(&ref, 216, size);
+        lanes_init(&got, 216, size);
+        fill_special_triples(&ref, reals[t]);
+        fill_special_triples(&got, reals[t]);
+        cs_interp_rollout(p, &ref.l);
+        cs_text src = {0};
+        char err[1024];
+        emit_c(p, CS_FUSION_FULL, &src, NULL);
+        cs_cache cache = {{0}, {0}};
+        cs_cpu_kernel k;
+        cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+        cs_text_free(&src);
+        k.rollout(&got.l);
+        cs_cpu_unload(&k);
+        /* lane 1: x = +0.0, y = -0.0: min and max keep x, as NumPy's np.minimum does not */
+        double min01 = reals[t] == CS_F32 ? ((float *)ref.carried[0])[1] : ((double *)ref.carried[0])[1];
+        cr_assert_eq(min01, 500, "min(+0.0, -0.0) is %g in the interpreter", min01);
+        assert_same(&ref, &got, size, reals[t] == CS_F32 ? "f32" : "f64");
+        lanes_free(&ref);
+        lanes_free(&got);
+        cs_program_free(p);
+    }
+}
+
+/* --no-persistent with rules or none on the cpu: a launch runs one kernel of
+ * one step (cs_lanes.launch), the values crossing kernels kept in the
+ * caller's blocks. Launch by launch, the rollout equals the interpreter's to
+ * the bit, and a launch before the last one moves no state. */
+Test(backend, cpu_launches_one_kernel_per_call)
+{
+    cs_program *p = cartpole(CS_F64);
+    lanes_buf ref, got;
+    lanes_init(&ref, 300, sizeof(double));
+    lanes_init(&got, 300, sizeof(double));
+    rollout_interp(p, &ref, 40);
+    cs_text src = {0};
+    char err[1024];
+    unsigned kernels;
+    emit_c(p, CS_FUSION_RULES, &src, &kernels);
+    cs_cache cache = {{0}, {0}};
+    cs_cpu_kernel k;
+    cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cs_text_free(&src);
+    cr_assert_gt(kernels, 1, "rules keeps the stack a boundary");
+    void *blocks = calloc(2, k.block_bytes);   /* 300 lanes: two blocks */
+    got.l.t = 0;
+    k.restart(&got.l);
+    double x0 = ((double *)got.carried[0])[7];
+    for (long long t = 0; t < 40; t++)
+        for (unsigned j = 0; j < kernels; j++) {
+            cs_lanes one = got.l;
+            one.t = t;
+            one.steps = 1;
+            one.launch = (int)j + 1;
+            one.blocks = blocks;
+            k.rollout(&one);
+            if (t == 0 && j + 1 < kernels)
+                cr_assert_eq(((double *)got.carried[0])[7], x0, "kernel %u of %u moved the state", j, kernels);
+        }
+    cr_assert_neq(((double *)got.carried[0])[7], x0, "the last kernel moves the state");
+    assert_same(&ref, &got, sizeof(double), "rules, a launch per kernel");
+    free(blocks);
+    cs_cpu_unload(&k);
+    lanes_free(&ref);
+    lanes_free(&got);
+    cs_program_free(p);
+}
