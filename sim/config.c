@@ -17,6 +17,7 @@
 #include "cartsim.h"
 #include "jit.h"
 #include "num.h"
+#include "regular_file.h"
 #include "status.h"
 
 #ifdef CS_HAVE_INIH
@@ -440,10 +441,11 @@ static cs_status read_file(const char *path, char **text, size_t *len, char *err
 {
     *text = NULL;
     *len = 0;
-    FILE *fp = fopen(path, "rb");
+    cs_status open_st;
+    char why[256];
+    FILE *fp = cs_fopen_regular(path, &open_st, why, sizeof why);
     if (!fp)
-        return cs_say(err, err_size, errno == ENOENT ? CS_ERR_NOT_FOUND : CS_ERR_IO, "%s: cannot open: %s", path,
-                   strerror(errno));
+        return cs_say(err, err_size, open_st, "%s: cannot open: %s", path, why);
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     cs_status st = buf ? CS_OK : CS_ERR_NOMEM;

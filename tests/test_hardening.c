@@ -831,3 +831,92 @@ Test(hardening, ctrl_c_while_compiling_leaves_no_temporary_files)
         cr_expect_eq(count_files(tmp), 0, "after %d ms: temporary files left in TMPDIR", delay_ms);
     }
 }
+
+/* ---- inputs that are not regular files (issue 16, 1) -------------------- */
+
+/* Runs the program with stdout and stderr to files in root; kills it after
+ * `limit_s` (a hang is a failure, not a stuck suite). */
+static int run_cli_bounded(const char *const *args, double limit_s, char **err_text)
+{
+    char out[512], err[512];
+    in_root(out, sizeof out, "bounded.out");
+    in_root(err, sizeof err, "bounded.err");
+    int nargs = 0;
+    while (args[nargs])
+        nargs++;
+    char **argv = calloc((size_t)nargs + 2, sizeof *argv);
+    cr_assert_not_null(argv);
+    argv[0] = (char *)bin();
+    for (int i = 0; i < nargs; i++)
+        argv[i + 1] = (char *)args[i];
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    free(argv);
+    cr_assert_eq(rc, 0, "cannot start %s: %s", bin(), strerror(rc));
+    int status = -1;
+    for (double waited = 0; waited < limit_s; waited += 0.01) {
+        int ws;
+        if (waitpid(pid, &ws, WNOHANG) == pid) {
+            status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+            break;
+        }
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    if (status < 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    *err_text = slurp(err);
+    return status;
+}
+
+Test(hardening, every_file_reader_refuses_what_is_not_a_regular_file)
+{
+    char fifo[512], loop_a[512], loop_b[512], dir[512];
+    in_root(fifo, sizeof fifo, "input.fifo");
+    in_root(loop_a, sizeof loop_a, "loop_a");
+    in_root(loop_b, sizeof loop_b, "loop_b");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(symlink(loop_b, loop_a), 0);
+    cr_assert_eq(symlink(loop_a, loop_b), 0);
+    snprintf(dir, sizeof dir, "%s", root);
+    const char *bad[] = {fifo, loop_a, dir};
+    for (int k = 0; k < 3; k++) {
+        const char *path = bad[k];
+        const char *const cases[][8] = {
+            {"run", "--env", path, "--steps", "1", NULL},
+            {"run", "--config", path, "--steps", "1", NULL},
+            {"run", "--policy", path, "--steps", "1", NULL},
+            {"replay", "--env", "cartpole", path, NULL},
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            char *msg;
+            int status = run_cli_bounded(cases[c], 20, &msg);
+            cr_expect_eq(status, 2, "cartsim %s %s %s: exit %d (-1: still waiting after 20 s): %s", cases[c][0],
+                         cases[c][1], path, status, msg);
+            cr_expect(strchr(msg, '\n') == strrchr(msg, '\n') && strstr(msg, "cartsim: "), "one line: %s", msg);
+            free(msg);
+        }
+    }
+}
+
+Test(hardening, a_file_the_user_cannot_read_is_bad_input)
+{
+    if (geteuid() == 0)
+        cr_skip_test("root reads every file");
+    char path[512];
+    in_root(path, sizeof path, "secret.env");
+    write_bytes(path, "env x\n", 6);
+    cr_assert_eq(chmod(path, 0), 0);
+    const char *const args[] = {"run", "--env", path, "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 20, &msg);
+    cr_expect_eq(status, 2, "exit %d: %s", status, msg);
+    free(msg);
+}
