@@ -269,6 +269,7 @@ int cli_run(cli_args *a)
                          a->cfg.num_envs, a->steps);
 
     catch_stop_signals();
+    a->cfg.interrupt = &stop_signal;   /* a Ctrl-C while compiling stops the compiler */
     cli_policy pol;
     int prc = cli_policy_prepare(a, &pol);
     if (prc)

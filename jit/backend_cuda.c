@@ -235,11 +235,15 @@ int cs_cuda_parse_arch(const char *text)
 
 static cs_hash128 hash_str(cs_hash128 h, const char *s) { return cs_hash_bytes(s, strlen(s) + 1, h); }
 
-static int read_file(const char *path, cs_cubin *out)
+/* Reads a cache entry from the descriptor its lookup verified (closed here). */
+static int read_entry(int fd, cs_cubin *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     int rc = -1;
     long size;
     if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
@@ -285,12 +289,13 @@ static void store(cs_cache *cache, const char *key, const char *suffix, const vo
  * cubin is built again). */
 static int read_spill(cs_cache *cache, const char *key)
 {
-    char path[PATH_MAX];
-    if (cs_cache_lookup(cache, key, ".spill", path, sizeof path) != 1)
+    int fd = cs_cache_open_entry(cache, key, ".spill");
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return -2;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -2;
+    }
     char text[32] = {0};
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
@@ -387,9 +392,8 @@ static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool a
     h = hash_str(h, source);
     char key[33];
     cs_hash_hex(h, key);
-    char path[PATH_MAX];
-    if (cache && cache->dir[0] && cs_cache_lookup(cache, key, suffix, path, sizeof path) == 1 &&
-        (out->ptx || (out->spill_bytes = read_spill(cache, key)) >= -1) && read_file(path, out) == 0) {
+    if (cache && cache->dir[0] && (out->ptx || (out->spill_bytes = read_spill(cache, key)) >= -1) &&
+        read_entry(cs_cache_open_entry(cache, key, suffix), out) == 0) {
         out->cache_hit = true;
         out->compile_ms = cs_now_ms() - start;
         return 0;

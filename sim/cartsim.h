@@ -47,6 +47,7 @@
 #ifndef CARTSIM_H
 #define CARTSIM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,6 +75,8 @@ typedef enum {
     CS_ERR_IO,           /* reading or writing a file failed */
     CS_ERR_NOMEM,
     CS_ERR_STATE,        /* called in the wrong order (step before reset) or on a failed handle */
+    CS_ERR_TIMEOUT,      /* a time limit passed (the C compiler's: cs_config.cc_timeout_s) */
+    CS_ERR_INTERRUPTED,  /* a signal caught while the C compiler ran stopped it */
     CS_STATUS_COUNT
 } cs_status;
 
@@ -106,6 +109,18 @@ typedef struct {
     const char *cache_dir;      /* NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim */
     bool no_cache;
     const char *cc;             /* C compiler for the cpu backend; NULL: $CC, else "cc" */
+    /* The C compiler's time limit in seconds (0: CS_CC_TIMEOUT_S_DEFAULT);
+     * past it its whole process group is killed and opening fails with
+     * CS_ERR_TIMEOUT, whatever the backend asked (no silent fallback). */
+    double cc_timeout_s;
+    /* Set by the program's signal handler (Ctrl-C), it stops a compile in
+     * progress: opening fails with CS_ERR_INTERRUPTED. NULL: none. (The
+     * compiler runs in a process group of its own, out of the terminal's
+     * reach.) */
+    const volatile sig_atomic_t *interrupt;
+    /* The kernel cache's size bound in MiB; least recently used kernels go
+     * beyond it (0: $CARTSIM_CACHE_MAX_MB, else 512). */
+    int64_t cache_max_mb;
     /* An environment whose next state is NaN or infinite is restarted and
      * counted (cs_rollout_stats.nonfinite; stepped, it ends its episode with
      * terminated set). strict makes that, a reward that is not finite, or
@@ -121,6 +136,8 @@ typedef struct {
      * none launch every kernel every step whatever this says. */
     bool persistent;
 } cs_config;
+
+#define CS_CC_TIMEOUT_S_DEFAULT 300.0
 
 void cs_config_init(cs_config *cfg);
 

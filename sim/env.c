@@ -366,6 +366,12 @@ static cs_status check_config(cs_env *env, const cs_config *cfg)
 {
     if (!cfg->env || !*cfg->env)
         return fail(env, CS_ERR_ARGUMENT, "no environment named");
+    if (!(cfg->cc_timeout_s >= 0) || cfg->cc_timeout_s > 1e9)
+        return fail(env, CS_ERR_ARGUMENT, "cc_timeout_s must be 0 (the default) or a number of seconds, not %g",
+                    cfg->cc_timeout_s);
+    if (cfg->cache_max_mb < 0 || cfg->cache_max_mb > ((int64_t)1 << 40))
+        return fail(env, CS_ERR_ARGUMENT, "cache_max_mb must be 0 (the default) or a size in MiB, not %lld",
+                    (long long)cfg->cache_max_mb);
     if (cfg->num_envs < 1 || cfg->num_envs > INT32_MAX)
         return fail(env, CS_ERR_ARGUMENT, "num_envs must be between 1 and %d, not %lld", INT32_MAX,
                     (long long)cfg->num_envs);
@@ -420,6 +426,13 @@ static cs_status build_program(cs_env *env, const cs_config *cfg, const char *af
     return CS_OK;
 }
 
+static void open_cache(cs_env *env, const cs_config *cfg)
+{
+    cs_cache_open(&env->cache, cfg->cache_dir);
+    if (cfg->cache_max_mb > 0)
+        env->cache.max_bytes = cfg->cache_max_mb * 1048576LL;
+}
+
 static cs_status compile_cpu(cs_env *env, const cs_config *cfg)
 {
     cs_schedule sched = {policy_of(env->fusion), env->unroll, 0, 0};
@@ -430,11 +443,17 @@ static cs_status compile_cpu(cs_env *env, const cs_config *cfg)
         return fail(env, CS_ERR_COMPILE, "%s", msg);
     }
     if (!cfg->no_cache)
-        cs_cache_open(&env->cache, cfg->cache_dir);
-    int rc = cs_cpu_compile(src.data, cfg->cc, &env->cache, &env->cpu, msg, sizeof msg);
+        open_cache(env, cfg);
+    double timeout_s = cfg->cc_timeout_s > 0 ? cfg->cc_timeout_s : CS_CC_TIMEOUT_S_DEFAULT;
+    int rc = cs_cpu_compile(src.data, cfg->cc, timeout_s, cfg->interrupt, &env->cache, &env->cpu, msg, sizeof msg);
     cs_text_free(&src);
     if (rc)
-        return fail(env, strncmp(msg, "no C compiler", 13) ? CS_ERR_COMPILE : CS_ERR_UNAVAILABLE, "%s", msg);
+        return fail(env,
+                    rc == CS_CPU_TIMEOUT       ? CS_ERR_TIMEOUT
+                    : rc == CS_CPU_INTERRUPTED ? CS_ERR_INTERRUPTED
+                    : strncmp(msg, "no C compiler", 13) ? CS_ERR_COMPILE
+                                                        : CS_ERR_UNAVAILABLE,
+                    "%s", msg);
     env->compile_ms = env->cpu.compile_ms;
     env->cache_hit = env->cpu.cache_hit;
     if (env->cache.warning[0])
@@ -456,7 +475,7 @@ static cs_status open_cuda(cs_env *env, const cs_config *cfg, bool *no_device)
     *no_device = false;
     const cs_cuda_device *dev = cs_cuda_device_info(env->cuda);
     if (!cfg->no_cache)
-        cs_cache_open(&env->cache, cfg->cache_dir);
+        open_cache(env, cfg);
     int unroll = env->unroll, first_spill = 0, first_unroll = unroll, ptx_arch = 0;
     env->compile_ms = 0;
     env->cache_hit = true;
@@ -576,7 +595,10 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     }
     if (b == CS_BACKEND_AUTO) {
         b = CS_BACKEND_CPU;
-        if (compile_cpu(env, cfg) != CS_OK) {
+        /* A time limit or an interrupt is no reason to run 140x slower. */
+        if ((s = compile_cpu(env, cfg)) == CS_ERR_TIMEOUT || s == CS_ERR_INTERRUPTED)
+            return s;
+        if (s != CS_OK) {
             snprintf(env->notice, sizeof env->notice, "cpu backend unavailable (%.400s): running the interpreter",
                      env->error);
             b = CS_BACKEND_INTERP;

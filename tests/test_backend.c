@@ -122,9 +122,9 @@ static void rollout_cpu(const cs_program *p, cs_policy fusion, int unroll, lanes
     cs_text src = {0};
     char err[1024];
     cr_assert_eq(cs_emit(p, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
-    cs_cache cache = {{0}, {0}};   /* no cache: every compile is fresh */
+    cs_cache cache = {.dir = ""};   /* no cache: every compile is fresh */
     cs_cpu_kernel k;
-    cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_cpu_compile(src.data, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
     cs_text_free(&src);
     b->l.t = 0;
     k.restart(&b->l);

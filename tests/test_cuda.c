@@ -1088,7 +1088,7 @@ typedef struct {
 static void *compile_worker(void *arg)
 {
     compile_pool *pool = arg;
-    cs_cache cache = {{0}, {0}};
+    cs_cache cache = {.dir = ""};
     if (!pool->fresh)
         cs_cache_open(&cache, NULL);
     for (;;) {
@@ -1329,10 +1329,10 @@ static void bufs_compare(const bufs *a, const bufs *b, double tol, const char *w
 static void cpu_rollout(const cs_program *p, bufs *b, long long steps)
 {
     char *src = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_C);
-    cs_cache cache = {{0}, {0}};
+    cs_cache cache = {.dir = ""};
     cs_cpu_kernel k;
     char err[1024];
-    cr_assert_eq(cs_cpu_compile(src, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_cpu_compile(src, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
     free(src);
     b->l.t = 0;
     k.restart(&b->l);
@@ -1461,12 +1461,12 @@ Test(cuda_host, f64_steps_equal_the_cpu_backend)
     for (int e = 0; e < n_envs; e++) {
         cs_program *p = load_program(envs[e], CS_F64, CS_POLICY_FULL);
         char *csrc = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_C), *cuda = emit(p, CS_POLICY_FULL, 1, CS_DIALECT_CUDA);
-        cs_cache cache = {{0}, {0}};
+        cs_cache cache = {.dir = ""};
         cs_cpu_kernel k;
         host_module m;
         char err[2048], shim[600];
         shim_path(shim, sizeof shim);
-        cr_assert_eq(cs_cpu_compile(csrc, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(cs_cpu_compile(csrc, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
         cr_assert_eq(host_build(cuda, shim, &m, err, sizeof err), 0, "%s", err);
         void *restart = dlsym(m.handle, "cs_kernel_restart"), *step = dlsym(m.handle, "cs_kernel_step");
         cr_assert(restart && step);
