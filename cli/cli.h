@@ -39,6 +39,7 @@ typedef enum {
     OPT_PARAM,
     OPT_AUTORESET,
     OPT_NO_CACHE,
+    OPT_CC_TIMEOUT,
     OPT_JSON,
     OPT_PROGRESS,
     OPT_STRICT,
@@ -70,7 +71,7 @@ typedef enum {
 #define CLI_OPTS_ENV                                                                              \
     (CLI_OPT(OPT_ENV) | CLI_OPT(OPT_BACKEND) | CLI_OPT(OPT_FUSION) | CLI_OPT(OPT_DTYPE) |         \
      CLI_OPT(OPT_UNROLL) | CLI_OPT(OPT_THREADS) | CLI_OPT(OPT_BLOCK) | CLI_OPT(OPT_PARAM) |       \
-     CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_HELP))
+     CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_CC_TIMEOUT) | CLI_OPT(OPT_HELP))
 
 /* --persistent and --no-persistent: for the subcommands that roll out (run,
  * train, eval); stepping and dumping launch nothing that they would change. */

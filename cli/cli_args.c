@@ -29,6 +29,7 @@ static const cli_option options[OPT_COUNT] = {
                    "override a parameter, LO:HI draws it per environment (repeatable)"},
     [OPT_AUTORESET] = {"autoreset", "next_step|same_step", "auto-reset convention (default next_step)"},
     [OPT_NO_CACHE] = {"no-cache", NULL, "compile afresh, neither reading nor writing the kernel cache"},
+    [OPT_CC_TIMEOUT] = {"cc-timeout", "SECONDS", "the C compiler's time limit (default 300; past it: exit 1)"},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of the summary"},
     [OPT_PROGRESS] = {"progress", NULL, "show the progress bar even for short runs or without a terminal"},
     [OPT_STRICT] = {"strict", NULL, "a NaN or infinite state or reward is an error naming the environment and step"},
@@ -188,6 +189,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_UNROLL:
     case OPT_THREADS:
     case OPT_BLOCK:
+    case OPT_CC_TIMEOUT:
     case OPT_BACKEND:
     case OPT_FUSION:
     case OPT_DTYPE:

@@ -32,6 +32,7 @@ static const config_key keys[] = {
     {OPT_THREADS, "run", "threads", NULL},
     {OPT_SEED, "run", "seed", NULL},
     {OPT_BLOCK, "run", "block", NULL},
+    {OPT_CC_TIMEOUT, "run", "cc_timeout", NULL},
     {OPT_STRICT, "run", "strict", NULL},
     {OPT_PERSISTENT, "run", "persistent", NULL},   /* --persistent and --no-persistent */
     {OPT_ENV, "env", "name", NULL},
@@ -275,6 +276,9 @@ static void value_text(const cli_args *a, cli_opt_id id, char *out, size_t size)
         break;
     case OPT_BLOCK:
         snprintf(out, size, "%d", c->block);
+        break;
+    case OPT_CC_TIMEOUT:
+        snprintf(out, size, "%g", c->cc_timeout_s > 0 ? c->cc_timeout_s : CS_CC_TIMEOUT_S_DEFAULT);
         break;
     case OPT_SEED:
         snprintf(out, size, "%" PRIu64, a->seed);

@@ -111,6 +111,15 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
         if ((st = int_setting(value, 0, MAX_BLOCK, &n, err, err_size)))
             return st;
         cfg->block = (int)n;
+    } else if (strcmp(name, "cc_timeout") == 0 || strcmp(name, "cc-timeout") == 0) {
+        double seconds;
+        if (!cs_num_real(value, &seconds) || !(seconds > 0) || seconds > 1e9)
+            return cs_say(err, err_size, CS_ERR_ARGUMENT, "'%s' is not a time limit in seconds (0 < s <= 1e9)", value);
+        cfg->cc_timeout_s = seconds;
+    } else if (strcmp(name, "cache_max_mb") == 0) {
+        if ((st = int_setting(value, 1, (int64_t)1 << 40, &n, err, err_size)))
+            return st;
+        cfg->cache_max_mb = n;
     } else if (strcmp(name, "backend") == 0) {
         if ((st = choice_setting(value, backends, CS_BACKEND_COUNT, &k, err, err_size)))
             return st;
@@ -148,7 +157,7 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
     } else {
         return cs_say(err, err_size, CS_ERR_NOT_FOUND,
                    "no setting named '%s' (env, envs, unroll, threads, block, backend, fusion, dtype, autoreset, "
-                   "strict, persistent, param)",
+                   "strict, persistent, cc_timeout, cache_max_mb, param)",
                    name);
     }
     return CS_OK;
@@ -169,7 +178,7 @@ static const char *const section_names[SEC_COUNT] = {"run", "env", "params", "ag
 
 /* [run] keys cs_config_load applies, then those it leaves to the program. */
 static const char *const run_keys[] = {"envs", "unroll", "backend", "fusion", "dtype", "threads", "block", "strict",
-                                       "persistent"};
+                                       "persistent", "cc_timeout", "cache_max_mb"};
 static const char *const run_program_keys[] = {"steps", "seed"};
 
 typedef struct {
@@ -394,7 +403,7 @@ static int handler(void *user, const char *section, const char *name, const char
             return 1;
         return fail_at(c, line, CS_ERR_PARSE,
                        "unknown key '%s' in [run] (keys: envs, steps, unroll, backend, fusion, dtype, threads, seed, "
-                       "block, strict, persistent)",
+                       "block, strict, persistent, cc_timeout, cache_max_mb)",
                        name);
     case SEC_ENV:
         if (strcmp(name, "name") == 0 || strcmp(name, "path") == 0) {

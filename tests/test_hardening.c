@@ -931,3 +931,76 @@ Test(hardening, a_file_the_user_cannot_read_is_bad_input)
     cr_expect_eq(status, 2, "exit %d: %s", status, msg);
     free(msg);
 }
+
+/* ---- the C compiler's time limit (issue 16, 4) ---------------------------- */
+
+/* Dead, or a zombie nobody reaps yet: either way no longer running. */
+static bool process_gone(long pid)
+{
+    char path[64], text[256] = "";
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    const char *close_paren = strrchr(text, ')');
+    return close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
+Test(hardening, a_compiler_past_its_time_limit_is_killed_with_its_group_and_reported)
+{
+    char cc[512], sleeper[512], cache[512];
+    in_root(cc, sizeof cc, "slow-cc");
+    in_root(sleeper, sizeof sleeper, "sleeper.pid");
+    in_root(cache, sizeof cache, "cache");
+    FILE *f = fopen(cc, "w");
+    cr_assert_not_null(f);
+    /* The compiler's own child (as cc1 is gcc's) must go too. */
+    fprintf(f, "#!/bin/sh\nsleep 60 &\necho $! > '%s'\nwait\n", sleeper);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(cc, 0700), 0);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_AUTO;   /* a time limit is no reason to fall back to the interpreter */
+    cfg.cache_dir = cache;
+    cfg.cc = cc;
+    cfg.cc_timeout_s = 0.5;
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_expect_eq(s, CS_ERR_TIMEOUT, "%s: %s", cs_status_string(s), cs_env_error(env));
+    cr_expect(strstr(cs_env_error(env), "time limit of 0.5 s"), "%s", cs_env_error(env));
+    cs_env_close(env);
+    char *pid_text = slurp(sleeper);
+    long pid = strtol(pid_text, NULL, 10);
+    free(pid_text);
+    cr_assert_gt(pid, 0);
+    bool gone = false;
+    for (int k = 0; k < 200 && !(gone = process_gone(pid)); k++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    if (!gone)
+        kill((pid_t)pid, SIGKILL);
+    cr_expect(gone, "the compiler's child %ld still runs", pid);
+    cr_expect_eq(count_files(cache), 0, "no build directory left in the cache");
+}
+
+Test(hardening, the_cli_reports_a_compiler_timeout_as_a_failure_with_one_line)
+{
+    char cc[512];
+    in_root(cc, sizeof cc, "slow-cc");
+    FILE *f = fopen(cc, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nexec sleep 60\n");
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(cc, 0700), 0);
+    setenv("CC", cc, 1);
+    const char *const args[] = {"run", "--no-cache", "--cc-timeout", "0.5", "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 30, &msg);
+    unsetenv("CC");
+    cr_expect_eq(status, 1, "exit %d: %s", status, msg);
+    cr_expect(strstr(msg, "time limit") && !strstr(msg, "interpreter"), "%s", msg);
+    free(msg);
+}
