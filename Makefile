@@ -76,9 +76,11 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory check
 
-# The suite without the package check.
+# The suite without the package check; its kernels go to a cache of its own
+# under $(BUILD), not the user's.
 check: $(BUILD)/libcartsim.a $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
-	CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
+	@mkdir -p -m 700 $(BUILD)/test-cache
+	XDG_CACHE_HOME=$(CURDIR)/$(BUILD)/test-cache CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
 		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example \
 		$(BUILD)/test_suite --jobs 2 $(TEST_ARGS)
 

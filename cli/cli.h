@@ -166,6 +166,7 @@ void cli_train_defaults(cli_args *a);
 int cli_train(cli_args *a);
 void cli_eval_defaults(cli_args *a);
 int cli_eval(cli_args *a);
+int cli_cache(cli_args *a);
 
 /* cli_policy.c: --policy NAME, or a trained policy file (a value with a '/'
  * or a '.'), for run and eval. prepare sets a->cfg.policy before opening;

@@ -1004,3 +1004,47 @@ Test(hardening, the_cli_reports_a_compiler_timeout_as_a_failure_with_one_line)
     cr_expect(strstr(msg, "time limit") && !strstr(msg, "interpreter"), "%s", msg);
     free(msg);
 }
+
+/* ---- cartsim cache (issue 18, 9) -------------------------------------------- */
+
+static char *run_cache_command(const char *action, int *status)
+{
+    const char *const args[] = {"cache", action, NULL};
+    char *msg;
+    *status = run_cli_bounded(args, 30, &msg);
+    free(msg);
+    char out[512];
+    in_root(out, sizeof out, "bounded.out");
+    return slurp(out);
+}
+
+Test(hardening, the_cache_command_lists_sizes_and_clears)
+{
+    char xdg[512];
+    in_root(xdg, sizeof xdg, "xdg");
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    const char *const fill[] = {"run", "--backend", "cpu", "--envs", "2", "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(fill, 60, &msg);
+    cr_assert_eq(status, 0, "%s", msg);
+    free(msg);
+    char *out = run_cache_command("list", &status);
+    cr_expect_eq(status, 0);
+    cr_expect(strstr(out, ".so\n") && strstr(out, ": 1 kernel, "), "%s", out);
+    free(out);
+    out = run_cache_command("size", &status);
+    cr_expect_eq(status, 0);
+    cr_expect(!strstr(out, ".so\n") && strstr(out, ": 1 kernel, "), "%s", out);
+    free(out);
+    out = run_cache_command("clear", &status);
+    cr_expect_eq(status, 0);
+    cr_expect(strstr(out, "removed 2 files"), "%s", out);
+    free(out);
+    out = run_cache_command("list", &status);
+    cr_expect(strstr(out, ": 0 kernels, "), "%s", out);
+    free(out);
+    out = run_cache_command("bogus", &status);
+    cr_expect_eq(status, 2);
+    free(out);
+    unsetenv("XDG_CACHE_HOME");
+}
