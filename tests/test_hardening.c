@@ -1048,3 +1048,24 @@ Test(hardening, the_cache_command_lists_sizes_and_clears)
     free(out);
     unsetenv("XDG_CACHE_HOME");
 }
+
+/* ---- a refused render leaves no files (issue 16, 10) ----------------------- */
+
+Test(hardening, a_refused_render_creates_no_output_directory)
+{
+    char out[512];
+    in_root(out, sizeof out, "frames");
+    const char *const cases[][10] = {
+        {"render", "--env", "no_such_env", "--out", out, "--steps", "1", NULL},
+        {"render", "--env", "cartpole", "--param", "no_such_param=1", "--out", out, "--steps", "1", NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *msg;
+        int status = run_cli_bounded(cases[c], 60, &msg);
+        cr_expect_eq(status, 2, "case %zu: exit %d: %s", c, status, msg);
+        struct stat st;
+        cr_expect_neq(stat(out, &st), 0, "case %zu: %s was created by a refused command", c, out);
+        free(msg);
+        rmdir(out);
+    }
+}
