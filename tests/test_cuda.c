@@ -655,6 +655,7 @@ cs_nvrtc_result nvrtcDestroyProgram(cs_nvrtc_program *p)
 #include "cartsim.h"
 #include "cuda_api.h"
 #include "jit.h"
+#include "random_env.h"
 
 #ifdef CS_HAVE_CUDA_HEADERS
 #include <cuda.h>
@@ -2450,3 +2451,46 @@ Test(cuda_device, device_buffers_serve_a_cuda_caller)
 }
 
 #endif
+
+/* Random programs (tests/random_env.h, issue 16 part 7): the CUDA dialect
+ * through the host shim against the cpu backend, persistent rollouts from
+ * the same seed. States equal to the bit in f64 (within 1e-5 in f32, as
+ * above); a NaN equals a NaN, whatever its sign bit. */
+static void random_programs_match(cs_type real, double tol)
+{
+    dialect_or_skip();
+    char dir[] = "/tmp/cartsim-random-cuda-XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/random.env", dir);
+    static char program[1 << 16];
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        size_t len = random_env_program(seed, program, sizeof program);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        cr_assert_eq(fwrite(program, 1, len, f), len);
+        cr_assert_eq(fclose(f), 0);
+        cs_program *p = load_program(path, real, CS_POLICY_FULL);
+        bufs ref, got;
+        bufs_init(&ref, p, 100, 1234);
+        bufs_init(&got, p, 100, 1234);
+        cpu_rollout(p, &ref, 60);
+        shim_rollout(p, CS_POLICY_FULL, 1, RUN_PERSISTENT, &got, 60, 3, 32);
+        for (unsigned k = 0; k < ref.nc; k++)
+            for (long long i = 0; i < ref.n; i++) {
+                double x = ref.rs == 4 ? ((float *)ref.carried[k])[i] : ((double *)ref.carried[k])[i];
+                double y = got.rs == 4 ? ((float *)got.carried[k])[i] : ((double *)got.carried[k])[i];
+                bool same = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= tol * fmax(1.0, fabs(x));
+                cr_assert(same, "seed %llu (%s): state %u lane %lld: cpu %.17g, CUDA dialect %.17g\n%s",
+                          (unsigned long long)seed, real == CS_F32 ? "f32" : "f64", k, i, x, y, program);
+            }
+        bufs_free(&ref);
+        bufs_free(&got);
+        cs_program_free(p);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(cuda_host, random_programs_match_the_cpu_backend_in_f64) { random_programs_match(CS_F64, 0); }
+
+Test(cuda_host, random_programs_match_the_cpu_backend_in_f32) { random_programs_match(CS_F32, 1e-5); }
