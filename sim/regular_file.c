@@ -32,7 +32,11 @@ FILE *cs_fopen_regular(const char *path, cs_status *status, char *why, size_t wh
                             e == ENAMETOOLONG || e == ENXIO
                       ? CS_ERR_ARGUMENT
                       : CS_ERR_IO;
-        cs_say(why, why_size, *status, "%s", e == ELOOP ? "too many levels of symbolic links" : strerror(e));
+        struct stat st;
+        if (e == ENXIO && stat(path, &st) == 0 && S_ISSOCK(st.st_mode))   /* what a socket answers */
+            cs_say(why, why_size, *status, "a socket, not a regular file");
+        else
+            cs_say(why, why_size, *status, "%s", e == ELOOP ? "too many levels of symbolic links" : strerror(e));
         return NULL;
     }
     struct stat st;
