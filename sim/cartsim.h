@@ -428,7 +428,8 @@ typedef struct {
 
 cs_status cs_policy_save(const char *path, const char *env, const char *policy, unsigned n_weights,
                          const double *weights, char *error, size_t error_size);
-/* CS_ERR_NOT_FOUND, CS_ERR_IO, or CS_ERR_PARSE for a damaged file. */
+/* CS_ERR_NOT_FOUND, CS_ERR_ARGUMENT (not a regular file: a FIFO, a directory, ...,
+ * or unreadable), CS_ERR_IO, or CS_ERR_PARSE for a damaged file. */
 cs_status cs_policy_load(const char *path, cs_policy_file *out, char *error, size_t error_size);
 void cs_policy_file_free(cs_policy_file *f);
 
@@ -475,7 +476,8 @@ typedef struct cs_config_file cs_config_file;
  * or duplicate key, a bad value, an indented line, a line inih cannot split
  * fail with "PATH:LINE: message" in err (CS_ERR_PARSE, CS_ERR_ARGUMENT or
  * CS_ERR_LIMIT); a file that cannot be read with "PATH: message"
- * (CS_ERR_NOT_FOUND, CS_ERR_IO). On failure *file is NULL and cfg may be
+ * (CS_ERR_NOT_FOUND, CS_ERR_ARGUMENT for what is not a readable regular file,
+ * CS_ERR_IO). On failure *file is NULL and cfg may be
  * partly changed. On success *file owns every string cfg now points to
  * (env, params): free it only after the last use of cfg. */
 cs_status cs_config_load(cs_config *cfg, const char *path, cs_config_file **file, char *err, size_t err_size);
