@@ -7,7 +7,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 
 CUDA_HOME ?= /usr/local/cuda
-DEB_PACKAGES = build-essential pkg-config libcriterion-dev libinih-dev libsdl2-dev libstb-dev librandom123-dev
+DEB_PACKAGES = build-essential pkg-config libcriterion-dev libinih-dev libsdl2-dev libstb-dev librandom123-dev \
+               libopenmpi-dev openmpi-bin
 
 WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # CFLAGS is the user's (optimization, sanitizers); CS_CFLAGS is what the
@@ -58,6 +59,18 @@ LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wild
 CLI_SRC  = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
 PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h
+
+# Open MPI is optional too, and the program's alone (cli/dist.c): the library
+# links no MPI. Without it `mpirun -n K build/cartsim` is refused. `make MPI=no`.
+MPI ?= auto
+ifneq ($(MPI),no)
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null)
+endif
+ifneq ($(MPI_LIBS),)
+CLI_LDLIBS = $(MPI_LIBS)
+$(BUILD)/cli/dist.o: CS_CFLAGS += -DCS_HAVE_MPI $(MPI_CFLAGS)
+endif
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/builtin_envs.o
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -133,7 +146,7 @@ $(BUILD)/libcartsim.so: $(LIB_OBJ)
 	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/cartsim: $(CLI_OBJ) $(BUILD)/libcartsim.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 # The example of cartsim.h and README.md, built against the installed layout.
 $(BUILD)/example: tests/example.c $(BUILD)/libcartsim.a
@@ -192,7 +205,7 @@ $(BUILD)/libcartsim-cli.a: $(FUZZ_CLI_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libcartsim-cli.a $(BUILD)/libcartsim.a
-	$(CC) $(CS_CFLAGS) -Icli $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CS_CFLAGS) -Icli $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -64,8 +64,8 @@ static cs_status first_episodes(cs_env *env, int64_t max_steps, uint64_t seed, i
     return s == CS_OK ? CS_OK : env_failed(env, s, error, size);
 }
 
-cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                      char *error, size_t error_size)
+static cs_status evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
+                          int64_t global_envs, const cs_split *split, char *error, size_t error_size)
 {
     if (error && error_size)
         error[0] = 0;
@@ -80,6 +80,10 @@ cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint
     if (info.max_steps <= 0)
         return cs_say(error, error_size, CS_ERR_ARGUMENT,
                    "%s declares no max_steps: its episodes need not end, so they cannot be scored whole", info.name);
+    if (global_envs < info.first_env + info.num_envs)
+        return cs_say(error, error_size, CS_ERR_ARGUMENT,
+                      "environments [%lld, %lld) are not a slice of a batch of %lld", (long long)info.first_env,
+                      (long long)(info.first_env + info.num_envs), (long long)global_envs);
     unsigned nw = cs_env_num_weights(env);
     if (nw && weights) {
         size_t n = (size_t)info.num_envs;
@@ -94,12 +98,50 @@ cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint
         if (s != CS_OK)
             return env_failed(env, s, error, error_size);
     }
+    /* Round r runs episodes [r G, r G + k) on environments [0, k) of the
+     * batch of G; this handle has [first, first + num_envs) of them. */
     for (int64_t done = 0, round = 0; done < episodes; round++) {
-        int64_t k = episodes - done < info.num_envs ? episodes - done : info.num_envs;
-        if ((s = first_episodes(env, info.max_steps, seed + (uint64_t)round, k, returns + done, error,
-                                error_size)) != CS_OK)
+        int64_t k = episodes - done < global_envs ? episodes - done : global_envs;
+        int64_t mine = k - info.first_env;
+        mine = mine < 0 ? 0 : mine > info.num_envs ? info.num_envs : mine;
+        if (mine > 0 && (s = first_episodes(env, info.max_steps, seed + (uint64_t)round, mine,
+                                            returns + done + info.first_env, error, error_size)) != CS_OK)
             return s;
+        if (split && split->exchange &&
+            (s = split->exchange(split->user, returns + done, info.first_env, mine, k)) != CS_OK)
+            return cs_say(error, error_size, s, "another process failed");
         done += k;
     }
     return CS_OK;
+}
+
+cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
+                      char *error, size_t error_size)
+{
+    cs_env_info info;
+    int64_t n = 0;
+    if (env && cs_env_get_info(env, &info) == CS_OK) {
+        if (info.first_env != 0)
+            return cs_say(error, error_size, CS_ERR_ARGUMENT,
+                          "a slice (first_env %lld) is evaluated with cs_evaluate_split", (long long)info.first_env);
+        n = info.num_envs;
+    }
+    return evaluate(env, weights, episodes, seed, returns, n, NULL, error, error_size);
+}
+
+cs_status cs_evaluate_split(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
+                            int64_t global_envs, const cs_split *split, char *error, size_t error_size)
+{
+    return evaluate(env, weights, episodes, seed, returns, global_envs, split, error, error_size);
+}
+
+void cs_split_share(int64_t n, int rank, int ranks, int64_t *first, int64_t *count)
+{
+    if (ranks < 1)
+        ranks = 1;
+    if (rank < 0 || rank >= ranks)
+        rank = 0;
+    int64_t base = n / ranks, extra = n % ranks;
+    *first = (int64_t)rank * base + (rank < extra ? rank : extra);
+    *count = base + (rank < extra);
 }

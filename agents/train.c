@@ -52,6 +52,8 @@ static cs_status check(const cs_train_config *tc, char *error, size_t size)
         return cs_say(error, size, CS_ERR_ARGUMENT, "CEM needs 0 < elite_fraction <= 1, init_std > 0, extra_std >= 0");
     if (isinf(tc->target))
         return cs_say(error, size, CS_ERR_ARGUMENT, "the target must be finite (or NaN for the environment's)");
+    if (tc->split.ranks > 1 && (tc->split.rank < 0 || tc->split.rank >= tc->split.ranks || !tc->split.exchange))
+        return cs_say(error, size, CS_ERR_ARGUMENT, "a split needs 0 <= rank < ranks and an exchange");
     return CS_OK;
 }
 
@@ -59,6 +61,9 @@ typedef struct {
     cs_env *env;
     cs_search search;
     double *w, *fitness, *returns, *start, *state;
+    int64_t first, count;       /* this process's candidates of the population */
+    double *slice_w;            /* their weights, [dim][count] */
+    double *state0;             /* ES: the common start, environment 0's reset state */
 } trainer;
 
 static void trainer_free(trainer *t)
@@ -70,22 +75,30 @@ static void trainer_free(trainer *t)
     free(t->returns);
     free(t->start);
     free(t->state);
+    free(t->slice_w);
+    free(t->state0);
 }
 
 /* ES ranks a generation's candidates against each other: starting them all
  * from the same state (common random numbers; a new one every generation)
- * takes the luck of the draw out of the comparison. */
-static cs_status common_start(trainer *t, const cs_env_info *info)
+ * takes the luck of the draw out of the comparison. That state is candidate
+ * 0's reset state, which only the process holding candidate 0 has. */
+static cs_status common_start(trainer *t, const cs_env_info *info, const cs_split *split)
 {
     if (t->search.algo != CS_ALGO_ES)
         return CS_OK;
     cs_status s = cs_env_get_state(t->env, t->state);
     if (s != CS_OK)
         return s;
-    size_t n = (size_t)t->search.pop;
-    for (unsigned k = 0; k < info->state_dim; k++)
-        for (size_t j = 1; j < n; j++)
-            t->state[k * n + j] = t->state[k * n];
+    size_t n = (size_t)t->count;
+    unsigned dim = info->state_dim;
+    for (unsigned k = 0; k < dim; k++)
+        t->state0[k] = t->state[k * n];
+    if (split->exchange && (s = split->exchange(split->user, t->state0, 0, t->first == 0 ? dim : 0, dim)) != CS_OK)
+        return s;
+    for (unsigned k = 0; k < dim; k++)
+        for (size_t j = 0; j < n; j++)
+            t->state[k * n + j] = t->state0[k];
     return cs_env_set_state(t->env, t->state, NULL);
 }
 
@@ -105,7 +118,8 @@ static double mean_of(const double *x, int64_t n)
 static cs_status score_mean(trainer *t, const cs_train_config *tc, uint64_t seed, double *score, char *error,
                             size_t size)
 {
-    cs_status s = cs_evaluate(t->env, t->search.mean, tc->eval_episodes, seed, t->returns, error, size);
+    cs_status s = cs_evaluate_split(t->env, t->search.mean, tc->eval_episodes, seed, t->returns, t->search.pop,
+                                    &tc->split, error, size);
     *score = mean_of(t->returns, tc->eval_episodes);
     return s;
 }
@@ -123,8 +137,15 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     cs_agent_format(&agent, out->policy);
     int64_t pop = tc->population + (tc->algo == CS_ALGO_ES && tc->population % 2);
 
+    int ranks = tc->split.ranks > 1 ? tc->split.ranks : 1;
+    cs_split_share(pop, ranks > 1 ? tc->split.rank : 0, ranks, &t->first, &t->count);
+    if (t->count < 1)
+        return cs_say(error, size, CS_ERR_ARGUMENT, "a population of %lld cannot be split over %d processes",
+                      (long long)pop, ranks);
+
     cs_config c = *cfg;
-    c.num_envs = pop;
+    c.num_envs = t->count;
+    c.first_env = t->first;
     c.policy = out->policy;
     cs_status s = cs_env_open(&c, &t->env);
     if (s != CS_OK)
@@ -144,8 +165,10 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     t->w = malloc((size_t)(dim ? dim : 1) * (size_t)pop * sizeof *t->w);
     t->fitness = malloc((size_t)pop * sizeof *t->fitness);
     t->returns = malloc((size_t)tc->eval_episodes * sizeof *t->returns);
-    t->state = malloc((size_t)(info.state_dim ? info.state_dim : 1) * (size_t)pop * sizeof *t->state);
-    if (!t->start || !t->w || !t->fitness || !t->returns || !t->state)
+    t->state = malloc((size_t)(info.state_dim ? info.state_dim : 1) * (size_t)t->count * sizeof *t->state);
+    t->state0 = malloc((info.state_dim ? info.state_dim : 1) * sizeof *t->state0);
+    t->slice_w = malloc((size_t)(dim ? dim : 1) * (size_t)t->count * sizeof *t->slice_w);
+    if (!t->start || !t->w || !t->fitness || !t->returns || !t->state || !t->state0 || !t->slice_w)
         return cs_say(error, size, CS_ERR_NOMEM, "out of memory");
     cs_dense_init(&agent, info.obs_dim, n_out, tc->seed, t->start);
     if (cs_search_init(&t->search, tc, dim, pop, t->start))
@@ -155,16 +178,24 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     bool evaluated = false;
     int streak = 0;   /* evaluations in a row that reached the target */
     for (int64_t g = 0; g < tc->generations && !out->solved; g++) {
+        /* Every process draws the whole population; each rolls out its own. */
         cs_search_ask(&t->search, t->w);
+        for (unsigned k = 0; k < dim; k++)
+            memcpy(t->slice_w + (size_t)k * (size_t)t->count, t->w + (size_t)k * (size_t)pop + t->first,
+                   (size_t)t->count * sizeof *t->slice_w);
         cs_rollout_stats stats;
-        if ((s = cs_env_set_weights(t->env, t->w)) != CS_OK ||
+        if ((s = cs_env_set_weights(t->env, t->slice_w)) != CS_OK ||
             (s = cs_env_reset(t->env, cs_seed_mix(tc->seed, CS_NOISE_RESET, (uint64_t)g))) != CS_OK ||
-            (s = common_start(t, &info)) != CS_OK || (s = cs_env_rollout(t->env, info.max_steps, &stats)) != CS_OK)
-            return cs_say(error, size, s, "%s", cs_env_error(t->env));
+            (s = common_start(t, &info, &tc->split)) != CS_OK ||
+            (s = cs_env_rollout(t->env, info.max_steps, &stats)) != CS_OK)
+            return cs_say(error, size, s, "%s", cs_env_error(t->env)[0] ? cs_env_error(t->env) : "another process failed");
         const double *ret = cs_env_episode_returns(t->env);
         if (!ret)
             return cs_say(error, size, CS_ERR_NOMEM, "%s", cs_env_error(t->env));
-        memcpy(t->fitness, ret, (size_t)pop * sizeof *t->fitness);
+        memcpy(t->fitness + t->first, ret, (size_t)t->count * sizeof *t->fitness);
+        /* Only the scores travel. */
+        if (tc->split.exchange && (s = tc->split.exchange(tc->split.user, t->fitness, t->first, t->count, pop)) != CS_OK)
+            return cs_say(error, size, s, "another process failed");
         cs_train_progress p = {0};
         p.generation = g + 1;
         p.mean_return = mean_of(t->fitness, pop);

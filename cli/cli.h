@@ -107,6 +107,7 @@ typedef struct {
     const char *details;        /* printed after the options in --help; may be NULL */
     uint64_t options;           /* CLI_OPT() mask of accepted options */
     int max_positional;
+    bool distributed;           /* splits over MPI ranks (mpirun -n K) */
     void (*defaults)(cli_args *a);
     int (*run)(cli_args *a);    /* returns the exit status */
 } cli_command;
@@ -150,6 +151,25 @@ void cli_buf_printf(cli_buf *b, const char *fmt, ...) __attribute__((format(prin
 void cli_buf_repr(cli_buf *b, double x);
 void cli_buf_json_string(cli_buf *b, const char *s);   /* quoted and escaped; NULL: null */
 void cli_buf_free(cli_buf *b);
+
+/* dist.c: the program over several processes (mpirun -n K); one process
+ * without MPI. start: 0 or the exit status; end: the job's exit status. */
+int cli_dist_start(int *argc, char ***argv);
+int cli_dist_end(int status);
+int cli_dist_rank(void);
+int cli_dist_ranks(void);
+/* Holds a message back until the ranks agree who prints it; false: print it now. */
+bool cli_dist_hold(const char *line);
+/* Every rank calls it at the same point: the worst status of all ranks. */
+int cli_dist_agree(int status);
+/* cs_split.exchange over MPI: an allgather of the values. */
+cs_status cli_dist_exchange(void *user, double *values, int64_t first, int64_t count, int64_t total);
+void cli_dist_exchange_figures(int64_t *exchanges, int64_t *bytes, double *ms);
+void cli_dist_sum(int64_t *values, int n);          /* in place, over all ranks */
+void cli_dist_sum_real(double *values, int n);
+void cli_dist_gather_real(double v, double *all);  /* all[ranks] at the root */
+/* The rollout checksum of the whole batch (the root's *out is it). */
+cs_status cli_dist_checksum(cs_env *env, uint64_t *out);
 
 /* The subcommands. */
 void cli_run_defaults(cli_args *a);

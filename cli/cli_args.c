@@ -75,7 +75,11 @@ int cli_error(int status, const char *fmt, ...)
     for (char *p = msg; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    fprintf(stderr, "cartsim: %s%s%s\n", value_origin ? value_origin : "", value_origin ? ": " : "", msg);
+    char line[1200];
+    snprintf(line, sizeof line, "%s%s%s", value_origin ? value_origin : "", value_origin ? ": " : "", msg);
+    /* Under mpirun the ranks agree on who says it (cli/dist.c). */
+    if (!cli_dist_hold(line))
+        fprintf(stderr, "cartsim: %s\n", line);
     return status;
 }
 
@@ -107,7 +111,7 @@ int cli_lib_error(cs_status s, const char *message)
     /* Compiler output can run over many lines: the first one is the
      * message, the rest goes after it so that nothing is lost. */
     const char *nl = strchr(message, '\n');
-    if (!nl || status == CLI_EXIT_USAGE)
+    if (!nl || status == CLI_EXIT_USAGE || cli_dist_ranks() > 1)
         return cli_error(status, "%s", message);
     fprintf(stderr, "cartsim: %.*s\n%s%s", (int)(nl - message), message, nl + 1,
             message[strlen(message) - 1] == '\n' ? "" : "\n");

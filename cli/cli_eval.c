@@ -33,7 +33,22 @@ int cli_eval(cli_args *a)
     int rc = cli_policy_prepare(a, &pol);
     if (rc)
         return rc;
-    a->cfg.num_envs = a->episodes < EVAL_ENVS_MAX ? a->episodes : EVAL_ENVS_MAX;
+    int64_t global_envs = a->episodes < EVAL_ENVS_MAX ? a->episodes : EVAL_ENVS_MAX;
+    a->cfg.num_envs = global_envs;
+    /* Under mpirun each rank plays the episodes of its share of the
+     * environments; every rank ends with all the returns. */
+    cs_split split = {0};
+    if (cli_dist_ranks() > 1) {
+        split.rank = cli_dist_rank();
+        split.ranks = cli_dist_ranks();
+        split.exchange = cli_dist_exchange;
+        cs_split_share(global_envs, split.rank, split.ranks, &a->cfg.first_env, &a->cfg.num_envs);
+        if (a->cfg.num_envs < 1) {
+            cli_policy_free(&pol);
+            return cli_error(CLI_EXIT_USAGE, "--episodes %" PRId64 " is fewer than the %d processes", a->episodes,
+                             split.ranks);
+        }
+    }
     cs_env *env = NULL;
     double *ret = malloc((size_t)a->episodes * sizeof *ret);
     cs_status st = ret ? cs_env_open(&a->cfg, &env) : CS_ERR_NOMEM;
@@ -42,8 +57,8 @@ int cli_eval(cli_args *a)
     else
         rc = cli_policy_apply(env, &pol);
     char err[1024];
-    if (!rc && (st = cs_evaluate(env, pol.from_file ? pol.file.weights : NULL, a->episodes, a->seed, ret, err,
-                                 sizeof err)) != CS_OK)
+    if (!rc && (st = cs_evaluate_split(env, pol.from_file ? pol.file.weights : NULL, a->episodes, a->seed, ret,
+                                       global_envs, &split, err, sizeof err)) != CS_OK)
         rc = cli_lib_error(st, err);
     cs_env_info info;
     if (!rc && (st = cs_env_get_info(env, &info)) != CS_OK)

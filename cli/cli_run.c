@@ -178,8 +178,14 @@ static void json_number(cli_buf *b, const char *key, double v, bool last)
     cli_buf_str(b, last ? "\n" : ",\n");
 }
 
+/* Per-rank figures of a run split over processes (one rank: the run's own). */
+typedef struct {
+    int ranks;
+    double *run_ms;             /* [ranks] */
+} rank_times;
+
 static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, const cs_rollout_stats *s,
-                        double rate)
+                        double rate, const rank_times *rt)
 {
     cli_buf_str(b, "{\n  \"env\": ");
     cli_buf_json_string(b, in->name);
@@ -217,13 +223,16 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, co
                       "  \"spill_bytes\": %d,\n  \"local_bytes\": %d,\n  \"persistent\": %s,\n",
                    in->sm_count, in->arch, in->block, in->registers, in->spill_bytes, in->local_bytes,
                    in->persistent ? "true" : "false");
-    cli_buf_str(b, "  \"notice\": ");
+    cli_buf_printf(b, "  \"ranks\": %d,\n  \"rank_run_ms\": [", rt->ranks);
+    for (int r = 0; r < rt->ranks; r++)
+        cli_buf_printf(b, "%s%.17g", r ? ", " : "", rt->run_ms[r]);
+    cli_buf_str(b, "],\n  \"notice\": ");
     cli_buf_json_string(b, in->notice && *in->notice ? in->notice : NULL);
     cli_buf_str(b, "\n}\n");
 }
 
 static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, const cs_rollout_stats *s,
-                        double rate)
+                        double rate, const rank_times *rt)
 {
     cli_buf_printf(b, "env               %s (%s)\n", in->name ? in->name : "?", in->title ? in->title : "?");
     cli_buf_printf(b, "backend           %s\n", cs_backend_name(in->backend));
@@ -254,6 +263,12 @@ static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     if (s->nonfinite)
         cli_buf_printf(b, "nonfinite         %" PRId64 " environments restarted\n", s->nonfinite);
     cli_buf_printf(b, "checksum          %016" PRIx64 "\n", s->checksum);
+    if (rt->ranks > 1) {
+        cli_buf_printf(b, "ranks             %d, run ms per rank:", rt->ranks);
+        for (int r = 0; r < rt->ranks; r++)
+            cli_buf_printf(b, " %.3f", rt->run_ms[r]);
+        cli_buf_str(b, "\n");
+    }
     if (in->device)
         cli_buf_printf(b, "device            %s (sm_%d, %d SMs), block %d, %d registers, %d spill bytes, %d local "
                           "bytes\n",
@@ -270,6 +285,15 @@ int cli_run(cli_args *a)
 
     catch_stop_signals();
     a->cfg.interrupt = &stop_signal;   /* a Ctrl-C while compiling stops the compiler */
+    /* Under mpirun each rank steps its share of the batch, keyed by the
+     * global index of its environments: the whole batch, split. */
+    int64_t global_envs = a->cfg.num_envs;
+    if (cli_dist_ranks() > 1) {
+        cs_split_share(global_envs, cli_dist_rank(), cli_dist_ranks(), &a->cfg.first_env, &a->cfg.num_envs);
+        if (a->cfg.num_envs < 1)
+            return cli_error(CLI_EXIT_USAGE, "--envs %" PRId64 " is fewer than the %d processes", global_envs,
+                             cli_dist_ranks());
+    }
     cli_policy pol;
     int prc = cli_policy_prepare(a, &pol);
     if (prc)
@@ -298,15 +322,48 @@ int cli_run(cli_args *a)
         return rc;
     }
 
+    if (cli_dist_ranks() > 1 && stats.steps < a->steps) {
+        cs_env_close(env);
+        return cli_error(128 + stop_signal, "interrupted after %" PRId64 " of %" PRId64 " steps", stats.steps,
+                         a->steps);
+    }
+    /* Every rank's share is done (or the job ends here): the root sums up. */
+    int rc = cli_dist_agree(CLI_EXIT_OK);
+    if (rc != CLI_EXIT_OK) {
+        cs_env_close(env);
+        return rc;
+    }
+    double rank_ms[cli_dist_ranks()];
+    memset(rank_ms, 0, sizeof rank_ms);
+    rank_times rt = {cli_dist_ranks(), rank_ms};
+    cli_dist_gather_real(stats.run_ms, rank_ms);
+    if (cli_dist_ranks() > 1) {
+        int64_t counts[3] = {stats.env_steps, stats.episodes, stats.nonfinite};
+        double return_sum = stats.episodes ? stats.mean_return * (double)stats.episodes : 0;
+        cli_dist_sum(counts, 3);
+        cli_dist_sum_real(&return_sum, 1);
+        if ((st = cli_dist_checksum(env, &stats.checksum)) != CS_OK) {
+            rc = cli_lib_error(st, cs_env_error(env));
+            cs_env_close(env);
+            return rc;
+        }
+        stats.env_steps = counts[0];
+        stats.episodes = counts[1];
+        stats.nonfinite = counts[2];
+        stats.mean_return = counts[1] ? return_sum / (double)counts[1] : NAN;
+        for (int r = 0; r < rt.ranks; r++)   /* the job's time: its slowest rank */
+            stats.run_ms = rank_ms[r] > stats.run_ms ? rank_ms[r] : stats.run_ms;
+        info.num_envs = global_envs;
+    }
+
     double rate = (double)stats.env_steps / (stats.run_ms / 1e3);
     cli_buf out = {0};
     if (a->json)
-        report_json(&out, a, &info, &stats, rate);
+        report_json(&out, a, &info, &stats, rate, &rt);
     else
-        report_text(&out, a, &info, &stats, rate);
+        report_text(&out, a, &info, &stats, rate, &rt);
     /* info's strings belong to the handle: the report is built before closing. */
     cs_env_close(env);
-    int rc = CLI_EXIT_OK;
     if (out.failed)
         rc = cli_error(CLI_EXIT_FAIL, "out of memory");
     else if (!cli_stdout_write(out.data, out.len))

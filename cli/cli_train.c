@@ -20,13 +20,22 @@ void cli_train_defaults(cli_args *a)
     a->seed = 0;
 }
 
+typedef struct {
+    const char *header;
+    int64_t env_steps;          /* this process's, so far */
+    double rollout_ms;          /* this process's training rollouts */
+} progress_state;
+
 /* The header waits for the first generation: a run that fails before it
  * (an unknown environment, a compile error) prints nothing on stdout. */
 static void on_generation(void *user, const cs_train_progress *p)
 {
-    const char *header = user;
+    progress_state *ps = user;
+    if (p->env_steps_per_sec > 0)
+        ps->rollout_ms += (double)(p->env_steps - ps->env_steps) / p->env_steps_per_sec * 1e3;
+    ps->env_steps = p->env_steps;
     if (p->generation == 1)
-        fputs(header, stdout);
+        fputs(ps->header, stdout);
     char eval[32] = "-";
     if (!isnan(p->eval_return))
         snprintf(eval, sizeof eval, "%.2f", p->eval_return);
@@ -58,8 +67,16 @@ int cli_train(cli_args *a)
     snprintf(header, sizeof header,
              "training %s on %s with %s: population %" PRId64 ", at most %" PRId64 " generations, seed %" PRIu64 "\n",
              policy, a->cfg.env, a->algo, a->pop + (tc.algo == CS_ALGO_ES && a->pop % 2), a->generations, a->seed);
+    progress_state ps = {header, 0, 0};
     tc.progress = on_generation;
-    tc.user = header;
+    tc.user = &ps;
+    /* Under mpirun every rank rolls out its share of the population and
+     * only the scores travel: the same weights for any number of ranks. */
+    if (cli_dist_ranks() > 1) {
+        tc.split.rank = cli_dist_rank();
+        tc.split.ranks = cli_dist_ranks();
+        tc.split.exchange = cli_dist_exchange;
+    }
     cs_train_result r;
     char err[1024];
     cs_status st = cs_train(&a->cfg, &tc, &r, err, sizeof err);
@@ -72,9 +89,20 @@ int cli_train(cli_args *a)
     else
         printf("%s: mean return %.2f over %" PRId64 " fresh episodes (target %g) after %" PRId64 " generations",
                r.solved ? "solved" : "not solved", r.eval_return, a->episodes, r.target, r.generations);
-    printf(", %" PRId64 " env-steps, %.2f s (compile %.2f s)\n", r.env_steps, r.elapsed_ms / 1e3, r.compile_ms / 1e3);
+    int64_t env_steps = r.env_steps;
+    cli_dist_sum(&env_steps, 1);
+    printf(", %" PRId64 " env-steps, %.2f s (compile %.2f s)\n", env_steps, r.elapsed_ms / 1e3, r.compile_ms / 1e3);
+    if (cli_dist_ranks() > 1) {
+        int64_t exchanges, bytes;
+        double exchange_ms;
+        cli_dist_exchange_figures(&exchanges, &bytes, &exchange_ms);
+        double g = (double)(r.generations ? r.generations : 1);
+        printf("ranks %d: per generation %.3f ms of rollout and %.3f ms of exchange on rank 0, %.0f bytes "
+               "gathered (scores, common starts, evaluations: %" PRId64 " exchanges in all)\n",
+               cli_dist_ranks(), ps.rollout_ms / g, exchange_ms / g, (double)bytes / g, exchanges);
+    }
     int rc = CLI_EXIT_OK;
-    if (a->out) {
+    if (a->out && cli_dist_rank() == 0) {
         st = cs_policy_save(a->out, r.env, r.policy, r.n_weights, r.weights, err, sizeof err);
         if (st != CS_OK)
             rc = cli_lib_error(st, err);

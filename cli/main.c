@@ -9,6 +9,7 @@
 const cli_command cli_commands[] = {
     {
         .name = "run",
+        .distributed = true,
         .summary = "step a batch of environments with a policy (random actions by default) and report speed",
         .usage = "[flags]",
         .details = "Runs --steps steps of --envs environments in one fused kernel and prints a\n"
@@ -78,6 +79,7 @@ const cli_command cli_commands[] = {
     },
     {
         .name = "train",
+        .distributed = true,
         .summary = "train a linear or MLP policy with evolution strategies or the cross-entropy method",
         .usage = "[flags]",
         .details = "Each generation runs --pop candidate policies, one per environment, for a whole\n"
@@ -96,6 +98,7 @@ const cli_command cli_commands[] = {
     },
     {
         .name = "eval",
+        .distributed = true,
         .summary = "score a policy on fresh episodes: mean, std, min and max return",
         .usage = "--policy FILE|NAME [flags]",
         .details = "Runs --episodes whole episodes from resets seeded --seed (then --seed + 1, ...\n"
@@ -132,7 +135,7 @@ static const cli_command *find_command(const char *name)
     return NULL;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     const cli_command *cmd = &cli_commands[0];
     int first = 1;
@@ -176,5 +179,16 @@ int main(int argc, char **argv)
     }
     if (a.print_config)
         return cli_print_config(cmd, &a);
+    if (cli_dist_ranks() > 1 && !cmd->distributed)
+        return cli_error(CLI_EXIT_USAGE, "cartsim %s runs in one process: launch it without mpirun (run, train "
+                                         "and eval split over processes)", cmd->name);
     return cmd->run(&a);
+}
+
+int main(int argc, char **argv)
+{
+    int status = cli_dist_start(&argc, &argv);
+    if (status == 0)
+        status = dispatch(argc, argv);
+    return cli_dist_end(status);
 }

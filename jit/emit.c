@@ -437,7 +437,7 @@ static void emit_kernels(emitter *e, const entry *en)
         out(e, "        for (int i = 0; i < n; i++) {\n"
                "            unsigned int o_[4];\n");
         for (unsigned j = 0; j < nb; j++)
-            out(e, "            cs_rng_block(L->seed, (unsigned int)(b0 + i), blk + %uu, 0u, o_);\n"
+            out(e, "            cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + i), blk + %uu, 0u, o_);\n"
                    "            B->rw[%u][i] = o_[0]; B->rw[%u][i] = o_[1]; B->rw[%u][i] = o_[2]; B->rw[%u][i] = o_[3];\n",
                 j, 4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3);
         out(e, "        }\n    }\n");
@@ -462,15 +462,15 @@ static void emit_fresh(emitter *e)
     unsigned nrb = (p->n_restart_draws + 3) / 4;
     e->scope = SCOPE_FRESH;
     e->part = NULL;
-    out(e, "%s void cs_fresh(unsigned long long seed, void *const *params, long long lane, long long tau, %s *out, float *obs)\n{\n",
+    out(e, "%s void cs_fresh(unsigned long long seed, unsigned int key, void *const *params, long long lane, long long tau, %s *out, float *obs)\n{\n",
         e->dialect == CS_DIALECT_C ? "static" : "CS_DEVICE", e->real);
     if (nrb) {
         out(e, "    unsigned int rw_[%u];\n", 4 * nrb);
         out(e, "    for (unsigned int j = 0; j < %uu; j++)\n"
-               "        cs_rng_block(seed, (unsigned int)lane, (unsigned long long)tau, (1u << 16) | j, rw_ + 4 * j);\n",
+               "        cs_rng_block(seed, key, (unsigned long long)tau, (1u << 16) | j, rw_ + 4 * j);\n",
             nrb);
     }
-    out(e, "    (void)seed; (void)params; (void)tau; (void)obs;\n");
+    out(e, "    (void)seed; (void)key; (void)params; (void)tau; (void)obs;\n");
     bool any_param = false;
     for (unsigned k = 0; k < p->n_params; k++)
         any_param |= p->param_restart[k] != 0;
@@ -580,7 +580,7 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
            "    if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
            "    else { L->segments[lane] += 1; L->return_sum[lane] += B->ret[i]; }\n"
            "    B->ret[i] = 0;\n"
-           "    cs_fresh(L->seed, L->params, lane, tau, fresh, 0);\n",
+           "    cs_fresh(L->seed, (unsigned int)(L->key0 + lane), L->params, lane, tau, fresh, 0);\n",
         e->real, p->n_carried ? p->n_carried : 1);
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "    B->c[%u][i] = fresh[%u];\n", k, k);
@@ -619,8 +619,8 @@ static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool 
 {
     const cs_program *p = e->p;
     const char *L = e->L;
-    out(e, "%s{\n%s    %s f_[%u]; float fo_[%u];\n%s    cs_fresh(%sseed, %sparams, lane, %s, f_, fo_);\n", ind, ind,
-        e->real, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1, ind, L, L, tau);
+    out(e, "%s{\n%s    %s f_[%u]; float fo_[%u];\n%s    cs_fresh(%sseed, (unsigned int)(%skey0 + lane), %sparams, lane, %s, f_, fo_);\n", ind, ind,
+        e->real, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1, ind, L, L, L, tau);
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "%s    ((%s *)%scarried[%u])[lane] = f_[%u];\n", ind, e->real, L, k, k);
     if (obs)
@@ -731,7 +731,7 @@ static void emit_cuda_draws(emitter *e, bool cached)
     else
         out(e, "        {\n");
     for (unsigned j = 0; j < nb; j++)
-        out(e, "            cs_rng_block(L.seed, (unsigned int)lane, blk + %uu, 0u, sw_ + %u);\n", j, 4 * j);
+        out(e, "            cs_rng_block(L.seed, (unsigned int)(L.key0 + lane), blk + %uu, 0u, sw_ + %u);\n", j, 4 * j);
     out(e, "        }\n");
     for (unsigned k = 0; k < D; k++)
         out(e, "        const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
@@ -803,7 +803,7 @@ static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
     out(e, " | ");
     ref(e, p->roll_truncated);
     out(e, ") {\n            if (bad_) nonfin += 1; else { segs += 1; rsum += ret; }\n            ret = 0;\n"
-           "            %s f_[%u];\n            cs_fresh(L.seed, L.params, lane, t + 1, f_, 0);\n", R,
+           "            %s f_[%u];\n            cs_fresh(L.seed, (unsigned int)(L.key0 + lane), L.params, lane, t + 1, f_, 0);\n", R,
         p->n_carried ? p->n_carried : 1);
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "            c%u = f_[%u];\n", k, k);

@@ -62,9 +62,9 @@ static unsigned int draw_word(interp *in, int stream, unsigned k)
     }
     if (in->words_block != block || in->words_stream != stream) {
         if (stream == CS_STREAM_STEP)
-            cs_rng_block(in->l->seed, (unsigned)in->lane, (unsigned long long)block, 0u, in->words);
+            cs_rng_block(in->l->seed, (unsigned)(in->l->key0 + (unsigned long long)in->lane), (unsigned long long)block, 0u, in->words);
         else
-            cs_rng_block(in->l->seed, (unsigned)in->lane, (unsigned long long)in->t,
+            cs_rng_block(in->l->seed, (unsigned)(in->l->key0 + (unsigned long long)in->lane), (unsigned long long)in->t,
                          (1u << 16) | (unsigned)block, in->words);
         in->words_block = block;
         in->words_stream = stream;

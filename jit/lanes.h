@@ -10,7 +10,7 @@
 #ifndef CS_LANES_H
 #define CS_LANES_H
 
-#define CS_LANES_ABI 1
+#define CS_LANES_ABI 2
 
 /* cs_lanes.mode for the step entry point */
 #define CS_MODE_NO_RESTART 0  /* never restart (replays, the DISABLED mode) */
@@ -22,6 +22,8 @@ typedef struct cs_lanes {
     long long t;              /* global step count before this call's first step */
     long long steps;          /* rollout: steps to take */
     unsigned long long seed;
+    unsigned long long key0;  /* Philox key of lane 0: the global index of the batch's first
+                                 environment (cs_config.first_env), so a slice draws as the whole */
     int mode;                 /* step: CS_MODE_* */
     long long stride;         /* lanes in the whole batch: the row length of obs */
     void **carried;           /* [n_carried] arrays of the carried slot's type */

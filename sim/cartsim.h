@@ -135,6 +135,12 @@ typedef struct {
      * compiled rollout. Results are the same either way. Fusion rules and
      * none launch every kernel every step whatever this says. */
     bool persistent;
+    /* The global index of this handle's first environment, for a batch split
+     * over several handles or processes (MPI ranks, Ray workers): environment
+     * i of the handle draws exactly what environment first_env + i of the
+     * whole batch draws, so the slices together are the whole batch.
+     * first_env + num_envs must not exceed 2^32. Default 0. */
+    int64_t first_env;
 } cs_config;
 
 #define CS_CC_TIMEOUT_S_DEFAULT 300.0
@@ -153,6 +159,7 @@ typedef struct {
     const char *name;           /* "cartpole" */
     const char *title;          /* "CartPole-v1" */
     int64_t num_envs;
+    int64_t first_env;          /* cs_config.first_env: the global index of environment 0 */
     unsigned state_dim, obs_dim;
     bool discrete;              /* discrete: actions are int32 in [0, n_actions) */
     unsigned n_actions;
@@ -220,6 +227,17 @@ typedef struct {
  * (cs_config.policy: random actions by default), same-step auto-reset, all
  * inside the compiled kernel. Continues from the current state (reset first). */
 cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out);
+
+/* The rollout checksum of a batch split over handles (cs_config.first_env),
+ * equal to the whole batch's cs_rollout_stats.checksum. The checksum hashes
+ * cs_env_checksum_parts() parts in turn, each over every environment in
+ * global order, so the slices take turns: start with h = CS_CHECKSUM_START;
+ * for each part p, each slice in global order calls
+ * cs_env_checksum_part(its env, p, &h) and hands h to the next slice. With
+ * one handle this is the rollout's checksum. */
+#define CS_CHECKSUM_START 0xcbf29ce484222325ull
+unsigned cs_env_checksum_parts(cs_env *env);
+cs_status cs_env_checksum_part(cs_env *env, unsigned part, uint64_t *h);
 
 /* Looking inside the compiler (`cartsim dump`). `after` names the last pass
  * to run ("parse", "fold", "concat", "dce"; NULL: all of them); `format` is
@@ -357,6 +375,25 @@ const int64_t *cs_env_episode_counts(cs_env *env);    /* [num_envs] */
  * same backend and dtype (threads do not matter). */
 typedef enum { CS_ALGO_ES, CS_ALGO_CEM } cs_algo;
 
+/* Several processes working as one (MPI ranks, or any framework): process
+ * `rank` of `ranks` takes its share of the work, and `exchange` makes every
+ * process's results everyone's. The library links no MPI: the caller's
+ * exchange does the communication. A zeroed cs_split is one process alone. */
+typedef struct {
+    int rank, ranks;            /* this process, of how many (0 or 1: alone) */
+    /* values[0, total) is the same array in every process; this process has
+     * filled [first, first + count) (count may be 0). On return every entry
+     * holds what its process filled, in every process: an allgather. Not
+     * CS_OK: another process failed, and the call gives up with that status. */
+    cs_status (*exchange)(void *user, double *values, int64_t first, int64_t count, int64_t total);
+    void *user;
+} cs_split;
+
+/* The share of n items that process `rank` of `ranks` takes,
+ * [*first, *first + *count): contiguous, in rank order, the first n % ranks
+ * processes taking one more. */
+void cs_split_share(int64_t n, int rank, int ranks, int64_t *first, int64_t *count);
+
 typedef struct {
     int64_t generation;         /* 1, 2, ... */
     double mean_return;         /* over the population's scores */
@@ -386,6 +423,13 @@ typedef struct {
     /* Called after every generation (NULL: not called). */
     void (*progress)(void *user, const cs_train_progress *p);
     void *user;
+    /* Training over several processes: each rolls out its share of the
+     * population (cs_split_share) on environments keyed by the candidates'
+     * global indices, every one regenerates all perturbations from the seed,
+     * and only the scores are exchanged (one value per candidate per
+     * generation). The same seed trains the same weights for any number of
+     * processes. env_steps and the rates in progress are this process's own. */
+    cs_split split;
 } cs_train_config;
 
 void cs_train_config_init(cs_train_config *tc);
@@ -416,6 +460,12 @@ cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_res
  * e's whole return. Needs a max_steps. The handle's state and weights change. */
 cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
                       char *error, size_t error_size);
+/* cs_evaluate over several processes: env is this process's slice
+ * (cs_config.first_env, num_envs) of a batch of global_envs environments,
+ * and returns[e] comes out the same in every process, equal to cs_evaluate
+ * on the whole batch: episode e runs on environment e % global_envs. */
+cs_status cs_evaluate_split(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
+                            int64_t global_envs, const cs_split *split, char *error, size_t error_size);
 
 /* Policy files (docs/policy_format.md): plain text naming the environment,
  * the architecture and the weights, with a checksum. */

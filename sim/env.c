@@ -4,6 +4,7 @@
  * results depend on nothing but its own index, the seed and the global step
  * count, the split never changes a result.
  */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -28,6 +29,7 @@ struct cs_env {
     cs_autoreset autoreset;
     int unroll, threads;
     int64_t n;
+    int64_t first_env;                  /* cs_config.first_env: the Philox key of lane 0 */
     cs_cache cache;
     cs_cpu_kernel cpu;
     cs_cuda *cuda;              /* the cuda backend's device, module and buffers */
@@ -136,6 +138,7 @@ static cs_lanes lanes_template(cs_env *env)
     l.end = env->n;
     l.t = env->t;
     l.seed = env->seed;
+    l.key0 = (unsigned long long)env->first_env;
     l.stride = env->n;
     l.carried = env->carried;
     l.params = env->params;
@@ -382,6 +385,10 @@ static cs_status check_config(cs_env *env, const cs_config *cfg)
         return fail(env, CS_ERR_ARGUMENT, "unknown backend, fusion, dtype or autoreset value");
     if (cfg->unroll < 1 || cfg->unroll > 1024)
         return fail(env, CS_ERR_ARGUMENT, "unroll must be between 1 and 1024, not %d", cfg->unroll);
+    /* Random numbers are keyed by a 32-bit environment index. */
+    if (cfg->first_env < 0 || cfg->first_env > (INT64_C(1) << 32) - cfg->num_envs)
+        return fail(env, CS_ERR_ARGUMENT, "first_env + num_envs must be from 1 to 2^32, not %lld + %lld",
+                    (long long)cfg->first_env, (long long)cfg->num_envs);
     if (cfg->threads < 0 || cfg->threads > 256)
         return fail(env, CS_ERR_ARGUMENT, "threads must be between 0 (all cores) and 256, not %d", cfg->threads);
     if (cfg->block < 0 || cfg->block > 1024)
@@ -552,6 +559,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     if (s != CS_OK)
         return s;
     env->n = cfg->num_envs;
+    env->first_env = cfg->first_env;
     env->fusion = cfg->fusion;
     env->dtype = cfg->dtype;
     env->unroll = cfg->unroll;
@@ -684,6 +692,7 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->name = p->name;
     info->title = p->title;
     info->num_envs = env->n;
+    info->first_env = env->first_env;
     info->state_dim = p->n_carried;
     info->obs_dim = p->n_obs;
     info->discrete = p->action_kind == CS_ACTION_DISCRETE;
@@ -1126,14 +1135,46 @@ cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *epis
 /* FNV-1a over what a rollout leaves behind and carries into the next call:
  * the state's bits, the episode step counters and the running returns. Equal
  * runs, however they are chunked, threaded or unrolled, give equal checksums. */
+static_assert(CS_CHECKSUM_START == CS_FNV1A_START, "the public checksum's start is FNV-1a's");
+
+static uint64_t checksum_part(const cs_env *env, unsigned part, uint64_t h)
+{
+    size_t n = (size_t)env->n;
+    unsigned nc = env->prog->n_carried;
+    if (part < nc)
+        return cs_fnv1a(h, env->carried[part], n * real_size(env));
+    if (part == nc)
+        return cs_fnv1a(h, env->segstep, n * sizeof *env->segstep);
+    return cs_fnv1a(h, env->seg_return, n * sizeof *env->seg_return);
+}
+
 static uint64_t checksum(const cs_env *env)
 {
     uint64_t h = CS_FNV1A_START;
-    size_t n = (size_t)env->n;
-    for (unsigned k = 0; k < env->prog->n_carried; k++)
-        h = cs_fnv1a(h, env->carried[k], n * real_size(env));
-    h = cs_fnv1a(h, env->segstep, n * sizeof *env->segstep);
-    return cs_fnv1a(h, env->seg_return, n * sizeof *env->seg_return);
+    for (unsigned part = 0; part < env->prog->n_carried + 2; part++)
+        h = checksum_part(env, part, h);
+    return h;
+}
+
+unsigned cs_env_checksum_parts(cs_env *env)
+{
+    return usable(env) == CS_OK ? env->prog->n_carried + 2 : 0;
+}
+
+cs_status cs_env_checksum_part(cs_env *env, unsigned part, uint64_t *h)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!h || part >= env->prog->n_carried + 2)
+        return fail(env, CS_ERR_ARGUMENT, "checksum part %u of %u", part, env->prog->n_carried + 2);
+    if (!env->was_reset)
+        return fail(env, CS_ERR_STATE, "checksum before reset");
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_CARRIED) | CS_BUF_BIT(CS_BUF_SEGSTEP) |
+                                            CS_BUF_BIT(CS_BUF_SEG_RETURN))) != CS_OK)
+        return s;
+    *h = checksum_part(env, part, *h);
+    return CS_OK;
 }
 
 cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
