@@ -176,6 +176,7 @@ bench: all
 # tests/fuzz/corpus/TARGET with the dictionary tests/fuzz/TARGET.dict if there
 # is one; what they learn goes to build-fuzz/corpus/TARGET,
 # a crash to build-fuzz/crash-TARGET-*, the run's log to build-fuzz/fuzz_TARGET.log.
+# fuzz_differential compiles a kernel per input: 120 s per input instead of 10.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -190,7 +191,8 @@ fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p build-fuzz/corpus/$$t; \
 		echo "fuzz_$$t: $(FUZZ_SECONDS) s from tests/fuzz/corpus/$$t"; \
-		build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 -close_fd_mask=2 \
+		build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=$$([ $$t = differential ] && echo 120 || echo 10) \
+			-print_final_stats=1 -close_fd_mask=2 \
 			$$([ -f tests/fuzz/$$t.dict ] && echo -dict=tests/fuzz/$$t.dict) \
 			-artifact_prefix=build-fuzz/crash-$$t- $(FUZZ_ARGS) build-fuzz/corpus/$$t tests/fuzz/corpus/$$t \
 			> build-fuzz/fuzz_$$t.log 2>&1; rc=$$?; \

@@ -2450,8 +2450,6 @@ Test(cuda_device, device_buffers_serve_a_cuda_caller)
     dlclose(lib);
 }
 
-#endif
-
 /* Random programs (tests/random_env.h, issue 16 part 7): the CUDA dialect
  * through the host shim against the cpu backend, persistent rollouts from
  * the same seed. States equal to the bit in f64 (within 1e-5 in f32, as
@@ -2494,3 +2492,5 @@ static void random_programs_match(cs_type real, double tol)
 Test(cuda_host, random_programs_match_the_cpu_backend_in_f64) { random_programs_match(CS_F64, 0); }
 
 Test(cuda_host, random_programs_match_the_cpu_backend_in_f32) { random_programs_match(CS_F32, 1e-5); }
+
+#endif
