@@ -263,25 +263,23 @@ static int read_entry(int fd, cs_cubin *out)
 }
 
 /* Installs bytes in the cache through a private temporary file. */
+/* Installs bytes in the cache through a file in a build directory inside it
+ * (one left by a killed process goes at the cache's next open). */
 static void store(cs_cache *cache, const char *key, const char *suffix, const void *data, size_t size)
 {
-    const char *tmp = getenv("TMPDIR");
-    char path[PATH_MAX], entry[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cartsim-cubin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0)
+    cs_build_dir build;
+    if (cs_cache_build_dir(cache, &build) != 0)
         return;
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        unlink(path);
-        return;
+    char path[sizeof build.path + 16], entry[PATH_MAX];
+    snprintf(path, sizeof path, "%s/object", build.path);
+    FILE *f = fopen(path, "wbx");
+    if (f) {
+        bool ok = fwrite(data, 1, size, f) == size;
+        ok &= fclose(f) == 0;
+        if (ok)
+            cs_cache_store(cache, key, suffix, path, entry, sizeof entry);   /* failure: warning set, run uncached */
     }
-    bool ok = fwrite(data, 1, size, f) == size;
-    ok &= fclose(f) == 0;
-    if (ok)
-        cs_cache_store(cache, key, suffix, path, entry, sizeof entry);   /* failure: warning set, run uncached */
-    unlink(path);
+    cs_build_dir_remove(&build);
 }
 
 /* A cubin's spill figure, kept beside it in the cache: the number (-1:
