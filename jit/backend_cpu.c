@@ -296,6 +296,8 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
         const char *tmp = getenv("TMPDIR");
         tmp = tmp && *tmp ? tmp : "/tmp";
         int parent = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (parent >= 0)
+            cs_build_dir_sweep(parent, "cartsim-build-");   /* those of killed runs */
         int made = parent < 0 ? -1 : cs_build_dir_make(&build, parent, tmp, "cartsim-build-");
         int e = errno;
         if (parent >= 0)

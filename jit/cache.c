@@ -397,14 +397,34 @@ static void remove_build_dir(int dfd, const char *name)
     unlinkat(dfd, name, AT_REMOVEDIR);
 }
 
-/* The process a build directory belongs to has exited. */
-static bool build_dir_orphaned(const char *name)
+/* The process a build directory (prefix<pid>-...) belongs to has exited. */
+static bool build_dir_orphaned(const char *name, const char *prefix)
 {
-    if (strncmp(name, BUILD_DIR_PREFIX, sizeof BUILD_DIR_PREFIX - 1) != 0)
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0)
         return false;
     char *end;
-    long pid = strtol(name + sizeof BUILD_DIR_PREFIX - 1, &end, 10);
+    long pid = strtol(name + n, &end, 10);
     return end[0] == '-' && pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+void cs_build_dir_sweep(int parent, const char *prefix)
+{
+    int fd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (build_dir_orphaned(e->d_name, prefix) && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+            remove_build_dir(dirfd(d), e->d_name);
+    }
+    closedir(d);
 }
 
 /* Temporary files of stores that were killed halfway, and build directories
@@ -425,7 +445,7 @@ static void sweep_leftovers(int dfd)
         struct stat st;
         if (e->d_name[0] != '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
-        if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name))
+        if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name, BUILD_DIR_PREFIX))
             remove_build_dir(dirfd(d), e->d_name);
         else if (S_ISREG(st.st_mode) && n >= 5 && strcmp(e->d_name + n - 4, ".tmp") == 0 &&
                  st.st_mtime < now - STALE_TEMP_SECONDS)
@@ -861,7 +881,7 @@ long cs_cache_clear(cs_cache *c)
                         st.st_mtime < time(NULL) - STALE_TEMP_SECONDS;
             if ((entry || temp) && unlinkat(dirfd(d), e->d_name, 0) == 0)
                 removed++;
-            else if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name)) {
+            else if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name, BUILD_DIR_PREFIX)) {
                 remove_build_dir(dirfd(d), e->d_name);
                 removed++;
             }

@@ -181,6 +181,9 @@ typedef struct {
 int cs_build_dir_make(cs_build_dir *b, int parent, const char *parent_path, const char *prefix);
 /* Removes it and the flat files in it. */
 void cs_build_dir_remove(cs_build_dir *b);
+/* Removes the build directories prefix<pid>-* in parent, owned by this user,
+ * whose process is gone. */
+void cs_build_dir_sweep(int parent, const char *prefix);
 /* A new build directory inside the cache (cs_build_dir_remove removes it);
  * one left by a killed process is removed by the next cs_cache_open. -1
  * without a cache. */

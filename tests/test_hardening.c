@@ -1075,3 +1075,34 @@ Test(hardening, a_refused_render_creates_no_output_directory)
         rmdir(out);
     }
 }
+
+/* Without a cache the build goes to $TMPDIR; what a killed run left there
+ * goes at the next compile (issue 16, 9). */
+Test(hardening, a_killed_runs_build_directory_in_tmpdir_is_swept_by_the_next)
+{
+    char tmp[512], orphan[700], file[800], live[700];
+    in_root(tmp, sizeof tmp, "tmp");
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    pid_t dead = fork();
+    cr_assert_geq(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    snprintf(orphan, sizeof orphan, "%s/cartsim-build-%ld-0badf00d", tmp, (long)dead);
+    snprintf(live, sizeof live, "%s/cartsim-build-%ld-00c0ffee", tmp, (long)getpid());
+    cr_assert_eq(mkdir(orphan, 0700), 0);
+    cr_assert_eq(mkdir(live, 0700), 0);
+    snprintf(file, sizeof file, "%s/kernel.c", orphan);
+    write_bytes(file, "int x;", 6);
+    setenv("TMPDIR", tmp, 1);
+    const char *const args[] = {"run", "--no-cache", "--backend", "cpu", "--envs", "2", "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 60, &msg);
+    unsetenv("TMPDIR");
+    cr_expect_eq(status, 0, "%s", msg);
+    free(msg);
+    struct stat st;
+    cr_expect_neq(stat(orphan, &st), 0, "the build directory of a process that is gone stays");
+    cr_expect_eq(stat(live, &st), 0, "a live process's build directory was removed");
+    rmdir(live);
+}
