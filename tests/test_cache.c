@@ -781,7 +781,7 @@ Test(cache, stores_evict_the_least_recently_used_down_to_the_bound)
     c.max_bytes = 0;   /* no bound while filling */
     char keys[4][33];
     for (int k = 0; k < 4; k++) {
-        char text[16];
+        char text[24];
         snprintf(text, sizeof text, "kernel %d", k);
         key_of(text, keys[k]);
         cr_assert_eq(cs_cache_store(&c, keys[k], ".so", built, path, sizeof path), 0, "%s", c.warning);
