@@ -1106,3 +1106,21 @@ Test(hardening, a_killed_runs_build_directory_in_tmpdir_is_swept_by_the_next)
     cr_expect_eq(stat(live, &st), 0, "a live process's build directory was removed");
     rmdir(live);
 }
+
+/* An interrupt during the compile is an interrupt, whatever the backend asked:
+ * never "the C compiler failed ... running the interpreter" (issue 16, 9). */
+Test(hardening, an_interrupted_compile_is_reported_as_such_not_as_a_fallback)
+{
+    static volatile sig_atomic_t interrupted = 1;   /* as if Ctrl-C came while compiling */
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_AUTO;
+    cfg.no_cache = true;
+    cfg.interrupt = &interrupted;
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_expect_eq(s, CS_ERR_INTERRUPTED, "%s: %s", cs_status_string(s), cs_env_error(env));
+    cr_expect(strstr(cs_env_error(env), "interrupted while compiling"), "%s", cs_env_error(env));
+    cs_env_close(env);
+}
