@@ -14,7 +14,7 @@ WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # CFLAGS is the user's (optimization, sanitizers); CS_CFLAGS is what the
 # project needs whatever CFLAGS says.
 CFLAGS  ?= -O2 -g
-CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -I$(BUILD)/gen
+CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -Itrain -I$(BUILD)/gen
 LDLIBS  = -lm -ldl -lpthread
 
 # The CUDA headers are optional: without them the cuda backend builds as "unavailable".
@@ -53,9 +53,9 @@ CS_CFLAGS += -DCS_HAVE_STB
 endif
 endif
 
-# The floors (DESIGN.md): the library is jit/, sim/, agents/ and render/; the
+# The floors (DESIGN.md): the library is jit/, agents/, sim/, train/ and render/; the
 # program (cli/) sits on top of it.
-LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wildcard render/*.c)
+LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wildcard train/*.c) $(wildcard render/*.c)
 CLI_SRC  = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
 PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h
@@ -76,25 +76,35 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/built
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run test check asan deps install clean bench fuzz fuzz-build
+.PHONY: all run test check asan deps install clean bench fuzz fuzz-build FORCE
+
+# The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
+# libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
+cs_version_part = $(shell sed -n 's/^\#define CS_VERSION_$(1) \([0-9]*\)$$/\1/p' sim/cartsim.h)
+CS_VERSION := $(call cs_version_part,MAJOR).$(call cs_version_part,MINOR).$(call cs_version_part,PATCH)
+SONAME     := libcartsim.so.$(call cs_version_part,MAJOR)
 
 all: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example
 
 # run and test install the packages first, then build in a second make, which
 # reads this file again and so finds the optional libraries just installed.
+# The second make builds in parallel, a job per core.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	$(BUILD)/cartsim --envs 2048 --steps 10000 --unroll 10
 
 test: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
 	@$(MAKE) --no-print-directory check
 
 # The suite without the package check; its kernels go to a cache of its own
 # under $(BUILD), not the user's.
-check: $(BUILD)/libcartsim.a $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
+check: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
 	@mkdir -p -m 700 $(BUILD)/test-cache
 	XDG_CACHE_HOME=$(CURDIR)/$(BUILD)/test-cache CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
-		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example \
+		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example CARTSIM_LIB=$(CURDIR)/$(BUILD)/libcartsim.so \
 		$(BUILD)/test_suite --jobs 2 $(TEST_ARGS)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
@@ -103,25 +113,48 @@ asan: deps
 		LDFLAGS="-fsanitize=address,undefined" test TEST_ARGS="$(TEST_ARGS)"
 
 # Install what the build needs from Debian, as root or through sudo; otherwise
-# stop with the exact command to run.
+# stop with the exact command to run. Another apt or dpkg at work holds the
+# lock: wait for it (up to APT_LOCK_WAIT seconds) rather than fail.
+APT_LOCK_WAIT ?= 600
+APT_GET = apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_WAIT)
+# apt-get update takes the package lists' lock without waiting (apt 2.6 honours
+# the timeout for dpkg's lock only): it tries again while another apt holds it.
+# $(1) is "sudo" or nothing. Any other failure is said and the install goes on.
+apt_update = w=0; while ! out=$$($(1) $(APT_GET) update -qq 2>&1); do \
+		case "$$out" in *lock*) [ $$w -lt $(APT_LOCK_WAIT) ] || break; sleep 5; w=$$((w + 5));; \
+		*) echo "$$out" >&2; break;; esac; done
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-		cmd="apt-get install -y --no-install-recommends$$missing"; \
+		cmd="$(APT_GET) install -y --no-install-recommends$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; \
-			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$cmd) >/dev/null || exit 1; \
+			$(call apt_update,); DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null || exit 1; \
 		elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then \
-			sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null || exit 1; \
+			$(call apt_update,sudo); sudo DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null || exit 1; \
 		else echo "cartsim needs:$$missing"; echo "run: sudo apt-get update && sudo $$cmd"; exit 1; fi; \
 	fi
 
-$(BUILD)/%.o: %.c
+# The configuration the objects were compiled with (compiler, flags, which
+# optional libraries were found), rewritten only when it changes: objects
+# depend on it, so a build after `make test` installed SDL2 or inih, or with
+# other CFLAGS, compiles everything again instead of keeping stale objects.
+# The build folder's own path is left out: BUILD=build and BUILD=$(CURDIR)/build
+# (the install test's) are the same build. Expanded here, once: a target's
+# own flags (cli/dist.o's MPI) must not leak into it.
+BUILD_CONFIG := $(CC) $(filter-out -I$(BUILD)/gen,$(CS_CFLAGS)) $(CFLAGS) $(LDFLAGS) $(LDLIBS) $(MPI_CFLAGS) $(CLI_LDLIBS)
+$(BUILD)/gen/flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(BUILD_CONFIG)' | cmp -s - $@ || echo '$(BUILD_CONFIG)' > $@
+
+FORCE:
+
+$(BUILD)/%.o: %.c $(BUILD)/gen/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/flags
 	$(CC) $(CS_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # The headers every generated kernel starts with, as one string.
@@ -142,8 +175,12 @@ $(BUILD)/gen/builtin_envs.c: $(wildcard envs/*.env)
 $(BUILD)/libcartsim.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/libcartsim.so: $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/libcartsim.so.$(CS_VERSION): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libcartsim.so: $(BUILD)/libcartsim.so.$(CS_VERSION)
+	ln -sf libcartsim.so.$(CS_VERSION) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 $(BUILD)/cartsim: $(CLI_OBJ) $(BUILD)/libcartsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
@@ -160,10 +197,12 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 		$(DESTDIR)$(PREFIX)/share/cartsim/envs
 	install -m 755 $(BUILD)/cartsim $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libcartsim.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libcartsim.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcartsim.so.$(CS_VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libcartsim.so.$(CS_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libcartsim.so
 	install -m 644 sim/cartsim.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 envs/*.env $(DESTDIR)$(PREFIX)/share/cartsim/envs/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LDLIBS)|' -e 's|@VERSION@|$(shell sed -n 's/.*CS_VERSION_STRING "\(.*\)"/\1/p' sim/cartsim.h)|' \
+	sed -e 's|@LIBS@|$(LDLIBS)|' -e 's|@VERSION@|$(CS_VERSION)|' \
 		sim/cartsim.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cartsim.pc
 
 # The benchmark suite (not part of `make test`): the seed paper's experiments, the

@@ -1,6 +1,8 @@
 /* Agents: policies declared as graph fragments that the compiler fuses into
- * the step kernel (each sets program->policy[k] for every input k), and the
- * trainers that search their weights with whole-population rollouts.
+ * the step kernel (each sets program->policy[k] for every input k), their
+ * weights' starting values and the noise they come from. This floor sits
+ * below sim/ (env.c builds a fragment into every kernel); the trainers that
+ * drive whole-population rollouts live a floor above sim/, in train/.
  *
  * Policies read the observation of the state before the step (p->obs, over
  * CARRIED leaves). A policy's weights are PARAM leaves, one per weight, so
@@ -58,39 +60,5 @@ enum { CS_NOISE_ES = 1, CS_NOISE_CEM = 2, CS_NOISE_INIT = 3, CS_NOISE_RESET = 4,
 void cs_gaussian(uint64_t seed, unsigned stream, uint64_t row, double *out, unsigned n);
 /* A 64-bit seed derived from (seed, stream, index): resets of generation g. */
 uint64_t cs_seed_mix(uint64_t seed, unsigned stream, uint64_t index);
-
-/* es.c, cem.c: population searches over `dim` weights, as ask and tell. */
-typedef struct {
-    cs_algo algo;
-    unsigned dim;
-    int64_t pop;
-    uint64_t seed;
-    int64_t generation;          /* generations told so far */
-    double *mean;                /* [dim] the current policy */
-    double *noise;               /* [pop][dim] this generation's (ES: [pop / 2]) */
-    double *fitness_rank;        /* [pop] scratch */
-    int64_t *order;              /* [pop] scratch */
-    /* ES: OpenAI's (Salimans et al. 2017) with Adam on the mean */
-    double sigma, learning_rate, weight_decay;
-    double *adam_m, *adam_v;
-    /* CEM */
-    double *std;                 /* [dim] */
-    double elite_fraction, extra_std;
-    int64_t extra_decay;         /* generations over which the extra noise fades */
-} cs_search;
-
-int cs_search_init(cs_search *s, const cs_train_config *tc, unsigned dim, int64_t pop, const double *start);
-void cs_search_free(cs_search *s);
-/* The population's weights for this generation: w[k * pop + i]. */
-void cs_search_ask(cs_search *s, double *w);
-/* fitness[i] of member i (NaN ranks last); updates the mean. */
-void cs_search_tell(cs_search *s, const double *fitness);
-
-void cs_es_ask(cs_search *s, double *w);
-void cs_es_tell(cs_search *s, const double *fitness);
-void cs_cem_ask(cs_search *s, double *w);
-void cs_cem_tell(cs_search *s, const double *fitness);
-/* Indices of fitness sorted from best to worst (NaN last, ties by index). */
-void cs_rank_order(const double *fitness, int64_t n, int64_t *order);
 
 #endif

@@ -157,14 +157,13 @@ static size_t param_name_len(const char *p)
  * nothing is compiled); else the exit status, the message after `where`. */
 static int parses(const cs_config *c, const char *where)
 {
-    char *text = NULL, *error = NULL;
-    cs_status st = cs_dump(c, "parse", "text", &text, &error);
+    char *text = NULL, error[1024];
+    cs_status st = cs_dump(c, "parse", "text", &text, error, sizeof error);
     int rc = 0;
     if (st != CS_OK)
         rc = cli_error(cli_status_exit(st) == CLI_EXIT_OK ? CLI_EXIT_FAIL : cli_status_exit(st), "%s: %s", where,
-                       error && *error ? error : cs_status_string(st));
+                       error);
     free(text);
-    free(error);
     return rc;
 }
 
@@ -183,10 +182,9 @@ static int check_names(const cli_args *a)
     char where[1024];
     snprintf(where, sizeof where, "%s:%d", loaded_path, line_of[OPT_ENV]);
     if (!env_from_file) {
-        char *text = NULL, *error = NULL;
-        cs_status st = cs_dump(&c, "parse", "text", &text, &error);
+        char *text = NULL;
+        cs_status st = cs_dump(&c, "parse", "text", &text, NULL, 0);
         free(text);
-        free(error);
         if (st != CS_OK)
             return 0;   /* the flag's environment: the subcommand says why */
     } else {

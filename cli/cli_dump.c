@@ -16,23 +16,22 @@ int cli_dump(cli_args *a)
     int prc = cli_policy_prepare(a, &pol);
     if (prc)
         return prc;
-    char *text = NULL, *error = NULL;
+    char *text = NULL, error[1024];
     if (!strcmp(a->format, "cubin")) {
         /* The compiled CUDA kernel, as NVRTC writes it: binary, no newline. */
         void *cubin = NULL;
         size_t size = 0;
-        cs_status st = cs_dump_cubin(&a->cfg, a->arch, &cubin, &size, &error);
+        cs_status st = cs_dump_cubin(&a->cfg, a->arch, &cubin, &size, error, sizeof error);
         cli_policy_free(&pol);
         int rc = st != CS_OK ? cli_lib_error(st, error) : cli_stdout_write(cubin, size) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
         free(cubin);
-        free(error);
         return rc;
     }
     if (a->arch) {
         cli_policy_free(&pol);
         return cli_error(CLI_EXIT_USAGE, "--arch goes with --format cubin");
     }
-    cs_status st = cs_dump(&a->cfg, a->after, a->format, &text, &error);
+    cs_status st = cs_dump(&a->cfg, a->after, a->format, &text, error, sizeof error);
     cli_policy_free(&pol);
     int rc;
     if (st != CS_OK) {
@@ -48,6 +47,5 @@ int cli_dump(cli_args *a)
         rc = ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     }
     free(text);
-    free(error);
     return rc;
 }

@@ -46,7 +46,9 @@ int cs_parse_override(const char *text, cs_param_override *out, char *err, size_
 
 /* Parses a whole .env source (not NUL-terminated: len counts). On success
  * *out is a finished program (cs_program_finish done) and 0 is returned; on
- * failure -1 with "file:line:col: message" in err and *out NULL. */
+ * failure -1 with "file:line:col: message" in err and *out NULL, or -2 when
+ * the overrides are at fault (an unknown parameter, named with the list of
+ * the file's params; a const; one overridden twice). */
 int cs_parse(const char *src, size_t len, const char *filename, cs_type real,
              const cs_param_override *overrides, unsigned n_overrides,
              cs_program **out, char *err, size_t err_size);

@@ -171,6 +171,7 @@ typedef struct {
     const cs_param_override *ov;
     unsigned n_ov;
     bool *ov_used;
+    bool ov_failed;       /* the failure is the caller's override, not the source */
 
     char *err;
     size_t err_size;
@@ -235,6 +236,20 @@ static _Noreturn void fail_plain(parser *P, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     write_error(P, false, 0, fmt, ap);
+    va_end(ap);
+    longjmp(P->fail, 1);
+}
+
+/* The caller's overrides are at fault, not the file: the message names no
+ * file, and cs_parse says so by returning -2. */
+static _Noreturn void fail_override(parser *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static _Noreturn void fail_override(parser *P, const char *fmt, ...)
+{
+    P->ov_failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    if (P->err && P->err_size)
+        vsnprintf(P->err, P->err_size, fmt, ap);
     va_end(ap);
     longjmp(P->fail, 1);
 }
@@ -1907,6 +1922,7 @@ static void check_overrides(parser *P)
             continue;
         const char *name = P->ov[k].name;
         sym *y = lookup(P, name, strlen(name));
+        P->ov_failed = true;
         if (y && y->kind == SYM_CONST)
             fail_at(P, y->pos, "'%s' is a const and cannot be overridden (only params can)", name);
         char list[320] = "";
@@ -1919,8 +1935,8 @@ static void check_overrides(parser *P)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", q->name);
         }
         if (!P->params)
-            fail_plain(P, "unknown parameter '%s' (this environment has no params)", name);
-        fail_plain(P, "unknown parameter '%s' (params: %s)", name, list);
+            fail_override(P, "unknown parameter '%s' (this environment has no params)", name);
+        fail_override(P, "unknown parameter '%s' (params: %s)", name, list);
     }
 }
 
@@ -1982,13 +1998,13 @@ static void check_override_list(parser *P)
     for (unsigned k = 0; k < P->n_ov; k++) {
         const cs_param_override *o = &P->ov[k];
         if (!memchr(o->name, 0, sizeof o->name) || !o->name[0])
-            fail_plain(P, "override %u has no valid name", k);
+            fail_override(P, "override %u has no valid name", k);
         bool ok = o->is_range ? isfinite(o->low) && isfinite(o->high) && o->low <= o->high : isfinite(o->value);
         if (!ok)
-            fail_plain(P, "override of '%s': the value must be finite (and low <= high for a range)", o->name);
+            fail_override(P, "override of '%s': the value must be finite (and low <= high for a range)", o->name);
         for (unsigned j = 0; j < k; j++)
             if (!strcmp(P->ov[j].name, o->name))
-                fail_plain(P, "parameter '%s' is overridden twice", o->name);
+                fail_override(P, "parameter '%s' is overridden twice", o->name);
     }
 }
 
@@ -2052,7 +2068,7 @@ int cs_parse(const char *src, size_t len, const char *filename, cs_type real,
     free(P.targets);
     if (rc) {
         cs_program_free(P.p);
-        return -1;
+        return P.ov_failed ? -2 : -1;
     }
     *out = P.p;
     return 0;

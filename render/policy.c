@@ -83,9 +83,10 @@ cs_status render_policy_open(const char *spec, cs_env *env, uint64_t seed, rende
     }
     p->rule = render_find_rule(&p->info);
     if (kind == RENDER_POLICY_HEURISTIC && (!p->rule || !p->rule->heuristic)) {
-        render_policy_close(p);
-        return cs_say(err, err_size, CS_ERR_UNAVAILABLE, "no heuristic policy for environment '%s'",
-                            p->info.name ? p->info.name : "?");
+        cs_say(err, err_size, CS_ERR_UNAVAILABLE, "no heuristic policy for environment '%s'",
+               p->info.name ? p->info.name : "?");
+        render_policy_close(p);   /* after the message: it names p's environment */
+        return CS_ERR_UNAVAILABLE;
     }
     p->rng = seed ^ UINT64_C(0x6a09e667f3bcc909);
     size_t n = (size_t)p->info.num_envs;

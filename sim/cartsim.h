@@ -20,13 +20,13 @@
  *             return 1;
  *         }
  *         cs_env_reset(env, 42);
- *         int actions[8];
+ *         int32_t actions[8];
  *         double total = 0;
  *         for (int t = 0; t < 100; t++) {
  *             const float *obs = cs_env_obs(env);        // [obs_dim][num_envs]
  *             for (int i = 0; i < 8; i++)
  *                 actions[i] = obs[2 * 8 + i] > 0;       // push toward the pole's lean
- *             cs_env_step(env, actions);
+ *             cs_env_step_discrete(env, actions);
  *             for (int i = 0; i < 8; i++)
  *                 total += cs_env_rewards(env)[i];
  *         }
@@ -38,8 +38,15 @@
  *     }
  *
  * Conventions: every function returns a cs_status (or a value that cannot
- * fail); on failure the handle keeps a message, cs_env_error(). The library
- * never prints and never exits. Buffers are struct-of-arrays: component k of
+ * fail). The library never prints and never exits. Where the message of a
+ * failure goes:
+ *   - a call on a handle (cs_env, cs_renderer) keeps it on the handle:
+ *     cs_env_error(), cs_renderer_error(); the opening calls hand out a
+ *     handle holding the message even when they fail;
+ *   - a call without a handle (cs_dump, cs_train, cs_policy_load,
+ *     cs_config_set, ...) writes it into the caller's buffer, its last two
+ *     parameters `char *err, size_t err_size`: NUL-terminated, cut to fit,
+ *     "" on success; err NULL or err_size 0: no message. Nothing to free. Buffers are struct-of-arrays: component k of
  * environment i is at [k * num_envs + i]. Returned pointers stay valid until
  * the next call on the same handle. A handle is used by one thread at a time;
  * different handles are independent.
@@ -54,6 +61,13 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Every function this header declares is exported from libcartsim.so, and
+ * nothing else is: the library is compiled with -fvisibility=hidden, and a
+ * declaration seen here gives its definition default visibility. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
 #endif
 
 #define CS_VERSION_MAJOR 0
@@ -194,12 +208,26 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
 /* Every environment starts a fresh episode drawn from `seed`. */
 cs_status cs_env_reset(cs_env *env, uint64_t seed);
 
-/* One step of every environment. `actions`: int32_t[num_envs] for discrete
- * spaces, float[action_dim][num_envs] for box spaces. */
+/* One step of every environment. The element type of `actions` depends on
+ * the environment (cs_env_info.discrete): int32_t[num_envs], each in
+ * [0, n_actions), for discrete spaces; float[action_dim][num_envs] (finite)
+ * for box spaces. The typed entry points below check the type against the
+ * environment first (CS_ERR_ARGUMENT naming the right one); prefer them. */
 cs_status cs_env_step(cs_env *env, const void *actions);
+cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions);   /* [num_envs] */
+cs_status cs_env_step_box(cs_env *env, const float *actions);          /* [action_dim][num_envs] */
+/* The same as doubles, converted to float (the actions' type in the batch). */
+cs_status cs_env_step_box_f64(cs_env *env, const double *actions);     /* [action_dim][num_envs] */
 
 const float *cs_env_obs(cs_env *env);            /* [obs_dim][num_envs] */
 const float *cs_env_final_obs(cs_env *env);      /* same-step mode: obs that ended an episode */
+/* The same observations a row per environment, [num_envs][obs_dim] (obs of
+ * environment i at out[i * obs_dim ...], as neural-network frameworks take a
+ * batch), copied into out, which holds out_count floats (at least num_envs x
+ * obs_dim). The batch itself stays [obs_dim][num_envs]: the transpose is made
+ * by this call only, so rollouts are as fast as before. */
+cs_status cs_env_obs_rows(cs_env *env, float *out, size_t out_count);
+cs_status cs_env_final_obs_rows(cs_env *env, float *out, size_t out_count);
 const double *cs_env_rewards(cs_env *env);       /* [num_envs] */
 const uint8_t *cs_env_terminated(cs_env *env);   /* [num_envs] */
 const uint8_t *cs_env_truncated(cs_env *env);    /* [num_envs] */
@@ -243,14 +271,16 @@ cs_status cs_env_checksum_part(cs_env *env, unsigned part, uint64_t *h);
  * to run ("parse", "fold", "concat", "dce"; NULL: all of them); `format` is
  * "text" (graph, partition into kernels with the reason for each boundary),
  * "dot" (Graphviz), "c" or "cuda" (the generated source). On CS_OK *text is
- * malloc'ed, else *error is; free() whichever is set. */
-cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char **error);
+ * malloc'ed: free() it. */
+cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char *err,
+                  size_t err_size);
 
 /* The compiled CUDA kernel (a cubin, binary) for `arch` ("sm_90", or NULL:
  * the device's own). Needs NVRTC, not a GPU. An architecture NVRTC does not
  * know is CS_ERR_ARGUMENT (never PTX instead). On CS_OK *cubin is malloc'ed
- * and holds *size bytes, else *error is; free() whichever is set. */
-cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char **error);
+ * (free() it) and holds *size bytes. */
+cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char *err,
+                        size_t err_size);
 
 /* ---- CUDA callers: the batch where it lives ----
  *
@@ -449,23 +479,24 @@ typedef struct {
 } cs_train_result;
 
 /* Trains a policy for cfg's environment (cfg->num_envs and cfg->policy are
- * set by the trainer). On failure returns the status with a message in
- * error (error_size bytes) and out->weights NULL. */
-cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, char *error,
-                   size_t error_size);
+ * set by the trainer). On failure out->weights is NULL. */
+cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, char *err,
+                   size_t err_size);
 
 /* `episodes` fresh episodes of env's policy with `weights` (n_weights of
  * them, set in every environment; NULL: the weights each has), in rounds of
  * num_envs from resets seeded `seed`, `seed` + 1, ...: returns[e] is episode
- * e's whole return. Needs a max_steps. The handle's state and weights change. */
+ * e's whole return. Needs a max_steps. The handle's state and weights change.
+ * A trainer's call that borrows the handle: its message goes to err, as a
+ * call without a handle's does, not to cs_env_error(). */
 cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                      char *error, size_t error_size);
+                      char *err, size_t err_size);
 /* cs_evaluate over several processes: env is this process's slice
  * (cs_config.first_env, num_envs) of a batch of global_envs environments,
  * and returns[e] comes out the same in every process, equal to cs_evaluate
  * on the whole batch: episode e runs on environment e % global_envs. */
 cs_status cs_evaluate_split(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                            int64_t global_envs, const cs_split *split, char *error, size_t error_size);
+                            int64_t global_envs, const cs_split *split, char *err, size_t err_size);
 
 /* Policy files (docs/policy_format.md): plain text naming the environment,
  * the architecture and the weights, with a checksum. */
@@ -477,10 +508,10 @@ typedef struct {
 } cs_policy_file;
 
 cs_status cs_policy_save(const char *path, const char *env, const char *policy, unsigned n_weights,
-                         const double *weights, char *error, size_t error_size);
+                         const double *weights, char *err, size_t err_size);
 /* CS_ERR_NOT_FOUND, CS_ERR_ARGUMENT (not a regular file: a FIFO, a directory, ...,
  * or unreadable), CS_ERR_IO, or CS_ERR_PARSE for a damaged file. */
-cs_status cs_policy_load(const char *path, cs_policy_file *out, char *error, size_t error_size);
+cs_status cs_policy_load(const char *path, cs_policy_file *out, char *err, size_t err_size);
 void cs_policy_file_free(cs_policy_file *f);
 
 /* ---- Settings by name and configuration files ----
@@ -535,6 +566,10 @@ size_t cs_config_file_count(const cs_config_file *f);
 const cs_config_entry *cs_config_file_entry(const cs_config_file *f, size_t i);   /* in file order; NULL past the end */
 const cs_config_entry *cs_config_file_get(const cs_config_file *f, const char *section, const char *key);
 void cs_config_file_free(cs_config_file *f);    /* NULL is fine */
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

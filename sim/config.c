@@ -78,6 +78,7 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
         backends[i] = cs_backend_name((cs_backend)i);
     for (int i = 0; i < CS_FUSION_COUNT; i++)
         fusions[i] = cs_fusion_name((cs_fusion)i);
+    cs_say(err, err_size, CS_OK, "%s", "");   /* "" on success, as every call without a handle */
 
     char tmp[1];
     if (!err || !err_size) {

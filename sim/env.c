@@ -18,6 +18,7 @@
 #include "env_source.h"
 #include "jit.h"
 #include "pool.h"
+#include "status.h"
 
 struct cs_env {
     char error[1024];
@@ -44,6 +45,7 @@ struct cs_env {
     void **carried, **params, **inputs;
     int *segstep;
     float *obs, *final_obs;
+    float *box_actions;                 /* cs_env_step_box_f64's doubles as floats, allocated on first use */
     double *reward, *seg_return, *return_sum;
     uint8_t *terminated, *truncated, *pending;
     long long *segments, *nonfinite;
@@ -419,7 +421,7 @@ static cs_status build_program(cs_env *env, const cs_config *cfg, const char *af
                       (unsigned)cfg->n_params, &p, msg, sizeof msg);
     cs_env_source_free(&src);
     if (rc)
-        return fail(env, CS_ERR_PARSE, "%s", msg);
+        return fail(env, rc == -2 ? CS_ERR_ARGUMENT : CS_ERR_PARSE, "%s", msg);
     if ((s = cs_agent_build(p, cfg->policy, &env->first_weight, &env->n_weights, msg, sizeof msg)) != CS_OK ||
         cs_program_bind_policy(p)) {
         cs_program_free(p);
@@ -664,6 +666,7 @@ void cs_env_close(cs_env *env)
     free(env->lane_return);
     free(env->lane_episodes);
     free(env->device_actions);
+    free(env->box_actions);
     cs_program_free(env->prog);
     free(env);
 }
@@ -1010,6 +1013,50 @@ cs_status cs_env_step(cs_env *env, const void *actions)
     return step_lanes(env, false);
 }
 
+/* The typed steps: the element type is checked against the action space
+ * before any element is read. */
+static cs_status action_kind_is(cs_env *env, bool discrete, const char *function)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    const cs_program *p = env->prog;
+    if ((p->action_kind == CS_ACTION_DISCRETE) == discrete)
+        return CS_OK;
+    if (p->action_kind == CS_ACTION_DISCRETE)
+        return fail(env, CS_ERR_ARGUMENT, "%s: this environment's actions are discrete (int32_t[num_envs] in [0, %u)): "
+                    "use cs_env_step_discrete", function, p->n_actions);
+    return fail(env, CS_ERR_ARGUMENT, "%s: this environment's actions are a box (float[%u][num_envs]): use "
+                "cs_env_step_box or cs_env_step_box_f64", function, p->n_inputs);
+}
+
+cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions)
+{
+    cs_status s = action_kind_is(env, true, "cs_env_step_discrete");
+    return s != CS_OK ? s : cs_env_step(env, actions);
+}
+
+cs_status cs_env_step_box(cs_env *env, const float *actions)
+{
+    cs_status s = action_kind_is(env, false, "cs_env_step_box");
+    return s != CS_OK ? s : cs_env_step(env, actions);
+}
+
+cs_status cs_env_step_box_f64(cs_env *env, const double *actions)
+{
+    cs_status s = action_kind_is(env, false, "cs_env_step_box_f64");
+    if (s != CS_OK)
+        return s;
+    if (!actions)
+        return fail(env, CS_ERR_ARGUMENT, "actions is NULL");
+    size_t count = (size_t)env->n * env->prog->n_inputs;
+    if (!env->box_actions && !(env->box_actions = malloc((count ? count : 1) * sizeof *env->box_actions)))
+        return fail(env, CS_ERR_NOMEM, "out of memory for the actions");
+    for (size_t k = 0; k < count; k++)
+        env->box_actions[k] = (float)actions[k];   /* a double beyond float's range becomes inf: refused */
+    return cs_env_step(env, env->box_actions);
+}
+
 static cs_status host_batch(cs_env *env)
 {
     return fail(env, CS_ERR_UNAVAILABLE, "the batch lives on the host on the %s backend: device buffers exist only "
@@ -1076,6 +1123,38 @@ const float *cs_env_final_obs(cs_env *env) { return host_buffer(env, CS_BUF_FINA
 const double *cs_env_rewards(cs_env *env) { return host_buffer(env, CS_BUF_REWARD, env ? env->reward : NULL); }
 const uint8_t *cs_env_terminated(cs_env *env) { return host_buffer(env, CS_BUF_TERMINATED, env ? env->terminated : NULL); }
 const uint8_t *cs_env_truncated(cs_env *env) { return host_buffer(env, CS_BUF_TRUNCATED, env ? env->truncated : NULL); }
+
+/* Observations a row per environment: the transpose of the batch's own
+ * [obs_dim][num_envs], made only when asked (the kernels keep theirs). */
+static cs_status obs_rows(cs_env *env, cs_buf b, float *out, size_t out_count)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    unsigned d = env->prog->n_obs;
+    size_t n = (size_t)env->n;
+    if (!out)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    if (out_count < n * d)
+        return fail(env, CS_ERR_ARGUMENT, "out holds %zu floats, fewer than num_envs x obs_dim = %zu", out_count, n * d);
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(b))) != CS_OK)
+        return s;
+    const float *obs = b == CS_BUF_OBS ? env->obs : env->final_obs;
+    for (size_t i = 0; i < n; i++)
+        for (unsigned k = 0; k < d; k++)
+            out[i * d + k] = obs[k * n + i];
+    return CS_OK;
+}
+
+cs_status cs_env_obs_rows(cs_env *env, float *out, size_t out_count)
+{
+    return obs_rows(env, CS_BUF_OBS, out, out_count);
+}
+
+cs_status cs_env_final_obs_rows(cs_env *env, float *out, size_t out_count)
+{
+    return obs_rows(env, CS_BUF_FINAL_OBS, out, out_count);
+}
 
 cs_status cs_env_get_state(cs_env *env, double *out)
 {
@@ -1258,11 +1337,13 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
 
 /* ---- the compiler's view, for `cartsim dump` ---- */
 
-cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char **error)
+cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, char **text, char *err,
+                  size_t err_size)
 {
-    if (!text || !error)
-        return CS_ERR_ARGUMENT;
-    *text = *error = NULL;
+    cs_say(err, err_size, CS_OK, "%s", "");
+    if (!text)
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "text is NULL");
+    *text = NULL;
     cs_env scratch;
     memset(&scratch, 0, sizeof scratch);
     cs_status s = cfg ? check_config(&scratch, cfg) : fail(&scratch, CS_ERR_ARGUMENT, "no configuration given");
@@ -1304,19 +1385,19 @@ cs_status cs_dump(const cs_config *cfg, const char *after, const char *format, c
         return CS_OK;
     }
     cs_text_free(&t);
-    *error = strdup(scratch.error[0] ? scratch.error : cs_status_string(s));
-    return s;
+    return cs_say(err, err_size, s, "%s", scratch.error[0] ? scratch.error : cs_status_string(s));
 }
 
 /* The cubin NVRTC makes of the CUDA dialect: no GPU needed, only NVRTC. With
  * no architecture given, the device's own (when there is one). */
-cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char **error)
+cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, size_t *size, char *err,
+                        size_t err_size)
 {
-    if (!cubin || !size || !error)
-        return CS_ERR_ARGUMENT;
+    cs_say(err, err_size, CS_OK, "%s", "");
+    if (!cubin || !size)
+        return cs_say(err, err_size, CS_ERR_ARGUMENT, "%s is NULL", cubin ? "size" : "cubin");
     *cubin = NULL;
     *size = 0;
-    *error = NULL;
     cs_env scratch;
     memset(&scratch, 0, sizeof scratch);
     cs_status s = cfg ? check_config(&scratch, cfg) : fail(&scratch, CS_ERR_ARGUMENT, "no configuration given");
@@ -1362,8 +1443,7 @@ cs_status cs_dump_cubin(const cs_config *cfg, const char *arch, void **cubin, si
         return CS_OK;
     }
     cs_cubin_free(&bin);
-    *error = strdup(scratch.error[0] ? scratch.error : cs_status_string(s));
-    return s;
+    return cs_say(err, err_size, s, "%s", scratch.error[0] ? scratch.error : cs_status_string(s));
 }
 
 /* ---- policy weights and per-environment results (agents/) ---- */

@@ -16,13 +16,13 @@ int main(void)
         return 1;
     }
     cs_env_reset(env, 42);
-    int actions[8];
+    int32_t actions[8];
     double total = 0;
     for (int t = 0; t < 100; t++) {
         const float *obs = cs_env_obs(env);        // [obs_dim][num_envs]
         for (int i = 0; i < 8; i++)
             actions[i] = obs[2 * 8 + i] > 0;       // push toward the pole's lean
-        cs_env_step(env, actions);
+        cs_env_step_discrete(env, actions);
         for (int i = 0; i < 8; i++)
             total += cs_env_rewards(env)[i];
     }

@@ -49,6 +49,101 @@ Test(api, info_describes_cartpole)
     cs_env_close(env);
 }
 
+/* A misspelled parameter is the caller's mistake, even for a built-in
+ * environment: an argument error naming it and the parameters there are. */
+Test(api, misspelled_parameter_is_an_argument_error_listing_the_parameters)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "cartpole";
+    cfg.backend = CS_BACKEND_INTERP;
+    cfg.params[cfg.n_params++] = "lenght=0.6";
+    cs_env *env = NULL;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_ARGUMENT, "%s", env ? cs_env_error(env) : "");
+    const char *msg = cs_env_error(env);
+    cr_expect(strstr(msg, "unknown parameter 'lenght'"), "%s", msg);
+    cr_expect(strstr(msg, "gravity") && strstr(msg, "length") && strstr(msg, "sutton_barto_reward"), "%s", msg);
+    cr_expect(!strstr(msg, ".env"), "no file prefix for a built-in environment: %s", msg);
+    cs_env_close(env);
+}
+
+/* What a neural-network framework takes: a row per environment. */
+Test(api, obs_rows_are_the_batch_a_row_per_environment)
+{
+    cs_env *env = open_env("acrobot", 5, CS_BACKEND_INTERP, CS_DTYPE_F64, CS_AUTORESET_SAME_STEP);
+    cr_assert_eq(cs_env_reset(env, 3), CS_OK);
+    int32_t actions[5] = {0, 1, 2, 1, 0};
+    for (int t = 0; t < 3; t++)
+        cr_assert_eq(cs_env_step(env, actions), CS_OK);
+    cs_env_info info;
+    cs_env_get_info(env, &info);
+    cr_assert_eq(info.obs_dim, 6);
+    float rows[5 * 6], final_rows[5 * 6];
+    cr_assert_eq(cs_env_obs_rows(env, rows, 5 * 6), CS_OK, "%s", cs_env_error(env));
+    const float *obs = cs_env_obs(env);
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 6; k++)
+            cr_assert_eq(rows[i * 6 + k], obs[k * 5 + i], "environment %d, component %d", i, k);
+    cr_assert_eq(cs_env_final_obs_rows(env, final_rows, 5 * 6), CS_OK);
+    const float *final_obs = cs_env_final_obs(env);
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 6; k++)
+            cr_assert_eq(memcmp(&final_rows[i * 6 + k], &final_obs[k * 5 + i], sizeof(float)), 0);
+    cr_assert_eq(cs_env_obs_rows(env, rows, 5 * 6 - 1), CS_ERR_ARGUMENT);
+    cr_assert(strstr(cs_env_error(env), "num_envs x obs_dim = 30"), "%s", cs_env_error(env));
+    cr_assert_eq(cs_env_obs_rows(env, NULL, 30), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_obs_rows(NULL, rows, 30), CS_ERR_ARGUMENT);
+    cs_env_close(env);
+}
+
+/* Typed actions: the element type is checked against the space before any
+ * element is read, and each typed step steps as cs_env_step does. */
+Test(api, typed_steps_check_the_action_type)
+{
+    cs_env *a = open_env("cartpole", 4, CS_BACKEND_INTERP, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+    cs_env *b = open_env("cartpole", 4, CS_BACKEND_INTERP, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+    cs_env_reset(a, 9);
+    cs_env_reset(b, 9);
+    int32_t discrete[4] = {1, 0, 1, 1};
+    cr_assert_eq(cs_env_step_discrete(a, discrete), CS_OK, "%s", cs_env_error(a));
+    cr_assert_eq(cs_env_step(b, discrete), CS_OK);
+    double sa[16], sb[16];
+    cs_env_get_state(a, sa);
+    cs_env_get_state(b, sb);
+    cr_assert_eq(memcmp(sa, sb, sizeof sa), 0);
+    float box[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+    double box64[4] = {0.5, 0.5, 0.5, 0.5};
+    cr_assert_eq(cs_env_step_box(a, box), CS_ERR_ARGUMENT);
+    cr_assert(strstr(cs_env_error(a), "discrete") && strstr(cs_env_error(a), "cs_env_step_discrete"), "%s",
+              cs_env_error(a));
+    cr_assert_eq(cs_env_step_box_f64(a, box64), CS_ERR_ARGUMENT);
+    int32_t out_of_range[4] = {0, 2, 0, 0};
+    cr_assert_eq(cs_env_step_discrete(a, out_of_range), CS_ERR_ARGUMENT);
+    cs_env_close(a);
+    cs_env_close(b);
+
+    cs_env *p32 = open_env("pendulum", 4, CS_BACKEND_INTERP, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+    cs_env *p64 = open_env("pendulum", 4, CS_BACKEND_INTERP, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+    cs_env_reset(p32, 2);
+    cs_env_reset(p64, 2);
+    cr_assert_eq(cs_env_step_discrete(p32, discrete), CS_ERR_ARGUMENT);
+    cr_assert(strstr(cs_env_error(p32), "box") && strstr(cs_env_error(p32), "cs_env_step_box"), "%s",
+              cs_env_error(p32));
+    float torque[4] = {-2.0f, 0.25f, 1.0f, 2.0f};
+    double torque64[4] = {-2.0, 0.25, 1.0, 2.0};
+    cr_assert_eq(cs_env_step_box(p32, torque), CS_OK, "%s", cs_env_error(p32));
+    cr_assert_eq(cs_env_step_box_f64(p64, torque64), CS_OK, "%s", cs_env_error(p64));
+    double s32[8], s64[8];   /* pendulum: th, thdot */
+    cs_env_get_state(p32, s32);
+    cs_env_get_state(p64, s64);
+    cr_assert_eq(memcmp(s32, s64, sizeof s32), 0, "doubles step as the floats they round to");
+    double huge[4] = {1e300, 0, 0, 0};
+    cr_assert_eq(cs_env_step_box_f64(p64, huge), CS_ERR_ARGUMENT, "beyond float's range");
+    cr_assert_eq(cs_env_step_box(p64, NULL), CS_ERR_ARGUMENT);
+    cs_env_close(p32);
+    cs_env_close(p64);
+}
+
 Test(api, reset_obs_is_the_state_in_float_and_in_range)
 {
     cs_env *env = open_env("cartpole", 100, CS_BACKEND_CPU, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
@@ -184,7 +279,7 @@ Test(api, errors_are_statuses_with_messages)
     cfg.num_envs = 4;
     cfg.params[0] = "no_such_param=1";
     cfg.n_params = 1;
-    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_PARSE);
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_ARGUMENT);
     cr_assert(strstr(cs_env_error(env), "no_such_param"), "%s", cs_env_error(env));
     cs_env_close(env);
     cfg.n_params = 0;
@@ -358,14 +453,15 @@ Test(api, make_install_gives_a_usable_library, .timeout = 120)
     if (strcmp(strrchr(build, '/') ? strrchr(build, '/') + 1 : build, "build"))
         cr_skip_test("install is checked by the normal build (this is %s)", build);
     cr_assert_not_null(mkdtemp(dest));
+    /* No PKG_CONFIG_SYSROOT_DIR: cartsim.pc finds its prefix from where it lies. */
     snprintf(cmd, sizeof cmd,
              "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C '%s' install BUILD='%s' PREFIX=/usr DESTDIR='%s' >/dev/null 2>&1 && "
-             "PKG_CONFIG_SYSROOT_DIR='%s' PKG_CONFIG_PATH='%s/usr/lib/pkgconfig' "
-             "cc '%s/tests/example.c' $(PKG_CONFIG_SYSROOT_DIR='%s' PKG_CONFIG_PATH='%s/usr/lib/pkgconfig' "
-             "pkg-config --cflags --libs cartsim) -o '%s/example' && "
+             "cc '%s/tests/example.c' $(PKG_CONFIG_PATH='%s/usr/lib/pkgconfig' pkg-config --cflags --libs cartsim) "
+             "-o '%s/example' && "
+             "readelf -d '%s/example' | grep -q 'NEEDED.*\\[libcartsim.so.%d\\]' && "
              "LD_LIBRARY_PATH='%s/usr/lib' '%s/example' | grep -q episodes && "
              "test -x '%s/usr/bin/cartsim' && test -f '%s/usr/share/cartsim/envs/cartpole.env'",
-             root(), build, dest, dest, dest, root(), dest, dest, dest, dest, dest, dest, dest);
+             root(), build, dest, root(), dest, dest, dest, CS_VERSION_MAJOR, dest, dest, dest, dest);
     int rc = system(cmd);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dest);
     cr_assert_eq(system(cmd), 0);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cartsim.h"
 
@@ -130,13 +131,13 @@ Test(api_abuse, null_everywhere)
     BAD(CS_OK, env, cs_env_step(env, actions));                   /* still usable */
     cs_env_close(env);
 
-    char *text = NULL, *error = NULL;
-    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", NULL, &error));
-    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", &text, NULL));
-    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(NULL, NULL, "text", &text, &error));
+    char *text = NULL, error[256];
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", NULL, error, sizeof error));
+    cr_expect_str_eq(error, "text is NULL");
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(NULL, NULL, "text", &text, error, sizeof error));
     cr_expect_null(text);
-    cr_expect_not_null(error);
-    free(error);
+    cr_expect_str_eq(error, "no configuration given");
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(NULL, NULL, "text", &text, NULL, 0));   /* no message wanted */
     report("null_everywhere");
 }
 
@@ -211,12 +212,12 @@ Test(api_abuse, configurations_out_of_range)
     cfg = config(CS_BACKEND_INTERP, 4);
     cfg.params[0] = "no_such_param=1";
     cfg.n_params = 1;
-    open_fails(&cfg, CS_ERR_PARSE, "an unknown parameter");
+    open_fails(&cfg, CS_ERR_ARGUMENT, "an unknown parameter");
     cfg.params[1] = "no_such_param=1";
     cfg.params[0] = "length=1";
     cfg.params[1] = "length=2";
     cfg.n_params = 2;
-    open_fails(&cfg, CS_ERR_PARSE, "a parameter overridden twice");
+    open_fails(&cfg, CS_ERR_ARGUMENT, "a parameter overridden twice");
 
     static const char *const bad_envs[] = {"", "no_such_env", "../../etc/passwd", "/nonexistent/x.env",
                                            "/dev/null", "/", "cartpole\n"};
@@ -302,24 +303,64 @@ Test(api_abuse, dump_arguments)
     cs_config cfg = config(CS_BACKEND_INTERP, 4);
     static const char *const bad_formats[] = {"", "TEXT", "png", "c\n", "cubin "};
     for (size_t k = 0; k < sizeof bad_formats / sizeof *bad_formats; k++) {
-        char *text = NULL, *error = NULL;
-        BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, bad_formats[k], &text, &error));
+        char *text = NULL, error[256] = "";
+        BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, bad_formats[k], &text, error, sizeof error));
         cr_expect_null(text);
-        cr_expect_not_null(error);
-        free(error);
+        cr_expect(error[0], "format '%s': no message", bad_formats[k]);
     }
     static const char *const bad_passes[] = {"", "nope", "fold ", "FOLD"};
     for (size_t k = 0; k < sizeof bad_passes / sizeof *bad_passes; k++) {
-        char *text = NULL, *error = NULL;
-        BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, bad_passes[k], "text", &text, &error));
+        char *text = NULL, error[256];
+        BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, bad_passes[k], "text", &text, error, sizeof error));
         cr_expect_null(text);
-        free(error);
     }
     cfg.num_envs = -5;
-    char *text = NULL, *error = NULL;
-    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", &text, &error));
-    free(error);
+    char *text = NULL, error[4];   /* a message cut to fit */
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump(&cfg, NULL, "text", &text, error, sizeof error));
+    cr_expect_eq(strlen(error), 3);
     report("dump_arguments");
+}
+
+/* Every call without a handle answers alike: a message in the caller's
+ * buffer on failure, "" on success, nothing to free. */
+Test(api_abuse, calls_without_a_handle_share_one_error_convention)
+{
+    char err[512];
+    cs_config cfg = config(CS_BACKEND_INTERP, 4);
+#define STALE() snprintf(err, sizeof err, "stale")
+    STALE();
+    cr_expect_eq(cs_config_set(&cfg, "envs", "8", err, sizeof err), CS_OK);
+    cr_expect_str_eq(err, "");
+    cr_expect_eq(cs_config_set(&cfg, "envs", "eight", err, sizeof err), CS_ERR_ARGUMENT);
+    cr_expect(err[0] && strcmp(err, "stale"), "%s", err);
+    STALE();
+    char *text = NULL;
+    cr_expect_eq(cs_dump(&cfg, "parse", "text", &text, err, sizeof err), CS_OK, "%s", err);
+    cr_expect_str_eq(err, "");
+    free(text);
+    cr_expect_eq(cs_dump(&cfg, "parse", "pdf", &text, err, sizeof err), CS_ERR_ARGUMENT);
+    cr_expect(strstr(err, "pdf"), "%s", err);
+    char path[] = "/tmp/cartsim-convention-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    double w[2] = {0.5, -0.5};
+    STALE();
+    cr_expect_eq(cs_policy_save(path, "cartpole", "linear", 2, w, err, sizeof err), CS_OK, "%s", err);
+    cr_expect_str_eq(err, "");
+    cr_expect_neq(cs_policy_save("/nonexistent/x.pol", "cartpole", "linear", 2, w, err, sizeof err), CS_OK);
+    cr_expect(strstr(err, "/nonexistent/x.pol"), "%s", err);
+    cs_policy_file pf;
+    STALE();
+    cr_expect_neq(cs_policy_load("/nonexistent/x.pol", &pf, err, sizeof err), CS_OK);
+    cr_expect(strstr(err, "/nonexistent/x.pol"), "%s", err);
+    cs_config_file *file = NULL;
+    STALE();
+    cr_expect_eq(cs_config_load(&cfg, "/nonexistent/x.ini", &file, err, sizeof err), CS_ERR_NOT_FOUND);
+    cr_expect(strstr(err, "/nonexistent/x.ini"), "%s", err);
+    cr_expect_eq(cs_config_set(&cfg, "envs", "eight", NULL, 0), CS_ERR_ARGUMENT, "no buffer: no message");
+#undef STALE
+    unlink(path);
 }
 
 Test(api_abuse, cubin_dump_arguments)
@@ -327,21 +368,18 @@ Test(api_abuse, cubin_dump_arguments)
     cs_config cfg = config(CS_BACKEND_INTERP, 4);
     void *cubin = NULL;
     size_t size = 0;
-    char *error = NULL;
-    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, "sm_90", NULL, &size, &error));
-    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, "sm_90", &cubin, NULL, &error));
-    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, "sm_90", &cubin, &size, NULL));
+    char error[256];
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, "sm_90", NULL, &size, error, sizeof error));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, "sm_90", &cubin, NULL, error, sizeof error));
     static const char *const bad_arches[] = {"", "sm_", "sm_9", "sm_x0", "compute_90", "sm_90 ", "sm_-1",
                                              "sm_99999999999999999999"};
     for (size_t k = 0; k < sizeof bad_arches / sizeof *bad_arches; k++) {
-        BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, bad_arches[k], &cubin, &size, &error));
+        error[0] = 0;
+        BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(&cfg, bad_arches[k], &cubin, &size, error, sizeof error));
         cr_expect_null(cubin);
-        cr_expect_not_null(error, "arch '%s'", bad_arches[k]);
-        free(error);
-        error = NULL;
+        cr_expect(error[0], "arch '%s': no message", bad_arches[k]);
     }
-    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(NULL, "sm_90", &cubin, &size, &error));
-    free(error);
+    BAD(CS_ERR_ARGUMENT, NULL, cs_dump_cubin(NULL, "sm_90", &cubin, &size, error, sizeof error));
     report("cubin_dump_arguments");
 }
 

@@ -553,12 +553,12 @@ Test(params, value_override_is_a_constant)
     cfg.dtype = CS_DTYPE_F64;
     cfg.params[0] = "k=0.25";
     cfg.n_params = 1;
-    char *text = NULL, *error = NULL;
-    cr_assert_eq(cs_dump(&cfg, NULL, "text", &text, &error), CS_OK, "%s", error);
+    char *text = NULL, error[1024];
+    cr_assert_eq(cs_dump(&cfg, NULL, "text", &text, error, sizeof error), CS_OK, "%s", error);
     cr_expect(strstr(text, "0.25") && !strstr(text, "param "), "%s", text);
     free(text);
     cfg.params[0] = "k=0.25:0.5";
-    cr_assert_eq(cs_dump(&cfg, NULL, "text", &text, &error), CS_OK, "%s", error);
+    cr_assert_eq(cs_dump(&cfg, NULL, "text", &text, error, sizeof error), CS_OK, "%s", error);
     cr_expect(strstr(text, "param k"), "a ranged k is not a param leaf: %s", text);
     free(text);
     remove_env(dir, path);

@@ -66,10 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * /dev/zero, and reading files is not what this target is about. */
     size_t n = strlen(cfg.env);
     if (!strchr(cfg.env, '/') && !(n >= 4 && strcmp(cfg.env + n - 4, ".env") == 0)) {
-        char *text = NULL, *error = NULL;
-        cs_dump(&cfg, "parse", "text", &text, &error);
+        char *text = NULL, error[1024];
+        cs_dump(&cfg, "parse", "text", &text, error, sizeof error);
         free(text);
-        free(error);
     }
     cs_config_file_free(file);
     return total == (size_t)-1;

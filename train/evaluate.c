@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "agents.h"
+#include "train.h"
 #include "status.h"
 
 static cs_status env_failed(cs_env *env, cs_status s, char *error, size_t size)

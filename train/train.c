@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents.h"
+#include "train.h"
 #include "jit.h"
 #include "status.h"
 

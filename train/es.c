@@ -5,7 +5,7 @@
  * sum_j (r+_j - r-_j) eps_j / pop, and Adam on the mean with L2 decay. */
 #include <math.h>
 
-#include "agents.h"
+#include "train.h"
 
 #define ADAM_BETA1 0.9
 #define ADAM_BETA2 0.999

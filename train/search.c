@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents.h"
+#include "train.h"
 
 int cs_search_init(cs_search *s, const cs_train_config *tc, unsigned dim, int64_t pop, const double *start)
 {

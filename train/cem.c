@@ -5,7 +5,7 @@
  * Cross-Entropy Method"). */
 #include <math.h>
 
-#include "agents.h"
+#include "train.h"
 
 void cs_cem_ask(cs_search *s, double *w)
 {
