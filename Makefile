@@ -8,7 +8,7 @@ DESTDIR ?=
 
 CUDA_HOME ?= /usr/local/cuda
 DEB_PACKAGES = build-essential pkg-config libcriterion-dev libinih-dev libsdl2-dev libstb-dev librandom123-dev \
-               libopenmpi-dev openmpi-bin
+               libopenmpi-dev openmpi-bin fonts-dejavu-core
 
 WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # CFLAGS is the user's (optimization, sanitizers); CS_CFLAGS is what the
@@ -22,15 +22,19 @@ ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
 CS_CFLAGS += -DCS_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include
 endif
 
-# SDL2 is optional too: without it render/ builds as "unavailable" and says how
-# to get it. sdl2-config, else pkg-config, decides; `make SDL2=no` leaves it out.
+# SDL2 is optional too, and only the program's viewer (view/) and the tests
+# use it: the library never links it. Without it `cartsim view` builds as
+# "unavailable" and says how to get it. sdl2-config, else pkg-config,
+# decides; `make SDL2=no` leaves it out.
 SDL2 ?= auto
+VIEW_CFLAGS =
+VIEW_LIBS   =
 ifneq ($(SDL2),no)
 SDL2_LIBS   := $(shell sdl2-config --libs 2>/dev/null || pkg-config --libs sdl2 2>/dev/null)
 SDL2_CFLAGS := $(shell sdl2-config --cflags 2>/dev/null || pkg-config --cflags sdl2 2>/dev/null)
 ifneq ($(SDL2_LIBS),)
-CS_CFLAGS += -DCS_HAVE_SDL2 $(SDL2_CFLAGS)
-LDLIBS    += $(SDL2_LIBS)
+VIEW_CFLAGS = -DCS_HAVE_SDL2 $(SDL2_CFLAGS)
+VIEW_LIBS   = $(SDL2_LIBS)
 endif
 endif
 
@@ -54,9 +58,10 @@ endif
 endif
 
 # The floors (DESIGN.md): the library is jit/, agents/, sim/, train/ and render/; the
-# program (cli/) sits on top of it.
+# program (cli/, with its SDL2 window in view/) sits on top of it.
 LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wildcard train/*.c) $(wildcard render/*.c)
 CLI_SRC  = $(wildcard cli/*.c)
+VIEW_SRC = $(wildcard view/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
 PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h
 
@@ -74,6 +79,7 @@ endif
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/builtin_envs.o
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
+VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all run test check asan deps install clean bench fuzz fuzz-build FORCE
@@ -136,6 +142,9 @@ deps:
 		else echo "cartsim needs:$$missing"; echo "run: sudo apt-get update && sudo $$cmd"; exit 1; fi; \
 	fi
 
+# Only what draws the window (and the tests that drive it) sees SDL2.
+$(VIEW_OBJ) $(TEST_OBJ): CS_CFLAGS += $(VIEW_CFLAGS)
+
 # The configuration the objects were compiled with (compiler, flags, which
 # optional libraries were found), rewritten only when it changes: objects
 # depend on it, so a build after `make test` installed SDL2 or inih, or with
@@ -143,7 +152,8 @@ deps:
 # The build folder's own path is left out: BUILD=build and BUILD=$(CURDIR)/build
 # (the install test's) are the same build. Expanded here, once: a target's
 # own flags (cli/dist.o's MPI) must not leak into it.
-BUILD_CONFIG := $(CC) $(filter-out -I$(BUILD)/gen,$(CS_CFLAGS)) $(CFLAGS) $(LDFLAGS) $(LDLIBS) $(MPI_CFLAGS) $(CLI_LDLIBS)
+BUILD_CONFIG := $(CC) $(filter-out -I$(BUILD)/gen,$(CS_CFLAGS)) $(CFLAGS) $(LDFLAGS) $(LDLIBS) $(MPI_CFLAGS) $(CLI_LDLIBS) \
+                $(VIEW_CFLAGS) $(VIEW_LIBS)
 $(BUILD)/gen/flags: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(BUILD_CONFIG)' | cmp -s - $@ || echo '$(BUILD_CONFIG)' > $@
@@ -182,15 +192,15 @@ $(BUILD)/libcartsim.so: $(BUILD)/libcartsim.so.$(CS_VERSION)
 	ln -sf libcartsim.so.$(CS_VERSION) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $@
 
-$(BUILD)/cartsim: $(CLI_OBJ) $(BUILD)/libcartsim.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
+$(BUILD)/cartsim: $(CLI_OBJ) $(VIEW_OBJ) $(BUILD)/libcartsim.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS) $(VIEW_LIBS)
 
 # The example of cartsim.h and README.md, built against the installed layout.
 $(BUILD)/example: tests/example.c $(BUILD)/libcartsim.a
 	$(CC) $(CS_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcartsim.a $(LDLIBS)
 
-$(BUILD)/test_suite: $(TEST_OBJ) $(BUILD)/libcartsim.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
+$(BUILD)/test_suite: $(TEST_OBJ) $(VIEW_OBJ) $(BUILD)/libcartsim.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS) $(VIEW_LIBS)
 
 install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
@@ -220,7 +230,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CLI_OBJ  = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+FUZZ_CLI_OBJ  = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(VIEW_OBJ)
 
 fuzz:
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang and its libFuzzer:"; \
@@ -246,7 +256,7 @@ $(BUILD)/libcartsim-cli.a: $(FUZZ_CLI_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libcartsim-cli.a $(BUILD)/libcartsim.a
-	$(CC) $(CS_CFLAGS) -Icli $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
+	$(CC) $(CS_CFLAGS) -Icli $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS) $(VIEW_LIBS)
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -189,7 +189,7 @@ int cli_eval(cli_args *a);
 int cli_cache(cli_args *a);
 
 /* cli_policy.c: --policy NAME, or a trained policy file (a value with a '/'
- * or a '.'), for run and eval. prepare sets a->cfg.policy before opening;
+ * or a '.'), for run, eval, view and render. prepare sets a->cfg.policy before opening;
  * apply checks the file against the opened environment and sets its weights
  * in every environment. Both return 0 or the exit status. */
 typedef struct {
@@ -200,6 +200,8 @@ typedef struct {
 
 int cli_policy_prepare(cli_args *a, cli_policy *pol);
 int cli_policy_apply(cs_env *env, const cli_policy *pol);
+/* The same check and weights, as a status and a message (the viewer's hook). */
+cs_status cli_policy_set_weights(cs_env *env, const cli_policy *pol, char *err, size_t err_size);
 void cli_policy_free(cli_policy *pol);
 void cli_view_defaults(cli_args *a);
 int cli_view(cli_args *a);

@@ -44,7 +44,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_PRINT_CONFIG] = {"print-config", NULL, "print the settings and where each comes from, and exit"},
     [OPT_POLICY] = {"policy", "NAME|FILE",
                     "how actions are chosen: random (default), heuristic, linear, mlp:H[xH], a trained policy "
-                    "file (run, eval), human (view)"},
+                    "file (run, eval, view, render), human (view)"},
     [OPT_OUT] = {"out", "DIR|FILE.gif|FILE.mp4",
                  "render: numbered PNGs in DIR, or a video through ffmpeg; view: where screenshots go; "
                  "train: the policy file to write"},

@@ -1,7 +1,8 @@
-/* `cartsim view`: the SDL2 window (render/view.c). `cartsim render`: frames
+/* `cartsim view`: the SDL2 window (view/view.c). `cartsim render`: frames
  * without a display, as numbered PNGs in a directory or as a GIF/MP4 through
- * ffmpeg. Both choose actions on the host (render/policy.c) and step through
- * the public API. */
+ * ffmpeg. Both play every policy `run` accepts, compiled into the step and
+ * run one step at a time (cs_env_rollout); `human` (view only) drives the
+ * selected environment with the arrow keys. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "cli.h"
 #include "render/render.h"
+#include "view/view.h"
 
 void cli_view_defaults(cli_args *a)
 {
@@ -20,29 +22,51 @@ void cli_view_defaults(cli_args *a)
 
 /* CARTSIM_VIEW_SCRIPT replaces the person at the keyboard (render/render.h
  * describes the commands): tests drive the viewer with it. */
+static cs_status set_policy_weights(cs_env *env, void *ctx, char *err, size_t err_size)
+{
+    return cli_policy_set_weights(env, ctx, err, err_size);
+}
+
+/* --policy human is the viewer's own; anything else is what `run` takes. */
+static bool is_human(const char *policy) { return policy && strcmp(policy, "human") == 0; }
+
 int cli_view(cli_args *a)
 {
     char err[RENDER_ERROR_SIZE] = "";
-    cs_status s = render_policy_check(a->policy, err, sizeof err);
-    if (s != CS_OK)
-        return cli_error(CLI_EXIT_USAGE, "--policy: %s", err);
+    cs_status s;
+    cli_policy pol;
+    memset(&pol, 0, sizeof pol);
+    if (!is_human(a->policy)) {
+        int prc = cli_policy_prepare(a, &pol);
+        if (prc)
+            return prc;
+    }
     if (a->out) {
+        int rc = 0;
         if (render_sink_is_video(a->out))
-            return cli_error(CLI_EXIT_USAGE, "--out: view saves screenshots and recordings into a directory, not '%s'",
-                             a->out);
-        if (render_sink_check(a->out, err, sizeof err) != CS_OK)
-            return cli_error(CLI_EXIT_USAGE, "--out: %s", err);
+            rc = cli_error(CLI_EXIT_USAGE, "--out: view saves screenshots and recordings into a directory, not '%s'",
+                           a->out);
+        else if (render_sink_check(a->out, err, sizeof err) != CS_OK)
+            rc = cli_error(CLI_EXIT_USAGE, "--out: %s", err);
+        if (rc) {
+            cli_policy_free(&pol);
+            return rc;
+        }
     }
     const char *script = getenv("CARTSIM_VIEW_SCRIPT");
-    render_view_options opt = {
+    view_options opt = {
         .policy = a->policy,
+        .prepare = set_policy_weights,
+        .prepare_ctx = &pol,
         .seed = a->seed,
         .out_dir = a->out ? a->out : ".",
         .script = script && *script ? script : NULL,
     };
-    render_view_report rep;
-    if ((s = render_view_run(&a->cfg, &opt, &rep, err, sizeof err)) != CS_OK)
-        return cli_lib_error(s, err);
+    view_report rep;
+    s = view_run(&a->cfg, &opt, &rep, err, sizeof err);
+    cli_policy_free(&pol);
+    if (s != CS_OK)
+        return s == CS_ERR_ARGUMENT ? cli_error(CLI_EXIT_USAGE, "%s", err) : cli_lib_error(s, err);
 
     cli_buf out = {0};
     cli_buf_printf(&out, "frames %" PRId64 ", steps %" PRId64 " (%" PRId64 " env-steps), episodes %" PRId64 "\n",
@@ -77,20 +101,18 @@ void cli_render_defaults(cli_args *a)
 typedef struct {
     cs_env *env;
     cs_renderer *renderer;
-    render_policy *policy;
+    cli_policy policy;
     render_sink *sink;
     uint8_t *rgb;
-    double *state;
 } render_job;
 
 static void job_close(render_job *j)
 {
     render_sink_close(j->sink, NULL, 0);
-    render_policy_close(j->policy);
+    cli_policy_free(&j->policy);
     cs_renderer_close(j->renderer);
     cs_env_close(j->env);
     free(j->rgb);
-    free(j->state);
 }
 
 static int job_fail(render_job *j, int status)
@@ -99,16 +121,16 @@ static int job_fail(render_job *j, int status)
     return status;
 }
 
-/* Frame 0 shows the reset state; frame t the state after step t. */
+/* Frame 0 shows the reset state; frame t the state after step t, stepped
+ * with the configured policy as `cartsim run` steps (one-step rollouts give
+ * the states of one long rollout). */
 int cli_render(cli_args *a)
 {
     char err[RENDER_ERROR_SIZE] = "";
+    cs_status s;
     if (!a->out)
         return cli_error(CLI_EXIT_USAGE, "render needs --out DIR|FILE.gif|FILE.mp4 (try cartsim render --help)");
-    cs_status s = render_policy_check(a->policy, err, sizeof err);
-    if (s != CS_OK)
-        return cli_error(CLI_EXIT_USAGE, "--policy: %s", err);
-    if (strcmp(a->policy, "human") == 0)
+    if (is_human(a->policy))
         return cli_error(CLI_EXIT_USAGE, "--policy human needs a person at the keyboard: use cartsim view");
     if (a->steps > INT64_MAX / a->cfg.num_envs)
         return cli_error(CLI_EXIT_USAGE, "--envs %" PRId64 " x --steps %" PRId64 " is beyond 2^63 env-steps",
@@ -119,10 +141,17 @@ int cli_render(cli_args *a)
 
     render_job j;
     memset(&j, 0, sizeof j);
+    int prc = cli_policy_prepare(a, &j.policy);
+    if (prc)
+        return prc;
     if ((s = cs_env_open(&a->cfg, &j.env)) != CS_OK)
         return job_fail(&j, cli_lib_error(s, j.env ? cs_env_error(j.env) : "out of memory"));
     cs_env_info info;
-    if ((s = cs_env_get_info(j.env, &info)) != CS_OK || (s = cs_env_reset(j.env, a->seed)) != CS_OK)
+    if ((s = cs_env_get_info(j.env, &info)) != CS_OK)
+        return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));
+    if ((prc = cli_policy_apply(j.env, &j.policy)) != 0)
+        return job_fail(&j, prc);
+    if ((s = cs_env_reset(j.env, a->seed)) != CS_OK)
         return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));
     if ((s = cs_renderer_open(j.env, &j.renderer)) != CS_OK)
         return job_fail(&j, cli_lib_error(s, j.renderer ? cs_renderer_error(j.renderer) : "out of memory"));
@@ -131,23 +160,15 @@ int cli_render(cli_args *a)
         return job_fail(&j, cli_lib_error(s, cs_renderer_error(j.renderer)));
     size_t rgb_size = (size_t)w * (size_t)h * 3;
     j.rgb = malloc(rgb_size);
-    j.state = malloc((size_t)info.num_envs * info.state_dim * sizeof *j.state);
-    if (!j.rgb || !j.state)
+    if (!j.rgb)
         return job_fail(&j, cli_error(CLI_EXIT_FAIL, "out of memory for %dx%d frames", w, h));
-    if ((s = render_policy_open(a->policy, j.env, a->seed, &j.policy, err, sizeof err)) != CS_OK)
-        return job_fail(&j, cli_lib_error(s, err));
     const render_rule *rule = render_find_rule(&info);
     if ((s = render_sink_open(a->out, w, h, rule ? rule->fps : 30, &j.sink)) != CS_OK)
         return job_fail(&j, cli_lib_error(s, render_sink_error(j.sink)));
 
-    bool needs_state = render_policy_kind_of(j.policy) == RENDER_POLICY_HEURISTIC;
     for (int64_t t = 0; t <= a->steps; t++) {
-        if (t > 0) {
-            if (needs_state && (s = cs_env_get_state(j.env, j.state)) != CS_OK)
-                return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));
-            if ((s = cs_env_step(j.env, render_policy_act(j.policy, j.state, -1, 0))) != CS_OK)
-                return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));
-        }
+        if (t > 0 && (s = cs_env_rollout(j.env, 1, NULL)) != CS_OK)
+            return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));
         if ((s = cs_render_rgb(j.renderer, 0, count, 0, j.rgb, rgb_size, &w, &h)) != CS_OK)
             return job_fail(&j, cli_lib_error(s, cs_renderer_error(j.renderer)));
         if ((s = render_sink_write(j.sink, j.rgb)) != CS_OK)

@@ -53,11 +53,12 @@ const cli_command cli_commands[] = {
         .summary = "watch environments in a window; drive one; screenshots and recordings",
         .usage = "[flags]",
         .details = "Keys: space pause, right arrow one step while paused, + - speed, r reset the\n"
-                   "selected environment (R all), click selects, left/right drive the selected one\n"
-                   "(--policy human), s screenshot, v start/stop recording, pgup/pgdn page, h help,\n"
-                   "q or Esc quit. Screenshots (cartsim-shot-NNN.png) and recordings\n"
-                   "(cartsim-rec-NNN/, PNG frames) go into --out (default: here). The heuristic\n"
-                   "policy pushes toward the pole's lean (theta + 0.5 theta_dot > 0). Needs a display\n"
+                   "selected environment (R all), click selects, left/right held drive the selected\n"
+                   "one (over its policy; with --policy human the others stand still), s screenshot,\n"
+                   "v start/stop recording, pgup/pgdn page, h help, q or Esc quit. Screenshots\n"
+                   "(cartsim-shot-NNN.png) and recordings (cartsim-rec-NNN/, PNG frames) go into\n"
+                   "--out (default: here). --policy plays what run plays (random, the .env's\n"
+                   "heuristic, a trained policy file, or the one --config names). Needs a display\n"
                    "(SDL_VIDEODRIVER=offscreen runs without one, for tests).\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
         .max_positional = 0,
@@ -70,9 +71,11 @@ const cli_command cli_commands[] = {
         .usage = "--out DIR|FILE.gif|FILE.mp4 [flags]",
         .details = "Writes --steps + 1 frames (the reset state, then the state after each step) of\n"
                    "all --envs environments tiled in one image: DIR/000000.png, ... , or a video\n"
-                   "through ffmpeg at the environment's own frame rate (ffmpeg must be installed).\n",
+                   "through ffmpeg at the environment's own frame rate (ffmpeg must be installed).\n"
+                   "The steps are run's (--policy, same-step auto-reset): frame t is the state\n"
+                   "after step t of `cartsim run` with the same policy and seed.\n",
         .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) |
-                   CLI_OPT(OPT_AUTORESET) | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
+                   CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
         .max_positional = 0,
         .defaults = cli_render_defaults,
         .run = cli_render,

@@ -38,13 +38,6 @@ static void draw(render_canvas *c, const double *state)
     }
 }
 
-/* Torque on the joint against the first link's swing: its reaction pushes
- * the first link along, which pumps energy in (about 90 steps to the line
- * from rest; with the torque along the swing it never gets there). */
-static void heuristic(const double *state, double *action)
-{
-    action[0] = state[2] >= 0 ? 0 : 2;
-}
 
 const render_rule render_rule_acrobot = {
     .name = "acrobot",
@@ -54,5 +47,4 @@ const render_rule render_rule_acrobot = {
     .height = DIM,
     .fps = 15,
     .draw = draw,
-    .heuristic = heuristic,
 };

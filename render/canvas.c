@@ -1,71 +1,56 @@
-/* Shapes become horizontal spans of device pixels here, batched per colour
- * into SDL_RenderFillRects. Rasterizing by hand rather than through
- * SDL_RenderGeometry keeps the pixels exact and the same on every SDL
- * backend: no blending, no antialiasing, a pixel is in when its centre is
- * (half-open on the right and bottom edges, so shapes that share an edge
- * never overlap). Coordinates that are not finite draw nothing, and huge
- * ones are clamped before any conversion to int. */
+/* Shapes become horizontal spans of pixels written straight into an RGB
+ * buffer (3 bytes a pixel): no SDL, so headless frames need no window
+ * library. Rasterizing by hand keeps the pixels exact: no antialiasing, a
+ * pixel is in when its centre is (half-open on the right and bottom edges,
+ * so shapes that share an edge never overlap); a colour with alpha below 255
+ * is blended over what is there. Coordinates that are not finite draw
+ * nothing, and huge ones are clamped before any conversion to int. */
 #include <math.h>
 #include <string.h>
-
-#ifdef CS_HAVE_SDL2
-#include <SDL.h>
-#endif
 
 #include "render.h"
 
 enum { MAX_POINTS = 16 };
 
-void render_canvas_init(render_canvas *c, struct SDL_Renderer *sdl, render_rect clip, double ox, double oy,
+void render_canvas_init(render_canvas *c, uint8_t *pixels, int pitch, render_rect clip, double ox, double oy,
                         double scale, double frame_h)
 {
-    c->sdl = sdl;
+    c->pixels = pixels;
+    c->pitch = pitch;
     c->clip = clip;
     c->ox = ox;
     c->oy = oy;
     c->scale = scale;
     c->frame_h = frame_h;
-    c->colour = (render_colour){0, 0, 0, 255};
-    c->n = 0;
 }
 
-void render_canvas_flush(render_canvas *c)
-{
-    if (c->n == 0)
-        return;
-#ifdef CS_HAVE_SDL2
-    if (c->sdl) {
-        SDL_Rect rects[RENDER_BATCH];
-        for (int i = 0; i < c->n; i++)
-            rects[i] = (SDL_Rect){c->batch[i].x, c->batch[i].y, c->batch[i].w, c->batch[i].h};
-        SDL_SetRenderDrawBlendMode(c->sdl, c->colour.a == 255 ? SDL_BLENDMODE_NONE : SDL_BLENDMODE_BLEND);
-        SDL_SetRenderDrawColor(c->sdl, c->colour.r, c->colour.g, c->colour.b, c->colour.a);
-        SDL_RenderFillRects(c->sdl, rects, c->n);
-    }
-#endif
-    c->n = 0;
-}
-
-static bool same_colour(render_colour a, render_colour b)
-{
-    return a.r == b.r && a.g == b.g && a.b == b.b && a.a == b.a;
-}
-
-/* An already clipped rectangle; a span right below the last one with the
- * same extent makes it taller instead (filled shapes become few rects). */
+/* r is inside the clip rectangle. */
 static void push(render_canvas *c, render_rect r, render_colour col)
 {
-    if (c->n > 0 && same_colour(c->colour, col)) {
-        render_rect *last = &c->batch[c->n - 1];
-        if (last->x == r.x && last->w == r.w && last->y + last->h == r.y && r.h == 1) {
-            last->h++;
-            return;
+    if (!c->pixels)
+        return;
+    for (int y = r.y; y < r.y + r.h; y++) {
+        uint8_t *p = c->pixels + (size_t)y * (size_t)c->pitch + (size_t)r.x * 3;
+        if (col.a == 255) {
+            /* One row pixel by pixel, the others copied from it. */
+            if (y > r.y) {
+                memcpy(p, p - c->pitch, (size_t)r.w * 3);
+                continue;
+            }
+            for (int x = 0; x < r.w; x++, p += 3) {
+                p[0] = col.r;
+                p[1] = col.g;
+                p[2] = col.b;
+            }
+            continue;
+        }
+        unsigned a = col.a, na = 255 - col.a;
+        for (int x = 0; x < r.w; x++, p += 3) {
+            p[0] = (uint8_t)((col.r * a + p[0] * na + 127) / 255);
+            p[1] = (uint8_t)((col.g * a + p[1] * na + 127) / 255);
+            p[2] = (uint8_t)((col.b * a + p[2] * na + 127) / 255);
         }
     }
-    if (c->n == RENDER_BATCH || (c->n > 0 && !same_colour(c->colour, col)))
-        render_canvas_flush(c);
-    c->colour = col;
-    c->batch[c->n++] = r;
 }
 
 void render_device_rect(render_canvas *c, render_rect r, render_colour col)

@@ -50,11 +50,6 @@ static void draw(render_canvas *c, const double *state)
     render_line(c, 0.5, TRACK_Y + 0.5, WIDTH + 0.5, TRACK_Y + 0.5, black);
 }
 
-/* Push toward the pole's lean, looking a little ahead: theta + 0.5 theta_dot. */
-static void heuristic(const double *state, double *action)
-{
-    action[0] = state[2] + 0.5 * state[3] > 0 ? 1 : 0;
-}
 
 const render_rule render_rule_cartpole = {
     .name = "cartpole",
@@ -64,5 +59,4 @@ const render_rule render_rule_cartpole = {
     .height = HEIGHT,
     .fps = 50,
     .draw = draw,
-    .heuristic = heuristic,
 };

@@ -1,14 +1,10 @@
 /* cs_renderer: RGB frames of environments' current states, Gymnasium's
- * rgb_array. Drawn by the environment's rule through SDL's software renderer
- * on a surface that is kept between calls; no display is involved. */
+ * rgb_array. Drawn by the environment's rule straight into the caller's
+ * memory; no display and no window library are involved. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef CS_HAVE_SDL2
-#include <SDL.h>
-#endif
 
 #include "render.h"
 
@@ -22,10 +18,6 @@ struct cs_renderer {
     const render_rule *rule;
     double *state;              /* [state_dim][num_envs] */
     double *one;                /* [state_dim] */
-#ifdef CS_HAVE_SDL2
-    SDL_Surface *surface;
-    SDL_Renderer *sdl;
-#endif
 };
 
 static cs_status fail(cs_renderer *r, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -47,12 +39,6 @@ void cs_renderer_close(cs_renderer *r)
 {
     if (!r)
         return;
-#ifdef CS_HAVE_SDL2
-    if (r->sdl)
-        SDL_DestroyRenderer(r->sdl);
-    if (r->surface)
-        SDL_FreeSurface(r->surface);
-#endif
     free(r->state);
     free(r->one);
     free(r);
@@ -66,10 +52,6 @@ cs_status cs_renderer_open(cs_env *env, cs_renderer **out)
     *out = r;
     if (!r)
         return CS_ERR_NOMEM;
-#ifndef CS_HAVE_SDL2
-    (void)env;
-    return fail(r, CS_ERR_UNAVAILABLE, "%s", RENDER_NO_SDL_MESSAGE);
-#else
     if (!env)
         return fail(r, CS_ERR_ARGUMENT, "env is NULL");
     cs_status s = cs_env_get_info(env, &r->info);
@@ -89,29 +71,8 @@ cs_status cs_renderer_open(cs_env *env, cs_renderer **out)
     if (!r->state || !r->one)
         return fail(r, CS_ERR_NOMEM, "out of memory for %zu state values", n);
     return CS_OK;
-#endif
 }
 
-#ifdef CS_HAVE_SDL2
-/* A surface of exactly width x height with its software renderer. */
-static cs_status target(cs_renderer *r, int width, int height)
-{
-    if (r->surface && r->surface->w == width && r->surface->h == height)
-        return CS_OK;
-    if (r->sdl)
-        SDL_DestroyRenderer(r->sdl);
-    if (r->surface)
-        SDL_FreeSurface(r->surface);
-    r->sdl = NULL;
-    r->surface = SDL_CreateRGBSurfaceWithFormat(0, width, height, 32, SDL_PIXELFORMAT_RGBA32);
-    if (!r->surface)
-        return fail(r, CS_ERR_NOMEM, "cannot make a %dx%d surface: %s", width, height, SDL_GetError());
-    r->sdl = SDL_CreateSoftwareRenderer(r->surface);
-    if (!r->sdl)
-        return fail(r, CS_ERR_UNAVAILABLE, "SDL's software renderer: %s", SDL_GetError());
-    return CS_OK;
-}
-#endif
 
 cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, uint8_t *rgb, size_t rgb_size,
                         int *width, int *height)
@@ -147,31 +108,21 @@ cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, u
     size_t need = (size_t)w * (size_t)h * 3;
     if (rgb_size < need)
         return fail(r, CS_ERR_ARGUMENT, "rgb holds %zu bytes; a %dx%d frame needs %zu", rgb_size, w, h, need);
-#ifndef CS_HAVE_SDL2
-    return fail(r, CS_ERR_UNAVAILABLE, "%s", RENDER_NO_SDL_MESSAGE);
-#else
     cs_status s = cs_env_get_state(r->env, r->state);
     if (s != CS_OK)
         return fail(r, s, "%s", cs_env_error(r->env));
-    if ((s = target(r, w, h)) != CS_OK)
-        return s;
     render_canvas canvas;
-    render_canvas_init(&canvas, r->sdl, (render_rect){0, 0, w, h}, 0, 0, 1, fh);
     if (count < rows * columns) {
+        render_canvas_init(&canvas, rgb, w * 3, (render_rect){0, 0, w, h}, 0, 0, 1, fh);
         render_fill(&canvas, (render_colour){0, 0, 0, 255});   /* tiles past the batch are black */
-        render_canvas_flush(&canvas);
     }
     for (int k = 0; k < count; k++) {
         int64_t e = first + k;
         for (unsigned d = 0; d < r->info.state_dim; d++)
             r->one[d] = r->state[(int64_t)d * n + e];
         int x = k % columns * fw, y = k / columns * fh;
-        render_canvas_init(&canvas, r->sdl, (render_rect){x, y, fw, fh}, x, y, 1, fh);
+        render_canvas_init(&canvas, rgb, w * 3, (render_rect){x, y, fw, fh}, x, y, 1, fh);
         r->rule->draw(&canvas, r->one);
-        render_canvas_flush(&canvas);
     }
-    if (SDL_RenderReadPixels(r->sdl, NULL, SDL_PIXELFORMAT_RGB24, rgb, w * 3) != 0)
-        return fail(r, CS_ERR_UNAVAILABLE, "reading the frame back: %s", SDL_GetError());
     return CS_OK;
-#endif
 }

@@ -72,16 +72,7 @@ static void draw_continuous(render_canvas *c, const double *state)
     draw_with_goal(c, state, 0.45);
 }
 
-/* Push along the motion: every swing climbs higher. */
-static void heuristic_discrete(const double *state, double *action)
-{
-    action[0] = state[1] >= 0 ? 2 : 0;
-}
 
-static void heuristic_continuous(const double *state, double *action)
-{
-    action[0] = state[1] >= 0 ? 1 : -1;
-}
 
 const render_rule render_rule_mountain_car = {
     .name = "mountain_car",
@@ -91,7 +82,6 @@ const render_rule render_rule_mountain_car = {
     .height = HEIGHT,
     .fps = 30,
     .draw = draw_discrete,
-    .heuristic = heuristic_discrete,
 };
 
 const render_rule render_rule_mountain_car_continuous = {
@@ -102,5 +92,4 @@ const render_rule render_rule_mountain_car_continuous = {
     .height = HEIGHT,
     .fps = 30,
     .draw = draw_continuous,
-    .heuristic = heuristic_continuous,
 };

@@ -31,22 +31,6 @@ static void draw(render_canvas *c, const double *state)
     render_pixel_disc(c, OFFSET, OFFSET, (int)(0.05 * SCALE), black);
 }
 
-/* Swing up by pumping energy (torque along the motion until the energy of
- * the upright rest is reached), then balance with a PD controller. The
- * dynamics: theta_ddot = 15 sin(theta) + 3 u, |u| <= 2. */
-static void heuristic(const double *state, double *action)
-{
-    double theta = atan2(sin(state[0]), cos(state[0])), theta_dot = state[1];
-    double u;
-    if (fabs(theta) < 0.35) {
-        u = -(10 * theta + 2 * theta_dot);
-    } else {
-        double energy = theta_dot * theta_dot / 2 + 15 * (cos(theta) - 1);
-        double along = theta_dot >= 0 ? 1 : -1;
-        u = energy < 0 ? 2 * along : -2 * along;
-    }
-    action[0] = u < -2 ? -2 : u > 2 ? 2 : u;
-}
 
 const render_rule render_rule_pendulum = {
     .name = "pendulum",
@@ -56,5 +40,4 @@ const render_rule render_rule_pendulum = {
     .height = DIM,
     .fps = 30,
     .draw = draw,
-    .heuristic = heuristic,
 };

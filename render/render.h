@@ -1,24 +1,21 @@
-/* render/: what environments look like. Drawing rules per environment (no
- * physics: states come from cs_env_get_state), headless RGB frames, frame
- * sinks (PNG files, ffmpeg) and the SDL2 viewer.
+/* render/: what environments look like, without a display. Drawing rules
+ * per environment (no physics: states come from cs_env_get_state), a canvas
+ * that rasterizes into RGB memory, text in a TrueType font, headless RGB
+ * frames (cs_renderer), PNG files and frame sinks. Nothing here needs SDL2:
+ * the window (`cartsim view`) is the program's, in view/, and draws its
+ * tiles with these same rules into a buffer it shows.
  *
  * render/ uses sim's public API (cartsim.h), and sim's cs_say (status.h) for
- * messages into callers' buffers. Everything is drawn through
- * SDL_Renderer, so one drawing rule draws a window tile (view.c) and a
- * software surface (frames.c) alike. SDL2 is optional at build time: without
- * CS_HAVE_SDL2 everything here still compiles, and the entry points that need
- * SDL (cs_renderer_open, render_view_run) answer CS_ERR_UNAVAILABLE.
+ * messages into callers' buffers.
  *
- *   canvas.c     world-to-pixel transform; filled polygons, discs, lines, rectangles
- *   font.c       a 5x7 bitmap font for the viewer's text
+ *   canvas.c     world-to-pixel transform; filled polygons, discs, lines, rectangles into RGB memory
+ *   font.c       text in a TrueType font through stb_truetype
  *   rules.c      the table of drawing rules, keyed by cs_env_info.name
- *   cartpole.c   one file per environment: its picture and its heuristic
+ *   cartpole.c   one file per environment: its picture
  *   pendulum.c, mountain_car.c (both variants), acrobot.c
  *   frames.c     cs_renderer (cartsim.h): RGB frames of one environment or a tiled batch
  *   png.c        PNG files through stb_image_write
  *   sink.c       frame sinks: numbered PNGs in a directory, or GIF/MP4 through ffmpeg
- *   policy.c     actions for the viewer and `cartsim render`: random, heuristic, human
- *   view.c       the window: tiles, status bar, keys, scripted events
  *
  * Errors follow the library's rule: a status, and a message in the caller's
  * buffer or on a handle; nothing here prints or exits.
@@ -36,11 +33,6 @@
 #define RENDER_ERROR_SIZE 512
 
 
-/* How to get SDL2, for every "unavailable" message. */
-#define RENDER_NO_SDL_MESSAGE                                                                    \
-    "this build has no SDL2: install its headers (Debian: sudo apt-get install "                 \
-    "libsdl2-dev) and rebuild (make)"
-
 /* ---- canvas.c ---- */
 
 typedef struct {
@@ -51,30 +43,23 @@ typedef struct {
     int x, y, w, h;
 } render_rect;
 
-#define RENDER_BATCH 512
-
-struct SDL_Renderer;
-
-/* A target for drawing rules. Rules draw in their frame's pixel coordinates
- * as Gymnasium does before its final flip: x to the right, y UP from the
- * bottom edge, frame_h high. A pixel of the device covers [X, X+1) x [Y, Y+1)
- * and is painted when its centre lies inside a shape, so that at scale 1
- * Gymnasium's pixel row r (before the flip) is device row frame_h - 1 - r.
- * Same-coloured spans are batched into one SDL_RenderFillRects call. */
+/* A target for drawing rules: RGB memory, 3 bytes a pixel, rows `pitch`
+ * bytes apart. Rules draw in their frame's pixel coordinates as Gymnasium
+ * does before its final flip: x to the right, y UP from the bottom edge,
+ * frame_h high. A pixel of the device covers [X, X+1) x [Y, Y+1) and is
+ * painted when its centre lies inside a shape, so that at scale 1
+ * Gymnasium's pixel row r (before the flip) is device row frame_h - 1 - r. */
 typedef struct render_canvas {
-    struct SDL_Renderer *sdl;   /* NULL: nothing is drawn (no SDL2) */
+    uint8_t *pixels;            /* NULL: nothing is drawn */
+    int pitch;                  /* bytes from one row to the next */
     double ox, oy;              /* device position of the frame's top-left corner */
     double scale;               /* device pixels per frame pixel */
     double frame_h;             /* the frame's height in its own pixels */
-    render_rect clip;           /* device pixels that may be painted */
-    render_colour colour;       /* of the batch */
-    int n;
-    render_rect batch[RENDER_BATCH];
+    render_rect clip;           /* device pixels that may be painted (inside the memory) */
 } render_canvas;
 
-void render_canvas_init(render_canvas *c, struct SDL_Renderer *sdl, render_rect clip, double ox, double oy,
+void render_canvas_init(render_canvas *c, uint8_t *pixels, int pitch, render_rect clip, double ox, double oy,
                         double scale, double frame_h);
-void render_canvas_flush(render_canvas *c);
 
 /* In device pixels, clipped. */
 void render_device_rect(render_canvas *c, render_rect r, render_colour col);
@@ -93,14 +78,22 @@ void render_line(render_canvas *c, double x0, double y0, double x1, double y1, r
 
 /* ---- font.c ---- */
 
-#define RENDER_GLYPH_W 5
-#define RENDER_GLYPH_H 7
-#define RENDER_GLYPH_ADVANCE 6   /* glyph and one column of space */
+#define RENDER_FONT_PATH "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+#define RENDER_FONT_PACKAGE "fonts-dejavu-core"
 
-/* Draws text at device (x, y), each font pixel px x px device pixels.
- * Lower case is drawn as upper case; unknown characters as '?'. */
-void render_text(render_canvas *c, int x, int y, int px, const char *text, render_colour col);
-int render_text_width(const char *text, int px);
+typedef struct render_font render_font;
+
+/* Loads a TrueType font (path NULL: RENDER_FONT_PATH). CS_ERR_UNAVAILABLE,
+ * naming the package to install, when the file is missing. */
+cs_status render_font_open(const char *path, render_font **out, char *err, size_t err_size);
+void render_font_close(render_font *f);          /* NULL is fine */
+/* Draws text with the top of its line at device (x, y), lines `size`
+ * pixels high. Characters outside printable ASCII are drawn as '?'. A NULL
+ * font draws nothing (and measures 0). */
+void render_text(render_canvas *c, render_font *f, int x, int y, int size, const char *text, render_colour col);
+int render_text_width(render_font *f, const char *text, int size);
+/* The width of one character's inked pixels. */
+int render_glyph_width(render_font *f, char ch, int size);
 
 /* ---- rules.c and one file per environment ---- */
 
@@ -112,9 +105,6 @@ typedef struct render_rule {
     int width, height;          /* Gymnasium's screen size in pixels */
     int fps;                    /* Gymnasium's render_fps: the viewer's 1x speed */
     void (*draw)(render_canvas *c, const double *state);
-    /* The "heuristic" policy: a simple controller for one environment.
-     * Writes action[0] (the index, discrete) or action[0..action_dim). */
-    void (*heuristic)(const double *state, double *action);
 } render_rule;
 
 extern const render_rule render_rule_cartpole;
@@ -154,67 +144,5 @@ cs_status render_sink_write(render_sink *s, const uint8_t *rgb);
 cs_status render_sink_close(render_sink *s, char *err, size_t err_size);
 const char *render_sink_error(const render_sink *s);
 int64_t render_sink_frames(const render_sink *s);
-
-/* ---- policy.c ---- */
-
-typedef enum { RENDER_POLICY_RANDOM, RENDER_POLICY_HEURISTIC, RENDER_POLICY_HUMAN } render_policy_kind;
-
-typedef struct render_policy render_policy;
-
-/* Resolves a --policy value: "random" (uniform over the action space, from a
- * generator seeded with `seed`), "heuristic" (the drawing rule's controller)
- * or "human" (the viewer's arrow keys). Anything else names a policy file;
- * those arrive with the agents' policy files (agents/NAME.pol), and this is
- * where they plug in: until then CS_ERR_UNAVAILABLE. */
-cs_status render_policy_check(const char *spec, char *err, size_t err_size);
-cs_status render_policy_open(const char *spec, cs_env *env, uint64_t seed, render_policy **out, char *err,
-                             size_t err_size);
-render_policy_kind render_policy_kind_of(const render_policy *p);
-/* The actions of every environment for one step, in cs_env_step's layout,
- * from the state ([state_dim][num_envs] doubles; random ignores it). Human:
- * environment `selected` pushes in direction `drive` (-1 left, +1 right,
- * 0 none); the others, and `selected` with no key held, take the neutral
- * action (the no-op where the space has one; for two actions, alternating). */
-const void *render_policy_act(render_policy *p, const double *state, int64_t selected, int drive);
-void render_policy_close(render_policy *p);
-
-/* ---- view.c ---- */
-
-typedef struct {
-    const char *policy;         /* --policy; NULL: "random" */
-    uint64_t seed;
-    const char *out_dir;        /* screenshots and recordings; NULL: "." */
-    /* Scripted events instead of a person (tests): commands separated by
-     * ';' or newlines, run in order, one frame apart unless noted:
-     *   wait N          let N frames pass
-     *   key NAME        press and release (space, right, left, plus, minus,
-     *                   r, R, s, v, h, q, escape, pageup, pagedown)
-     *   down NAME, up NAME   hold and release a key
-     *   click TILE      left click on the centre of tile TILE of the page
-     *   clickxy X Y     left click at window pixel (X, Y)
-     * Scripted runs use a fixed 1/60 s per frame and never sleep, so they
-     * are reproducible; the script ends with an implicit quit. */
-    const char *script;
-    int width, height;          /* the window; 0: 1200 x 800 */
-} render_view_options;
-
-typedef struct {
-    int64_t frames;             /* drawn */
-    int64_t steps;              /* cs_env_step calls */
-    int64_t env_steps;
-    int64_t episodes;           /* finished */
-    int64_t selected;           /* the selected environment at the end */
-    int64_t screenshots;
-    char last_screenshot[1024];
-    int64_t recorded_frames;
-    char last_recording[1024];  /* its directory */
-    char warning[RENDER_ERROR_SIZE];   /* the last screenshot or recording that failed, or "" */
-} render_view_report;
-
-/* Opens `cfg` (with same-step auto-reset: a tile always shows a live
- * episode), opens a window and runs until q/Esc/close (or the script's
- * end). CS_ERR_UNAVAILABLE when there is no display or no SDL2. */
-cs_status render_view_run(const cs_config *cfg, const render_view_options *opt, render_view_report *report,
-                          char *err, size_t err_size);
 
 #endif

@@ -345,9 +345,9 @@ cs_status cs_env_step_device(cs_env *env);
  *     }
  *     cs_renderer_close(r);
  *
- * Drawing goes through SDL2's software renderer: no display is needed, but
- * SDL2 is, at build time; without it, and for an environment that has no
- * picture, cs_renderer_open answers CS_ERR_UNAVAILABLE and says why. A
+ * Drawing is done in memory: no display and no window library are needed.
+ * For an environment that has no picture, cs_renderer_open answers
+ * CS_ERR_UNAVAILABLE and says why. A
  * renderer borrows its environment (close the renderer first), keeps its own
  * last-error message, and reuses its drawing surface from frame to frame. */
 typedef struct cs_renderer cs_renderer;
@@ -391,6 +391,9 @@ cs_status cs_env_get_weights(cs_env *env, double *out);
  * forced by a NaN or infinite state are not episodes. */
 const double *cs_env_episode_returns(cs_env *env);    /* [num_envs] */
 const int64_t *cs_env_episode_counts(cs_env *env);    /* [num_envs] */
+/* Per environment, the return so far of its running episode, as rollouts
+ * keep it (a viewer's tile label between one-step rollouts). */
+const double *cs_env_running_returns(cs_env *env);    /* [num_envs] */
 
 /* ---- Training: evolution strategies and the cross-entropy method ----
  *

@@ -1516,3 +1516,7 @@ static cs_status lane_results(cs_env *env)
 
 const double *cs_env_episode_returns(cs_env *env) { return lane_results(env) == CS_OK ? env->lane_return : NULL; }
 const int64_t *cs_env_episode_counts(cs_env *env) { return lane_results(env) == CS_OK ? env->lane_episodes : NULL; }
+const double *cs_env_running_returns(cs_env *env)
+{
+    return host_buffer(env, CS_BUF_SEG_RETURN, env ? env->seg_return : NULL);
+}

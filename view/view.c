@@ -1,9 +1,12 @@
 /* The viewer: a resizable window with a grid of environments (paged when
  * they do not fit), a status bar, and keys to pause, step, speed up, reset,
  * select, drive, take screenshots and record. It steps the simulation
- * through the public API only (cs_env_step with the policy's actions) and
- * reads the state back to draw it; the environment's drawing rule paints
- * each tile through a scaled canvas.
+ * through the public API only: the environment's own compiled policy
+ * (cs_env_rollout, one step at a time), or, for `human`, cs_env_step with
+ * the arrow keys' action on the selected environment. It reads the state
+ * back and the environment's drawing rule paints each tile, through a scaled
+ * canvas, into RGB memory that becomes the window's texture; text is drawn
+ * in a TrueType font (render/font.c).
  *
  * One frame: scripted events (tests), the event queue, the steps owed at
  * the current speed, the drawing, then screenshot and recording from the
@@ -23,18 +26,17 @@
 #include <SDL.h>
 #endif
 
-#include "render.h"
+#include "view/view.h"
 
 #ifndef CS_HAVE_SDL2
 
-cs_status render_view_run(const cs_config *cfg, const render_view_options *opt, render_view_report *report,
-                          char *err, size_t err_size)
+cs_status view_run(const cs_config *cfg, const view_options *opt, view_report *report, char *err, size_t err_size)
 {
     (void)cfg;
     (void)opt;
     if (report)
         memset(report, 0, sizeof *report);
-    return cs_say(err, err_size, CS_ERR_UNAVAILABLE, "%s", RENDER_NO_SDL_MESSAGE);
+    return cs_say(err, err_size, CS_ERR_UNAVAILABLE, "%s", VIEW_NO_SDL_MESSAGE);
 }
 
 #else
@@ -47,6 +49,9 @@ cs_status render_view_run(const cs_config *cfg, const render_view_options *opt, 
 #define MAX_STEPS_PER_FRAME 100000
 #define STEP_TIME_PER_FRAME 0.025  /* seconds of stepping per frame, interactive */
 #define FLASH_SECONDS 2.0
+#define VIEW_MAX_STATE 64        /* one environment's state or action, on the stack */
+#define TEXT_SMALL 11           /* line heights in pixels */
+#define TEXT_LARGE 15
 
 static const render_colour BACKDROP = {64, 64, 64, 255}, BAR = {32, 32, 32, 255}, BAR_TEXT = {220, 220, 220, 255};
 static const render_colour LABEL = {70, 70, 70, 255}, SELECTED = {30, 110, 230, 255}, ALERT = {230, 70, 60, 255};
@@ -179,20 +184,28 @@ typedef struct {
 } layout;
 
 typedef struct {
-    const render_view_options *opt;
-    render_view_report *report;
+    const view_options *opt;
+    view_report *report;
     char *err;
     size_t err_size;
     bool quit_sdl;              /* SDL was not running before: SDL_Quit at the end */
 
     SDL_Window *window;
     SDL_Renderer *sdl;
+    SDL_Texture *texture;       /* the drawn pixels, shown */
+    int tex_w, tex_h;
     bool scripted;
+    render_font *font;
 
     cs_env *env;
     cs_env_info info;
     const render_rule *rule;
-    render_policy *policy;
+    bool human;                 /* host actions from the keys, instead of the compiled policy */
+    void *actions;              /* human: int32_t[n] or float[action_dim][n] */
+    cs_config cfg;              /* the batch's, same-step auto-reset */
+    cs_env *twin;               /* one environment: the selected one's steps that a human drives */
+    double *ret_offset;         /* [n]: shown return minus the rollouts' running return */
+    int64_t calls;              /* human steps, for the alternating neutral action */
     int64_t n;
     double *state, *fresh;      /* [state_dim][n] */
     int32_t *ep_steps;
@@ -210,8 +223,10 @@ typedef struct {
     const char *out_dir;
     bool shot_wanted;
     render_sink *rec;
-    uint8_t *pixels;
+    uint8_t *pixels;            /* the window's frame, RGB */
     size_t pixels_size;
+    int pix_w, pix_h;
+    int rec_w, rec_h;           /* the recording's frame size */
     char flash[256];
     double flash_until;
 
@@ -287,13 +302,41 @@ static render_rect tile_rect(const layout *L, int k)
 
 /* ---- the simulation ---- */
 
-static cs_status step_once(viewer *v, int drive)
+/* A box component's bounds; infinite ones are taken as -1..1. */
+static void bounds(const viewer *v, unsigned k, double *lo, double *hi)
 {
-    cs_status s;
-    if (render_policy_kind_of(v->policy) == RENDER_POLICY_HEURISTIC && (s = cs_env_get_state(v->env, v->state)))
-        return fail(v, s, "%s", cs_env_error(v->env));
-    const void *actions = render_policy_act(v->policy, v->state, v->selected, drive);
-    if ((s = cs_env_step(v->env, actions)) != CS_OK)
+    *lo = v->info.action_low && isfinite(v->info.action_low[k]) ? v->info.action_low[k] : -1;
+    *hi = v->info.action_high && isfinite(v->info.action_high[k]) ? v->info.action_high[k] : 1;
+}
+
+/* The human's action for environment e of a batch of n, pushing in
+ * direction d (-1 left, +1 right): the lowest or highest action (box: the
+ * first component's bound); with no key held, the neutral action (the no-op
+ * where the space has one; for two actions, alternating). */
+static void put_human(const viewer *v, int d, void *actions, int64_t n, int64_t e)
+{
+    if (v->info.discrete) {
+        int32_t last = (int32_t)v->info.n_actions - 1;
+        ((int32_t *)actions)[e] = d < 0 ? 0 : d > 0 ? last : v->info.n_actions % 2 ? last / 2 : v->calls % 2 ? last : 0;
+        return;
+    }
+    for (unsigned k = 0; k < v->info.action_dim; k++) {
+        double lo, hi;
+        bounds(v, k, &lo, &hi);
+        double a = k == 0 && d < 0 ? lo : k == 0 && d > 0 ? hi : 0;
+        ((float *)actions)[(int64_t)k * n + e] = (float)(a < lo ? lo : a > hi ? hi : a);
+    }
+}
+
+/* `human`: the selected environment pushes in direction `drive`, the others
+ * take the neutral action. */
+static cs_status human_step(viewer *v, int drive)
+{
+    for (int64_t e = 0; e < v->n; e++)
+        put_human(v, e == v->selected ? drive : 0, v->actions, v->n, e);
+    v->calls++;
+    cs_status s = cs_env_step(v->env, v->actions);
+    if (s != CS_OK)
         return fail(v, s, "%s", cs_env_error(v->env));
     const double *reward = cs_env_rewards(v->env);
     const uint8_t *term = cs_env_terminated(v->env), *trunc = cs_env_truncated(v->env);
@@ -306,6 +349,104 @@ static cs_status step_once(viewer *v, int drive)
             v->ep_return[e] = 0;
         }
     }
+    return CS_OK;
+}
+
+/* After a reset or a state put back, the rollouts' running returns no
+ * longer match the episodes shown: remember by how much each is off. */
+static cs_status sync_returns(viewer *v)
+{
+    if (v->human)
+        return CS_OK;
+    const double *running = cs_env_running_returns(v->env);
+    if (!running)
+        return fail(v, CS_ERR_STATE, "%s", cs_env_error(v->env));
+    for (int64_t e = 0; e < v->n; e++)
+        v->ret_offset[e] = v->ep_return[e] - running[e];
+    return CS_OK;
+}
+
+/* The arrow keys override the compiled policy on the selected environment:
+ * the batch has taken its policy step; the selected environment's step is
+ * redone from `before` (its state, episode steps and return before the
+ * step) on a one-environment twin with the human's action, and put back.
+ * The twin keeps the batch's stream of random numbers untouched. */
+static cs_status drive_selected(viewer *v, int drive, const double *before, int32_t steps_before,
+                                double return_before, bool policy_ended)
+{
+    cs_status s;
+    int64_t sel = v->selected;
+    if (!v->twin) {
+        cs_config c = v->cfg;
+        c.num_envs = 1;
+        c.policy = NULL;        /* stepped with the human's actions only */
+        if ((s = cs_env_open(&c, &v->twin)) != CS_OK)
+            return fail(v, s, "the selected environment's twin: %s", v->twin ? cs_env_error(v->twin) : "out of memory");
+    }
+    double one[VIEW_MAX_STATE];
+    float action[VIEW_MAX_STATE];
+    put_human(v, drive, action, 1, 0);
+    if ((s = cs_env_set_state(v->twin, before, &steps_before)) != CS_OK || (s = cs_env_step(v->twin, action)) != CS_OK ||
+        (s = cs_env_get_state(v->twin, one)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->twin));
+    const double *reward = cs_env_rewards(v->twin);
+    const uint8_t *term = cs_env_terminated(v->twin), *trunc = cs_env_truncated(v->twin);
+    if (!reward || !term || !trunc)
+        return fail(v, CS_ERR_STATE, "%s", cs_env_error(v->twin));
+    bool ended = term[0] || trunc[0];
+    v->report->episodes += (ended ? 1 : 0) - (policy_ended ? 1 : 0);
+    v->ep_steps[sel] = ended ? 0 : steps_before + 1;
+    double want = ended ? 0 : return_before + reward[0];
+    if ((s = cs_env_get_state(v->env, v->state)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    for (unsigned d = 0; d < v->info.state_dim; d++)
+        v->state[(int64_t)d * v->n + sel] = one[d];
+    if ((s = cs_env_set_state(v->env, v->state, v->ep_steps)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    v->ep_return[sel] = want;
+    return sync_returns(v);
+}
+
+/* The compiled policy's step of every environment: a rollout of one step,
+ * which is what `cartsim run` computes; `drive` overrides the selected one. */
+static cs_status policy_step(viewer *v, int drive)
+{
+    cs_status s;
+    int64_t sel = v->selected;
+    double before[VIEW_MAX_STATE];
+    int32_t steps_before = v->ep_steps[sel];
+    double return_before = v->ep_return[sel];
+    if (drive) {
+        if ((s = cs_env_get_state(v->env, v->state)) != CS_OK)
+            return fail(v, s, "%s", cs_env_error(v->env));
+        for (unsigned d = 0; d < v->info.state_dim; d++)
+            before[d] = v->state[(int64_t)d * v->n + sel];
+    }
+    cs_rollout_stats st;
+    if ((s = cs_env_rollout(v->env, 1, &st)) != CS_OK)
+        return fail(v, s, "%s", cs_env_error(v->env));
+    const int64_t *ended = cs_env_episode_counts(v->env);
+    const double *running = cs_env_running_returns(v->env);
+    if (!ended || !running)
+        return fail(v, CS_ERR_STATE, "%s", cs_env_error(v->env));
+    /* Rollouts keep each running return; a reset or a human's step leaves
+     * it off by what ret_offset holds until the episode ends. */
+    for (int64_t e = 0; e < v->n; e++) {
+        v->ep_steps[e] = ended[e] ? 0 : v->ep_steps[e] + 1;
+        if (ended[e])
+            v->ret_offset[e] = 0;
+        v->ep_return[e] = running[e] + v->ret_offset[e];
+    }
+    v->report->episodes += st.episodes;
+    return drive ? drive_selected(v, drive, before, steps_before, return_before, ended[sel] != 0) : CS_OK;
+}
+
+/* One step of every environment. */
+static cs_status step_once(viewer *v, int drive)
+{
+    cs_status s = v->human ? human_step(v, drive) : policy_step(v, drive);
+    if (s != CS_OK)
+        return s;
     v->report->steps++;
     v->report->env_steps += v->n;
     v->meter_env_steps += v->n;
@@ -333,7 +474,7 @@ static cs_status reset_selected(viewer *v)
     v->ep_return[v->selected] = 0;
     if ((s = cs_env_set_state(v->env, v->fresh, v->ep_steps)) != CS_OK)
         return fail(v, s, "%s", cs_env_error(v->env));
-    return CS_OK;
+    return sync_returns(v);
 }
 
 static cs_status reset_all(viewer *v)
@@ -343,24 +484,17 @@ static cs_status reset_all(viewer *v)
         return fail(v, s, "%s", cs_env_error(v->env));
     memset(v->ep_steps, 0, (size_t)v->n * sizeof *v->ep_steps);
     memset(v->ep_return, 0, (size_t)v->n * sizeof *v->ep_return);
-    return CS_OK;
+    return sync_returns(v);
 }
 
 /* ---- screenshots and recordings ---- */
 
-/* The drawn frame, as RGB. */
+/* The drawn frame, as RGB: the pixels the window shows. */
 static bool read_pixels(viewer *v, int *w, int *h)
 {
-    SDL_GetRendererOutputSize(v->sdl, w, h);
-    size_t need = (size_t)*w * (size_t)*h * 3;
-    if (need > v->pixels_size) {
-        uint8_t *p = realloc(v->pixels, need);
-        if (!p)
-            return false;
-        v->pixels = p;
-        v->pixels_size = need;
-    }
-    return SDL_RenderReadPixels(v->sdl, NULL, SDL_PIXELFORMAT_RGB24, v->pixels, *w * 3) == 0;
+    *w = v->pix_w;
+    *h = v->pix_h;
+    return v->pixels != NULL;
 }
 
 /* The first of PREFIX-000SUFFIX, PREFIX-001SUFFIX, ... that does not exist. */
@@ -380,7 +514,7 @@ static void screenshot(viewer *v)
     int w, h;
     char name[1024], msg[RENDER_ERROR_SIZE];
     if (!read_pixels(v, &w, &h)) {
-        snprintf(msg, sizeof msg, "screenshot: cannot read the window: %s", SDL_GetError());
+        snprintf(msg, sizeof msg, "screenshot: nothing drawn yet");
         warn(v, msg);
         return;
     }
@@ -430,6 +564,8 @@ static void start_recording(viewer *v)
         warn(v, msg);
         return;
     }
+    v->rec_w = w;
+    v->rec_h = h;
     snprintf(v->report->last_recording, sizeof v->report->last_recording, "%s", dir);
     flash(v, "recording into %s", dir);
 }
@@ -439,13 +575,13 @@ static void record_frame(viewer *v)
     int w, h;
     char msg[RENDER_ERROR_SIZE];
     if (!read_pixels(v, &w, &h)) {
-        snprintf(msg, sizeof msg, "recording: cannot read the window: %s", SDL_GetError());
+        snprintf(msg, sizeof msg, "recording: nothing drawn yet");
         stop_recording(v);
         warn(v, msg);
         return;
     }
     int64_t frames = render_sink_frames(v->rec);
-    if (frames > 0 && (size_t)w * (size_t)h * 3 != v->pixels_size) {
+    if (frames > 0 && (w != v->rec_w || h != v->rec_h)) {
         /* PNG frames of one recording share a size: a resize ends it. */
         stop_recording(v);
         flash(v, "recording stopped: the window was resized");
@@ -480,11 +616,11 @@ static void draw_tiles(viewer *v, const layout *L)
         render_rect inner = {t.x, t.y, t.w - 1, t.h - 1};
         for (unsigned d = 0; d < v->info.state_dim; d++)
             one[d] = v->state[(int64_t)d * v->n + e];
-        render_canvas_init(&c, v->sdl, inner, t.x, t.y, L->scale, v->rule->height);
+        render_canvas_init(&c, v->pixels, v->pix_w * 3, inner, t.x, t.y, L->scale, v->rule->height);
         v->rule->draw(&c, one);
         /* The longest label that fits the tile. */
         char label[96];
-        int px = t.w >= 400 ? 2 : 1;
+        int px = t.w >= 400 ? 2 : 1, size = px > 1 ? TEXT_LARGE : TEXT_SMALL;
         for (int form = 0; form < 3; form++) {
             if (form == 0)
                 snprintf(label, sizeof label, "#%lld step %d return %.6g", (long long)e, v->ep_steps[e],
@@ -493,10 +629,10 @@ static void draw_tiles(viewer *v, const layout *L)
                 snprintf(label, sizeof label, "#%lld %d %.4g", (long long)e, v->ep_steps[e], v->ep_return[e]);
             else
                 snprintf(label, sizeof label, "#%lld", (long long)e);
-            if (render_text_width(label, px) + 8 * px <= inner.w)
+            if (render_text_width(v->font, label, size) + 8 * px <= inner.w)
                 break;
         }
-        render_text(&c, t.x + 4 * px, t.y + 4 * px, px, label, LABEL);
+        render_text(&c, v->font, t.x + 4 * px, t.y + 2 * px, size, label, LABEL);
         if (e == v->selected) {
             int b = 3;
             render_device_rect(&c, (render_rect){inner.x, inner.y, inner.w, b}, SELECTED);
@@ -504,7 +640,6 @@ static void draw_tiles(viewer *v, const layout *L)
             render_device_rect(&c, (render_rect){inner.x, inner.y, b, inner.h}, SELECTED);
             render_device_rect(&c, (render_rect){inner.x + inner.w - b, inner.y, b, inner.h}, SELECTED);
         }
-        render_canvas_flush(&c);
     }
 }
 
@@ -512,41 +647,40 @@ static void draw_status(viewer *v, const layout *L)
 {
     render_canvas c;
     render_rect bar = {0, L->out_h - STATUS_BAR_H, L->out_w, STATUS_BAR_H};
-    render_canvas_init(&c, v->sdl, bar, 0, 0, 1, 0);
+    render_canvas_init(&c, v->pixels, v->pix_w * 3, bar, 0, 0, 1, 0);
     render_fill(&c, BAR);
-    render_policy_kind kind = render_policy_kind_of(v->policy);
     char speed[16], text[512], rec[32] = "";
     speed_text(v->speed_log2, speed, sizeof speed);
     snprintf(text, sizeof text, "%s  %lld envs  page %d/%d  %s  speed %s  fps %.0f  env-steps/s %.3g  episodes %lld",
              v->info.title ? v->info.title : "?", (long long)v->n, v->page + 1, L->pages,
-             kind == RENDER_POLICY_RANDOM ? "random" : kind == RENDER_POLICY_HEURISTIC ? "heuristic" : "human", speed,
+             v->opt->policy ? v->opt->policy : "random", speed,
              v->fps, v->rate, (long long)v->report->episodes);
     if (v->rec)
         snprintf(rec, sizeof rec, "rec %lld", (long long)render_sink_frames(v->rec));
     const char *paused = v->paused ? "paused" : "";
     const char *note = v->flash[0] && v->now < v->flash_until ? v->flash : "h: help";
     /* Large letters when everything fits, else small ones. */
-    int gap = 24, px = 2;
+    int gap = 24, px = 2, size = TEXT_LARGE;
     for (; px > 1; px--) {
-        int w = render_text_width(text, px) + render_text_width(paused, px) + render_text_width(rec, px) +
-                render_text_width(note, px) + 3 * gap * px / 2 + 16;
+        int w = render_text_width(v->font, text, size) + render_text_width(v->font, paused, size) +
+                render_text_width(v->font, rec, size) + render_text_width(v->font, note, size) + 3 * gap * px / 2 + 16;
         if (w <= L->out_w)
             break;
+        size = TEXT_SMALL;
     }
     gap = gap * px / 2;
-    int x = 8, y = bar.y + (STATUS_BAR_H - RENDER_GLYPH_H * px) / 2;
-    render_text(&c, x, y, px, text, BAR_TEXT);
-    x += render_text_width(text, px) + gap;
+    int x = 8, y = bar.y + (STATUS_BAR_H - size - size / 4) / 2;
+    render_text(&c, v->font, x, y, size, text, BAR_TEXT);
+    x += render_text_width(v->font, text, size) + gap;
     if (*paused) {
-        render_text(&c, x, y, px, paused, ALERT);
-        x += render_text_width(paused, px) + gap;
+        render_text(&c, v->font, x, y, size, paused, ALERT);
+        x += render_text_width(v->font, paused, size) + gap;
     }
     if (*rec) {
-        render_text(&c, x, y, px, rec, ALERT);
-        x += render_text_width(rec, px) + gap;
+        render_text(&c, v->font, x, y, size, rec, ALERT);
+        x += render_text_width(v->font, rec, size) + gap;
     }
-    render_text(&c, x, y, px, note, BAR_TEXT);
-    render_canvas_flush(&c);
+    render_text(&c, v->font, x, y, size, note, BAR_TEXT);
 }
 
 static void draw_help(viewer *v, const layout *L)
@@ -557,44 +691,81 @@ static void draw_help(viewer *v, const layout *L)
         "+ -         faster / slower",
         "r  R        reset selected / all",
         "click       select an environment",
-        "left right  drive the selected one (human)",
+        "left right  drive the selected one (hold)",
         "pgup pgdn   previous / next page",
         "s           screenshot (png)",
         "v           start / stop recording (png frames)",
         "h           this help",
         "q esc       quit",
     };
-    int n = (int)(sizeof lines / sizeof lines[0]), px = 2, line_h = (RENDER_GLYPH_H + 4) * px;
-    int w = 0;
-    for (int i = 0; i < n; i++)
-        w = render_text_width(lines[i], px) > w ? render_text_width(lines[i], px) : w;
+    int n = (int)(sizeof lines / sizeof lines[0]), size = TEXT_LARGE + 3, line_h = size + 6;
+    int w = 0, tab = render_text_width(v->font, "left right  ", size);   /* the longest key column */
+    for (int i = 0; i < n; i++) {
+        int line_w = tab + render_text_width(v->font, lines[i] + 12, size);
+        w = line_w > w ? line_w : w;
+    }
     w += 40;
     int h = n * line_h + 36;
     int x = (L->out_w - w) / 2, y = (L->out_h - STATUS_BAR_H - h) / 2;
     render_canvas c;
-    render_canvas_init(&c, v->sdl, (render_rect){0, 0, L->out_w, L->out_h}, 0, 0, 1, 0);
+    render_canvas_init(&c, v->pixels, v->pix_w * 3, (render_rect){0, 0, v->pix_w, v->pix_h}, 0, 0, 1, 0);
     render_device_rect(&c, (render_rect){x, y, w, h}, SHADE);
-    for (int i = 0; i < n; i++)
-        render_text(&c, x + 20, y + 18 + i * line_h, px, lines[i], WHITE);
-    render_canvas_flush(&c);
+    /* A proportional font: the keys and what they do in two columns. */
+    for (int i = 0; i < n; i++) {
+        char key_column[16];
+        snprintf(key_column, sizeof key_column, "%.12s", lines[i]);
+        render_text(&c, v->font, x + 20, y + 18 + i * line_h, size, key_column, WHITE);
+        render_text(&c, v->font, x + 20 + tab, y + 18 + i * line_h, size, lines[i] + 12, WHITE);
+    }
 }
 
-static void draw(viewer *v, const layout *L)
+/* The frame into v->pixels, the size of the window's drawable area. */
+static cs_status draw(viewer *v, const layout *L)
 {
-    SDL_SetRenderDrawBlendMode(v->sdl, SDL_BLENDMODE_NONE);
-    SDL_SetRenderDrawColor(v->sdl, BACKDROP.r, BACKDROP.g, BACKDROP.b, 255);
-    SDL_RenderClear(v->sdl);
+    size_t need = (size_t)L->out_w * (size_t)L->out_h * 3;
+    if (need > v->pixels_size) {
+        uint8_t *p = realloc(v->pixels, need);
+        if (!p)
+            return fail(v, CS_ERR_NOMEM, "out of memory for a %dx%d frame", L->out_w, L->out_h);
+        v->pixels = p;
+        v->pixels_size = need;
+    }
+    v->pix_w = L->out_w;
+    v->pix_h = L->out_h;
+    render_canvas c;
+    render_canvas_init(&c, v->pixels, v->pix_w * 3, (render_rect){0, 0, v->pix_w, v->pix_h}, 0, 0, 1, 0);
+    render_fill(&c, BACKDROP);
     draw_tiles(v, L);
     draw_status(v, L);
     if (v->help)
         draw_help(v, L);
+    return CS_OK;
+}
+
+/* The drawn pixels into the window. */
+static cs_status show(viewer *v)
+{
+    if (!v->texture || v->tex_w != v->pix_w || v->tex_h != v->pix_h) {
+        if (v->texture)
+            SDL_DestroyTexture(v->texture);
+        v->texture = SDL_CreateTexture(v->sdl, SDL_PIXELFORMAT_RGB24, SDL_TEXTUREACCESS_STREAMING, v->pix_w, v->pix_h);
+        if (!v->texture)
+            return fail(v, CS_ERR_UNAVAILABLE, "cannot make a %dx%d texture: %s", v->pix_w, v->pix_h, SDL_GetError());
+        v->tex_w = v->pix_w;
+        v->tex_h = v->pix_h;
+    }
+    if (SDL_UpdateTexture(v->texture, NULL, v->pixels, v->pix_w * 3) != 0 ||
+        SDL_RenderCopy(v->sdl, v->texture, NULL, NULL) != 0)
+        return fail(v, CS_ERR_UNAVAILABLE, "cannot show the frame: %s", SDL_GetError());
+    SDL_RenderPresent(v->sdl);
+    return CS_OK;
 }
 
 /* ---- events ---- */
 
 static cs_status on_key(viewer *v, const SDL_KeyboardEvent *k)
 {
-    bool human = render_policy_kind_of(v->policy) == RENDER_POLICY_HUMAN;
+    bool human = v->human;
     bool shift = (k->keysym.mod & KMOD_SHIFT) != 0;
     switch (k->keysym.sym) {
     case SDLK_q:
@@ -614,9 +785,10 @@ static cs_status on_key(viewer *v, const SDL_KeyboardEvent *k)
             v->right_held = true;
         else
             v->left_held = true;
+        /* Paused, right is one step (the policy's, or the human's push). */
         if (v->paused && (dir > 0 || human)) {
             v->single_steps++;
-            v->single_drive = dir;
+            v->single_drive = human ? dir : 0;
         }
         break;
     }
@@ -876,14 +1048,16 @@ static cs_status run_loop(viewer *v)
             v->page = L.pages - 1;
         if (v->page < 0)
             v->page = 0;
-        draw(v, &L);
+        if ((s = draw(v, &L)) != CS_OK)
+            return s;
         if (v->shot_wanted) {
             v->shot_wanted = false;
             screenshot(v);
         }
         if (v->rec)
             record_frame(v);
-        SDL_RenderPresent(v->sdl);
+        if ((s = show(v)) != CS_OK)
+            return s;
         v->report->frames++;
         measure(v);
         if (!v->scripted) {
@@ -954,9 +1128,9 @@ static cs_status open_window(viewer *v)
 
 static cs_status open_simulation(viewer *v, const cs_config *cfg)
 {
-    cs_config c = *cfg;
-    c.autoreset = CS_AUTORESET_SAME_STEP;
-    cs_status s = cs_env_open(&c, &v->env);
+    v->cfg = *cfg;
+    v->cfg.autoreset = CS_AUTORESET_SAME_STEP;
+    cs_status s = cs_env_open(&v->cfg, &v->env);
     if (s != CS_OK)
         return fail(v, s, "%s", v->env ? cs_env_error(v->env) : "out of memory");
     if ((s = cs_env_get_info(v->env, &v->info)) != CS_OK)
@@ -969,14 +1143,22 @@ static cs_status open_simulation(viewer *v, const cs_config *cfg)
         return fail(v, CS_ERR_UNAVAILABLE, "no drawing rule for environment '%s'; render/ draws: %s",
                     v->info.name ? v->info.name : "?", names);
     }
-    if ((s = render_policy_open(v->opt->policy, v->env, v->opt->seed, &v->policy, v->err, v->err_size)) != CS_OK)
+    if (v->info.state_dim > VIEW_MAX_STATE || v->info.action_dim > VIEW_MAX_STATE)
+        return fail(v, CS_ERR_LIMIT, "the viewer drives environments of at most %d state variables and actions",
+                    VIEW_MAX_STATE);
+    if (v->opt->prepare && (s = v->opt->prepare(v->env, v->opt->prepare_ctx, v->err, v->err_size)) != CS_OK)
+        return s;
+    if ((s = render_font_open(v->opt->font, &v->font, v->err, v->err_size)) != CS_OK)
         return s;
     size_t values = (size_t)v->n * v->info.state_dim;
     v->state = calloc(values, sizeof *v->state);
     v->fresh = calloc(values, sizeof *v->fresh);
     v->ep_steps = calloc((size_t)v->n, sizeof *v->ep_steps);
     v->ep_return = calloc((size_t)v->n, sizeof *v->ep_return);
-    if (!v->state || !v->fresh || !v->ep_steps || !v->ep_return)
+    v->ret_offset = calloc((size_t)v->n, sizeof *v->ret_offset);
+    size_t action_bytes = (size_t)v->n * (v->info.discrete ? sizeof(int32_t) : v->info.action_dim * sizeof(float));
+    v->actions = calloc(action_bytes ? action_bytes : 1, 1);
+    if (!v->state || !v->fresh || !v->ep_steps || !v->ep_return || !v->ret_offset || !v->actions)
         return fail(v, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)v->n);
     if ((s = cs_env_reset(v->env, v->opt->seed)) != CS_OK)
         return fail(v, s, "%s", cs_env_error(v->env));
@@ -986,6 +1168,8 @@ static cs_status open_simulation(viewer *v, const cs_config *cfg)
 static void teardown(viewer *v)
 {
     stop_recording(v);
+    if (v->texture)
+        SDL_DestroyTexture(v->texture);
     if (v->sdl)
         SDL_DestroyRenderer(v->sdl);
     if (v->window)
@@ -995,8 +1179,11 @@ static void teardown(viewer *v)
         if (v->quit_sdl)
             SDL_Quit();
     }
-    render_policy_close(v->policy);
+    render_font_close(v->font);
+    cs_env_close(v->twin);
     cs_env_close(v->env);
+    free(v->ret_offset);
+    free(v->actions);
     free(v->state);
     free(v->fresh);
     free(v->ep_steps);
@@ -1005,8 +1192,7 @@ static void teardown(viewer *v)
     free(v->sc.cmds);
 }
 
-cs_status render_view_run(const cs_config *cfg, const render_view_options *opt, render_view_report *report,
-                          char *err, size_t err_size)
+cs_status view_run(const cs_config *cfg, const view_options *opt, view_report *report, char *err, size_t err_size)
 {
     if (err && err_size)
         err[0] = 0;
@@ -1021,14 +1207,14 @@ cs_status render_view_run(const cs_config *cfg, const render_view_options *opt, 
     v.err_size = err_size;
     v.out_dir = opt->out_dir ? opt->out_dir : ".";
     v.scripted = opt->script != NULL;
+    v.human = opt->policy && strcmp(opt->policy, "human") == 0;
 
-    cs_status s = render_policy_check(opt->policy, err, err_size);
-    if (s == CS_OK)
-        s = parse_script(opt->script, &v.sc, err, err_size);
-    if (s == CS_OK)
-        s = start_video(&v);
+    cs_status s = parse_script(opt->script, &v.sc, err, err_size);
+    /* The configuration's mistakes before the display's. */
     if (s == CS_OK)
         s = open_simulation(&v, cfg);
+    if (s == CS_OK)
+        s = start_video(&v);
     if (s == CS_OK)
         s = open_window(&v);
     if (s == CS_OK)
