@@ -11,6 +11,7 @@
 
 #include "agents.h"
 #include "jit.h"
+#include "regular_file.h"
 #include "status.h"
 
 #define MAGIC "cartsim-policy 1"
@@ -198,10 +199,11 @@ cs_status cs_policy_load(const char *path, cs_policy_file *out, char *error, siz
     memset(out, 0, sizeof *out);
     if (!path || !*path)
         return cs_say(error, error_size, CS_ERR_ARGUMENT, "no policy file named");
-    FILE *f = fopen(path, "rb");
+    cs_status open_st;
+    char why[256];
+    FILE *f = cs_fopen_regular(path, &open_st, why, sizeof why);
     if (!f)
-        return cs_say(error, error_size, errno == ENOENT ? CS_ERR_NOT_FOUND : CS_ERR_IO, "cannot open %s: %s", path,
-                   strerror(errno));
+        return cs_say(error, error_size, open_st, "cannot open %s: %s", path, why);
     char *text = NULL;
     size_t len = 0, cap = 0;
     cs_status s = CS_OK;

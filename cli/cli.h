@@ -47,7 +47,7 @@ typedef enum {
 #define CLI_OPTS_ENV                                                                              \
     (CLI_OPT(OPT_ENV) | CLI_OPT(OPT_BACKEND) | CLI_OPT(OPT_FUSION) | CLI_OPT(OPT_DTYPE) |         \
      CLI_OPT(OPT_UNROLL) | CLI_OPT(OPT_THREADS) | CLI_OPT(OPT_BLOCK) | CLI_OPT(OPT_PARAM) |       \
-     CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_HELP))
+     CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_CC_TIMEOUT) | CLI_OPT(OPT_CACHE_MAX_MB) | CLI_OPT(OPT_HELP))
 
 /* --persistent and --no-persistent: for the subcommands that roll out (run,
  * train, eval); stepping and dumping launch nothing that they would change. */
@@ -178,6 +178,7 @@ void cli_train_defaults(cli_args *a);
 int cli_train(cli_args *a);
 void cli_eval_defaults(cli_args *a);
 int cli_eval(cli_args *a);
+int cli_cache(cli_args *a);
 
 /* cli_policy.c: --policy NAME, or a trained policy file (a value with a '/'
  * or a '.'), for run, eval, view and render. prepare sets a->cfg.policy before opening;

@@ -205,6 +205,16 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_AUTORESET:
     case OPT_PARAM:
         return config_value(name, value, a);
+    case OPT_CC_TIMEOUT:
+    case OPT_CACHE_MAX_MB: {
+        /* the library's settings are spelled as the file's keys */
+        char msg[512];
+        cs_status st = cs_config_set(&a->cfg, id == OPT_CC_TIMEOUT ? "cc_timeout" : "cache_max_mb", value, msg,
+                                     sizeof msg);
+        return st == CS_OK ? 0
+                           : cli_error(cli_status_exit(st), "%s%s: %s", value_key ? "" : "--",
+                                       value_key ? value_key : name, msg);
+    }
     case OPT_STEPS:
         return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->steps);
     case OPT_SEED:

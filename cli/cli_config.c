@@ -279,6 +279,12 @@ void cli_option_value(const cli_args *a, cli_opt_id id, char *out, size_t size)
     case OPT_BLOCK:
         snprintf(out, size, "%d", c->block);
         break;
+    case OPT_CC_TIMEOUT:
+        snprintf(out, size, "%g", c->cc_timeout_s > 0 ? c->cc_timeout_s : CS_CC_TIMEOUT_S_DEFAULT);
+        break;
+    case OPT_CACHE_MAX_MB:
+        snprintf(out, size, "%" PRId64, c->cache_max_mb);
+        break;
     case OPT_SEED:
         snprintf(out, size, "%" PRIu64, a->seed);
         break;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "regular_file.h"
 
 void cli_replay_defaults(cli_args *a)
 {
@@ -61,9 +62,11 @@ static int file_error(const table *tb, long line, const char *fmt, ...)
 
 static int read_file(table *tb, size_t *len_out)
 {
-    FILE *f = strcmp(tb->path, "-") == 0 ? stdin : fopen(tb->path, "rb");
+    cs_status open_st;
+    char why[256];
+    FILE *f = strcmp(tb->path, "-") == 0 ? stdin : cs_fopen_regular(tb->path, &open_st, why, sizeof why);
     if (!f)
-        return cli_error(CLI_EXIT_USAGE, "cannot open %s: %s", tb->path, strerror(errno));
+        return cli_error(open_st == CS_ERR_NOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE, "cannot open %s: %s", tb->path, why);
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     int rc = 0;

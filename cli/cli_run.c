@@ -282,6 +282,7 @@ int cli_run(cli_args *a)
                          a->cfg.num_envs, a->steps);
 
     catch_stop_signals();
+    a->cfg.interrupt = &stop_signal;   /* a Ctrl-C while compiling stops the compiler */
     /* Under mpirun each rank steps its share of the batch, keyed by the
      * global index of its environments: the whole batch, split. */
     int64_t global_envs = a->cfg.num_envs;

@@ -122,6 +122,20 @@ const cli_command cli_commands[] = {
         .defaults = cli_eval_defaults,
         .run = cli_eval,
     },
+    {
+        .name = "cache",
+        .summary = "list, size or clear the kernel cache",
+        .usage = "[list|size|clear]",
+        .details = "The compiled kernels in $XDG_CACHE_HOME/cartsim (else ~/.cache/cartsim), least\n"
+                   "recently used first: last use, bytes (the object and its record), name. The\n"
+                   "cache keeps itself under $CARTSIM_CACHE_MAX_MB (default 512) MiB by removing\n"
+                   "the least recently used kernels after each compile (never one used in the\n"
+                   "last minute). clear removes every kernel; running jobs keep what they loaded.\n",
+        .options = CLI_OPT(OPT_HELP),
+        .max_positional = 1,
+        .defaults = NULL,
+        .run = cli_cache,
+    },
     {.name = NULL},
 };
 

@@ -11,12 +11,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
+#include <math.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jit.h"
@@ -81,7 +84,56 @@ static void compiler_message(const char *log_path, char *err, size_t err_size)
     snprintf(err, err_size, "the C compiler failed on the generated kernel: %.480s", buf[0] ? buf : "(no output)");
 }
 
-static int run_compiler(const char *cc, const char *src, const char *obj, const char *log, char *err, size_t err_size)
+/* Stops the compiler's whole process group (cc1, as, ld with it) and reaps
+ * it: SIGTERM first, which gcc's driver answers by removing its temporary
+ * files, SIGKILL after a second. */
+static void kill_compiler(pid_t pid)
+{
+    kill(-pid, SIGTERM);
+    for (int k = 0; k < 100; k++) {
+        if (waitpid(pid, NULL, WNOHANG) == pid) {
+            kill(-pid, SIGKILL);   /* any child the driver left */
+            return;
+        }
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* The program's environment with TMPDIR set to the build directory, so that
+ * the compiler's own temporary files go where they are cleaned up. */
+static char **compiler_environment(const char *tmpdir)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = malloc((n + 2) * sizeof *env);
+    size_t len = strlen(tmpdir) + sizeof "TMPDIR=";
+    char *var = malloc(len);
+    if (!env || !var) {
+        free(env);
+        free(var);
+        return NULL;
+    }
+    snprintf(var, len, "TMPDIR=%s", tmpdir);
+    size_t m = 0;
+    env[m++] = var;
+    for (size_t k = 0; k < n; k++)
+        if (strncmp(environ[k], "TMPDIR=", 7) != 0)
+            env[m++] = environ[k];
+    env[m] = NULL;
+    return env;
+}
+
+/* Runs the compiler in a process group of its own, so that a time limit or an
+ * interrupt can stop all of it. The terminal's Ctrl-C no longer reaches that
+ * group: *interrupt set (by the program's handler) or a handled signal
+ * interrupting this thread's wait stops it: CS_CPU_INTERRUPTED; past
+ * timeout_s: CS_CPU_TIMEOUT. */
+static int run_compiler(const char *cc, const char *dir, const char *src, const char *obj, const char *log,
+                        double timeout_s, const volatile sig_atomic_t *interrupt, char *err, size_t err_size)
 {
     const char *argv[32];
     int n = 0;
@@ -93,23 +145,72 @@ static int run_compiler(const char *cc, const char *src, const char *obj, const 
     argv[n++] = src;
     argv[n++] = "-lm";
     argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, cc, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) {
-        snprintf(err, err_size, "cannot run the C compiler '%s': %s", cc, strerror(rc));
+    char **env = compiler_environment(dir);
+    if (!env) {
+        snprintf(err, err_size, "cannot run the C compiler '%s': %s", cc, strerror(ENOMEM));
         return -1;
     }
+    /* fork, not posix_spawn: the child needs a parent-death signal, so that a
+     * program killed outright does not leave its compiler running. Only
+     * async-signal-safe calls between fork and exec. */
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(127);
+        int out = open("/dev/null", O_WRONLY);
+        int errfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (out < 0 || errfd < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
+            _exit(127);
+        execve(cc, (char *const *)argv, env);
+        _exit(127);
+    }
+    int fork_errno = errno;
+    free(env[0]);
+    free(env);
+    if (pid < 0) {
+        snprintf(err, err_size, "cannot run the C compiler '%s': %s", cc, strerror(fork_errno));
+        return -1;
+    }
+    setpgid(pid, pid);   /* also here: the kill below must not race the child's own call */
+    /* Polled, not a blocking wait: a library may not take SIGCHLD or the
+     * signal mask from its program. The naps grow to 20 ms. */
+    double deadline = timeout_s > 0 ? cs_now_ms() + 1000.0 * timeout_s : INFINITY;
+    long nap_us = 200;
     int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
+    for (;;) {
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            break;
+        if (got < 0 && errno != EINTR) {
             snprintf(err, err_size, "waiting for the C compiler: %s", strerror(errno));
+            kill_compiler(pid);
             return -1;
         }
+        if (interrupt && *interrupt) {
+            kill_compiler(pid);
+            snprintf(err, err_size, "interrupted while compiling");
+            return CS_CPU_INTERRUPTED;
+        }
+        if (cs_now_ms() > deadline) {
+            kill_compiler(pid);
+            snprintf(err, err_size, "the C compiler ran longer than its time limit of %g s: stopped (cc_timeout)",
+                     timeout_s);
+            return CS_CPU_TIMEOUT;
+        }
+        if (nanosleep(&(struct timespec){0, nap_us * 1000}, NULL) != 0 && errno == EINTR) {
+            kill_compiler(pid);
+            snprintf(err, err_size, "interrupted while compiling");
+            return CS_CPU_INTERRUPTED;
+        }
+        nap_us = nap_us < 20000 ? nap_us * 2 : 20000;
+    }
+    if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
+        snprintf(err, err_size, "interrupted while compiling (the C compiler got signal %d)", WTERMSIG(status));
+        return CS_CPU_INTERRUPTED;
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         compiler_message(log, err, err_size);
         return -1;
@@ -138,17 +239,30 @@ static int load(const char *path, cs_cpu_kernel *k, char *err, size_t err_size)
     return 0;
 }
 
-static void remove_dir(const char *dir, const char *const *files, int n)
+/* Loads a cache entry through the descriptor its lookup verified, so that
+ * nothing swapped in after the check is loaded; where /proc is missing, by
+ * its path. */
+static int load_cached(cs_cache *cache, const char *key, cs_cpu_kernel *k, char *err, size_t err_size)
 {
-    char path[PATH_MAX + 32];
-    for (int k = 0; k < n; k++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
-        unlink(path);
+    int fd = cs_cache_open_entry(cache, key, ".so");
+    if (fd < 0)
+        return -1;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int rc;
+    if (access(path, R_OK) == 0) {
+        rc = load(path, k, err, err_size);
+    } else {
+        rc = cache->dir[0] && snprintf(path, sizeof path, "%s/%s.so", cache->dir, key) < (int)sizeof path
+                 ? load(path, k, err, err_size)
+                 : -1;
     }
-    rmdir(dir);
+    close(fd);
+    return rc;
 }
 
-int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_kernel *out, char *err, size_t err_size)
+int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const volatile sig_atomic_t *interrupt,
+                   cs_cache *cache, cs_cpu_kernel *out, char *err, size_t err_size)
 {
     double start = cs_now_ms();
     memset(out, 0, sizeof *out);
@@ -172,23 +286,33 @@ int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_k
     char key[33];
     cs_hash_hex(h, key);
 
-    char path[PATH_MAX];
-    if (cache->dir[0] && cs_cache_lookup(cache, key, ".so", path, sizeof path) == 1 &&
-        load(path, out, err, err_size) == 0) {
+    if (cache->dir[0] && load_cached(cache, key, out, err, err_size) == 0) {
         out->cache_hit = true;
         out->compile_ms = cs_now_ms() - start;
         return 0;
     }
 
-    const char *tmp = getenv("TMPDIR");
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/cartsim-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        snprintf(err, err_size, "cannot make a build directory in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
-        return -1;
+    /* Inside the cache, where the next run removes it if this one is killed;
+     * without a cache, in $TMPDIR. */
+    cs_build_dir build;
+    if (cs_cache_build_dir(cache, &build) != 0) {
+        const char *tmp = getenv("TMPDIR");
+        tmp = tmp && *tmp ? tmp : "/tmp";
+        int parent = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (parent >= 0)
+            cs_build_dir_sweep(parent, "cartsim-build-");   /* those of killed runs */
+        int made = parent < 0 ? -1 : cs_build_dir_make(&build, parent, tmp, "cartsim-build-");
+        int e = errno;
+        if (parent >= 0)
+            close(parent);
+        if (made != 0) {
+            snprintf(err, err_size, "cannot make a build directory in %s: %s", tmp, strerror(e));
+            return -1;
+        }
     }
+    const char *dir = build.path;
     static const char *const files[] = {"kernel.c", "kernel.so", "cc.log"};
-    char src[PATH_MAX + 32], obj[PATH_MAX + 32], log[PATH_MAX + 32];
+    char src[sizeof build.path + 16], obj[sizeof build.path + 16], log[sizeof build.path + 16];
     snprintf(src, sizeof src, "%s/%s", dir, files[0]);
     snprintf(obj, sizeof obj, "%s/%s", dir, files[1]);
     snprintf(log, sizeof log, "%s/%s", dir, files[2]);
@@ -200,15 +324,15 @@ int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_k
         snprintf(err, err_size, "cannot write the kernel source: %s", strerror(errno));
         goto done;
     }
-    if (run_compiler(cc_path, src, obj, log, err, err_size))
+    if ((rc = run_compiler(cc_path, dir, src, obj, log, timeout_s, interrupt, err, err_size)) != 0)
         goto done;
     /* A failed compile is never cached; a failed store runs from the build. */
-    const char *from = obj;
-    if (cache->dir[0] && cs_cache_store(cache, key, ".so", obj, path, sizeof path) == 0)
-        from = path;
-    rc = load(from, out, err, err_size);
+    char path[PATH_MAX];
+    if (!cache->dir[0] || cs_cache_store(cache, key, ".so", obj, path, sizeof path) != 0 ||
+        load_cached(cache, key, out, err, err_size) != 0)
+        rc = load(obj, out, err, err_size);
 done:
-    remove_dir(dir, files, 3);
+    cs_build_dir_remove(&build);
     out->compile_ms = cs_now_ms() - start;
     return rc;
 }

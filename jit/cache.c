@@ -34,11 +34,33 @@
  *
  * Temporary names start with '.' and end with ".tmp"; opening the cache
  * removes those older than an hour (left by a process that was killed).
+ * Build directories (.build-<pid>-XXXXXX, cs_cache_build_dir) are removed at
+ * the next open once their process is gone.
  *
- * Privacy. The directory must belong to the effective user and be writable by
- * no one else: cartsim loads and runs what it finds there. Otherwise a private
- * directory from mkdtemp is used for this run, marked by a file inside it so
- * that cs_cache_close knows to remove it (cs_cache has no other field to say so).
+ * Waits are bounded: the lock is tried for lock_wait_ms (default
+ * CS_CACHE_LOCK_WAIT_S, $CARTSIM_CACHE_LOCK_WAIT_S), then the run goes on
+ * without the cache with a warning naming the holder (a process stopped with
+ * Ctrl-Z must not stall every job sharing the cache). Entries are opened
+ * O_NONBLOCK and must be regular files owned by the user: a FIFO or another
+ * user's file in place of an entry is removed and rebuilt, never waited on.
+ *
+ * Size. Each lookup hit stamps the metadata's mtime: its last use. After a
+ * store, while the exclusive lock is held, the least recently used pairs are
+ * removed until the cache is within max_bytes (CS_CACHE_MAX_MB_DEFAULT,
+ * $CARTSIM_CACHE_MAX_MB, cs_config.cache_max_mb); pairs used in the last
+ * EVICT_GRACE_SECONDS stay whatever the size. Lookups hold the shared lock
+ * while they verify, so nothing is removed under them, and the backends load
+ * from the descriptor a lookup verified: an entry unlinked afterwards stays
+ * readable to them.
+ *
+ * Privacy. The directory and every ancestor are checked as OpenSSH's
+ * StrictModes does: each owned by root or the effective user, none writable by
+ * group or others unless sticky (the last one: the user's own, writable by no
+ * one else), walked component by component with O_NOFOLLOW from "/", so the
+ * descriptor that results is the directory checked; every entry is then
+ * opened relative to it (openat), and swapping a directory afterwards changes
+ * nothing. Otherwise a private directory from mkdtemp is used for this run,
+ * marked by a file inside it so that cs_cache_close knows to remove it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -47,6 +69,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdint.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -57,12 +81,16 @@
 #define META_TAG "cartsim-cache 1"
 #define META_MAX 256
 #define SUFFIX_MAX 32
-#define ENTRY_NAME_MAX (32 + SUFFIX_MAX + 1)
+#define ENTRY_NAME_MAX CS_CACHE_NAME_MAX
+_Static_assert(ENTRY_NAME_MAX == 32 + SUFFIX_MAX + 1, "an entry name is a key, its suffix and a NUL");
 #define NAME_MAX_LEN 160              /* room for any file name we make inside the directory */
 #define HASH_BLOCK (64 * 1024)
 #define STALE_TEMP_SECONDS 3600
 #define TEMP_DIR_PREFIX "cartsim-"
 #define TEMP_DIR_MARKER ".cartsim-private-temporary"
+#define BUILD_DIR_PREFIX ".build-"
+#define EVICT_GRACE_SECONDS 60
+#define LOCK_TIMED_OUT (-2)
 
 static void set_warning(cs_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -172,20 +200,81 @@ static int meta_text(char *out, size_t size, const char *name, unsigned long lon
     return snprintf(out, size, META_TAG "\nentry %s\nsize %llu\nsum %s\n", name, bytes, hex);
 }
 
-/* A flock on the directory itself (no lock file to litter it); -1 when the
- * file system will not lock, and then callers go on without. */
-static int lock_dir(const char *dir, int how)
+static void disable(cs_cache *c)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (c->dir[0] && c->dfd >= 0)
+        close(c->dfd);
+    c->dfd = -1;
+    c->dir[0] = '\0';
+}
+
+/* ---- locking ---------------------------------------------------------- */
+
+/* "pid N (name)" of a process holding a flock on the directory open as fd,
+ * from /proc/locks; "" when it cannot be told. */
+static void lock_holder(int fd, char *out, size_t size)
+{
+    out[0] = '\0';
+    struct stat st;
+    FILE *f = fstat(fd, &st) == 0 ? fopen("/proc/locks", "re") : NULL;
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        /* "1: FLOCK  ADVISORY  WRITE 1234 00:2e:5678 0 EOF"; "->" marks a waiter */
+        char kind[16];
+        long pid;
+        unsigned long long inode;
+        if (strstr(line, "->") ||
+            sscanf(line, "%*d: %15s %*s %*s %ld %*x:%*x:%llu", kind, &pid, &inode) != 3 ||
+            strcmp(kind, "FLOCK") != 0 || inode != (unsigned long long)st.st_ino || pid == (long)getpid())
+            continue;
+        char comm_path[64], comm[64] = "";
+        snprintf(comm_path, sizeof comm_path, "/proc/%ld/comm", pid);
+        FILE *cf = fopen(comm_path, "re");
+        if (cf) {
+            if (fgets(comm, sizeof comm, cf))
+                comm[strcspn(comm, "\n")] = '\0';
+            fclose(cf);
+        }
+        snprintf(out, size, comm[0] ? "pid %ld (%s)" : "pid %ld", pid, comm);
+        break;
+    }
+    fclose(f);
+}
+
+/* A flock on the directory itself (no lock file to litter it), on a
+ * descriptor of its own so that two handles in one process exclude each
+ * other too. -1 when the file system will not lock (callers go on without);
+ * LOCK_TIMED_OUT, with the warning set, when another process held it for
+ * longer than lock_wait_ms. */
+static int lock_dir(cs_cache *c, int how)
+{
+    int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    while (flock(fd, how) != 0) {
-        if (errno != EINTR) {
-            close(fd);
-            return -1;
-        }
+    double deadline = cs_now_ms() + c->lock_wait_ms;
+    long nap_us = 1000;
+    for (;;) {
+        if (flock(fd, how | LOCK_NB) == 0)
+            return fd;
+        if (errno == EINTR)
+            continue;
+        if (errno != EWOULDBLOCK || cs_now_ms() >= deadline)
+            break;
+        nanosleep(&(struct timespec){0, nap_us * 1000}, NULL);
+        nap_us = nap_us < 50000 ? nap_us * 2 : 50000;
     }
-    return fd;
+    if (errno != EWOULDBLOCK) {
+        close(fd);
+        return -1;
+    }
+    char holder[128];
+    lock_holder(fd, holder, sizeof holder);
+    close(fd);
+    set_warning(c, "the kernel cache %s has been locked%s%s for %g s: running without the cache", c->dir,
+                holder[0] ? " by " : "", holder, c->lock_wait_ms / 1000.0);
+    return LOCK_TIMED_OUT;
 }
 
 static void unlock_dir(int fd)
@@ -228,38 +317,138 @@ static int make_dirs(const char *path)
     return errno == EEXIST ? 0 : -1;
 }
 
-/* Why `dir` may not hold code that cartsim runs, or NULL when it may. */
-static const char *refusal(const char *dir, int *err)
+/* Why the directory open as fd may not hold (last) or lead to (an ancestor)
+ * code that cartsim runs, or NULL (OpenSSH's StrictModes rule). */
+static const char *unsafe_dir(int fd, bool last)
 {
     struct stat st;
-    if (stat(dir, &st) != 0) {
-        *err = errno;
-        return "cannot be opened";
-    }
+    if (fstat(fd, &st) != 0)
+        return "cannot be examined";
     if (!S_ISDIR(st.st_mode))
         return "is not a directory";
-    if (st.st_uid != geteuid())
+    if (last ? st.st_uid != geteuid() : st.st_uid != 0 && st.st_uid != geteuid())
         return "is owned by another user";
-    if (st.st_mode & (S_IWGRP | S_IWOTH))
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st.st_mode & S_ISVTX)))
         return "is writable by others";
     return NULL;
 }
 
-/* Temporary files of stores that were killed halfway. */
-static void sweep_stale_temps(const char *dir)
+/* Opens the directory `path` by walking its real path from "/" one component
+ * at a time (O_NOFOLLOW), checking each; the descriptor, or -1 with the
+ * reason in `reason` (naming the ancestor at fault). */
+static int open_verified(const char *path, char *reason, size_t reason_size)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    char *real = realpath(path, NULL);
+    if (!real) {
+        snprintf(reason, reason_size, "cache directory %s cannot be opened: %s", path, strerror(errno));
+        return -1;
+    }
+    int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const char *why = fd < 0 ? "cannot be opened" : unsafe_dir(fd, real[1] == '\0');
+    char *at = real;   /* the path checked so far ends before at */
+    while (!why && *at) {
+        while (*at == '/')
+            at++;
+        if (!*at)
+            break;
+        char *end = strchr(at, '/');
+        char save = end ? *end : '\0';
+        if (end)
+            *end = '\0';
+        int next = openat(fd, at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (end)
+            *end = save;
+        close(fd);
+        fd = next;
+        at = end ? end : at + strlen(at);
+        why = fd < 0 ? "cannot be opened" : unsafe_dir(fd, *at == '\0' || strspn(at, "/") == strlen(at));
+    }
+    if (why) {
+        size_t checked = (size_t)(at - real);
+        if (checked == 0)
+            checked = 1;
+        if (*at == '\0')
+            snprintf(reason, reason_size, "cache directory %s %s", path, why);
+        else
+            snprintf(reason, reason_size, "cache directory %s: its ancestor %.*s %s", path, (int)checked, real, why);
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    free(real);
+    return fd;
+}
+
+/* Empties and removes a build directory (only flat files live there). */
+static void remove_build_dir(int dfd, const char *name)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+    unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/* The process a build directory (prefix<pid>-...) belongs to has exited. */
+static bool build_dir_orphaned(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0)
+        return false;
+    char *end;
+    long pid = strtol(name + n, &end, 10);
+    return end[0] == '-' && pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+void cs_build_dir_sweep(int parent, const char *prefix)
+{
+    int fd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (build_dir_orphaned(e->d_name, prefix) && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+            remove_build_dir(dirfd(d), e->d_name);
+    }
+    closedir(d);
+}
+
+/* Temporary files of stores that were killed halfway, and build directories
+ * of processes that are gone. */
+static void sweep_leftovers(int dfd)
+{
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
     time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         size_t n = strlen(e->d_name);
-        if (e->d_name[0] != '.' || n < 5 || strcmp(e->d_name + n - 4, ".tmp") != 0)
-            continue;
         struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-            st.st_mtime < now - STALE_TEMP_SECONDS)
+        if (e->d_name[0] != '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name, BUILD_DIR_PREFIX))
+            remove_build_dir(dirfd(d), e->d_name);
+        else if (S_ISREG(st.st_mode) && n >= 5 && strcmp(e->d_name + n - 4, ".tmp") == 0 &&
+                 st.st_mtime < now - STALE_TEMP_SECONDS)
             unlinkat(dirfd(d), e->d_name, 0);
     }
     closedir(d);
@@ -276,16 +465,17 @@ static void use_private_temp(cs_cache *c, const char *reason)
         int n = snprintf(tmpl, sizeof tmpl, "%s/" TEMP_DIR_PREFIX "XXXXXX", base);
         if (n < 0 || (size_t)n + 1 + NAME_MAX_LEN >= sizeof tmpl || !mkdtemp(tmpl))
             continue;
-        char marker[sizeof tmpl + sizeof TEMP_DIR_MARKER];
-        int fd = -1;
-        if (join(marker, sizeof marker, tmpl, TEMP_DIR_MARKER))
-            fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int dfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = dfd < 0 ? -1 : openat(dfd, TEMP_DIR_MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) {
+            if (dfd >= 0)
+                close(dfd);
             rmdir(tmpl);
             continue;
         }
         close(fd);
         memcpy(c->dir, tmpl, (size_t)n + 1);
+        c->dfd = dfd;
         set_warning(c, "%s; using a private temporary cache %s", reason, c->dir);
         return;
     }
@@ -293,10 +483,22 @@ static void use_private_temp(cs_cache *c, const char *reason)
     set_warning(c, "%s; running without a cache", reason);
 }
 
+/* A positive number from the environment variable `name`, else `fallback`. */
+static double env_number(const char *name, double fallback)
+{
+    const char *text = getenv(name);
+    char *end;
+    double v = text && *text ? strtod(text, &end) : 0;
+    return text && *text && *end == '\0' && v > 0 ? v : fallback;
+}
+
 void cs_cache_open(cs_cache *c, const char *dir)
 {
     c->dir[0] = '\0';
     c->warning[0] = '\0';
+    c->dfd = -1;
+    c->lock_wait_ms = 1000.0 * env_number("CARTSIM_CACHE_LOCK_WAIT_S", CS_CACHE_LOCK_WAIT_S);
+    c->max_bytes = (long long)(env_number("CARTSIM_CACHE_MAX_MB", CS_CACHE_MAX_MB_DEFAULT) * 1048576.0);
     char want[sizeof c->dir];
     char reason[sizeof c->dir + 256];   /* set_warning truncates it to fit */
     int n;
@@ -326,98 +528,199 @@ void cs_cache_open(cs_cache *c, const char *dir)
         use_private_temp(c, reason);
         return;
     }
-    int err = 0;
-    const char *why = refusal(want, &err);
-    if (why) {
-        snprintf(reason, sizeof reason, "cache directory %s %s%s%s", want, why, err ? ": " : "",
-                 err ? strerror(err) : "");
+    int dfd = open_verified(want, reason, sizeof reason);
+    if (dfd < 0) {
         use_private_temp(c, reason);
         return;
     }
     memcpy(c->dir, want, (size_t)n + 1);
-    sweep_stale_temps(c->dir);
+    c->dfd = dfd;
+    sweep_leftovers(c->dfd);
+}
+
+int cs_build_dir_make(cs_build_dir *b, int parent, const char *parent_path, const char *prefix)
+{
+    memset(b, 0, sizeof *b);
+    b->fd = b->parent = -1;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        cs_hash128 h = {(uint64_t)getpid(), (uint64_t)attempt};
+        double now = cs_now_ms();
+        h = cs_hash_bytes(&now, sizeof now, h);
+        char hex[33];
+        cs_hash_hex(h, hex);
+        snprintf(b->name, sizeof b->name, "%s%ld-%.8s", prefix, (long)getpid(), hex);
+        if (mkdirat(parent, b->name, 0700) == 0)
+            break;
+        if (errno != EEXIST)
+            return -1;
+        b->name[0] = '\0';
+    }
+    if (!b->name[0]) {
+        errno = EEXIST;
+        return -1;
+    }
+    b->fd = openat(parent, b->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    b->parent = b->fd < 0 ? -1 : fcntl(parent, F_DUPFD_CLOEXEC, 0);
+    if (b->parent < 0) {
+        int err = errno;
+        if (b->fd >= 0)
+            close(b->fd);
+        unlinkat(parent, b->name, AT_REMOVEDIR);
+        b->fd = -1;
+        errno = err;
+        return -1;
+    }
+    /* Paths through the descriptor, valid for the compiler's processes too
+     * while this one lives, whatever is renamed meanwhile. */
+    snprintf(b->path, sizeof b->path, "/proc/%ld/fd/%d", (long)getpid(), b->fd);
+    struct stat st;
+    if (stat(b->path, &st) != 0 &&   /* no /proc: by name */
+        snprintf(b->path, sizeof b->path, "%s/%s", parent_path, b->name) >= (int)sizeof b->path) {
+        cs_build_dir_remove(b);
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+void cs_build_dir_remove(cs_build_dir *b)
+{
+    if (b->fd < 0)
+        return;
+    remove_build_dir(b->parent, b->name);
+    close(b->fd);
+    close(b->parent);
+    b->fd = b->parent = -1;
+}
+
+int cs_cache_build_dir(cs_cache *c, cs_build_dir *b)
+{
+    if (!c->dir[0]) {
+        b->fd = b->parent = -1;
+        return -1;
+    }
+    return cs_build_dir_make(b, c->dfd, c->dir, BUILD_DIR_PREFIX);
 }
 
 /* ---- entries ---------------------------------------------------------- */
 
 /* Names of an entry and its metadata; false when the request is malformed. */
-static bool entry_paths(cs_cache *c, const char *key, const char *suffix, char *name,
-                        char *entry, char *meta, size_t size)
+static bool entry_names(cs_cache *c, const char *key, const char *suffix, char *name, char *meta_name)
 {
     if (!valid_key(key) || !valid_suffix(suffix)) {
         set_warning(c, "invalid cache key or suffix (want 32 hex digits and a suffix without '/')");
         return false;
     }
     snprintf(name, ENTRY_NAME_MAX, "%s%s", key, suffix);
-    char meta_name[NAME_MAX_LEN];
-    snprintf(meta_name, sizeof meta_name, "%s.meta", name);
-    return join(entry, size, c->dir, name) && join(meta, size, c->dir, meta_name);
+    snprintf(meta_name, NAME_MAX_LEN, "%s.meta", name);
+    return true;
 }
 
 enum { ENTRY_ABSENT, ENTRY_VALID, ENTRY_BAD, ENTRY_UNREADABLE };
 
-static int check_entry(const char *entry, const char *meta, const char *name)
+/* Opens one file of the cache without blocking (a FIFO must not wedge us):
+ * ENTRY_VALID and *fd for a regular file of the user's, ENTRY_BAD for
+ * anything else in its place. */
+static int open_member(int dfd, const char *name, int *fd)
+{
+    *fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (*fd < 0)
+        return errno == ENOENT ? ENTRY_ABSENT : errno == ELOOP || errno == ENXIO ? ENTRY_BAD : ENTRY_UNREADABLE;
+    struct stat st;
+    int state = fstat(*fd, &st) != 0                                   ? ENTRY_UNREADABLE
+                : !S_ISREG(st.st_mode) || st.st_uid != geteuid() ? ENTRY_BAD
+                                                                     : ENTRY_VALID;
+    if (state != ENTRY_VALID) {
+        close(*fd);
+        *fd = -1;
+    }
+    return state;
+}
+
+/* ENTRY_VALID with *efd open on the entry (at its start) when the pair
+ * verifies; the metadata's mtime is stamped as the entry's last use. */
+static int check_entry(int dfd, const char *name, const char *meta_name, int *efd)
 {
     char have[META_MAX + 1];
-    int mfd = open(meta, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (mfd < 0 && errno != ENOENT && errno != ELOOP)
+    int mfd;
+    int mstate = open_member(dfd, meta_name, &mfd);
+    if (mstate == ENTRY_UNREADABLE)
         return ENTRY_UNREADABLE;
     ssize_t have_len = -1;
     if (mfd >= 0) {
         have_len = read_full(mfd, have, sizeof have);
-        close(mfd);
-        if (have_len < 0)
+        if (have_len < 0) {
+            close(mfd);
             return ENTRY_UNREADABLE;
+        }
     }
-
-    int efd = open(entry, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (efd < 0) {
-        if (errno != ENOENT && errno != ELOOP)
+    int estate = open_member(dfd, name, efd);
+    if (estate != ENTRY_VALID) {
+        if (mfd >= 0)
+            close(mfd);
+        if (estate == ENTRY_UNREADABLE)
             return ENTRY_UNREADABLE;
         /* Metadata without its entry is debris; nothing at all is a plain miss. */
-        return mfd >= 0 || errno == ELOOP ? ENTRY_BAD : ENTRY_ABSENT;
+        return estate == ENTRY_ABSENT && mstate == ENTRY_ABSENT ? ENTRY_ABSENT : ENTRY_BAD;
     }
-    struct stat st;
-    bool plausible = mfd >= 0 && have_len <= META_MAX && fstat(efd, &st) == 0 &&
-                     S_ISREG(st.st_mode) &&
-                     (size_t)have_len > sizeof META_TAG &&
+    bool plausible = mfd >= 0 && have_len <= META_MAX && (size_t)have_len > sizeof META_TAG &&
                      memcmp(have, META_TAG "\n", sizeof META_TAG) == 0;
-    if (!plausible) {
-        close(efd);
-        return ENTRY_BAD;
-    }
     unsigned long long bytes;
     cs_hash128 sum;
-    int rc = hash_stream(efd, -1, &bytes, &sum);
-    close(efd);
-    if (rc != 0)
-        return ENTRY_UNREADABLE;
-    char want[META_MAX + 1];
-    int want_len = meta_text(want, sizeof want, name, bytes, sum);
-    if (want_len != have_len || memcmp(want, have, (size_t)want_len) != 0)
-        return ENTRY_BAD;
-    return ENTRY_VALID;
+    int state = !plausible ? ENTRY_BAD : hash_stream(*efd, -1, &bytes, &sum) != 0 ? ENTRY_UNREADABLE : ENTRY_VALID;
+    if (state == ENTRY_VALID) {
+        char want[META_MAX + 1];
+        int want_len = meta_text(want, sizeof want, name, bytes, sum);
+        if (want_len != have_len || memcmp(want, have, (size_t)want_len) != 0)
+            state = ENTRY_BAD;
+        else if (lseek(*efd, 0, SEEK_SET) != 0)
+            state = ENTRY_UNREADABLE;
+        else
+            futimens(mfd, NULL);   /* its last use, for eviction */
+    }
+    if (mfd >= 0)
+        close(mfd);
+    if (state != ENTRY_VALID) {
+        close(*efd);
+        *efd = -1;
+    }
+    return state;
+}
+
+int cs_cache_open_entry(cs_cache *c, const char *key, const char *suffix)
+{
+    char name[ENTRY_NAME_MAX], meta_name[NAME_MAX_LEN];
+    if (!c->dir[0] || !entry_names(c, key, suffix, name, meta_name))
+        return -1;
+    int lock = lock_dir(c, LOCK_SH);
+    if (lock == LOCK_TIMED_OUT) {
+        disable(c);
+        return -1;
+    }
+    int efd = -1;
+    int state = check_entry(c->dfd, name, meta_name, &efd);
+    if (state == ENTRY_BAD && lock >= 0) {
+        unlinkat(c->dfd, name, 0);
+        unlinkat(c->dfd, meta_name, 0);
+        set_warning(c, "removed corrupt cache entry %s/%s", c->dir, name);
+    }
+    unlock_dir(lock);
+    return state == ENTRY_VALID ? efd : -1;
 }
 
 int cs_cache_lookup(cs_cache *c, const char *key, const char *suffix, char *path, size_t path_size)
 {
-    char name[ENTRY_NAME_MAX], entry[sizeof c->dir], meta[sizeof c->dir];
-    if (!c->dir[0] || !entry_paths(c, key, suffix, name, entry, meta, sizeof entry))
+    char name[ENTRY_NAME_MAX], meta_name[NAME_MAX_LEN], entry[sizeof c->dir];
+    if (!c->dir[0] || !entry_names(c, key, suffix, name, meta_name) || !join(entry, sizeof entry, c->dir, name))
         return 0;
     if (path && strlen(entry) >= path_size) {
         set_warning(c, "cache path buffer too small for %s", entry);
         return 0;
     }
-    int lock = lock_dir(c->dir, LOCK_SH);
-    int state = check_entry(entry, meta, name);
-    if (state == ENTRY_BAD && lock >= 0) {
-        unlink(entry);
-        unlink(meta);
-        set_warning(c, "removed corrupt cache entry %s", entry);
-    }
-    unlock_dir(lock);
-    if (state != ENTRY_VALID)
+    int fd = cs_cache_open_entry(c, key, suffix);
+    if (fd < 0)
         return 0;
+    close(fd);
     if (path)
         memcpy(path, entry, strlen(entry) + 1);
     return 1;
@@ -425,22 +728,20 @@ int cs_cache_lookup(cs_cache *c, const char *key, const char *suffix, char *path
 
 /* A fresh file beside the entry; the pid and a counter keep concurrent
  * writers apart, O_EXCL makes sure. */
-static int create_temp(const char *dir, const char *name, mode_t mode, char *out, size_t size)
+static int create_temp(int dfd, const char *name, mode_t mode, char *out, size_t size)
 {
     for (int attempt = 0; attempt < 100; attempt++) {
-        char temp_name[NAME_MAX_LEN];
-        snprintf(temp_name, sizeof temp_name, ".%s.%ld.%d.tmp", name, (long)getpid(), attempt);
-        if (!join(out, size, dir, temp_name)) {
+        if (snprintf(out, size, ".%s.%ld.%d.tmp", name, (long)getpid(), attempt) >= (int)size) {
             errno = ENAMETOOLONG;
             return -1;
         }
-        int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        int fd = openat(dfd, out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         if (fd >= 0) {
             if (fchmod(fd, mode) == 0)   /* exact bits, whatever the umask */
                 return fd;
             int err = errno;
             close(fd);
-            unlink(out);
+            unlinkat(dfd, out, 0);
             errno = err;
             return -1;
         }
@@ -454,7 +755,7 @@ static int create_temp(const char *dir, const char *name, mode_t mode, char *out
 /* Closes a temporary file once written (rc: how the writing went); on any
  * failure removes it and returns -1 with the errno of the first failure.
  * close() counts: some file systems report a full disk only there. */
-static int finish_temp(int fd, int rc, const char *temp)
+static int finish_temp(int dfd, int fd, int rc, const char *temp)
 {
     int err = errno;
     if (close(fd) != 0 && errno != EINTR && rc == 0) {
@@ -462,7 +763,7 @@ static int finish_temp(int fd, int rc, const char *temp)
         err = errno;
     }
     if (rc != 0) {
-        unlink(temp);
+        unlinkat(dfd, temp, 0);
         errno = err;
     }
     return rc;
@@ -475,11 +776,129 @@ static int store_failed(cs_cache *c, const char *what, int err)
     return -1;
 }
 
+static int by_last_use(const void *a, const void *b)
+{
+    const cs_cache_item *x = a, *y = b;
+    return x->last_use < y->last_use ? -1 : x->last_use > y->last_use ? 1 : strcmp(x->name, y->name);
+}
+
+int cs_cache_list(cs_cache *c, cs_cache_item **items, size_t *count, unsigned long long *total)
+{
+    *items = NULL;
+    *count = 0;
+    *total = 0;
+    if (!c->dir[0])
+        return -1;
+    int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    size_t cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        *total += (unsigned long long)st.st_size;
+        size_t n = strlen(e->d_name);
+        if (e->d_name[0] == '.' || n < 6 || n - 5 >= ENTRY_NAME_MAX || strcmp(e->d_name + n - 5, ".meta") != 0)
+            continue;
+        if (*count == cap) {
+            cap = cap ? 2 * cap : 64;
+            cs_cache_item *more = realloc(*items, cap * sizeof **items);
+            if (!more) {
+                rc = -1;
+                break;
+            }
+            *items = more;
+        }
+        cs_cache_item *it = &(*items)[(*count)++];
+        memcpy(it->name, e->d_name, n - 5);
+        it->name[n - 5] = '\0';
+        it->last_use = st.st_mtime;
+        struct stat est;
+        it->bytes = (unsigned long long)st.st_size +
+                    (fstatat(dirfd(d), it->name, &est, AT_SYMLINK_NOFOLLOW) == 0 ? (unsigned long long)est.st_size : 0);
+    }
+    closedir(d);
+    if (rc != 0) {
+        free(*items);
+        *items = NULL;
+        *count = 0;
+        return -1;
+    }
+    if (*count)
+        qsort(*items, *count, sizeof **items, by_last_use);
+    return 0;
+}
+
+/* With the exclusive lock held: the least recently used pairs go until the
+ * cache fits max_bytes; `keep` (just stored) and pairs used within the grace
+ * period stay. */
+static void evict(cs_cache *c, const char *keep)
+{
+    cs_cache_item *items;
+    size_t count;
+    unsigned long long total;
+    if (c->max_bytes <= 0 || cs_cache_list(c, &items, &count, &total) != 0)
+        return;
+    time_t recent = time(NULL) - EVICT_GRACE_SECONDS;
+    for (size_t k = 0; k < count && total > (unsigned long long)c->max_bytes; k++) {
+        if (strcmp(items[k].name, keep) == 0 || items[k].last_use > recent)
+            continue;
+        char meta_name[NAME_MAX_LEN];
+        snprintf(meta_name, sizeof meta_name, "%s.meta", items[k].name);
+        unlinkat(c->dfd, meta_name, 0);   /* the commit record first: a half-removed pair is a plain miss */
+        unlinkat(c->dfd, items[k].name, 0);
+        total -= items[k].bytes < total ? items[k].bytes : total;
+    }
+    free(items);
+}
+
+long cs_cache_clear(cs_cache *c)
+{
+    if (!c->dir[0])
+        return -1;
+    int lock = lock_dir(c, LOCK_EX);
+    if (lock == LOCK_TIMED_OUT)
+        return -1;
+    int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    long removed = 0;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            size_t n = strlen(e->d_name);
+            struct stat st;
+            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            bool entry = e->d_name[0] != '.' && !S_ISDIR(st.st_mode);
+            bool temp = e->d_name[0] == '.' && n >= 5 && strcmp(e->d_name + n - 4, ".tmp") == 0 &&
+                        st.st_mtime < time(NULL) - STALE_TEMP_SECONDS;
+            if ((entry || temp) && unlinkat(dirfd(d), e->d_name, 0) == 0)
+                removed++;
+            else if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name, BUILD_DIR_PREFIX)) {
+                remove_build_dir(dirfd(d), e->d_name);
+                removed++;
+            }
+        }
+        closedir(d);
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    unlock_dir(lock);
+    return d ? removed : -1;
+}
+
 int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char *built,
                    char *path, size_t path_size)
 {
-    char name[ENTRY_NAME_MAX], entry[sizeof c->dir], meta[sizeof c->dir];
-    char temp_entry[sizeof c->dir], temp_meta[sizeof c->dir];
+    char name[ENTRY_NAME_MAX], meta_name[NAME_MAX_LEN], entry[sizeof c->dir];
+    char temp_entry[NAME_MAX_LEN], temp_meta[NAME_MAX_LEN];
     if (path && path_size)
         path[0] = '\0';
     if (!c->dir[0]) {
@@ -487,7 +906,7 @@ int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char 
             set_warning(c, "running without a cache");
         return -1;
     }
-    if (!entry_paths(c, key, suffix, name, entry, meta, sizeof entry))
+    if (!entry_names(c, key, suffix, name, meta_name) || !join(entry, sizeof entry, c->dir, name))
         return -1;
     if (path && strlen(entry) >= path_size) {
         set_warning(c, "cache path buffer too small for %s", entry);
@@ -505,7 +924,7 @@ int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char 
 
     /* The object, hashed on the way. */
     mode_t mode = strcmp(suffix, ".so") == 0 ? 0700 : 0600;
-    int out = create_temp(c->dir, name, mode, temp_entry, sizeof temp_entry);
+    int out = create_temp(c->dfd, name, mode, temp_entry, sizeof temp_entry);
     if (out < 0) {
         int err = errno;
         close(in);
@@ -517,44 +936,50 @@ int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char 
     int err = errno;
     close(in);
     errno = err;
-    if (finish_temp(out, rc, temp_entry) != 0)
+    if (finish_temp(c->dfd, out, rc, temp_entry) != 0)
         return store_failed(c, "cannot write to", errno);
 
     /* Its metadata. */
     char text[META_MAX];
     int text_len = meta_text(text, sizeof text, name, bytes, sum);
-    char meta_name[NAME_MAX_LEN];
-    snprintf(meta_name, sizeof meta_name, "%s.meta", name);
-    out = create_temp(c->dir, meta_name, 0600, temp_meta, sizeof temp_meta);
+    out = create_temp(c->dfd, meta_name, 0600, temp_meta, sizeof temp_meta);
     if (out < 0) {
         err = errno;
-        unlink(temp_entry);
+        unlinkat(c->dfd, temp_entry, 0);
         return store_failed(c, "cannot create a file in", err);
     }
     rc = write_full(out, text, (size_t)text_len);
-    if (finish_temp(out, rc, temp_meta) != 0) {
+    if (finish_temp(c->dfd, out, rc, temp_meta) != 0) {
         err = errno;
-        unlink(temp_entry);
+        unlinkat(c->dfd, temp_entry, 0);
         return store_failed(c, "cannot write to", err);
     }
 
     /* Entry first, metadata last, as one step for readers (see the top). */
-    int lock = lock_dir(c->dir, LOCK_EX);
-    if (rename(temp_entry, entry) != 0) {
+    int lock = lock_dir(c, LOCK_EX);
+    if (lock == LOCK_TIMED_OUT) {
+        unlinkat(c->dfd, temp_entry, 0);
+        unlinkat(c->dfd, temp_meta, 0);
+        disable(c);
+        return -1;
+    }
+    if (renameat(c->dfd, temp_entry, c->dfd, name) != 0) {
         err = errno;
         unlock_dir(lock);
-        unlink(temp_entry);
-        unlink(temp_meta);
+        unlinkat(c->dfd, temp_entry, 0);
+        unlinkat(c->dfd, temp_meta, 0);
         return store_failed(c, "cannot install an entry in", err);
     }
-    if (rename(temp_meta, meta) != 0) {
+    if (renameat(c->dfd, temp_meta, c->dfd, meta_name) != 0) {
         err = errno;
-        unlink(entry);   /* never leave it paired with an older metadata file */
-        unlink(meta);
+        unlinkat(c->dfd, name, 0);   /* never leave it paired with an older metadata file */
+        unlinkat(c->dfd, meta_name, 0);
         unlock_dir(lock);
-        unlink(temp_meta);
+        unlinkat(c->dfd, temp_meta, 0);
         return store_failed(c, "cannot install an entry in", err);
     }
+    if (lock >= 0)
+        evict(c, name);   /* only under the lock: never under a lookup's feet */
     unlock_dir(lock);
     if (path)
         memcpy(path, entry, strlen(entry) + 1);
@@ -577,11 +1002,11 @@ void cs_cache_close(cs_cache *c)
 {
     if (!c->dir[0])
         return;
-    int dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return;
-    if (!is_private_temp(c->dir, dfd)) {
-        close(dfd);   /* the user's cache stays */
+    int dfd = c->dfd;
+    c->dfd = -1;
+    if (dfd < 0 || !is_private_temp(c->dir, dfd)) {
+        if (dfd >= 0)
+            close(dfd);   /* the user's cache stays */
         return;
     }
     DIR *d = fdopendir(dfd);
@@ -589,14 +1014,16 @@ void cs_cache_close(cs_cache *c)
         close(dfd);
         return;
     }
-    /* Only flat files live here; a second pass catches what readdir skipped
-     * while entries were being unlinked under it. */
+    /* Flat files and build directories live here; a second pass catches
+     * what readdir skipped while entries were being unlinked under it. */
     for (int pass = 0; pass < 2; pass++) {
         rewinddir(d);
         struct dirent *e;
         while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                unlinkat(dirfd(d), e->d_name, 0);
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            if (unlinkat(dirfd(d), e->d_name, 0) != 0 && (errno == EISDIR || errno == EPERM))
+                remove_build_dir(dirfd(d), e->d_name);
         }
     }
     closedir(d);

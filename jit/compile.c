@@ -75,8 +75,12 @@ static cs_compile_error compile_cpu(cs_kernel *k, const cs_compile_request *rq, 
     cs_text src = {0};
     cs_compile_error e = emit(k, rq, rq->unroll, 0, CS_DIALECT_C, &src, err, err_size);
     if (e == CS_COMPILE_OK) {
-        int rc = cs_cpu_compile(src.data, rq->cc, &k->cache, &k->cpu, err, err_size);
-        e = rc == CS_CPU_NO_CC ? CS_COMPILE_NO_CC : rc ? CS_COMPILE_CC : CS_COMPILE_OK;
+        int rc = cs_cpu_compile(src.data, rq->cc, rq->cc_timeout_s, rq->interrupt, &k->cache, &k->cpu, err, err_size);
+        e = rc == CS_CPU_NO_CC            ? CS_COMPILE_NO_CC
+          : rc == CS_CPU_TIMEOUT          ? CS_COMPILE_CC_TIMEOUT
+          : rc == CS_CPU_INTERRUPTED      ? CS_COMPILE_INTERRUPTED
+          : rc                            ? CS_COMPILE_CC
+                                          : CS_COMPILE_OK;
     }
     cs_text_free(&src);
     if (e != CS_COMPILE_OK)
@@ -217,10 +221,15 @@ static cs_compile_error pick_backend(cs_kernel *k, const cs_compile_request *rq,
             snprintf(k->notice, sizeof k->notice, "no CUDA device (%.400s): running on the cpu", err);
         else
             snprintf(k->notice, sizeof k->notice, "the cuda backend failed (%.400s): running on the cpu", err);
-        if (compile_cpu(k, rq, err, err_size) == CS_COMPILE_OK) {
+        cs_compile_error c = compile_cpu(k, rq, err, err_size);
+        if (c == CS_COMPILE_OK) {
             k->backend = CS_BACKEND_CPU;
             return CS_COMPILE_OK;
         }
+        /* A compiler that hung or was interrupted is reported as what it
+         * was, not hidden behind a 100x slower interpreter. */
+        if (c == CS_COMPILE_CC_TIMEOUT || c == CS_COMPILE_INTERRUPTED)
+            return c;
         snprintf(k->notice, sizeof k->notice, "cpu backend unavailable (%.400s): running the interpreter", err);
     }
     k->backend = CS_BACKEND_INTERP;
@@ -275,8 +284,11 @@ static cs_compile_error run(const cs_compile_request *rq, cs_kernel *k, char *er
 
     if (rq->cubin)
         return compile_cubin(k, rq, err, err_size);
-    if (!rq->no_cache && rq->backend != CS_BACKEND_INTERP)
+    if (!rq->no_cache && rq->backend != CS_BACKEND_INTERP) {
         cs_cache_open(&k->cache, rq->cache_dir);
+        if (rq->cache_max_mb > 0)
+            k->cache.max_bytes = rq->cache_max_mb * 1048576LL;
+    }
     cs_compile_error e = pick_backend(k, rq, err, err_size);
     if (e == CS_COMPILE_OK && k->backend == CS_BACKEND_INTERP)
         k->compile_ms = cs_now_ms() - start;
@@ -317,6 +329,8 @@ cs_status cs_compile_status(cs_compile_error e)
         [CS_COMPILE_EMIT] = CS_ERR_COMPILE,
         [CS_COMPILE_NO_CC] = CS_ERR_UNAVAILABLE,
         [CS_COMPILE_CC] = CS_ERR_COMPILE,
+        [CS_COMPILE_CC_TIMEOUT] = CS_ERR_TIMEOUT,
+        [CS_COMPILE_INTERRUPTED] = CS_ERR_INTERRUPTED,
         [CS_COMPILE_NO_DRIVER] = CS_ERR_UNAVAILABLE,
         [CS_COMPILE_NO_DEVICE] = CS_ERR_UNAVAILABLE,
         [CS_COMPILE_NO_NVRTC] = CS_ERR_UNAVAILABLE,

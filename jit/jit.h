@@ -17,6 +17,7 @@
 #ifndef CS_JIT_H
 #define CS_JIT_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -155,24 +156,71 @@ double cs_now_ms(void);
 #define CS_FNV1A_START 0xcbf29ce484222325ull
 uint64_t cs_fnv1a(uint64_t h, const void *data, size_t n);
 
-/* cache.c: the on-disk kernel cache (DESIGN.md: private, atomic, verified). */
+/* cache.c: the on-disk kernel cache (DESIGN.md: private, atomic, verified,
+ * bounded in size, never waited on for long). */
+#define CS_CACHE_LOCK_WAIT_S 10      /* the longest wait for the cache's lock; $CARTSIM_CACHE_LOCK_WAIT_S */
+#define CS_CACHE_MAX_MB_DEFAULT 512  /* the size bound; $CARTSIM_CACHE_MAX_MB, cs_config.cache_max_mb */
+#define CS_CACHE_NAME_MAX 65         /* an entry's name: 32 hex digits, its suffix, a NUL */
+
 typedef struct {
     char dir[4096];        /* "" when running without a cache */
     char warning[512];     /* why the cache was refused or degraded, or "" */
+    int dfd;               /* the verified directory, open while dir[0] */
+    double lock_wait_ms;
+    long long max_bytes;   /* stores evict down to this; <= 0: no bound */
 } cs_cache;
 
 /* Opens `dir` (NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim),
- * creating it 0700. Never fails: a refused directory falls back to a private
- * temporary one or to no cache, and says why in c->warning. */
+ * creating it 0700, after checking it and every ancestor (owned by root or
+ * the user, not writable by others unless sticky). Never fails: a refused
+ * directory falls back to a private temporary one or to no cache, and says
+ * why in c->warning. Sweeps what killed processes left. */
 void cs_cache_open(cs_cache *c, const char *dir);
 /* 1 and the entry's path when `key` (32 hex digits) has a verified entry
  * with that suffix (".so", ".cubin"); 0 otherwise (a corrupt one is removed). */
 int cs_cache_lookup(cs_cache *c, const char *key, const char *suffix, char *path, size_t path_size);
+/* The same, as a descriptor open on the entry that was verified (read it, or
+ * load /proc/self/fd/N: it stays valid if the entry is evicted); -1 on a miss.
+ * A hit counts as a use for eviction. */
+int cs_cache_open_entry(cs_cache *c, const char *key, const char *suffix);
 /* Installs the file at `built` as the entry for key: written to a temporary
- * name with its checksum, then renamed. 0, or -1 (entry not stored; warning set). */
+ * name with its checksum, then renamed; then evicts the least recently used
+ * entries beyond max_bytes. 0, or -1 (entry not stored; warning set). */
 int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char *built,
                    char *path, size_t path_size);
-/* Removes the private temporary directory, if one was made. */
+/* A build directory: made in a directory open as `parent`, named
+ * prefix<pid>-<8 hex digits>; `path` (/proc/PID/fd/FD) reaches it through
+ * its descriptor, whatever is renamed meanwhile. */
+typedef struct {
+    int fd, parent;
+    char name[64];
+    char path[4160];   /* /proc/PID/fd/FD, or parent_path/name where /proc is missing */
+} cs_build_dir;
+
+int cs_build_dir_make(cs_build_dir *b, int parent, const char *parent_path, const char *prefix);
+/* Removes it and the flat files in it. */
+void cs_build_dir_remove(cs_build_dir *b);
+/* Removes the build directories prefix<pid>-* in parent, owned by this user,
+ * whose process is gone. */
+void cs_build_dir_sweep(int parent, const char *prefix);
+/* A new build directory inside the cache (cs_build_dir_remove removes it);
+ * one left by a killed process is removed by the next cs_cache_open. -1
+ * without a cache. */
+int cs_cache_build_dir(cs_cache *c, cs_build_dir *b);
+
+typedef struct {
+    char name[CS_CACHE_NAME_MAX];   /* the entry's file name */
+    unsigned long long bytes;       /* the entry and its metadata */
+    long long last_use;             /* seconds since the epoch */
+} cs_cache_item;
+
+/* The entries, least recently used first (*items malloc'ed), and *total the
+ * bytes of every file in the directory. 0, or -1. */
+int cs_cache_list(cs_cache *c, cs_cache_item **items, size_t *count, unsigned long long *total);
+/* Removes every entry (and stale leftovers) under the exclusive lock: the
+ * number of files removed, or -1. */
+long cs_cache_clear(cs_cache *c);
+/* Removes the private temporary directory, if one was made; closes the rest. */
 void cs_cache_close(cs_cache *c);
 
 /* backend_cpu.c: C source -> shared object -> entry points. */
@@ -186,13 +234,17 @@ typedef struct {
     double compile_ms;
 } cs_cpu_kernel;
 
-/* 0, CS_CPU_NO_CC (the compiler named by cc, else $CC, else "cc", is not
- * on PATH) or CS_CPU_FAIL (it failed, or the object did not load), with the
- * message in err. */
+/* 0, or with the message in err: CS_CPU_NO_CC (the compiler named by cc,
+ * else $CC, else "cc", is not on PATH), CS_CPU_FAIL (it failed, or the
+ * object did not load), CS_CPU_TIMEOUT (it ran past timeout_s seconds;
+ * <= 0: no limit) or CS_CPU_INTERRUPTED (a signal was handled meanwhile, or
+ * *interrupt became nonzero): on the last two its whole process group was killed. */
 #define CS_CPU_FAIL (-1)
 #define CS_CPU_NO_CC (-2)
-int cs_cpu_compile(const char *source, const char *cc, cs_cache *cache, cs_cpu_kernel *out,
-                   char *err, size_t err_size);
+#define CS_CPU_TIMEOUT (-3)
+#define CS_CPU_INTERRUPTED (-4)
+int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const volatile sig_atomic_t *interrupt,
+                   cs_cache *cache, cs_cpu_kernel *out, char *err, size_t err_size);
 void cs_cpu_unload(cs_cpu_kernel *k);
 
 /* The cuda backend in two halves: nvrtc.c, CUDA C -> NVRTC -> cubin (cached
@@ -360,6 +412,8 @@ typedef enum {
     CS_COMPILE_EMIT,           /* the emitter refused the program */
     CS_COMPILE_NO_CC,          /* no C compiler on PATH */
     CS_COMPILE_CC,             /* the C compiler failed, or its object did not load */
+    CS_COMPILE_CC_TIMEOUT,     /* the C compiler ran past its time limit (its process group killed) */
+    CS_COMPILE_INTERRUPTED,    /* a signal (Ctrl-C) stopped the compile */
     CS_COMPILE_NO_DRIVER,      /* no CUDA driver */
     CS_COMPILE_NO_DEVICE,      /* a CUDA driver, but no device */
     CS_COMPILE_NO_NVRTC,       /* no libnvrtc */
@@ -405,6 +459,9 @@ typedef struct {
     bool cubin;                       /* stop BACKEND: NVRTC's cubin only, no device needed with arch */
     cs_backend backend;               /* stop BACKEND: auto, cpu, cuda or interp */
     const char *cc;                   /* the cpu's C compiler (NULL: $CC, else "cc") */
+    double cc_timeout_s;              /* its time limit in seconds (<= 0: none) */
+    const volatile sig_atomic_t *interrupt;   /* nonzero: stop compiling (NULL: none) */
+    int64_t cache_max_mb;             /* the cache's size bound (0: $CARTSIM_CACHE_MAX_MB, else its default) */
     const char *cache_dir;            /* NULL: the default chain (cs_cache_open) */
     bool no_cache;
 } cs_compile_request;

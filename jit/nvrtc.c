@@ -130,11 +130,15 @@ int cs_cuda_parse_arch(const char *text)
 
 static cs_hash128 hash_str(cs_hash128 h, const char *s) { return cs_hash_bytes(s, strlen(s) + 1, h); }
 
-static int read_file(const char *path, cs_cubin *out)
+/* Reads a cache entry from the descriptor its lookup verified (closed here). */
+static int read_entry(int fd, cs_cubin *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     int rc = -1;
     long size;
     if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
@@ -154,25 +158,23 @@ static int read_file(const char *path, cs_cubin *out)
 }
 
 /* Installs bytes in the cache through a private temporary file. */
+/* Installs bytes in the cache through a file in a build directory inside it
+ * (one left by a killed process goes at the cache's next open). */
 static void store(cs_cache *cache, const char *key, const char *suffix, const void *data, size_t size)
 {
-    const char *tmp = getenv("TMPDIR");
-    char path[PATH_MAX], entry[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cartsim-cubin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0)
+    cs_build_dir build;
+    if (cs_cache_build_dir(cache, &build) != 0)
         return;
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        unlink(path);
-        return;
+    char path[sizeof build.path + 16], entry[PATH_MAX];
+    snprintf(path, sizeof path, "%s/object", build.path);
+    FILE *f = fopen(path, "wbx");
+    if (f) {
+        bool ok = fwrite(data, 1, size, f) == size;
+        ok &= fclose(f) == 0;
+        if (ok)
+            cs_cache_store(cache, key, suffix, path, entry, sizeof entry);   /* failure: warning set, run uncached */
     }
-    bool ok = fwrite(data, 1, size, f) == size;
-    ok &= fclose(f) == 0;
-    if (ok)
-        cs_cache_store(cache, key, suffix, path, entry, sizeof entry);   /* failure: warning set, run uncached */
-    unlink(path);
+    cs_build_dir_remove(&build);
 }
 
 /* A cubin's spill figure, kept beside it in the cache: the number (-1:
@@ -180,12 +182,13 @@ static void store(cs_cache *cache, const char *key, const char *suffix, const vo
  * cubin is built again). */
 static int read_spill(cs_cache *cache, const char *key)
 {
-    char path[PATH_MAX];
-    if (cs_cache_lookup(cache, key, ".spill", path, sizeof path) != 1)
+    int fd = cs_cache_open_entry(cache, key, ".spill");
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return -2;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -2;
+    }
     char text[32] = {0};
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
@@ -282,9 +285,8 @@ static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool a
     h = hash_str(h, source);
     char key[33];
     cs_hash_hex(h, key);
-    char path[PATH_MAX];
-    if (cache && cache->dir[0] && cs_cache_lookup(cache, key, suffix, path, sizeof path) == 1 &&
-        (out->ptx || (out->spill_bytes = read_spill(cache, key)) >= -1) && read_file(path, out) == 0) {
+    if (cache && cache->dir[0] && (out->ptx || (out->spill_bytes = read_spill(cache, key)) >= -1) &&
+        read_entry(cs_cache_open_entry(cache, key, suffix), out) == 0) {
         out->cache_hit = true;
         out->compile_ms = cs_now_ms() - start;
         return 0;

@@ -92,12 +92,38 @@ static cs_status ensure_dir(const char *path, char *err, size_t err_size)
     return CS_OK;
 }
 
+/* A directory that could be made: an existing one we may write into, or a
+ * new name in one. Nothing is created (a refused command leaves no files). */
+static cs_status check_dir(const char *path, char *err, size_t err_size)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return cs_say(err, err_size, CS_ERR_IO, "%s exists and is not a directory", path);
+        if (access(path, W_OK | X_OK) != 0)
+            return cs_say(err, err_size, CS_ERR_IO, "cannot write into directory %s: %s", path, strerror(errno));
+        return CS_OK;
+    }
+    if (errno != ENOENT)
+        return cs_say(err, err_size, CS_ERR_IO, "cannot use directory %s: %s", path, strerror(errno));
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    while (n > 0 && path[n - 1] != '/')
+        n--;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%.*s", n ? (int)n : 1, n ? path : ".");
+    if (access(parent, W_OK | X_OK) != 0)
+        return cs_say(err, err_size, CS_ERR_IO, "cannot create directory %s: %s", path, strerror(errno));
+    return CS_OK;
+}
+
 cs_status render_sink_check(const char *path, char *err, size_t err_size)
 {
     if (!path || !*path)
         return cs_say(err, err_size, CS_ERR_ARGUMENT, "no output path");
     if (!render_sink_is_video(path))
-        return ensure_dir(path, err, err_size);
+        return check_dir(path, err, err_size);
     char exe[4096];
     if (!find_ffmpeg(exe, sizeof exe))
         return no_ffmpeg(path, err, err_size);

@@ -54,6 +54,7 @@
 #ifndef CARTSIM_H
 #define CARTSIM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,6 +89,8 @@ typedef enum {
     CS_ERR_IO,           /* reading or writing a file failed */
     CS_ERR_NOMEM,
     CS_ERR_STATE,        /* called in the wrong order (step before reset) or on a failed handle */
+    CS_ERR_TIMEOUT,      /* a time limit passed (the C compiler's: cs_config.cc_timeout_s) */
+    CS_ERR_INTERRUPTED,  /* a signal caught while the C compiler ran stopped it */
     CS_STATUS_COUNT
 } cs_status;
 
@@ -125,6 +128,18 @@ typedef struct {
     const char *cache_dir;      /* NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim */
     bool no_cache;
     const char *cc;             /* C compiler for the cpu backend; NULL: $CC, else "cc" */
+    /* The C compiler's time limit in seconds (0: CS_CC_TIMEOUT_S_DEFAULT);
+     * past it its whole process group is killed and opening fails with
+     * CS_ERR_TIMEOUT, whatever the backend asked (no silent fallback). */
+    double cc_timeout_s;
+    /* Set by the program's signal handler (Ctrl-C), it stops a compile in
+     * progress: opening fails with CS_ERR_INTERRUPTED. NULL: none. (The
+     * compiler runs in a process group of its own, out of the terminal's
+     * reach.) */
+    const volatile sig_atomic_t *interrupt;
+    /* The kernel cache's size bound in MiB; least recently used kernels go
+     * beyond it (0: $CARTSIM_CACHE_MAX_MB, else 512). */
+    int64_t cache_max_mb;
     /* An environment whose next state is NaN or infinite is restarted and
      * counted (cs_rollout_stats.nonfinite; stepped, it ends its episode with
      * terminated set). strict makes that, a reward that is not finite, or
@@ -146,6 +161,8 @@ typedef struct {
      * first_env + num_envs must not exceed 2^32. Default 0. */
     int64_t first_env;
 } cs_config;
+
+#define CS_CC_TIMEOUT_S_DEFAULT 300.0
 
 void cs_config_init(cs_config *cfg);
 
@@ -502,7 +519,8 @@ typedef struct {
 
 cs_status cs_policy_save(const char *path, const char *env, const char *policy, unsigned n_weights,
                          const double *weights, char *err, size_t err_size);
-/* CS_ERR_NOT_FOUND, CS_ERR_IO, or CS_ERR_PARSE for a damaged file. */
+/* CS_ERR_NOT_FOUND, CS_ERR_ARGUMENT (not a regular file: a FIFO, a directory, ...,
+ * or unreadable), CS_ERR_IO, or CS_ERR_PARSE for a damaged file. */
 cs_status cs_policy_load(const char *path, cs_policy_file *out, char *err, size_t err_size);
 void cs_policy_file_free(cs_policy_file *f);
 
@@ -551,7 +569,8 @@ typedef struct cs_config_file cs_config_file;
  * or duplicate key, a bad value, an indented line, a line inih cannot split
  * fail with "PATH:LINE: message" in err (CS_ERR_PARSE, CS_ERR_ARGUMENT or
  * CS_ERR_LIMIT); a file that cannot be read with "PATH: message"
- * (CS_ERR_NOT_FOUND, CS_ERR_IO). On failure *file is NULL and cfg may be
+ * (CS_ERR_NOT_FOUND, CS_ERR_ARGUMENT for what is not a readable regular file,
+ * CS_ERR_IO). On failure *file is NULL and cfg may be
  * partly changed. On success *file owns every string cfg now points to
  * (env, params): free it only after the last use of cfg. */
 cs_status cs_config_load(cs_config *cfg, const char *path, cs_config_file **file, char *err, size_t err_size);

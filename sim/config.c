@@ -19,6 +19,7 @@
 #include "config.h"
 #include "jit.h"
 #include "num.h"
+#include "regular_file.h"
 #include "status.h"
 
 #ifdef CS_HAVE_INIH
@@ -41,7 +42,7 @@
  * the same rows (cs_config_check). "env" and "param" are special: a file
  * spells them [env] name/path and [params] NAME = VALUE. */
 
-typedef enum { KIND_ENV, KIND_INT, KIND_BACKEND, KIND_FUSION, KIND_CHOICE, KIND_BOOL, KIND_PARAM } setting_kind;
+typedef enum { KIND_ENV, KIND_INT, KIND_SECONDS, KIND_BACKEND, KIND_FUSION, KIND_CHOICE, KIND_BOOL, KIND_PARAM } setting_kind;
 
 typedef struct {
     const char *name;
@@ -49,7 +50,7 @@ typedef struct {
     const char *field;          /* the cs_config field, as cs_env_open's messages name it */
     setting_kind kind;
     size_t offset, size;        /* of the field */
-    int64_t lo, hi;             /* KIND_INT */
+    int64_t lo, hi;             /* KIND_INT; KIND_SECONDS: (0, hi], 0 meaning lo_means */
     const char *const *choices; /* KIND_CHOICE: the field is the index; KIND_BOOL: false, true */
     int n_choices;
     const char *dflt;           /* NULL: zero */
@@ -75,6 +76,10 @@ static const cfg_setting settings[] = {
     {"autoreset", "env", "autoreset", KIND_CHOICE, FIELD(autoreset), 0, 0, autoreset_names, 2, "next_step", NULL},
     {"strict", "run", "strict", KIND_BOOL, FIELD(strict), 0, 0, bool_names, 2, "false", NULL},
     {"persistent", "run", "persistent", KIND_BOOL, FIELD(persistent), 0, 0, bool_names, 2, "true", NULL},
+    {"cc_timeout", "run", "cc_timeout_s", KIND_SECONDS, FIELD(cc_timeout_s), 0, 1000000000, NULL, 0, NULL,
+     "300 s"},
+    {"cache_max_mb", "run", "cache_max_mb", KIND_INT, FIELD(cache_max_mb), 0, INT64_C(1) << 40, NULL, 0, NULL,
+     "$CARTSIM_CACHE_MAX_MB, else 512"},
     {"param", NULL, "params", KIND_PARAM, FIELD(params), 0, 0, NULL, 0, NULL, NULL},
 };
 #undef FIELD
@@ -133,6 +138,14 @@ cs_status cs_config_check(const cs_config *cfg, char *err, size_t size)
 {
     for (size_t i = 0; i < N_SETTINGS; i++) {
         const cfg_setting *st = &settings[i];
+        if (st->kind == KIND_SECONDS) {
+            double s;
+            memcpy(&s, (const char *)cfg + st->offset, sizeof s);
+            if (!(s >= 0 && s <= (double)st->hi))
+                return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be from 0 (%s) to %" PRId64 " seconds, not %g",
+                              st->field, st->lo_means, st->hi, s);
+            continue;
+        }
         if (st->kind != KIND_INT)
             continue;
         int64_t v = get_int(cfg, st);
@@ -217,6 +230,14 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
             return st;
         put_int(cfg, set, n);
         return CS_OK;
+    case KIND_SECONDS: {
+        double s;
+        if (!cs_num_real(value, &s) || !(s > 0) || s > (double)set->hi)
+            return cs_say(err, err_size, CS_ERR_ARGUMENT, "'%s' is not a time in seconds (0 < s <= %" PRId64 ")",
+                          value, set->hi);
+        memcpy((char *)cfg + set->offset, &s, sizeof s);
+        return CS_OK;
+    }
     case KIND_BACKEND:
     case KIND_FUSION: {
         int count = set->kind == KIND_BACKEND ? CS_BACKEND_COUNT : CS_FUSION_COUNT;
@@ -536,10 +557,11 @@ static cs_status read_file(const char *path, char **text, size_t *len, char *err
 {
     *text = NULL;
     *len = 0;
-    FILE *fp = fopen(path, "rb");
+    cs_status open_st;
+    char why[256];
+    FILE *fp = cs_fopen_regular(path, &open_st, why, sizeof why);
     if (!fp)
-        return cs_say(err, err_size, errno == ENOENT ? CS_ERR_NOT_FOUND : CS_ERR_IO, "%s: cannot open: %s", path,
-                   strerror(errno));
+        return cs_say(err, err_size, open_st, "%s: cannot open: %s", path, why);
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     cs_status st = buf ? CS_OK : CS_ERR_NOMEM;

@@ -427,6 +427,9 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->persistent = cfg->persistent;
     rq->backend = cfg->backend;
     rq->cc = cfg->cc;
+    rq->cc_timeout_s = cfg->cc_timeout_s > 0 ? cfg->cc_timeout_s : CS_CC_TIMEOUT_S_DEFAULT;
+    rq->interrupt = cfg->interrupt;
+    rq->cache_max_mb = cfg->cache_max_mb;
     rq->cache_dir = cfg->cache_dir;
     rq->no_cache = cfg->no_cache;
     cs_compile_error e = cs_compile(rq, out, msg, sizeof msg);

@@ -3,29 +3,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "builtin_envs.h"
 #include "env_source.h"
+#include "regular_file.h"
 
 #define CS_SOURCE_MAX (16u << 20)
 
 static cs_status read_file(const char *path, cs_env_source *out, char *err, size_t err_size)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, err_size, "cannot open %s: %s", path, strerror(errno));
-        return errno == ENOENT ? CS_ERR_NOT_FOUND : CS_ERR_IO;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        snprintf(err, err_size, "%s is a directory, not a .env file", path);
-        return CS_ERR_ARGUMENT;
-    }
-    FILE *f = fopen(path, "rb");
+    cs_status st;
+    char why[256];
+    FILE *f = cs_fopen_regular(path, &st, why, sizeof why);
     if (!f) {
-        snprintf(err, err_size, "cannot open %s: %s", path, strerror(errno));
-        return CS_ERR_IO;
+        snprintf(err, err_size, "cannot open %s: %s", path, why);
+        return st;
     }
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);

@@ -8,6 +8,7 @@
 static const char *const status_names[] = {
     "ok", "bad argument", "parse error", "not found", "compile error", "unavailable",
     "non-finite state", "limit exceeded", "i/o error", "out of memory", "wrong state",
+    "timed out", "interrupted",
 };
 static_assert(sizeof status_names / sizeof status_names[0] == CS_STATUS_COUNT, "one name per status");
 

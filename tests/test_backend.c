@@ -125,9 +125,9 @@ static void rollout_cpu(const cs_program *p, cs_fusion fusion, int unroll, lanes
     cr_assert_eq(cs_plan_build(p, fusion, &plan), 0);
     cr_assert_eq(cs_emit(p, &plan, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
     cs_plan_free(&plan);
-    cs_cache cache = {{0}, {0}};   /* no cache: every compile is fresh */
+    cs_cache cache = {.dir = ""};   /* no cache: every compile is fresh */
     cs_cpu_kernel k;
-    cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_cpu_compile(src.data, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
     cs_text_free(&src);
     b->l.t = 0;
     k.restart(&b->l);
@@ -283,9 +283,9 @@ Test(backend, cpu_selects_pick_what_the_interpreter_picks)
         cs_text src = {0};
         char err[1024];
         emit_c(p, CS_FUSION_FULL, &src, NULL);
-        cs_cache cache = {{0}, {0}};
+        cs_cache cache = {.dir = ""};
         cs_cpu_kernel k;
-        cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(cs_cpu_compile(src.data, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
         cs_text_free(&src);
         k.rollout(&got.l);
         cs_cpu_unload(&k);
@@ -314,9 +314,9 @@ Test(backend, cpu_launches_one_kernel_per_call)
     char err[1024];
     unsigned kernels;
     emit_c(p, CS_FUSION_RULES, &src, &kernels);
-    cs_cache cache = {{0}, {0}};
+    cs_cache cache = {.dir = ""};
     cs_cpu_kernel k;
-    cr_assert_eq(cs_cpu_compile(src.data, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_cpu_compile(src.data, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
     cs_text_free(&src);
     cr_assert_gt(kernels, 1, "rules keeps the stack a boundary");
     void *blocks = calloc(2, k.block_bytes);   /* 300 lanes: two blocks */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -588,6 +589,258 @@ Test(cache, stale_temporaries_are_swept_on_open)
     cs_cache_open(&c, dir);
     cr_assert_not(exists(old), "a store killed two hours ago is debris");
     cr_assert(exists(fresh), "a store in progress is not");
+}
+
+/* ---- the directory chain (issue 16, 11) ---------------------------------- */
+
+Test(cache, an_ancestor_writable_by_others_is_refused)
+{
+    char parent[512], dir[600];
+    in_root(parent, sizeof parent, "open-to-all");
+    cr_assert_eq(mkdir(parent, 0700), 0);
+    cr_assert_eq(chmod(parent, 0777), 0);
+    snprintf(dir, sizeof dir, "%s/cartsim", parent);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    cr_assert(strstr(c.warning, "ancestor") && strstr(c.warning, parent) && strstr(c.warning, "writable by others"),
+              "%s", c.warning);
+    cr_assert_neq(strcmp(c.dir, dir), 0, "the directory under it is not used");
+    cs_cache_close(&c);
+
+    /* Sticky, as /tmp: others cannot replace what is ours there. */
+    cr_assert_eq(chmod(parent, 01777), 0);
+    cs_cache_open(&c, dir);
+    cr_assert_str_eq(c.warning, "");
+    cr_assert_str_eq(c.dir, dir);
+    cs_cache_close(&c);
+}
+
+Test(cache, an_ancestor_of_another_user_is_refused)
+{
+    if (geteuid() != 0) {
+        teardown();
+        cr_skip_test("only root can give a directory away");
+    }
+    char parent[512], dir[600];
+    in_root(parent, sizeof parent, "theirs");
+    cr_assert_eq(mkdir(parent, 0755), 0);
+    snprintf(dir, sizeof dir, "%s/cartsim", parent);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    cr_assert_eq(chown(parent, 12345, 12345), 0);
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    cr_assert(strstr(c.warning, "ancestor") && strstr(c.warning, "owned by another user"), "%s", c.warning);
+    cs_cache_close(&c);
+}
+
+/* ---- entries that are not files (issue 16, 2) ---------------------------- */
+
+Test(cache, a_fifo_in_place_of_an_entry_or_its_metadata_is_rebuilt_not_waited_on)
+{
+    for (int which = 0; which < 2; which++) {
+        stored s;
+        store_one(&s, ".so", 1000);
+        const char *victim = which ? s.meta : s.entry;
+        cr_assert_eq(unlink(victim), 0);
+        cr_assert_eq(mkfifo(victim, 0600), 0);
+        /* A blocking open would wait here for a writer that never comes. */
+        cr_assert_eq(cs_cache_lookup(&s.c, s.key, ".so", NULL, 0), 0);
+        assert_gone(&s);
+        char built[512], path[4096];
+        in_root(built, sizeof built, "built.bin");
+        cr_assert_eq(cs_cache_store(&s.c, s.key, ".so", built, path, sizeof path), 0, "%s", s.c.warning);
+        cr_assert_eq(cs_cache_lookup(&s.c, s.key, ".so", NULL, 0), 1, "rebuilt");
+        free(s.data);
+        cs_cache_close(&s.c);
+        teardown();
+        setup();
+    }
+}
+
+Test(cache, an_entry_owned_by_another_user_is_rebuilt)
+{
+    if (geteuid() != 0) {
+        teardown();
+        cr_skip_test("only root can give a file away");
+    }
+    stored s;
+    store_one(&s, ".so", 1000);
+    cr_assert_eq(chown(s.entry, 12345, 12345), 0);
+    cr_assert_eq(cs_cache_lookup(&s.c, s.key, ".so", NULL, 0), 0);
+    assert_gone(&s);
+    free(s.data);
+}
+
+/* ---- the lock is waited on for a bounded time (issue 16, 3) -------------- */
+
+Test(cache, a_stopped_lock_holder_costs_a_bounded_wait_and_is_named)
+{
+    char dir[512], built[512];
+    in_root(dir, sizeof dir, "cache");
+    in_root(built, sizeof built, "built.bin");
+    free(make_built(built, 1000, 1));
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    cr_assert_str_eq(c.warning, "");
+    c.lock_wait_ms = 300;
+    pid_t holder = fork();
+    cr_assert_geq(holder, 0);
+    if (holder == 0) {   /* takes the lock, then is stopped as by Ctrl-Z */
+        int fd = open(dir, O_RDONLY | O_DIRECTORY);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0)
+            _exit(1);
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    int ws;
+    cr_assert_eq(waitpid(holder, &ws, WUNTRACED), holder);
+    cr_assert(WIFSTOPPED(ws), "the holder did not stop");
+    char key[33], path[4096];
+    key_of("k", key);
+    int rc = cs_cache_store(&c, key, ".so", built, path, sizeof path);
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    cr_assert_eq(rc, -1, "stored while another process held the lock");
+    char pid_text[32];
+    snprintf(pid_text, sizeof pid_text, "pid %ld", (long)holder);
+    cr_assert(strstr(c.warning, "locked") && strstr(c.warning, pid_text) && strstr(c.warning, "without the cache"),
+              "%s", c.warning);
+    cr_assert_str_eq(c.dir, "", "the rest of the run goes without the cache");
+    cr_assert_eq(cs_cache_lookup(&c, key, ".so", NULL, 0), 0);
+    int temps;
+    cr_assert_eq(count_files(dir, &temps), 0, "nothing left behind");
+}
+
+/* ---- build directories (issue 16, 9) ------------------------------------- */
+
+Test(cache, build_directories_of_dead_processes_are_swept_on_open)
+{
+    char dir[512];
+    in_root(dir, sizeof dir, "cache");
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    pid_t dead = fork();
+    cr_assert_geq(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    char orphan[700], mine[700], file[800];
+    snprintf(orphan, sizeof orphan, "%s/.build-%ld-0badf00d", dir, (long)dead);
+    snprintf(mine, sizeof mine, "%s/.build-%ld-00c0ffee", dir, (long)getpid());
+    cr_assert_eq(mkdir(orphan, 0700), 0);
+    cr_assert_eq(mkdir(mine, 0700), 0);
+    snprintf(file, sizeof file, "%s/kernel.c", orphan);
+    write_bytes(file, "int x;", 6);
+    cs_cache_close(&c);
+    cs_cache_open(&c, dir);
+    cr_assert_not(exists(orphan), "the build of a process that is gone");
+    cr_assert(exists(mine), "a build in progress stays");
+    cs_cache_close(&c);
+    rmdir(mine);
+}
+
+Test(cache, a_build_directory_is_inside_the_cache_and_removed_whole)
+{
+    char dir[512];
+    in_root(dir, sizeof dir, "cache");
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    cs_build_dir b;
+    cr_assert_eq(cs_cache_build_dir(&c, &b), 0);
+    char file[4300];
+    snprintf(file, sizeof file, "%s/ccXYZ.s", b.path);
+    write_bytes(file, "x", 1);
+    char inside[700];
+    snprintf(inside, sizeof inside, "%s/%s/ccXYZ.s", dir, b.name);
+    cr_assert(exists(inside), "%s", inside);
+    cs_build_dir_remove(&b);
+    int temps;
+    cr_assert_eq(count_files(dir, &temps), 0);
+    cs_cache_close(&c);
+}
+
+/* ---- eviction (issue 18, 9) ------------------------------------------------ */
+
+static void age(const char *dir, const char *key, const char *suffix, long seconds_ago)
+{
+    char meta[700];
+    snprintf(meta, sizeof meta, "%s/%s%s.meta", dir, key, suffix);
+    struct timespec t[2] = {{.tv_sec = time(NULL) - seconds_ago}, {.tv_sec = time(NULL) - seconds_ago}};
+    cr_assert_eq(utimensat(AT_FDCWD, meta, t, 0), 0, "%s", meta);
+}
+
+Test(cache, stores_evict_the_least_recently_used_down_to_the_bound)
+{
+    char dir[512], built[512], path[4096];
+    in_root(dir, sizeof dir, "cache");
+    in_root(built, sizeof built, "built.bin");
+    free(make_built(built, 100000, 1));
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    c.max_bytes = 0;   /* no bound while filling */
+    char keys[4][33];
+    for (int k = 0; k < 4; k++) {
+        char text[24];
+        snprintf(text, sizeof text, "kernel %d", k);
+        key_of(text, keys[k]);
+        cr_assert_eq(cs_cache_store(&c, keys[k], ".so", built, path, sizeof path), 0, "%s", c.warning);
+    }
+    /* Used an hour, two, three and four hours ago; then key 3 (the oldest) is used now. */
+    for (int k = 0; k < 4; k++)
+        age(dir, keys[k], ".so", 3600L * (k + 1));
+    cr_assert_eq(cs_cache_lookup(&c, keys[3], ".so", NULL, 0), 1);
+    /* Room for three pairs: one more store evicts two, the least recently used. */
+    c.max_bytes = 3 * 100200;
+    char fresh[33];
+    key_of("kernel new", fresh);
+    cr_assert_eq(cs_cache_store(&c, fresh, ".so", built, path, sizeof path), 0, "%s", c.warning);
+    cr_assert_eq(cs_cache_lookup(&c, fresh, ".so", NULL, 0), 1, "the new entry stays");
+    cr_assert_eq(cs_cache_lookup(&c, keys[3], ".so", NULL, 0), 1, "used just now: stays");
+    cr_assert_eq(cs_cache_lookup(&c, keys[0], ".so", NULL, 0), 1, "the most recent of the rest stays");
+    cr_assert_eq(cs_cache_lookup(&c, keys[2], ".so", NULL, 0), 0, "evicted");
+    cr_assert_eq(cs_cache_lookup(&c, keys[1], ".so", NULL, 0), 0, "evicted");
+    cs_cache_item *items;
+    size_t n;
+    unsigned long long total;
+    cr_assert_eq(cs_cache_list(&c, &items, &n, &total), 0);
+    cr_assert_eq(n, 3);
+    cr_assert_leq(total, (unsigned long long)c.max_bytes);
+    free(items);
+    cs_cache_close(&c);
+}
+
+Test(cache, entries_used_in_the_last_minute_are_never_evicted)
+{
+    char dir[512], built[512], path[4096];
+    in_root(dir, sizeof dir, "cache");
+    in_root(built, sizeof built, "built.bin");
+    free(make_built(built, 100000, 1));
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    c.max_bytes = 1;   /* nothing fits */
+    char a[33], b[33];
+    key_of("a", a);
+    key_of("b", b);
+    cr_assert_eq(cs_cache_store(&c, a, ".so", built, path, sizeof path), 0);
+    cr_assert_eq(cs_cache_store(&c, b, ".so", built, path, sizeof path), 0);
+    cr_assert_eq(cs_cache_lookup(&c, a, ".so", NULL, 0), 1, "another process may be loading it");
+    cs_cache_close(&c);
+}
+
+Test(cache, an_evicted_entry_stays_readable_through_an_open_descriptor)
+{
+    stored s;
+    store_one(&s, ".so", 5000);
+    int fd = cs_cache_open_entry(&s.c, s.key, ".so");
+    cr_assert_geq(fd, 0);
+    cr_assert_gt(cs_cache_clear(&s.c), 0);
+    cr_assert_not(exists(s.entry));
+    unsigned char buf[5000];
+    cr_assert_eq(read(fd, buf, sizeof buf), 5000);
+    cr_assert_eq(memcmp(buf, s.data, 5000), 0);
+    close(fd);
+    free(s.data);
 }
 
 /* ---- degraded stores ---------------------------------------------------- */

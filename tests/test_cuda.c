@@ -655,6 +655,7 @@ cs_nvrtc_result nvrtcDestroyProgram(cs_nvrtc_program *p)
 #include "cartsim.h"
 #include "cuda_api.h"
 #include "jit.h"
+#include "random_env.h"
 
 #ifdef CS_HAVE_CUDA_HEADERS
 #include <cuda.h>
@@ -1088,7 +1089,7 @@ typedef struct {
 static void *compile_worker(void *arg)
 {
     compile_pool *pool = arg;
-    cs_cache cache = {{0}, {0}};
+    cs_cache cache = {.dir = ""};
     if (!pool->fresh)
         cs_cache_open(&cache, NULL);
     for (;;) {
@@ -1327,10 +1328,10 @@ static void bufs_compare(const bufs *a, const bufs *b, double tol, const char *w
 static void cpu_rollout(const cs_program *p, bufs *b, long long steps)
 {
     char *src = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_C);
-    cs_cache cache = {{0}, {0}};
+    cs_cache cache = {.dir = ""};
     cs_cpu_kernel k;
     char err[1024];
-    cr_assert_eq(cs_cpu_compile(src, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_cpu_compile(src, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
     free(src);
     b->l.t = 0;
     k.restart(&b->l);
@@ -1463,12 +1464,12 @@ Test(cuda_host, f64_steps_equal_the_cpu_backend)
     for (int e = 0; e < n_envs; e++) {
         cs_program *p = load_program(envs[e], CS_F64, CS_FUSION_FULL);
         char *csrc = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_C), *cuda = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_CUDA);
-        cs_cache cache = {{0}, {0}};
+        cs_cache cache = {.dir = ""};
         cs_cpu_kernel k;
         host_module m;
         char err[2048], shim[600];
         shim_path(shim, sizeof shim);
-        cr_assert_eq(cs_cpu_compile(csrc, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(cs_cpu_compile(csrc, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
         cr_assert_eq(host_build(cuda, shim, &m, err, sizeof err), 0, "%s", err);
         void *restart = dlsym(m.handle, "cs_kernel_restart"), *step = dlsym(m.handle, "cs_kernel_step");
         cr_assert(restart && step);
@@ -2600,11 +2601,11 @@ Test(cuda_host, every_op_bit_for_bit_folded_interpreted_c_and_cuda_dialect)
         cr_assert_eq(cs_program_bind_policy(p), 0);
         cr_assert_eq(cs_optimize(p, CS_FUSION_FULL, NULL, err, sizeof err), 0, "%s", err);
         char *csrc = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_C), *cuda = emit(p, CS_FUSION_FULL, 1, CS_DIALECT_CUDA);
-        cs_cache cache = {{0}, {0}};
+        cs_cache cache = {.dir = ""};
         cs_cpu_kernel k;
         host_module m;
         shim_path(shim, sizeof shim);
-        cr_assert_eq(cs_cpu_compile(csrc, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(cs_cpu_compile(csrc, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
         cr_assert_eq(host_build(cuda, shim, &m, err, sizeof err), 0, "%s", err);
         void *step = dlsym(m.handle, "cs_kernel_step");
         cr_assert(step);
@@ -2645,5 +2646,49 @@ Test(cuda_host, every_op_bit_for_bit_folded_interpreted_c_and_cuda_dialect)
         cs_program_free(p);
     }
 }
+
+
+/* Random programs (tests/random_env.h, issue 16 part 7): the CUDA dialect
+ * through the host shim against the cpu backend, persistent rollouts from
+ * the same seed. States equal to the bit in f64 (within 1e-5 in f32, as
+ * above); a NaN equals a NaN, whatever its sign bit. */
+static void random_programs_match(cs_type real, double tol)
+{
+    dialect_or_skip();
+    char dir[] = "/tmp/cartsim-random-cuda-XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/random.env", dir);
+    static char program[1 << 16];
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        size_t len = random_env_program(seed, program, sizeof program);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        cr_assert_eq(fwrite(program, 1, len, f), len);
+        cr_assert_eq(fclose(f), 0);
+        cs_program *p = load_program(path, real, CS_FUSION_FULL);
+        bufs ref, got;
+        bufs_init(&ref, p, 100, 1234);
+        bufs_init(&got, p, 100, 1234);
+        cpu_rollout(p, &ref, 60);
+        shim_rollout(p, CS_FUSION_FULL, 1, RUN_PERSISTENT, &got, 60, 3, 32);
+        for (unsigned k = 0; k < ref.nc; k++)
+            for (long long i = 0; i < ref.n; i++) {
+                double x = ref.rs == 4 ? ((float *)ref.carried[k])[i] : ((double *)ref.carried[k])[i];
+                double y = got.rs == 4 ? ((float *)got.carried[k])[i] : ((double *)got.carried[k])[i];
+                bool same = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= tol * fmax(1.0, fabs(x));
+                cr_assert(same, "seed %llu (%s): state %u lane %lld: cpu %.17g, CUDA dialect %.17g\n%s",
+                          (unsigned long long)seed, real == CS_F32 ? "f32" : "f64", k, i, x, y, program);
+            }
+        bufs_free(&ref);
+        bufs_free(&got);
+        cs_program_free(p);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(cuda_host, random_programs_match_the_cpu_backend_in_f64) { random_programs_match(CS_F64, 0); }
+
+Test(cuda_host, random_programs_match_the_cpu_backend_in_f32) { random_programs_match(CS_F32, 1e-5); }
 
 #endif

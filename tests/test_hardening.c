@@ -277,13 +277,24 @@ Test(hardening, an_unwritable_cache_degrades_to_no_cache_with_a_notice)
         cr_expect_eq(r.checksum, want);
         cr_expect_eq(count_files(cache), 0);
     }
-    /* Root writes anywhere: the directory goes away under the run instead,
-     * replaced by a file while the compiler runs (a wrapper does it). */
+}
+
+/* The cache directory swapped for a file while the compiler runs (a wrapper
+ * does it): the store goes on in the directory that was checked (opened
+ * once, entries relative to it), never through the name. */
+Test(hardening, a_cache_directory_swapped_mid_compile_changes_nothing)
+{
+    char cache[512], moved[512], reference[512];
+    in_root(cache, sizeof cache, "cache");
+    in_root(moved, sizeof moved, "cache.moved");
+    in_root(reference, sizeof reference, "reference");
+    uint64_t want = run_cached(reference).checksum;
+    cr_assert_eq(mkdir(cache, 0700), 0);
     char wrapper[512];
-    in_root(wrapper, sizeof wrapper, "cc-then-break-cache");
+    in_root(wrapper, sizeof wrapper, "cc-then-swap-cache");
     FILE *f = fopen(wrapper, "w");
     cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\ncc \"$@\" || exit 1\nrmdir '%s' && touch '%s'\n", cache, cache);
+    fprintf(f, "#!/bin/sh\ncc \"$@\" || exit 1\nmv '%s' '%s' && touch '%s'\n", cache, moved, cache);
     cr_assert_eq(fclose(f), 0);
     cr_assert_eq(chmod(wrapper, 0700), 0);
     cs_config cfg;
@@ -298,14 +309,14 @@ Test(hardening, an_unwritable_cache_degrades_to_no_cache_with_a_notice)
     cs_env_info info;
     cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
     cr_expect_not(info.cache_hit);
-    cr_expect(strstr(info.notice, "uncached"), "vanished: notice '%s'", info.notice);
     cs_rollout_stats st;
     cr_assert_eq(cs_env_reset(env, 5), CS_OK);
     cr_assert_eq(cs_env_rollout(env, 200, &st), CS_OK);
     cr_expect_eq(st.checksum, want);
     cs_env_close(env);
     struct stat sb;
-    cr_expect(stat(cache, &sb) == 0 && S_ISREG(sb.st_mode), "the wrapper ran");
+    cr_expect(stat(cache, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0, "the wrapper ran; the file is untouched");
+    cr_expect_eq(count_files(moved), 2, "the entry and its metadata went to the directory that was checked");
 }
 
 /* ---- numeric faults ---------------------------------------------------- */
@@ -830,4 +841,286 @@ Test(hardening, ctrl_c_while_compiling_leaves_no_temporary_files)
         reap_orphans();
         cr_expect_eq(count_files(tmp), 0, "after %d ms: temporary files left in TMPDIR", delay_ms);
     }
+}
+
+/* ---- inputs that are not regular files (issue 16, 1) -------------------- */
+
+/* Runs the program with stdout and stderr to files in root; kills it after
+ * `limit_s` (a hang is a failure, not a stuck suite). */
+static int run_cli_bounded(const char *const *args, double limit_s, char **err_text)
+{
+    char out[512], err[512];
+    in_root(out, sizeof out, "bounded.out");
+    in_root(err, sizeof err, "bounded.err");
+    int nargs = 0;
+    while (args[nargs])
+        nargs++;
+    char **argv = calloc((size_t)nargs + 2, sizeof *argv);
+    cr_assert_not_null(argv);
+    argv[0] = (char *)bin();
+    for (int i = 0; i < nargs; i++)
+        argv[i + 1] = (char *)args[i];
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    free(argv);
+    cr_assert_eq(rc, 0, "cannot start %s: %s", bin(), strerror(rc));
+    int status = -1;
+    for (double waited = 0; waited < limit_s; waited += 0.01) {
+        int ws;
+        if (waitpid(pid, &ws, WNOHANG) == pid) {
+            status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+            break;
+        }
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    if (status < 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    *err_text = slurp(err);
+    return status;
+}
+
+Test(hardening, every_file_reader_refuses_what_is_not_a_regular_file)
+{
+    char fifo[512], loop_a[512], loop_b[512], dir[512];
+    in_root(fifo, sizeof fifo, "input.fifo");
+    in_root(loop_a, sizeof loop_a, "loop_a");
+    in_root(loop_b, sizeof loop_b, "loop_b");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(symlink(loop_b, loop_a), 0);
+    cr_assert_eq(symlink(loop_a, loop_b), 0);
+    snprintf(dir, sizeof dir, "%s", root);
+    const char *bad[] = {fifo, loop_a, dir};
+    for (int k = 0; k < 3; k++) {
+        const char *path = bad[k];
+        const char *const cases[][8] = {
+            {"run", "--env", path, "--steps", "1", NULL},
+            {"run", "--config", path, "--steps", "1", NULL},
+            {"run", "--policy", path, "--steps", "1", NULL},
+            {"replay", "--env", "cartpole", path, NULL},
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            char *msg;
+            int status = run_cli_bounded(cases[c], 20, &msg);
+            cr_expect_eq(status, 2, "cartsim %s %s %s: exit %d (-1: still waiting after 20 s): %s", cases[c][0],
+                         cases[c][1], path, status, msg);
+            cr_expect(strchr(msg, '\n') == strrchr(msg, '\n') && strstr(msg, "cartsim: "), "one line: %s", msg);
+            free(msg);
+        }
+    }
+}
+
+Test(hardening, a_file_the_user_cannot_read_is_bad_input)
+{
+    if (geteuid() == 0)
+        cr_skip_test("root reads every file");
+    char path[512];
+    in_root(path, sizeof path, "secret.env");
+    write_bytes(path, "env x\n", 6);
+    cr_assert_eq(chmod(path, 0), 0);
+    const char *const args[] = {"run", "--env", path, "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 20, &msg);
+    cr_expect_eq(status, 2, "exit %d: %s", status, msg);
+    free(msg);
+}
+
+/* ---- the C compiler's time limit (issue 16, 4) ---------------------------- */
+
+/* Dead, or a zombie nobody reaps yet: either way no longer running. */
+static bool process_gone(long pid)
+{
+    char path[64], text[256] = "";
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    const char *close_paren = strrchr(text, ')');
+    return close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
+Test(hardening, a_compiler_past_its_time_limit_is_killed_with_its_group_and_reported)
+{
+    char cc[512], sleeper[512], cache[512];
+    in_root(cc, sizeof cc, "slow-cc");
+    in_root(sleeper, sizeof sleeper, "sleeper.pid");
+    in_root(cache, sizeof cache, "cache");
+    FILE *f = fopen(cc, "w");
+    cr_assert_not_null(f);
+    /* The compiler's own child (as cc1 is gcc's) must go too. */
+    fprintf(f, "#!/bin/sh\nsleep 60 &\necho $! > '%s'\nwait\n", sleeper);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(cc, 0700), 0);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_AUTO;   /* a time limit is no reason to fall back to the interpreter */
+    cfg.cache_dir = cache;
+    cfg.cc = cc;
+    cfg.cc_timeout_s = 0.5;
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_expect_eq(s, CS_ERR_TIMEOUT, "%s: %s", cs_status_string(s), cs_env_error(env));
+    cr_expect(strstr(cs_env_error(env), "time limit of 0.5 s"), "%s", cs_env_error(env));
+    cs_env_close(env);
+    char *pid_text = slurp(sleeper);
+    long pid = strtol(pid_text, NULL, 10);
+    free(pid_text);
+    cr_assert_gt(pid, 0);
+    bool gone = false;
+    for (int k = 0; k < 200 && !(gone = process_gone(pid)); k++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    if (!gone)
+        kill((pid_t)pid, SIGKILL);
+    cr_expect(gone, "the compiler's child %ld still runs", pid);
+    cr_expect_eq(count_files(cache), 0, "no build directory left in the cache");
+}
+
+Test(hardening, the_cli_reports_a_compiler_timeout_as_a_failure_with_one_line)
+{
+    char cc[512];
+    in_root(cc, sizeof cc, "slow-cc");
+    FILE *f = fopen(cc, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nexec sleep 60\n");
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(cc, 0700), 0);
+    setenv("CC", cc, 1);
+    const char *const args[] = {"run", "--no-cache", "--cc-timeout", "0.5", "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 30, &msg);
+    unsetenv("CC");
+    cr_expect_eq(status, 1, "exit %d: %s", status, msg);
+    cr_expect(strstr(msg, "time limit") && !strstr(msg, "interpreter"), "%s", msg);
+    free(msg);
+}
+
+/* ---- cartsim cache (issue 18, 9) -------------------------------------------- */
+
+static char *run_cache_command(const char *action, int *status)
+{
+    const char *const args[] = {"cache", action, NULL};
+    char *msg;
+    *status = run_cli_bounded(args, 30, &msg);
+    free(msg);
+    char out[512];
+    in_root(out, sizeof out, "bounded.out");
+    return slurp(out);
+}
+
+Test(hardening, the_cache_command_lists_sizes_and_clears)
+{
+    char xdg[512], saved[512] = "";
+    const char *was = getenv("XDG_CACHE_HOME");
+    if (was)
+        snprintf(saved, sizeof saved, "%s", was);
+    in_root(xdg, sizeof xdg, "xdg");
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    const char *const fill[] = {"run", "--backend", "cpu", "--envs", "2", "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(fill, 60, &msg);
+    cr_assert_eq(status, 0, "%s", msg);
+    free(msg);
+    char *out = run_cache_command("list", &status);
+    cr_expect_eq(status, 0);
+    cr_expect(strstr(out, ".so\n") && strstr(out, ": 1 kernel, "), "%s", out);
+    free(out);
+    out = run_cache_command("size", &status);
+    cr_expect_eq(status, 0);
+    cr_expect(!strstr(out, ".so\n") && strstr(out, ": 1 kernel, "), "%s", out);
+    free(out);
+    out = run_cache_command("clear", &status);
+    cr_expect_eq(status, 0);
+    cr_expect(strstr(out, "removed 2 files"), "%s", out);
+    free(out);
+    out = run_cache_command("list", &status);
+    cr_expect(strstr(out, ": 0 kernels, "), "%s", out);
+    free(out);
+    out = run_cache_command("bogus", &status);
+    cr_expect_eq(status, 2);
+    free(out);
+    if (was)
+        setenv("XDG_CACHE_HOME", saved, 1);   /* make check's, not the user's */
+    else
+        unsetenv("XDG_CACHE_HOME");
+}
+
+/* ---- a refused render leaves no files (issue 16, 10) ----------------------- */
+
+Test(hardening, a_refused_render_creates_no_output_directory)
+{
+    char out[512];
+    in_root(out, sizeof out, "frames");
+    const char *const cases[][10] = {
+        {"render", "--env", "no_such_env", "--out", out, "--steps", "1", NULL},
+        {"render", "--env", "cartpole", "--param", "no_such_param=1", "--out", out, "--steps", "1", NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *msg;
+        int status = run_cli_bounded(cases[c], 60, &msg);
+        cr_expect_eq(status, 2, "case %zu: exit %d: %s", c, status, msg);
+        struct stat st;
+        cr_expect_neq(stat(out, &st), 0, "case %zu: %s was created by a refused command", c, out);
+        free(msg);
+        rmdir(out);
+    }
+}
+
+/* Without a cache the build goes to $TMPDIR; what a killed run left there
+ * goes at the next compile (issue 16, 9). */
+Test(hardening, a_killed_runs_build_directory_in_tmpdir_is_swept_by_the_next)
+{
+    char tmp[512], orphan[700], file[800], live[700];
+    in_root(tmp, sizeof tmp, "tmp");
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    pid_t dead = fork();
+    cr_assert_geq(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    snprintf(orphan, sizeof orphan, "%s/cartsim-build-%ld-0badf00d", tmp, (long)dead);
+    snprintf(live, sizeof live, "%s/cartsim-build-%ld-00c0ffee", tmp, (long)getpid());
+    cr_assert_eq(mkdir(orphan, 0700), 0);
+    cr_assert_eq(mkdir(live, 0700), 0);
+    snprintf(file, sizeof file, "%s/kernel.c", orphan);
+    write_bytes(file, "int x;", 6);
+    setenv("TMPDIR", tmp, 1);
+    const char *const args[] = {"run", "--no-cache", "--backend", "cpu", "--envs", "2", "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 60, &msg);
+    unsetenv("TMPDIR");
+    cr_expect_eq(status, 0, "%s", msg);
+    free(msg);
+    struct stat st;
+    cr_expect_neq(stat(orphan, &st), 0, "the build directory of a process that is gone stays");
+    cr_expect_eq(stat(live, &st), 0, "a live process's build directory was removed");
+    rmdir(live);
+}
+
+/* An interrupt during the compile is an interrupt, whatever the backend asked:
+ * never "the C compiler failed ... running the interpreter" (issue 16, 9). */
+Test(hardening, an_interrupted_compile_is_reported_as_such_not_as_a_fallback)
+{
+    static volatile sig_atomic_t interrupted = 1;   /* as if Ctrl-C came while compiling */
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_AUTO;
+    cfg.no_cache = true;
+    cfg.interrupt = &interrupted;
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_expect_eq(s, CS_ERR_INTERRUPTED, "%s: %s", cs_status_string(s), cs_env_error(env));
+    cr_expect(strstr(cs_env_error(env), "interrupted while compiling"), "%s", cs_env_error(env));
+    cs_env_close(env);
 }

@@ -367,6 +367,9 @@ Test(settings, program_and_library_agree_on_names)
     char names[512];
     snprintf(names, sizeof names, "%s", list + 1);
     for (char *tok = strtok(names, ", )"); tok; tok = strtok(NULL, ", )")) {
+        /* a flag spells the setting's '_' as '-' (cc_timeout: --cc-timeout) */
+        for (char *u = tok; *u; u++)
+            *u = *u == '_' ? '-' : *u;
         bool found = false;
         for (size_t i = 0; i < sizeof table / sizeof table[0] && !found; i++)
             found = !strcmp(table[i].flag, tok);

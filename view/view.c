@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef CS_HAVE_SDL2
@@ -517,6 +518,7 @@ static void screenshot(viewer *v)
         warn(v, msg);
         return;
     }
+    mkdir(v->out_dir, 0777);   /* made at the first use: cartsim view only checked it */
     if (!free_name(v->out_dir, "cartsim-shot", ".png", name, sizeof name)) {
         snprintf(msg, sizeof msg, "screenshot: no free file name in %s", v->out_dir);
         warn(v, msg);
