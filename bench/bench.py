@@ -549,6 +549,66 @@ def exp_envs(a, configs):
 
 # ------------------------------------- 6. references and small batches
 
+MPI_MD = os.path.join(OUT, "mpi.md")
+
+# Where communication starts to dominate an ES generation at K ranks (issue 19).
+MPI_MODEL = """### A model for many ranks
+
+Per ES generation each rank rolls out P / K candidates of up to L steps at R env-steps/s (one
+core), then the ranks meet three times: the agreement (an allreduce of two ints), the ranges (an
+allgather of 16 bytes per rank) and the scores (an allgatherv of 8 P bytes; a common start and
+the evaluations add a few more). With latency a and inverse bandwidth b per message, and
+log2 K rounds per collective:
+
+    T_rollout(K) = P L / (K R)        T_exchange(K) ~ 3 a log2 K + b (16 K + 8 P)
+
+The bytes never matter (P = 10,000 candidates are 80 KB, 64 us at 10 Gb/s); the latency does.
+CartPole with a linear policy runs at R ~ 2e8 env-steps/s per core, so a generation of
+P = 10,000, L = 500 is 25 ms of rollout on one core. On 10 GbE TCP (a ~ 30 us) exchange
+catches up with rollout near K ~ 40 (25 ms / 40 = 0.6 ms against 3 x 30 us x 5.3 = 0.5 ms),
+and at K = 1,000 it is ~1 ms of exchange against 25 us of rollout: 40x. On InfiniBand
+(a ~ 2 us) the crossover moves to K ~ 400. Environments 100x costlier per step (MuJoCo, or an
+MLP policy) move it 100x further, which is why Salimans et al. scaled to 1,440 cores: cartsim's
+steps are so cheap that a cluster pays off only for very large populations or long episodes.
+Dropping the ranges allgather (every rank can compute the shares) would save a third of the
+latency. `run` meets only once at the end (sums and a checksum chained through the ranks:
+(state_dim + 2) K sequential messages, ~0.2 s at K = 1,000 on TCP), so rollouts scale until
+each rank's share stops filling its cores.
+"""
+
+
+def exp_mpi(a):
+    """bench/mpi.sh: strong and weak scaling over 1..cores ranks, and ES's
+    rollout and exchange per generation (needs mpirun)."""
+    if not shutil.which("mpirun"):
+        log("bench: mpi: no mpirun, skipped")
+        return None
+    env = dict(os.environ, ROUNDS="1" if a.quick else "3", CARTSIM_BIN=CLI,
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    r = sh(["bash", os.path.join(ROOT, "bench", "mpi.sh")], env=env)
+    if r.returncode:
+        log("bench: mpi failed: %s" % r.stderr.strip()[-300:])
+        return None
+    with open(MPI_MD, "w") as f:
+        f.write(r.stdout)
+    return True
+
+
+def mpi_text():
+    out = ["<a id=\"mpi\"></a>", "## 7. Several processes: MPI ranks (`bench/mpi.sh`)", ""]
+    try:
+        with open(MPI_MD) as f:
+            title, body = f.read().split("\n", 1)
+        out.append("`mpirun --oversubscribe -n K build/cartsim ...`, each rank one thread; %s "
+                   "(load average at the start)." % title.lstrip("# "))
+        out.append(body.replace("\n## ", "\n### ").rstrip())
+    except OSError:
+        out.append("Not measured in this run (no mpirun, or `--only` left it out).")
+    out.append("")
+    out.append(MPI_MODEL)
+    return "\n".join(out)
+
+
 def exp_refs(a):
     """Each environment in f32 (and CartPole in f64), 2048 environments, one
     thread, fully fused and persistent, against its hand-written reference
@@ -880,7 +940,7 @@ def table(header, rows):
     return "\n".join(out)
 
 
-STAGES = ("ablation", "sweep", "unroll", "peers", "envs", "refs")
+STAGES = ("ablation", "sweep", "unroll", "peers", "envs", "refs", "mpi")
 
 
 def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup, envs_rows, run, notes, plots):
@@ -1327,7 +1387,7 @@ NUMERIC = ("threads", "envs", "steps", "env_steps_per_sec", "median_ms", "speedu
 def main():
     ap = argparse.ArgumentParser(description="cartsim's benchmark suite (make bench)")
     ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats: a smoke run")
-    ap.add_argument("--only", default="ablation,sweep,unroll,peers,envs,refs")
+    ap.add_argument("--only", default="ablation,sweep,unroll,peers,envs,refs,mpi")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the ablation and unroll sweep (interleaved)")
     ap.add_argument("--per-round", type=int, default=2, help="timed runs per configuration and round")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per figure of the peers")
@@ -1379,6 +1439,7 @@ def main():
     pr = stage("peers", exp_peers, a)
     envs_rows = stage("envs", exp_envs, a, configs)
     refs = stage("refs", exp_refs, a)
+    stage("mpi", exp_mpi, a)
 
     # Experiments not run this time keep their last CSVs.
     abl = abl if abl is not None else load_csv("ablation.csv", NUMERIC)
@@ -1426,6 +1487,7 @@ def main():
         f.write(results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows,
                            run, notes, plots))
         f.write("\n" + refs_text(refs, peers))
+        f.write("\n" + mpi_text())
     log("bench: done in %.1f min; %s" % ((time.time() - t_all) / 60, os.path.relpath(RESULTS, ROOT)))
 
 
