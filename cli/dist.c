@@ -38,12 +38,14 @@ static struct {
 
 int cli_dist_rank(void) { return dist.rank; }
 
+#ifdef CS_HAVE_MPI
 static double now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
+#endif
 int cli_dist_ranks(void) { return dist.ranks; }
 
 /* A launcher's word for how many processes it started (0: none). */
