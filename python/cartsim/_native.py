@@ -51,6 +51,9 @@ HEADER_PATH = _first_existing("CARTSIM_HEADER", [os.path.join(_HERE, "_lib", "ca
                                                  os.path.join(_CHECKOUT, "sim", "cartsim.h")], "cartsim.h")
 
 ffi = cffi.FFI()
+# The one libc type cartsim.h names (cs_config.interrupt): int on every glibc
+# target, which cffi's ABI mode must be told.
+ffi.cdef("typedef int sig_atomic_t;")
 with open(HEADER_PATH) as _f:
     ffi.cdef(_declarations(_f.read()))
 # cffi releases the GIL around every call into the library.
