@@ -47,7 +47,7 @@ typedef enum {
 #define CLI_OPTS_ENV                                                                              \
     (CLI_OPT(OPT_ENV) | CLI_OPT(OPT_BACKEND) | CLI_OPT(OPT_FUSION) | CLI_OPT(OPT_DTYPE) |         \
      CLI_OPT(OPT_UNROLL) | CLI_OPT(OPT_THREADS) | CLI_OPT(OPT_BLOCK) | CLI_OPT(OPT_PARAM) |       \
-     CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_CC_TIMEOUT) | CLI_OPT(OPT_CACHE_MAX_MB) | CLI_OPT(OPT_HELP))
+     CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_CC_TIMEOUT) | CLI_OPT(OPT_CACHE_MAX_MB) | CLI_OPT(OPT_DEVICE) | CLI_OPT(OPT_HELP))
 
 /* --persistent and --no-persistent: for the subcommands that roll out (run,
  * train, eval); stepping and dumping launch nothing that they would change. */
@@ -149,6 +149,7 @@ void cli_buf_free(cli_buf *b);
 int cli_dist_start(int *argc, char ***argv);
 int cli_dist_end(int status);
 int cli_dist_rank(void);
+int cli_dist_local_rank(void);   /* among the ranks on this node */
 int cli_dist_ranks(void);
 /* Holds a message back until the ranks agree who prints it; false: print it now. */
 bool cli_dist_hold(const char *line);

@@ -199,6 +199,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_UNROLL:
     case OPT_THREADS:
     case OPT_BLOCK:
+    case OPT_DEVICE:
     case OPT_BACKEND:
     case OPT_FUSION:
     case OPT_DTYPE:

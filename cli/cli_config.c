@@ -279,6 +279,9 @@ void cli_option_value(const cli_args *a, cli_opt_id id, char *out, size_t size)
     case OPT_BLOCK:
         snprintf(out, size, "%d", c->block);
         break;
+    case OPT_DEVICE:
+        snprintf(out, size, "%d", c->device);
+        break;
     case OPT_CC_TIMEOUT:
         snprintf(out, size, "%g", c->cc_timeout_s > 0 ? c->cc_timeout_s : CS_CC_TIMEOUT_S_DEFAULT);
         break;

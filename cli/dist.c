@@ -27,6 +27,7 @@
 /* The program's own state, one per process (the library has none). */
 static struct {
     int rank, ranks;
+    int local_rank;        /* among the ranks on this node */
     bool started;          /* MPI_Init done */
     bool exchanging;       /* an agreement passed: ranks may be inside collectives */
     bool failure_agreed;   /* an agreement found a failure: no collective follows */
@@ -34,9 +35,10 @@ static struct {
     cli_buf held;          /* this rank's messages, until an agreement says who prints */
     double exchange_ms;
     int64_t exchange_bytes, exchanges;
-} dist = {0, 1, false, false, false, 0, {0}, 0, 0, 0};
+} dist = {0, 1, 0, false, false, false, 0, {0}, 0, 0, 0};
 
 int cli_dist_rank(void) { return dist.rank; }
+int cli_dist_local_rank(void) { return dist.local_rank; }
 
 #ifdef CS_HAVE_MPI
 static double now_ms(void)
@@ -70,6 +72,13 @@ int cli_dist_start(int *argc, char ***argv)
         dist.started = true;
         MPI_Comm_rank(MPI_COMM_WORLD, &dist.rank);
         MPI_Comm_size(MPI_COMM_WORLD, &dist.ranks);
+        /* The ranks sharing this node, for one GPU each. */
+        MPI_Comm node;
+        if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, dist.rank, MPI_INFO_NULL, &node) ==
+            MPI_SUCCESS) {
+            MPI_Comm_rank(node, &dist.local_rank);
+            MPI_Comm_free(&node);
+        }
         /* The root reports; the other ranks' output would repeat it. */
         if (dist.rank != 0 && !freopen("/dev/null", "w", stdout))
             return cli_error(CLI_EXIT_FAIL, "rank %d: cannot silence its output", dist.rank);

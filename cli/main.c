@@ -188,6 +188,9 @@ static int dispatch(int argc, char **argv)
     }
     if (a.print_config)
         return cli_print_config(cmd, &a);
+    /* Several GPUs on a node: one per rank there, unless --device says. */
+    if (cli_dist_ranks() > 1 && !a.given[OPT_DEVICE])
+        a.cfg.device = cli_dist_local_rank();
     if (cli_dist_ranks() > 1 && !cmd->distributed)
         return cli_error(CLI_EXIT_USAGE, "cartsim %s runs in one process: launch it without mpirun (run, train "
                                          "and eval split over processes)", cmd->name);

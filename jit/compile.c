@@ -106,7 +106,7 @@ static cs_compile_error cuda_open_error(int rc)
  * notice says that too. */
 static cs_compile_error compile_cuda(cs_kernel *k, const cs_compile_request *rq, char *err, size_t err_size)
 {
-    int rc = cs_cuda_open(&k->cuda, err, err_size);
+    int rc = cs_cuda_open(&k->cuda, rq->device, err, err_size);
     if (rc)
         return cuda_open_error(rc);
     const cs_cuda_device *dev = cs_cuda_device_info(k->cuda);
@@ -176,7 +176,7 @@ static cs_compile_error compile_cubin(cs_kernel *k, const cs_compile_request *rq
     if (!arch) {
         cs_cuda *c;
         char why[512];
-        if (cs_cuda_open(&c, why, sizeof why))
+        if (cs_cuda_open(&c, rq->device, why, sizeof why))
             return fail(CS_COMPILE_ARGUMENT, err, err_size,
                         "name the architecture (--arch sm_XY): no device to ask (%s)", why);
         arch = cs_cuda_device_info(c)->arch;

@@ -43,6 +43,7 @@ struct cs_cuda {
     cs_cu_api cu;
     cs_nvrtc *nv;
     cs_cu_device dev;
+    int ordinal;                 /* dev's ordinal */
     cs_cu_context ctx;
     bool retained;
     cs_cuda_device info;
@@ -126,7 +127,7 @@ static void leave(cs_cuda *c)
     c->cu.CtxPopCurrent(&popped);
 }
 
-static int open_driver(cs_cuda *c, char *err, size_t err_size)
+static int open_driver(cs_cuda *c, int device, char *err, size_t err_size)
 {
     const char *forced = getenv("CARTSIM_CUDA_DRIVER");
     const char *name = forced && *forced ? forced : "libcuda.so.1";
@@ -163,8 +164,9 @@ static int open_driver(cs_cuda *c, char *err, size_t err_size)
         cs_cuda_say(err, err_size, "no CUDA device");
         return CS_CUDA_NO_DEVICE;
     }
-    CU(c->cu.DeviceGet(&c->dev, 0), "opening CUDA device 0");
-    CU(c->cu.DeviceGetName(c->info.name, (int)sizeof c->info.name - 1, c->dev), "naming CUDA device 0");
+    c->ordinal = device % count;
+    CU(c->cu.DeviceGet(&c->dev, c->ordinal), "opening CUDA device %d", c->ordinal);
+    CU(c->cu.DeviceGetName(c->info.name, (int)sizeof c->info.name - 1, c->dev), "naming CUDA device %d", c->ordinal);
     int major = 0, minor = 0;
     CU(c->cu.DeviceGetAttribute(&major, CS_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, c->dev),
        "reading the compute capability");
@@ -179,7 +181,7 @@ static int open_driver(cs_cuda *c, char *err, size_t err_size)
     return 0;
 }
 
-int cs_cuda_open(cs_cuda **out, char *err, size_t err_size)
+int cs_cuda_open(cs_cuda **out, int device, char *err, size_t err_size)
 {
     *out = NULL;
     cs_cuda *c = calloc(1, sizeof *c);
@@ -187,7 +189,7 @@ int cs_cuda_open(cs_cuda **out, char *err, size_t err_size)
         cs_cuda_say(err, err_size, "out of memory");
         return CS_CUDA_FAIL;
     }
-    int rc = open_driver(c, err, err_size);
+    int rc = open_driver(c, device < 0 ? 0 : device, err, err_size);
     if (rc == 0)
         rc = cs_nvrtc_open(&c->nv, err, err_size);
     if (rc) {
@@ -243,7 +245,7 @@ void cs_cuda_close(cs_cuda *c)
 int cs_cuda_probe(char *why, size_t why_size)
 {
     cs_cuda *c;
-    if (cs_cuda_open(&c, why, why_size))
+    if (cs_cuda_open(&c, 0, why, why_size))
         return 0;
     cs_cuda_close(c);
     if (why && why_size)
@@ -646,7 +648,7 @@ int cs_cuda_buffers_of(const cs_cuda *c, cs_cuda_buffers *out)
     memset(out, 0, sizeof *out);
     if (!c->allocated)
         return CS_CUDA_FAIL;
-    out->ordinal = 0;   /* cs_cuda_open opens device 0 */
+    out->ordinal = c->ordinal;
     out->context = c->ctx;
     for (int b = 0; b < CS_BUF_COUNT; b++)
         out->buf[b] = c->buf[b];

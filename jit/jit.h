@@ -314,10 +314,11 @@ typedef struct {
     size_t total_bytes;
 } cs_cuda_device;
 
-/* Opens the driver, device 0 and NVRTC. 0, or why no device is usable:
+/* Opens the driver, device `device` (modulo the devices there are) and
+ * NVRTC. 0, or why no device is usable:
  * CS_CUDA_NO_DRIVER, CS_CUDA_NO_DEVICE, CS_CUDA_NO_NVRTC, or CS_CUDA_FAIL
  * with the driver's own message. */
-int cs_cuda_open(cs_cuda **out, char *err, size_t err_size);
+int cs_cuda_open(cs_cuda **out, int device, char *err, size_t err_size);
 void cs_cuda_close(cs_cuda *c);   /* NULL is fine */
 /* cs_cuda_open then close: 1 when a device is usable, else 0 and why. */
 int cs_cuda_probe(char *why, size_t why_size);
@@ -451,6 +452,7 @@ typedef struct {
     void *policy_ctx;
     cs_fusion fusion;
     int unroll, block;                /* block: CUDA threads per block, 0: the occupancy API's */
+    int device;                       /* CUDA device ordinal, modulo the devices there are */
     bool persistent;                  /* cuda, fusion full: the whole rollout in one launch */
     const char *after;                /* the last pass (NULL: all; "parse": none) */
     cs_stage stop;

@@ -122,6 +122,8 @@ typedef struct {
     int threads;                /* 0: every core, for calls with the work to pay for waking them
                                    (64K env-steps a thread); N: N, whatever the call */
     int block;                  /* CUDA threads per block; 0: from the occupancy API */
+    int device;                 /* CUDA device ordinal, taken modulo the devices there are (so a
+                                   rank's index on its node picks one GPU each); default 0 */
     cs_autoreset autoreset;     /* default NEXT_STEP, Gymnasium's */
     const char *params[CS_MAX_PARAM_OVERRIDES];  /* "NAME=VALUE" or "NAME=LO:HI" */
     int n_params;

@@ -70,6 +70,7 @@ static const cfg_setting settings[] = {
     {"unroll", "run", "unroll", KIND_INT, FIELD(unroll), 1, CS_MAX_UNROLL, NULL, 0, "1", NULL},
     {"threads", "run", "threads", KIND_INT, FIELD(threads), 0, CS_MAX_THREADS, NULL, 0, "0", "all cores"},
     {"block", "run", "block", KIND_INT, FIELD(block), 0, CS_MAX_BLOCK, NULL, 0, "0", "automatic"},
+    {"device", "run", "device", KIND_INT, FIELD(device), 0, 1 << 20, NULL, 0, "0", NULL},
     {"backend", "run", "backend", KIND_BACKEND, FIELD(backend), 0, 0, NULL, 0, "auto", NULL},
     {"fusion", "run", "fusion", KIND_FUSION, FIELD(fusion), 0, 0, NULL, 0, "full", NULL},
     {"dtype", "run", "dtype", KIND_CHOICE, FIELD(dtype), 0, 0, dtype_names, 2, "f32", NULL},

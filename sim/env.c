@@ -427,6 +427,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->persistent = cfg->persistent;
     rq->backend = cfg->backend;
     rq->cc = cfg->cc;
+    rq->device = cfg->device;
     rq->cc_timeout_s = cfg->cc_timeout_s > 0 ? cfg->cc_timeout_s : CS_CC_TIMEOUT_S_DEFAULT;
     rq->interrupt = cfg->interrupt;
     rq->cache_max_mb = cfg->cache_max_mb;

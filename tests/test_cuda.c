@@ -244,8 +244,12 @@ cs_cu_result cuGetErrorString(cs_cu_result rc, const char **s)
                      : "fake driver error";
     return 0;
 }
-cs_cu_result cuDeviceGetCount(int *n) { *n = 1; return 0; }
-cs_cu_result cuDeviceGet(cs_cu_device *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
+cs_cu_result cuDeviceGetCount(int *n) { *n = (int)knob("FAKE_CUDA_DEVICES", 1); return 0; }
+cs_cu_result cuDeviceGet(cs_cu_device *d, int ordinal)
+{
+    *d = ordinal;
+    return ordinal >= 0 && ordinal < knob("FAKE_CUDA_DEVICES", 1) ? 0 : 101;
+}
 cs_cu_result cuDeviceGetName(char *name, int len, cs_cu_device d)
 {
     snprintf(name, (size_t)len, "cartsim fake GPU");
@@ -2157,6 +2161,27 @@ Test(cuda_fake, strict_mode_names_the_same_fault_as_the_cpu)
  * step with actions written there equals a cpu step with the same actions,
  * copying nothing either way. (The fake's device memory is host memory, so
  * the test reads it directly.) */
+/* cs_config.device picks the GPU, modulo the devices there are: under
+ * mpirun each rank of a node asks for its index there. */
+Test(cuda_fake, device_ordinal_wraps_over_the_devices)
+{
+    use_fake_driver();
+    setenv("FAKE_CUDA_DEVICES", "3", 1);
+    const int asked[] = {0, 2, 4, 7}, got[] = {0, 2, 1, 1};
+    for (int k = 0; k < 4; k++) {
+        cs_config cfg;
+        base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 1, 8);
+        cfg.device = asked[k];
+        cs_env *gpu = open_cfg(&cfg);
+        cr_assert_eq(cs_env_reset(gpu, 1), CS_OK, "%s", cs_env_error(gpu));
+        cs_device_buffers d;
+        cr_assert_eq(cs_env_device_buffers(gpu, &d), CS_OK, "%s", cs_env_error(gpu));
+        cr_expect_eq(d.device, got[k], "device %d of 3 opened ordinal %d", asked[k], d.device);
+        cs_env_close(gpu);
+    }
+    unsetenv("FAKE_CUDA_DEVICES");
+}
+
 Test(cuda_fake, device_buffers_are_the_batch_in_place)
 {
     use_fake_driver();
