@@ -1,5 +1,6 @@
 /* cli/buf.c: a growing output buffer. Output is built in memory and written
  * only once the work has succeeded. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,4 +101,16 @@ void cli_buf_free(cli_buf *b)
     b->data = NULL;
     b->len = b->cap = 0;
     b->failed = false;
+}
+
+/* `  "key": v,` as a JSON object's member line: null for NaN and infinities
+ * (JSON has neither); `last` ends the object's members. */
+void cli_buf_json_number(cli_buf *b, const char *key, double v, bool last)
+{
+    cli_buf_printf(b, "  \"%s\": ", key);
+    if (isfinite(v))
+        cli_buf_printf(b, "%.17g", v);
+    else
+        cli_buf_str(b, "null");
+    cli_buf_str(b, last ? "\n" : ",\n");
 }

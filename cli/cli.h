@@ -142,6 +142,7 @@ void cli_buf_str(cli_buf *b, const char *s);
 void cli_buf_printf(cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_buf_repr(cli_buf *b, double x);
 void cli_buf_json_string(cli_buf *b, const char *s);   /* quoted and escaped; NULL: null */
+void cli_buf_json_number(cli_buf *b, const char *key, double v, bool last);   /* a member line; null if not finite */
 void cli_buf_free(cli_buf *b);
 
 /* dist.c: the program over several processes (mpirun -n K); one process

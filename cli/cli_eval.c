@@ -15,16 +15,6 @@ void cli_eval_defaults(cli_args *a)
     a->episodes = 100;
 }
 
-static void json_number(cli_buf *b, const char *key, double v, bool last)
-{
-    cli_buf_printf(b, "  \"%s\": ", key);
-    if (isfinite(v))
-        cli_buf_printf(b, "%.17g", v);
-    else
-        cli_buf_str(b, "null");
-    cli_buf_str(b, last ? "\n" : ",\n");
-}
-
 int cli_eval(cli_args *a)
 {
     cli_policy pol;
@@ -95,11 +85,11 @@ int cli_eval(cli_args *a)
         cli_buf_printf(&b, ",\n  \"episodes\": %" PRId64 ",\n", a->episodes);
         cli_buf_printf(&b, "  \"unfinished\": %" PRId64 ",\n", a->episodes - n);
         cli_buf_printf(&b, "  \"seed\": %" PRIu64 ",\n", a->seed);
-        json_number(&b, "mean_return", mean, false);
-        json_number(&b, "std_return", std, false);
-        json_number(&b, "min_return", n ? lo : NAN, false);
-        json_number(&b, "max_return", n ? hi : NAN, false);
-        json_number(&b, "reward_threshold", info.reward_threshold, true);
+        cli_buf_json_number(&b, "mean_return", mean, false);
+        cli_buf_json_number(&b, "std_return", std, false);
+        cli_buf_json_number(&b, "min_return", n ? lo : NAN, false);
+        cli_buf_json_number(&b, "max_return", n ? hi : NAN, false);
+        cli_buf_json_number(&b, "reward_threshold", info.reward_threshold, true);
         cli_buf_str(&b, "}\n");
     } else {
         cli_buf_printf(&b, "env        %s (%s)\n", info.name, info.title);

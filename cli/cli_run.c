@@ -166,16 +166,6 @@ static cs_status rollout(cs_env *env, const cli_args *a, const cs_env_info *in, 
     return CS_OK;
 }
 
-static void json_number(cli_buf *b, const char *key, double v, bool last)
-{
-    cli_buf_printf(b, "  \"%s\": ", key);
-    if (isfinite(v))
-        cli_buf_printf(b, "%.17g", v);
-    else
-        cli_buf_str(b, "null");
-    cli_buf_str(b, last ? "\n" : ",\n");
-}
-
 /* Per-rank figures of a run split over processes (one rank: the run's own). */
 typedef struct {
     int ranks;
@@ -204,15 +194,15 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_str(b, ",\n");
     cli_buf_printf(b, "  \"unroll\": %d,\n", in->unroll);
     cli_buf_printf(b, "  \"threads\": %d,\n", in->threads);
-    json_number(b, "compile_ms", in->compile_ms, false);
+    cli_buf_json_number(b, "compile_ms", in->compile_ms, false);
     cli_buf_printf(b, "  \"cache_hit\": %s,\n", in->cache_hit ? "true" : "false");
-    json_number(b, "run_ms", s->run_ms, false);
-    json_number(b, "env_steps_per_sec", rate, false);
+    cli_buf_json_number(b, "run_ms", s->run_ms, false);
+    cli_buf_json_number(b, "env_steps_per_sec", rate, false);
     cli_buf_printf(b, "  \"env_steps\": %" PRId64 ",\n", s->env_steps);
     cli_buf_printf(b, "  \"kernels_per_step\": %d,\n", in->kernels_per_step);
     cli_buf_printf(b, "  \"launches\": %" PRId64 ",\n", s->launches);
     cli_buf_printf(b, "  \"episodes\": %" PRId64 ",\n", s->episodes);
-    json_number(b, "mean_return", s->mean_return, false);
+    cli_buf_json_number(b, "mean_return", s->mean_return, false);
     cli_buf_printf(b, "  \"checksum\": \"%016" PRIx64 "\",\n", s->checksum);
     cli_buf_printf(b, "  \"nonfinite\": %" PRId64 ",\n", s->nonfinite);
     cli_buf_str(b, "  \"device\": ");
