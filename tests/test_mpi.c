@@ -33,9 +33,12 @@ static void run_k(int k, const char *args, mpi_result *r)
     cr_assert(fd >= 0);
     close(fd);
     char launcher[256] = "";
+    /* Under `make asan`, Open MPI's plugins (dlclosed at exit) leave
+     * allocations LeakSanitizer cannot attribute: leaks are checked by the
+     * single-process runs, not under mpirun. */
     if (k > 0)
-        snprintf(launcher, sizeof launcher, "mpirun --quiet --oversubscribe %s -n %d ",
-                 geteuid() == 0 ? "--allow-run-as-root" : "", k);
+        snprintf(launcher, sizeof launcher, "env ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "
+                 "mpirun --quiet --oversubscribe %s -n %d ", geteuid() == 0 ? "--allow-run-as-root" : "", k);
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "timeout -s KILL 120 %s%s %s 2>%s", launcher, cli_test_bin(), args, errfile);
     FILE *p = popen(cmd, "r");
