@@ -179,11 +179,15 @@ static bool is_ident(const char *s, size_t n)
 }
 
 /* A setting of the cs_config: the library checks it (cs_config_set), for
- * flags and configuration files alike. */
+ * flags and configuration files alike. A flag spells the setting's '_' as
+ * '-' (--cc-timeout sets cc_timeout). */
 static int config_value(const char *opt, const char *value, cli_args *a)
 {
-    char msg[512];
-    cs_status st = cs_config_set(&a->cfg, opt, value, msg, sizeof msg);
+    char msg[512], setting[64];
+    snprintf(setting, sizeof setting, "%s", opt);
+    for (char *c = setting; *c; c++)
+        *c = *c == '-' ? '_' : *c;
+    cs_status st = cs_config_set(&a->cfg, setting, value, msg, sizeof msg);
     if (st == CS_OK)
         return 0;
     return cli_error(cli_status_exit(st), "%s%s: %s", value_key ? "" : "--", value_key ? value_key : opt, msg);
@@ -204,18 +208,10 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_FUSION:
     case OPT_DTYPE:
     case OPT_AUTORESET:
+    case OPT_CC_TIMEOUT:
+    case OPT_CACHE_MAX_MB:
     case OPT_PARAM:
         return config_value(name, value, a);
-    case OPT_CC_TIMEOUT:
-    case OPT_CACHE_MAX_MB: {
-        /* the library's settings are spelled as the file's keys */
-        char msg[512];
-        cs_status st = cs_config_set(&a->cfg, id == OPT_CC_TIMEOUT ? "cc_timeout" : "cache_max_mb", value, msg,
-                                     sizeof msg);
-        return st == CS_OK ? 0
-                           : cli_error(cli_status_exit(st), "%s%s: %s", value_key ? "" : "--",
-                                       value_key ? value_key : name, msg);
-    }
     case OPT_STEPS:
         return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->steps);
     case OPT_SEED:
