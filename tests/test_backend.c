@@ -116,7 +116,10 @@ static void rollout_interp(const cs_program *p, lanes_buf *b, long long steps)
     cs_interp_rollout(p, &b->l);
 }
 
-static void rollout_cpu(const cs_program *p, cs_fusion fusion, int unroll, lanes_buf *b, long long steps)
+/* p's C dialect under `fusion` and `unroll`, planned as the driver plans it
+ * and compiled without the cache (every compile fresh); *kernels, when
+ * asked: the kernels one step runs. */
+static void compile_c(const cs_program *p, cs_fusion fusion, int unroll, cs_cpu_kernel *k, unsigned *kernels)
 {
     cs_schedule s = {fusion, unroll, 0, 0};
     cs_text src = {0};
@@ -124,11 +127,18 @@ static void rollout_cpu(const cs_program *p, cs_fusion fusion, int unroll, lanes
     cs_plan plan;
     cr_assert_eq(cs_plan_build(p, fusion, &plan), 0);
     cr_assert_eq(cs_emit(p, &plan, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    if (kernels)
+        *kernels = plan.roll.n_kernels;
     cs_plan_free(&plan);
-    cs_cache cache = {.dir = ""};   /* no cache: every compile is fresh */
-    cs_cpu_kernel k;
-    cr_assert_eq(cs_cpu_compile(src.data, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cs_cache cache = {.dir = ""};
+    cr_assert_eq(cs_cpu_compile(src.data, NULL, 0, NULL, &cache, k, err, sizeof err), 0, "%s", err);
     cs_text_free(&src);
+}
+
+static void rollout_cpu(const cs_program *p, cs_fusion fusion, int unroll, lanes_buf *b, long long steps)
+{
+    cs_cpu_kernel k;
+    compile_c(p, fusion, unroll, &k, NULL);
     b->l.t = 0;
     k.restart(&b->l);
     b->l.steps = steps;
@@ -254,20 +264,6 @@ static void fill_special_triples(lanes_buf *b, cs_type real)
     b->l.steps = 1;
 }
 
-/* The C dialect's source of p under `fusion`, planned as the driver plans it;
- * *kernels: the kernels one step runs. */
-static void emit_c(const cs_program *p, cs_fusion fusion, cs_text *src, unsigned *kernels)
-{
-    cs_schedule s = {fusion, 1, 0, 0};
-    cs_plan plan;
-    char err[1024];
-    cr_assert_eq(cs_plan_build(p, fusion, &plan), 0);
-    cr_assert_eq(cs_emit(p, &plan, &s, CS_DIALECT_C, src, err, sizeof err), 0, "%s", err);
-    if (kernels)
-        *kernels = plan.roll.n_kernels;
-    cs_plan_free(&plan);
-}
-
 Test(backend, cpu_selects_pick_what_the_interpreter_picks)
 {
     const cs_type reals[2] = {CS_F32, CS_F64};
@@ -280,13 +276,8 @@ Test(backend, cpu_selects_pick_what_the_interpreter_picks)
         fill_special_triples(&ref, reals[t]);
         fill_special_triples(&got, reals[t]);
         cs_interp_rollout(p, &ref.l);
-        cs_text src = {0};
-        char err[1024];
-        emit_c(p, CS_FUSION_FULL, &src, NULL);
-        cs_cache cache = {.dir = ""};
         cs_cpu_kernel k;
-        cr_assert_eq(cs_cpu_compile(src.data, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
-        cs_text_free(&src);
+        compile_c(p, CS_FUSION_FULL, 1, &k, NULL);
         k.rollout(&got.l);
         cs_cpu_unload(&k);
         /* lane 1: x = +0.0, y = -0.0: min and max keep x, as NumPy's np.minimum does not */
@@ -310,14 +301,9 @@ Test(backend, cpu_launches_one_kernel_per_call)
     lanes_init(&ref, 300, sizeof(double));
     lanes_init(&got, 300, sizeof(double));
     rollout_interp(p, &ref, 40);
-    cs_text src = {0};
-    char err[1024];
-    unsigned kernels;
-    emit_c(p, CS_FUSION_RULES, &src, &kernels);
-    cs_cache cache = {.dir = ""};
     cs_cpu_kernel k;
-    cr_assert_eq(cs_cpu_compile(src.data, NULL, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
-    cs_text_free(&src);
+    unsigned kernels;
+    compile_c(p, CS_FUSION_RULES, 1, &k, &kernels);
     cr_assert_gt(kernels, 1, "rules keeps the stack a boundary");
     void *blocks = calloc(2, k.block_bytes);   /* 300 lanes: two blocks */
     got.l.t = 0;
