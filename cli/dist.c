@@ -35,7 +35,7 @@ static struct {
     cli_buf held;          /* this rank's messages, until an agreement says who prints */
     double exchange_ms;
     int64_t exchange_bytes, exchanges;
-} dist = {0, 1, 0, false, false, false, 0, {0}, 0, 0, 0};
+} dist = {.ranks = 1};
 
 int cli_dist_rank(void) { return dist.rank; }
 int cli_dist_local_rank(void) { return dist.local_rank; }
