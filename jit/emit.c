@@ -609,6 +609,7 @@ static void emit_block_struct(emitter *e)
     /* int, as wide as an f32: a byte array here would make GCC's vector
      * loop 32 lanes long (a vector of bytes), too long for short blocks. */
     out(e, "    int done[CS_BLOCK], term[CS_BLOCK], trunc[CS_BLOCK];\n");
+    out(e, "    unsigned char ev[CS_BLOCK];   /* step: the lanes with an event (emit_c_step) */\n");
     unsigned nb = rng_blocks(p->n_step_draws);
     out(e, "    unsigned int rw[%u][CS_BLOCK];     /* Philox words of the current step */\n", nb ? 4 * nb : 1);
     out(e, "    unsigned long long rng_block;\n");
@@ -676,21 +677,41 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     (void)en;
 }
 
-/* A lane's fresh start at time `tau`, stored to the global buffers. */
-static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool obs)
+/* A lane's fresh start at time `tau`, stored to the global buffers: through
+ * L's pointers, or with `locals` through the restrict copies that
+ * cs_kernel_step writes every buffer through (c0_, obs_, segstep_). */
+static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool obs, bool locals)
 {
     const cs_program *p = e->p;
     const char *L = e->L;
     out(e, "%s{\n%s    %s f_[%u]; float fo_[%u];\n%s    cs_fresh(%sseed, (unsigned int)(%skey0 + lane), %sparams, lane, %s, f_, fo_);\n", ind, ind,
         e->real, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1, ind, L, L, L, tau);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "%s    ((%s *)%scarried[%u])[lane] = f_[%u];\n", ind, e->real, L, k, k);
+    for (unsigned k = 0; k < p->n_carried; k++) {
+        if (locals)
+            out(e, "%s    c%u_[lane] = f_[%u];\n", ind, k, k);
+        else
+            out(e, "%s    ((%s *)%scarried[%u])[lane] = f_[%u];\n", ind, e->real, L, k, k);
+    }
     if (obs)
-        for (unsigned k = 0; k < p->n_obs; k++)
-            out(e, "%s    %sobs[%uull * %sstride + lane] = fo_[%u];\n", ind, L, k, L, k);
-    out(e, "%s    %ssegstep[lane] = 0;\n%s}\n", ind, L, ind);
+        for (unsigned k = 0; k < p->n_obs; k++) {
+            if (locals)
+                out(e, "%s    obs_[%u * S + lane] = fo_[%u];\n", ind, k, k);
+            else
+                out(e, "%s    %sobs[%uull * %sstride + lane] = fo_[%u];\n", ind, L, k, L, k);
+        }
+    if (locals)
+        out(e, "%s    segstep_[lane] = 0;\n%s}\n", ind, ind);
+    else
+        out(e, "%s    %ssegstep[lane] = 0;\n%s}\n", ind, L, ind);
 }
 
+/* The step entry: the kernels into the block, then every lane's results
+ * written back in one branch-free loop (it vectorizes: the buffers are
+ * restrict locals, read once), then a scalar pass over the few lanes with an
+ * event, found through B->ev: a next-step restart of a lane that ended the
+ * step before (it overwrites what the loop wrote), a state gone NaN or
+ * infinite, a same-step end. Written one lane at a time with a branch each,
+ * the write-back cost more than the kernels (4096 CartPoles). */
 static void emit_c_step(emitter *e, const cs_text *step_fn)
 {
     const cs_program *p = e->p;
@@ -700,39 +721,62 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
            "    if (!B) return;\n"
            "    const long long S = L->stride, t = L->t;\n"
+           "    const int next = L->mode == CS_MODE_NEXT_STEP, same = L->mode == CS_MODE_SAME_STEP;\n"
            "    for (long long b0 = L->begin; b0 < L->end; b0 += CS_BLOCK) {\n"
            "        const int n = (int)(L->end - b0 < CS_BLOCK ? L->end - b0 : CS_BLOCK);\n"
            "        B->rng_block = ~0ull;\n"
            "        cs_step_kernels(B, L, n, b0, t);\n"
+           "        /* from here on every buffer is written through these alone */\n");
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "        %s *restrict c%u_ = (%s *)L->carried[%u];\n", R, k, R, k);
+    out(e, "        float *restrict obs_ = L->obs;\n"
+           "        int *restrict segstep_ = L->segstep;\n"
+           "        double *restrict reward_ = L->reward;\n"
+           "        unsigned char *restrict term_ = L->terminated, *restrict trunc_ = L->truncated, *restrict pending_ = L->pending;\n"
+           "        /* copies (GCC makes them memcpy), then the counters and the flags: loops of one width\n"
+           "         * each, which GCC vectorizes (one loop of them all it does not) */\n"
+           "        for (int i = 0; i < n; i++) {\n"
+           "            const long long lane = b0 + i;\n");
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "            c%u_[lane] = B->cn[%u][i];\n", k, k);
+    for (unsigned k = 0; k < p->n_obs; k++)
+        out(e, "            obs_[%u * S + lane] = B->o[%u][i];\n", k, k);
+    out(e, "            reward_[lane] = B->rew[i];\n"
+           "        }\n"
+           "        for (int i = 0; i < n; i++)\n"
+           "            segstep_[b0 + i] += 1;\n"
+           "        /* ev: 1 restarts now (next-step), 2 bad state, 4 ended with a same-step restart */\n"
            "        for (int i = 0; i < n; i++) {\n"
            "            const long long lane = b0 + i;\n"
-           "            if (L->mode == CS_MODE_NEXT_STEP && L->pending[lane]) {\n");
-    emit_fresh_store(e, "                ", "t", true);
-    out(e, "                L->pending[lane] = 0; L->reward[lane] = 0;\n"
-           "                L->terminated[lane] = 0; L->truncated[lane] = 0;\n"
-           "                continue;\n"
-           "            }\n"
            "            int bad_ = 0;\n");
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "            bad_ |= !(B->cn[%u][i] - B->cn[%u][i] == 0);\n", k, k);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "            ((%s *)L->carried[%u])[lane] = B->cn[%u][i];\n", R, k, k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        out(e, "            L->obs[%u * S + lane] = B->o[%u][i];\n", k, k);
-    out(e, "            const int term = B->term[i] | bad_, trunc = B->trunc[i];\n"
-           "            L->segstep[lane] += 1;\n"
-           "            L->reward[lane] = B->rew[i];\n"
-           "            L->terminated[lane] = (unsigned char)term;\n"
-           "            L->truncated[lane] = (unsigned char)trunc;\n"
-           "            if (bad_ && L->nonfinite) L->nonfinite[lane] += 1;\n"
-           "            if (!(term | trunc)) continue;\n"
-           "            if (L->mode == CS_MODE_SAME_STEP) {\n");
+    out(e, "            const int term = B->term[i] | bad_, trunc = B->trunc[i], ended = term | trunc;\n"
+           "            term_[lane] = (unsigned char)term;\n"
+           "            trunc_[lane] = (unsigned char)trunc;\n"
+           "            int restart = 0;\n"
+           "            if (next) {\n"
+           "                restart = pending_[lane];\n"
+           "                pending_[lane] = (unsigned char)ended;\n"
+           "            }\n"
+           "            B->ev[i] = (unsigned char)(restart | (bad_ << 1) | ((same & ended) << 2));\n"
+           "        }\n"
+           "        for (int i = 0; i < n; i++) {\n"
+           "            const int ev = B->ev[i];\n"
+           "            if (!ev) continue;\n"
+           "            const long long lane = b0 + i;\n"
+           "            if (ev & 1) {\n");
+    emit_fresh_store(e, "                ", "t", true, true);
+    out(e, "                pending_[lane] = 0; reward_[lane] = 0;\n"
+           "                term_[lane] = 0; trunc_[lane] = 0;\n"
+           "                continue;\n"
+           "            }\n"
+           "            if ((ev & 2) && L->nonfinite) L->nonfinite[lane] += 1;\n"
+           "            if (ev & 4) {\n");
     for (unsigned k = 0; k < p->n_obs; k++)
         out(e, "                L->final_obs[%u * S + lane] = B->o[%u][i];\n", k, k);
-    emit_fresh_store(e, "                ", "t + 1", true);
-    out(e, "            } else if (L->mode == CS_MODE_NEXT_STEP) {\n"
-           "                L->pending[lane] = 1;\n"
-           "            }\n"
+    emit_fresh_store(e, "                ", "t + 1", true, true);
+    out(e, "            }\n"
            "        }\n    }\n    free(B);\n}\n\n");
 }
 
@@ -740,7 +784,7 @@ static void emit_c_restart(emitter *e)
 {
     out(e, "void cs_kernel_restart(const cs_lanes *L)\n{\n"
            "    for (long long lane = L->begin; lane < L->end; lane++) {\n");
-    emit_fresh_store(e, "        ", "L->t", true);
+    emit_fresh_store(e, "        ", "L->t", true, false);
     out(e, "        if (L->pending) L->pending[lane] = 0;\n"
            "        if (L->seg_return) L->seg_return[lane] = 0;\n"
            "    }\n}\n");
@@ -937,7 +981,7 @@ static void emit_cuda_rollout_split(emitter *e)
             out(e, ") {\n            if (bad_) L.nonfinite[lane] += 1;\n"
                    "            else { L.segments[lane] += 1; L.return_sum[lane] += L.seg_return[lane]; }\n"
                    "            L.seg_return[lane] = 0;\n");
-            emit_fresh_store(e, "            ", "t + 1", false);
+            emit_fresh_store(e, "            ", "t + 1", false, false);
             out(e, "        }\n");
         }
         out(e, "    }\n}\n\n");
@@ -952,7 +996,7 @@ static void emit_cuda_step(emitter *e)
     e->scope = SCOPE_STEP;
     out(e, "CS_GLOBAL void cs_kernel_step(cs_lanes L)\n{\n    const long long t = L.t;\n    (void)t;\n" CS_LANE_LOOP);
     out(e, "        if (L.mode == CS_MODE_NEXT_STEP && L.pending[lane]) {\n");
-    emit_fresh_store(e, "            ", "t", true);
+    emit_fresh_store(e, "            ", "t", true, false);
     out(e, "            L.pending[lane] = 0; L.reward[lane] = 0; L.terminated[lane] = 0; L.truncated[lane] = 0;\n"
            "            continue;\n        }\n");
     e->now++;
@@ -985,7 +1029,7 @@ static void emit_cuda_step(emitter *e)
            "        if (term | trunc) {\n            if (L.mode == CS_MODE_SAME_STEP) {\n");
     for (unsigned k = 0; k < p->n_obs; k++)
         out(e, "                L.final_obs[%uull * L.stride + lane] = L.obs[%uull * L.stride + lane];\n", k, k);
-    emit_fresh_store(e, "                ", "t + 1", true);
+    emit_fresh_store(e, "                ", "t + 1", true, false);
     out(e, "            } else if (L.mode == CS_MODE_NEXT_STEP) {\n                L.pending[lane] = 1;\n            }\n"
            "        }\n    }\n}\n\n");
 }
@@ -993,7 +1037,7 @@ static void emit_cuda_step(emitter *e)
 static void emit_cuda_restart(emitter *e)
 {
     out(e, "CS_GLOBAL void cs_kernel_restart(cs_lanes L)\n{\n" CS_LANE_LOOP);
-    emit_fresh_store(e, "        ", "L.t", true);
+    emit_fresh_store(e, "        ", "L.t", true, false);
     out(e, "        if (L.pending) L.pending[lane] = 0;\n        if (L.seg_return) L.seg_return[lane] = 0;\n    }\n}\n\n");
 }
 
