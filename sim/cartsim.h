@@ -245,6 +245,18 @@ const uint8_t *cs_env_truncated(cs_env *env);    /* [num_envs] */
 cs_status cs_env_get_state(cs_env *env, double *out);
 cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *episode_steps);
 
+/* Makes dst continue from where src is: src's state, per-environment
+ * parameters, episode steps and running returns, observations, rewards and
+ * flags (next-step restarts pending included), its seed and step count, so
+ * that dst's next steps and rollouts draw what src's would. dst and src are
+ * batches of the same environment, num_envs, first_env and dtype (else
+ * CS_ERR_ARGUMENT saying what differs); their policies (and so their
+ * weights, which stay dst's), backends, threads and unroll may differ. A
+ * rollout with another policy from a batch's current state: copy into a
+ * sibling opened with that policy, roll it out, copy back. src must have
+ * been reset (CS_ERR_STATE). Messages go to dst. */
+cs_status cs_env_copy_state(cs_env *dst, cs_env *src);
+
 typedef struct {
     int64_t steps;              /* per environment */
     int64_t env_steps;          /* steps x num_envs */

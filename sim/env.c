@@ -1096,6 +1096,87 @@ cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *epis
     return CS_OK;
 }
 
+/* The environment's own per-lane parameters: every param but the policy's
+ * weights, which the policy appends (params [first_weight, n_params)). */
+static unsigned env_params(const cs_env *env) { return env->prog->n_params - env->n_weights; }
+
+/* Why dst cannot take src's batch (into why), or false when it can: the
+ * same environment (its state, observation, action and parameter slots),
+ * batch (num_envs, first_env) and dtype. */
+static bool not_siblings(const cs_env *dst, const cs_env *src, char *why, size_t size)
+{
+    const cs_program *a = dst->prog, *b = src->prog;
+    if (strcmp(a->name, b->name) || a->n_carried != b->n_carried || a->n_obs != b->n_obs ||
+        a->n_inputs != b->n_inputs || a->action_kind != b->action_kind || env_params(dst) != env_params(src))
+        return snprintf(why, size, "a batch of %s cannot take the state of a batch of %s", a->name, b->name), true;
+    for (unsigned k = 0; k < a->n_carried; k++)
+        if (strcmp(a->carried[k].name, b->carried[k].name))
+            return snprintf(why, size, "state %u is %s here and %s there", k, a->carried[k].name,
+                            b->carried[k].name), true;
+    for (unsigned k = 0; k < env_params(dst); k++)
+        if (strcmp(a->params[k].name, b->params[k].name))
+            return snprintf(why, size, "parameter %u is %s here and %s there", k, a->params[k].name,
+                            b->params[k].name), true;
+    if (dst->n != src->n || dst->first_env != src->first_env)
+        return snprintf(why, size, "environments [%lld, %lld) cannot take the state of environments [%lld, %lld)",
+                        (long long)dst->first_env, (long long)(dst->first_env + dst->n), (long long)src->first_env,
+                        (long long)(src->first_env + src->n)), true;
+    if (dst->dtype != src->dtype)
+        return snprintf(why, size, "an %s batch cannot take the state of an %s batch",
+                        dst->dtype == CS_DTYPE_F32 ? "f32" : "f64", src->dtype == CS_DTYPE_F32 ? "f32" : "f64"), true;
+    return false;
+}
+
+/* What cs_env_copy_state copies: everything a step or a rollout reads or
+ * leaves for the caller, but the policy's weights and a rollout's counters. */
+#define COPIED_BUFFERS (CS_BUF_BIT(CS_BUF_CARRIED) | CS_BUF_BIT(CS_BUF_PARAMS) | CS_BUF_BIT(CS_BUF_SEGSTEP) | \
+                        CS_BUF_BIT(CS_BUF_OBS) | CS_BUF_BIT(CS_BUF_FINAL_OBS) | CS_BUF_BIT(CS_BUF_REWARD) | \
+                        CS_BUF_BIT(CS_BUF_TERMINATED) | CS_BUF_BIT(CS_BUF_TRUNCATED) | CS_BUF_BIT(CS_BUF_PENDING) | \
+                        CS_BUF_BIT(CS_BUF_SEG_RETURN))
+
+cs_status cs_env_copy_state(cs_env *dst, cs_env *src)
+{
+    cs_status s = usable(dst);
+    if (s != CS_OK)
+        return s;
+    if (!src)
+        return fail(dst, CS_ERR_ARGUMENT, "src is NULL");
+    if (src == dst)
+        return CS_OK;
+    if (src->failed)
+        return fail(dst, CS_ERR_STATE, "the batch to copy from failed to open");
+    if (!src->was_reset)
+        return fail(dst, CS_ERR_STATE, "the batch to copy from was never reset: it has no state yet");
+    char why[512];
+    if (not_siblings(dst, src, why, sizeof why))
+        return fail(dst, CS_ERR_ARGUMENT, "%s", why);
+    /* dst's params are fetched too: its weights stay as they are */
+    if ((s = cuda_copy(src, CUDA_FETCH, COPIED_BUFFERS)) != CS_OK)
+        return fail(dst, s, "src: %s", src->error);
+    if ((s = cuda_copy(dst, CUDA_FETCH, CS_BUF_BIT(CS_BUF_PARAMS))) != CS_OK)
+        return s;
+    const cs_program *p = dst->prog;
+    size_t n = (size_t)dst->n, rs = real_size(dst), obs = n * p->n_obs * sizeof *dst->obs;
+    for (unsigned k = 0; k < p->n_carried; k++)
+        memcpy(dst->carried[k], src->carried[k], n * rs);
+    for (unsigned k = 0; k < env_params(dst); k++)
+        memcpy(dst->params[k], src->params[k], n * rs);
+    memcpy(dst->segstep, src->segstep, n * sizeof *dst->segstep);
+    memcpy(dst->obs, src->obs, obs);
+    memcpy(dst->final_obs, src->final_obs, obs);
+    memcpy(dst->reward, src->reward, n * sizeof *dst->reward);
+    memcpy(dst->terminated, src->terminated, n);
+    memcpy(dst->truncated, src->truncated, n);
+    memcpy(dst->pending, src->pending, n);
+    memcpy(dst->seg_return, src->seg_return, n * sizeof *dst->seg_return);
+    if ((s = cuda_copy(dst, CUDA_UPLOAD, COPIED_BUFFERS)) != CS_OK)
+        return s;
+    dst->seed = src->seed;
+    dst->t = src->t;
+    dst->was_reset = true;
+    return CS_OK;
+}
+
 /* FNV-1a over the reals of a buffer, every NaN hashed as the one canonical
  * quiet NaN: a NaN's sign and payload depend on who made it (GCC's folded
  * 0/0 is +NaN, x86 arithmetic gives -NaN), not on what was computed. Byte for
