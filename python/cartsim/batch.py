@@ -91,6 +91,13 @@ class Batch:
                  persistent=None, block=None, env_dir=None, cache_dir=None, no_cache=False, first_env=None):
         if backend not in BACKENDS:
             raise ValueError("cartsim: backend must be one of %s, not %r" % (", ".join(BACKENDS), backend))
+        # What siblings (with_policy) are opened with: all of this but the policy.
+        self._opening = (env, num_envs, dict(backend=backend, dtype=dtype, threads=threads, params=params,
+                                             autoreset=autoreset, unroll=unroll, fusion=fusion, strict=strict,
+                                             persistent=persistent, block=block, env_dir=env_dir,
+                                             cache_dir=cache_dir, no_cache=no_cache, first_env=first_env))
+        self.policy = policy or "random"
+        self._siblings = {}
         settings = [("env", env), ("envs", int(num_envs)), ("backend", backend), ("dtype", dtype_name(dtype))]
         if autoreset != "disabled":
             settings.append(("autoreset", autoreset))
@@ -163,7 +170,10 @@ class Batch:
         return array
 
     def close(self):
-        """Stops the batch; harmless twice. The memory goes with the last view of it."""
+        """Stops the batch and its siblings; harmless twice. The memory goes with the last view of it."""
+        for sibling in self._siblings.values():
+            sibling.close()
+        self._siblings = {}
         self._handle = None
         self._views = {}
 
@@ -245,6 +255,26 @@ class Batch:
             "episode_counts": np.frombuffer(ffi.buffer(lib.cs_env_episode_counts(self._ptr()), 8 * n),
                                             dtype=np.int64).copy(),
         }
+
+    def with_policy(self, policy):
+        """This batch's sibling that rolls out `policy` (a name cs_config.policy takes:
+        "random", "heuristic", "linear", "mlp:32"...): opened with the same settings on
+        first use and kept until this batch closes (each policy is its own compiled
+        kernel). This batch itself for its own policy."""
+        if policy == self.policy:
+            return self
+        self._ptr()
+        sibling = self._siblings.get(policy)
+        if sibling is None:
+            env, num_envs, settings = self._opening
+            sibling = Batch(env, num_envs, policy=policy, **settings)
+            self._siblings[policy] = sibling
+        return sibling
+
+    def copy_state_from(self, other):
+        """Makes this batch continue exactly where `other` (a batch of the same environment,
+        size and dtype) is: state, parameters, episode steps, flags, seed and step count."""
+        self._call(lib.cs_env_copy_state(self._ptr(), other._ptr()))
 
     def set_weights(self, weights):
         """weights: (num_weights,) for every environment, or (num_envs, num_weights), one policy each."""

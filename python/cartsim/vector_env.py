@@ -1,4 +1,6 @@
 """cartsim as a gymnasium.vector.VectorEnv (and a one-environment gymnasium.Env)."""
+import os
+
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
@@ -154,13 +156,55 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     # ------------------------------------------------------------ beyond Gymnasium
 
-    def rollout(self, steps, weights=None):
-        """`steps` fused steps of every environment with the policy given at
-        construction (random by default), same-step auto-reset, inside the kernel;
-        continues from the current state. Returns the statistics (a dict)."""
+    def rollout(self, steps, policy=None, weights=None):
+        """`steps` fused steps of every environment inside the kernel, the actions chosen
+        by `policy`, same-step auto-reset. Returns the statistics (a dict: mean_return,
+        episodes, checksum, env_steps_per_sec, per-environment episode_returns ...).
+
+        The rollout continues from the environments' current state (what the last
+        reset and steps left, next-step restarts pending included), and leaves them
+        where it ended: the next step() or rollout() goes on from there. So
+        reset(seed=s) then rollout(n, policy=p) is `cartsim run --seed s --steps n
+        --policy p`, bit for bit.
+
+        policy: None, the policy given at construction (random by default); a policy
+        name ("random", "heuristic" or another the .env declares, "linear", "mlp:32");
+        a cartsim.Policy (cartsim.train's result.policy, cartsim.load_policy); or the
+        path of a policy file. weights: a linear or MLP policy's, (num_weights,) or
+        (num_envs, num_weights), kept for the next rollouts; a Policy or a file brings
+        its own. A policy is compiled into the kernel: each one other than the
+        construction's runs in a sibling batch opened with the same settings on first
+        use and kept until close(), the state copied into it and back
+        (cs_env_copy_state), which changes no bit.
+        """
+        batch, weights = self._batch_for(policy, weights)
         if weights is not None:
-            self.batch.set_weights(weights)
-        return self.batch.rollout(steps)
+            batch.set_weights(weights)
+        if batch is self.batch:
+            return batch.rollout(steps)
+        batch.copy_state_from(self.batch)
+        try:
+            return batch.rollout(steps)
+        finally:   # a strict-mode error still leaves the state the whole rollout reached
+            self.batch.copy_state_from(batch)
+
+    def _batch_for(self, policy, weights):
+        """(the batch that rolls out `policy`, the weights to set in it or None)."""
+        from .training import Policy, load_policy   # training imports this module
+        if policy is None:
+            return self.batch, weights
+        if isinstance(policy, (str, os.PathLike)) and os.path.isfile(policy):
+            policy = load_policy(policy)
+        if isinstance(policy, Policy):
+            if policy.env != self.batch.name:
+                raise ValueError("cartsim: the policy is for %s, not %s" % (policy.env, self.batch.name))
+            if weights is not None:
+                raise ValueError("cartsim: a trained policy brings its own weights: pass weights= with a name")
+            return self.batch.with_policy(policy.policy), policy.weights
+        if not isinstance(policy, str):
+            raise TypeError("cartsim: policy must be None, a name, a cartsim.Policy or a policy file's path, "
+                            "not %r" % (policy,))
+        return self.batch.with_policy(policy), weights
 
     def evaluate(self, weights=None, episodes=100, seed=0):
         """Returns of `episodes` fresh episodes of the policy (see Batch.evaluate)."""
