@@ -88,7 +88,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     "cuda", "interp"), dtype (float32, float64), threads (default: every core), params
     ({name: value or (lo, hi)}: a range is drawn per environment at each reset),
     autoreset_mode (NEXT_STEP, SAME_STEP), unroll, fusion, persistent (rollouts), policy
-    (what rollout() runs), strict, render_mode ("rgb_array"), env_dir, cache_dir, no_cache.
+    (what rollout() runs when given none), strict, render_mode ("rgb_array"), env_dir, cache_dir, no_cache.
 
     step() and reset() return NumPy views of the library's buffers: valid until the next
     step, reset, rollout or close of this object (copy what you keep).
