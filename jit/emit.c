@@ -403,13 +403,16 @@ static void emit_final(emitter *e, const entry *en)
         out(e, ")) & !bad_) | (bad_ << 1));\n");
         return;
     }
+    /* A step stores its results where the caller reads them, no copy after */
     for (unsigned k = 0; k < p->n_carried; k++)
-        store(e, p->next[k], "", "        B->cn[%u][i]", k);
+        store(e, p->next[k], "", "        ((%s *)L->carried[%u])[lane]", e->real, k);
     for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_next[k], "(float)", "        B->o[%u][i]", k);
-    store(e, p->reward, "(double)", "        B->rew[i]");
+        store(e, p->obs_next[k], "(float)", "        L->obs[%uull * L->stride + lane]", k);
+    store(e, p->reward, "(double)", "        L->reward[lane]");
     store(e, p->terminated, "", "        B->term[i]");
     store(e, p->truncated, "", "        B->trunc[i]");
+    emit_bad_check(e, p->next);
+    out(e, "        B->done[i] = bad_;\n");
 }
 
 /* One kernel's loop body (without the loop header). */
@@ -501,6 +504,11 @@ static void emit_kernels(emitter *e, const entry *en)
             out(e, "    /* kernel %u */\n", k);
         if (en->rollout)
             out(e, "    if (only < 0 || only == %u)\n", k);
+        /* The step's last kernel loads a lane's state and stores its next state in
+         * place, the same element in the same iteration: GCC cannot see that the
+         * buffers do not overlap, and would not vectorize without this */
+        if (!en->rollout && k == part->n_kernels - 1)
+            out(e, "#pragma GCC ivdep\n");
         out(e, "    for (int i = 0; i < nv; i++) {\n");
         emit_kernel_body(e, en, k);
         out(e, "    }\n");
@@ -602,9 +610,7 @@ static void emit_block_struct(emitter *e)
     const char *R = e->real;
     out(e, "typedef struct {\n");
     out(e, "    %s c[%u][CS_BLOCK];      /* carried state (rollout) */\n", R, p->n_carried ? p->n_carried : 1);
-    out(e, "    %s cn[%u][CS_BLOCK];     /* next state (step) */\n", R, p->n_carried ? p->n_carried : 1);
-    out(e, "    float o[%u][CS_BLOCK];\n", p->n_obs ? p->n_obs : 1);
-    out(e, "    double ret[CS_BLOCK], rew[CS_BLOCK];\n");
+    out(e, "    double ret[CS_BLOCK];\n");
     out(e, "    int ss[CS_BLOCK];\n");
     /* int, as wide as an f32: a byte array here would make GCC's vector
      * loop 32 lanes long (a vector of bytes), too long for short blocks. */
@@ -705,13 +711,14 @@ static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool 
         out(e, "%s    %ssegstep[lane] = 0;\n%s}\n", ind, L, ind);
 }
 
-/* The step entry: the kernels into the block, then every lane's results
- * written back in one branch-free loop (it vectorizes: the buffers are
- * restrict locals, read once), then a scalar pass over the few lanes with an
- * event, found through B->ev: a next-step restart of a lane that ended the
- * step before (it overwrites what the loop wrote), a state gone NaN or
- * infinite, a same-step end. Written one lane at a time with a branch each,
- * the write-back cost more than the kernels (4096 CartPoles). */
+/* The step entry: the kernels store every lane's next state, observation
+ * and reward in place (emit_final), then branch-free loops that vectorize
+ * (the buffers are restrict locals) count the episode steps and set the
+ * flags, and a scalar pass visits only the few lanes with an event, found
+ * through B->ev: a next-step restart of a lane that ended the step before
+ * (it overwrites what the kernels wrote), a state gone NaN or infinite, a
+ * same-step end. Written one lane at a time with a branch each, the
+ * write-back cost more than the kernels (4096 CartPoles). */
 static void emit_c_step(emitter *e, const cs_text *step_fn)
 {
     const cs_program *p = e->p;
@@ -726,32 +733,23 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "        const int n = (int)(L->end - b0 < CS_BLOCK ? L->end - b0 : CS_BLOCK);\n"
            "        B->rng_block = ~0ull;\n"
            "        cs_step_kernels(B, L, n, b0, t);\n"
-           "        /* from here on every buffer is written through these alone */\n");
+           "        {   /* a block of its own, in which every buffer is written through these alone */\n");
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "        %s *restrict c%u_ = (%s *)L->carried[%u];\n", R, k, R, k);
     out(e, "        float *restrict obs_ = L->obs;\n"
            "        int *restrict segstep_ = L->segstep;\n"
            "        double *restrict reward_ = L->reward;\n"
            "        unsigned char *restrict term_ = L->terminated, *restrict trunc_ = L->truncated, *restrict pending_ = L->pending;\n"
-           "        /* copies (GCC makes them memcpy), then the counters and the flags: loops of one width\n"
-           "         * each, which GCC vectorizes (one loop of them all it does not) */\n"
-           "        for (int i = 0; i < n; i++) {\n"
-           "            const long long lane = b0 + i;\n");
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "            c%u_[lane] = B->cn[%u][i];\n", k, k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        out(e, "            obs_[%u * S + lane] = B->o[%u][i];\n", k, k);
-    out(e, "            reward_[lane] = B->rew[i];\n"
-           "        }\n"
+           "        const int *restrict kterm_ = B->term, *restrict ktrunc_ = B->trunc, *restrict kbad_ = B->done;\n"
+           "        unsigned char *restrict ev_ = B->ev;\n"
+           "        /* counters, then flags: loops of one width each, which GCC vectorizes */\n"
            "        for (int i = 0; i < n; i++)\n"
            "            segstep_[b0 + i] += 1;\n"
            "        /* ev: 1 restarts now (next-step), 2 bad state, 4 ended with a same-step restart */\n"
            "        for (int i = 0; i < n; i++) {\n"
            "            const long long lane = b0 + i;\n"
-           "            int bad_ = 0;\n");
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "            bad_ |= !(B->cn[%u][i] - B->cn[%u][i] == 0);\n", k, k);
-    out(e, "            const int term = B->term[i] | bad_, trunc = B->trunc[i], ended = term | trunc;\n"
+           "            const int bad_ = kbad_[i];\n"
+           "            const int term = kterm_[i] | bad_, trunc = ktrunc_[i], ended = term | trunc;\n"
            "            term_[lane] = (unsigned char)term;\n"
            "            trunc_[lane] = (unsigned char)trunc;\n"
            "            int restart = 0;\n"
@@ -759,10 +757,10 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "                restart = pending_[lane];\n"
            "                pending_[lane] = (unsigned char)ended;\n"
            "            }\n"
-           "            B->ev[i] = (unsigned char)(restart | (bad_ << 1) | ((same & ended) << 2));\n"
+           "            ev_[i] = (unsigned char)(restart | (bad_ << 1) | ((same & ended) << 2));\n"
            "        }\n"
            "        for (int i = 0; i < n; i++) {\n"
-           "            const int ev = B->ev[i];\n"
+           "            const int ev = ev_[i];\n"
            "            if (!ev) continue;\n"
            "            const long long lane = b0 + i;\n"
            "            if (ev & 1) {\n");
@@ -774,10 +772,10 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "            if ((ev & 2) && L->nonfinite) L->nonfinite[lane] += 1;\n"
            "            if (ev & 4) {\n");
     for (unsigned k = 0; k < p->n_obs; k++)
-        out(e, "                L->final_obs[%u * S + lane] = B->o[%u][i];\n", k, k);
+        out(e, "                L->final_obs[%u * S + lane] = obs_[%u * S + lane];\n", k, k);
     emit_fresh_store(e, "                ", "t + 1", true, true);
     out(e, "            }\n"
-           "        }\n    }\n    free(B);\n}\n\n");
+           "        }\n        }\n    }\n    free(B);\n}\n\n");
 }
 
 static void emit_c_restart(emitter *e)
