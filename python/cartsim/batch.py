@@ -201,26 +201,44 @@ class Batch:
 
     def step(self, actions):
         buffer = self.actions_buffer(actions)
-        self._call(lib.cs_env_step(self._ptr(), ffi.from_buffer(buffer)))
+        code = lib.cs_env_step(self._ptr(), ffi.from_buffer(buffer))
+        if code != lib.CS_OK:
+            self._call(code)
+
+    def results(self):
+        """(obs, rewards, terminated, truncated) after a step, as obs() ... truncated()
+        give them, in one call: at small batches Python's overhead is most of a step."""
+        ptr = self._ptr()
+        return self._obs(ptr, "obs", lib.cs_env_obs), self._rewards(ptr), *self._flags(ptr)
 
     def obs(self):
         """(num_envs, obs_dim) float32, a strided view of the library's [obs_dim][num_envs] buffer."""
-        n = self.num_envs
-        return self._view("obs", lib.cs_env_obs(self._ptr()), (n, self.obs_dim), (4, 4 * n), "<f4")
+        return self._obs(self._ptr(), "obs", lib.cs_env_obs)
 
     def final_obs(self):
         """Same-step mode: the observations that ended the last episodes (rows of the environments that ended)."""
-        n = self.num_envs
-        return self._view("final_obs", lib.cs_env_final_obs(self._ptr()), (n, self.obs_dim), (4, 4 * n), "<f4")
+        return self._obs(self._ptr(), "final_obs", lib.cs_env_final_obs)
 
     def rewards(self):
-        return self._view("rewards", lib.cs_env_rewards(self._ptr()), (self.num_envs,), None, "<f8")
+        return self._rewards(self._ptr())
 
     def terminated(self):
-        return self._view("terminated", lib.cs_env_terminated(self._ptr()), (self.num_envs,), None, "|b1")
+        return self._flags(self._ptr())[0]
 
     def truncated(self):
-        return self._view("truncated", lib.cs_env_truncated(self._ptr()), (self.num_envs,), None, "|b1")
+        return self._flags(self._ptr())[1]
+
+    def _obs(self, ptr, key, query):
+        n = self.num_envs
+        return self._view(key, query(ptr), (n, self.obs_dim), (4, 4 * n), "<f4")
+
+    def _rewards(self, ptr):
+        return self._view("rewards", lib.cs_env_rewards(ptr), (self.num_envs,), None, "<f8")
+
+    def _flags(self, ptr):
+        n = self.num_envs
+        return (self._view("terminated", lib.cs_env_terminated(ptr), (n,), None, "|b1"),
+                self._view("truncated", lib.cs_env_truncated(ptr), (n,), None, "|b1"))
 
     def get_state(self):
         """The raw state as doubles, shaped (num_envs, state_dim) (a copy)."""

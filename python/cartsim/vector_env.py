@@ -126,9 +126,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions):
         batch = self.batch
         batch.step(actions)
-        terminated, truncated = batch.terminated(), batch.truncated()
+        obs, rewards, terminated, truncated = batch.results()
         info = {}
-        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+        if self.autoreset_mode is AutoresetMode.SAME_STEP:
             ended = terminated | truncated
             if ended.any():
                 final_obs = np.full(self.num_envs, None, dtype=object)
@@ -136,7 +136,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 for i in np.flatnonzero(ended):
                     final_obs[i] = source[i].copy()
                 info = {"final_obs": final_obs, "_final_obs": ended, "final_info": {}, "_final_info": ended.copy()}
-        return batch.obs(), batch.rewards(), terminated, truncated, info
+        return obs, rewards, terminated, truncated, info
 
     def render(self):
         """One (height, width, 3) uint8 frame per environment, as Gymnasium's SyncVectorEnv gives them."""
