@@ -27,6 +27,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -940,7 +941,39 @@ def table(header, rows):
     return "\n".join(out)
 
 
-STAGES = ("ablation", "sweep", "unroll", "peers", "envs", "refs", "mpi")
+STAGES = ("ablation", "sweep", "unroll", "peers", "envs", "refs", "mpi")   # RESULTS.md's sections 1 to 7
+
+
+def split_sections(text):
+    """(the text before section 1, {number: section}); a section runs from its
+    `## N.` heading (or the anchor line just above it) to the next one."""
+    parts = re.split(r'(?m)^(?=(?:<a id="[^"]*"></a>\n)?## \d+\. )', text)
+    head, sections, carry = parts[0], {}, ""
+    for p in parts[1:]:
+        m = re.match(r'## (\d+)\. ', p)
+        if not m:   # an anchor line: it belongs to the heading after it
+            carry += p
+            continue
+        sections[int(m.group(1))] = carry + p
+        carry = ""
+    return head, sections
+
+
+def splice_results(old, new, stages, note):
+    """RESULTS.md after an --only run: the old text with the sections of the
+    stages that ran replaced by the new ones, each saying where it comes from,
+    so that the others keep what their last run measured."""
+    head, old_sections = split_sections(old)
+    _, new_sections = split_sections(new)
+    for name in stages:
+        k = STAGES.index(name) + 1
+        if k in new_sections:
+            heading, _, body = new_sections[k].partition("\n")
+            if heading.startswith("<a id="):   # the anchor, then the heading
+                h2, _, body = body.partition("\n")
+                heading += "\n" + h2
+            old_sections[k] = heading + "\n\n" + note + "\n" + body.lstrip("\n")
+    return head + "".join(old_sections[k] for k in sorted(old_sections))
 
 
 def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup, envs_rows, run, notes, plots):
@@ -978,7 +1011,7 @@ def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup,
     w("## How to reproduce")
     w("")
     w("```sh\nmake bench                      # everything below, about %d minutes on this machine\n"
-      "python3 bench/bench.py --only ablation,unroll   # some experiments (the others keep their last CSV)\n"
+      "python3 bench/bench.py --only ablation,unroll   # some experiments; the other sections stay as they are\n"
       "python3 bench/bench.py --quick  # a smoke run in about a minute, smaller sizes\n"
       "build/bench/rollout_bench --env cartpole_concat --fusion rules --chunk 1 --cold   # one configuration\n"
       "python3 bench/peers.py          # the peers alone\n```" % max(1, round(total / 60)))
@@ -1483,11 +1516,18 @@ def main():
         run["peers_setup"] = prev.get("peers_setup", {})
     with open(os.path.join(OUT, "run.json"), "w") as f:
         json.dump(run, f, indent=1)
+    text = (results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows, run,
+                       notes, plots)
+            + "\n" + refs_text(refs, peers) + "\n" + mpi_text())
+    ran = [name for name in STAGES if name in timings]
+    if len(ran) < len(STAGES) and os.path.exists(RESULTS):
+        with open(RESULTS) as f:
+            old = f.read()
+        text = splice_results(old, text, ran, "_This section alone comes from `python3 bench/bench.py --only %s` "
+                              "on %s, load average %s at its start (the other sections are from earlier runs)._\n"
+                              % (a.only, m["date"], ", ".join("%.2f" % x for x in m["load_start"])))
     with open(RESULTS, "w") as f:
-        f.write(results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows,
-                           run, notes, plots))
-        f.write("\n" + refs_text(refs, peers))
-        f.write("\n" + mpi_text())
+        f.write(text)
     log("bench: done in %.1f min; %s" % ((time.time() - t_all) / 60, os.path.relpath(RESULTS, ROOT)))
 
 
