@@ -18,7 +18,7 @@ Every figure is the median of repeated runs after a warm-up, compile time
 apart from run time (bench/rollout_bench.c does the timing through the public
 API). Standard library only: runs with the system python3.
 
-  python3 bench/bench.py [--quick] [--only ablation,sweep,unroll,peers,envs] [--rounds R]
+  python3 bench/bench.py [--quick] [--only ablation,sweep,unroll,peers,envs,refs,mpi] [--rounds R]
                          [--per-round K] [--repeat R] [--target-ms MS] [--quiet-wait S]
 """
 import argparse
@@ -643,18 +643,39 @@ def exp_refs(a):
     return rows
 
 
-def refs_text(refs, peers):
+def gymnasium_id(env):
+    """The Gymnasium id an envs/*.env file declares (`env NAME "ID"`), or None."""
+    try:
+        with open(os.path.join(ROOT, "envs", env + ".env")) as f:
+            m = re.search(r'^env\s+\S+\s+"([^"]+)"', f.read(), re.M)
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+def gymnax_rates(peers, gx_envs):
+    """gymnax's env-steps/s by Gymnasium id at 2048 environments, one thread:
+    CartPole from the peers' table, the others from their own rows."""
+    rates = {}
+    rows = [dict(r, env="CartPole-v1") for r in peers if r.get("peer", "").startswith("gymnax")] + list(gx_envs)
+    for r in rows:
+        if (r.get("status") == "ok" and r.get("env_steps_per_sec") and str(r.get("envs")) == "2048"
+                and str(r.get("threads", "1")) == "1"):
+            rates.setdefault(r["env"], (float(r["env_steps_per_sec"]), r))
+    return rates
+
+
+def refs_text(refs, peers, gx_envs):
     L = []
     w = L.append
     w("## 6. Every environment against its hand-written loop, and small batches")
     w("")
     w("f32 (CartPole also f64), 2048 environments, one thread, fusion full, the whole rollout in one call, "
       "round-robin with the references (bench/ref_*.c, built with the cpu backend's flags), medians. gymnax "
-      "figures are the peers' stage (CartPole only: bench/peers.py runs no other gymnax environment).")
+      "figures are the peers' stage (bench/peers.py: a jit'ed lax.scan of vmap'ed steps, random actions of "
+      "each environment's space, 2048 environments, one core), f32 as JAX computes by default.")
     w("")
-    gymnax = next((r for r in peers if r.get("peer", "").startswith("gymnax") and r.get("status") == "ok"
-                   and str(r.get("envs")) == "2048" and str(r.get("threads", "1")) == "1"), None)
-    gx = float(gymnax["env_steps_per_sec"]) if gymnax and gymnax.get("env_steps_per_sec") else None
+    gx_rates = gymnax_rates(peers, gx_envs)
     rows = []
     f32_cartpole = None
     for env, dtype, binary in REF_ROWS:
@@ -664,13 +685,15 @@ def refs_text(refs, peers):
         if env == "cartpole" and dtype == "f32":
             f32_cartpole = rate
         ref_rate = h["env_steps_per_sec"] if h and "error" not in h else None
+        gx, gx_row = gx_rates.get(gymnasium_id(env), (None, None)) if dtype == "f32" else (None, None)
         rows.append([env, dtype, mark(sci(rate), c) if rate else "failed" if c else "-",
                      mark(sci(ref_rate), h) if ref_rate else "-",
                      "%.2fx" % (rate / ref_rate) if rate and ref_rate else "-",
-                     "%.1fx" % (rate / gx) if rate and gx and env == "cartpole" and dtype == "f32" else "-",
+                     mark(sci(gx), gx_row) if gx else "-",
+                     "%.1fx" % (rate / gx) if rate and gx else "-",
                      "%.2fx" % (rate / f32_cartpole) if rate and f32_cartpole and dtype == "f64" else "-"])
-    w(table(["env", "dtype", "cartsim env-steps/s", "hand-written", "cartsim / hand-written", "cartsim / gymnax",
-             "f64 / f32"], rows))
+    w(table(["env", "dtype", "cartsim env-steps/s", "hand-written", "cartsim / hand-written", "gymnax (XLA)",
+             "cartsim / gymnax", "f64 / f32"], rows))
     w("")
     plateau = next((r for r in refs if r["impl"] == "small:2048" and "error" not in r), None)
     rows = []
@@ -1487,6 +1510,7 @@ def main():
     peers, xla, setup = pr
     envs_rows = envs_rows if envs_rows is not None else load_csv("envs.csv", NUMERIC)
     refs = refs if refs is not None else load_csv("refs.csv", NUMERIC)
+    gx_envs = load_csv("gymnax_envs.csv", NUMERIC)   # written by the peers' stage
 
     plots = set()
     if not gp_missing:
@@ -1518,7 +1542,7 @@ def main():
         json.dump(run, f, indent=1)
     text = (results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows, run,
                        notes, plots)
-            + "\n" + refs_text(refs, peers) + "\n" + mpi_text())
+            + "\n" + refs_text(refs, peers, gx_envs) + "\n" + mpi_text())
     ran = [name for name in STAGES if name in timings]
     if len(ran) < len(STAGES) and os.path.exists(RESULTS):
         with open(RESULTS) as f:
