@@ -64,6 +64,7 @@ typedef struct {
     bool padded;            /* C rollout: blocks run padded, and those of 1 to CS_SHORT lanes
                                have a variant of their own (short_) */
     bool rollout;           /* emitting the C rollout's step (not the step API's) */
+    bool ahead;             /* ... whose short blocks draw words ahead: read at col_ */
     char err[256];
 } emitter;
 
@@ -322,7 +323,7 @@ static void emit_node(emitter *e, cs_node n)
         if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
             out(e, "%sconst %s v%u = %s(rw_[%u]);\n", ind, T, n, conv, k);
         else if (e->dialect == CS_DIALECT_C)
-            out(e, "%sconst %s v%u = %s(B->rw[wi%u][i%s]);\n", ind, T, n, conv, k, e->rollout && e->padded ? " + col_" : "");
+            out(e, "%sconst %s v%u = %s(B->rw[wi%u][i%s]);\n", ind, T, n, conv, k, e->ahead ? " + col_" : "");
         else {
             /* A select chain, not sw_[wi]: a runtime index would put the
              * words in local memory instead of registers. */
@@ -486,10 +487,10 @@ static void emit_kernels(emitter *e, const entry *en)
     uint32_t count = cs_graph_count(e->g);
     for (cs_node n = 1; n < count; n++)
         draws |= part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_UNIFORM;
-    bool ahead = e->rollout && e->padded && nb == 1;
+    e->ahead = draws && e->rollout && e->padded && nb == 1;
     if (draws) {
         out(e, "    const unsigned long long w0 = (unsigned long long)t * %uu, blk = w0 >> 2;\n", D);
-        if (ahead)
+        if (e->ahead)
             /* A short block draws the words of CS_SHORT_AHEAD Philox blocks at
              * once, one vector as wide as the wide blocks' (words [w][j], the
              * lane j % CS_SHORT, the block j / CS_SHORT): its refill costs a
