@@ -22,6 +22,8 @@
  *           step: [RNG words] kernel 0 loop { loads, ops, next state, return, done }
  *                 restart pass over the lanes that finished (rare, scalar)
  *       store the state back
+ *   (blocks of 1 to 4 lanes: cs_rollout_steps_short, the same step with 4
+ *   lanes as a constant and the time loop inside)
  */
 #include <assert.h>
 #include <math.h>
