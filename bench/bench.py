@@ -35,12 +35,15 @@ import subprocess
 import sys
 import time
 
+import peers   # bench/peers.py: its gymnax worker and the environments gymnax has
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build", "bench")
 OUT = os.path.join(ROOT, "bench", "out")
 PLOTS = os.path.join(ROOT, "bench", "plots")
 RESULTS = os.path.join(ROOT, "bench", "RESULTS.md")
 RB = os.path.join(BUILD, "rollout_bench")
+VENV_PY = os.path.join(peers.VENV, "bin", "python")
 CLI = os.path.join(ROOT, "build", "cartsim")
 LIB = os.path.join(ROOT, "build", "libcartsim.a")
 
@@ -265,6 +268,26 @@ def ref(envs, steps, repeat, binary="ref_cartpole", stack_unlimited=False):
             "busy": not quiet}
 
 
+def gymnax(env_id, repeat):
+    """gymnax's rollout of env_id, bench/peers.py's worker (a jit'ed lax.scan
+    of vmap'ed steps, 2048 environments) on one core: median of `repeat` runs."""
+    if not os.path.exists(VENV_PY):
+        return {"error": "no %s (the peers' stage makes it)" % os.path.relpath(peers.VENV, ROOT)}
+    quiet = quiet_gate()
+    cmd = [VENV_PY, os.path.join(ROOT, "bench", "peers.py"), "--worker", "gymnax", "--gymnax-env", env_id, "--envs",
+           "2048", "--threads", "1", "--repeat", str(repeat), "--min-time", "0.15"]
+    if shutil.which("taskset"):   # XLA's thread pool on one core, as peers.py pins it
+        cmd = ["taskset", "-c", str(min(os.sched_getaffinity(0)))] + cmd
+    r = sh(cmd, timeout=600, env=dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
+                                      PYTHONWARNINGS="ignore"))
+    lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
+    res = json.loads(lines[-1]) if lines else {"error": (r.stderr.strip().splitlines() or ["no output"])[-1]}
+    if "error" in res:
+        return res
+    rates = [2048 * res["steps"] / x for x in res["runs_s"]]
+    return {"env_steps_per_sec": median(rates), "runs": rates, "busy": not quiet}
+
+
 def interleaved(jobs, rounds, per_round):
     """Run every job `rounds` times round-robin, `per_round` timed runs each
     (after its own warm-up), so that a change of load on the machine hits all
@@ -277,10 +300,13 @@ def interleaved(jobs, rounds, per_round):
             if out[i] is not None and "error" in out[i]:
                 continue
             kw = dict(job, repeat=per_round, cold=job.get("cold", False) and rnd == 0)
-            if job.get("ref"):
-                binary = job["ref"] if isinstance(job["ref"], str) else "ref_cartpole"
-                r = ref(job["envs"], job["steps"], per_round, binary=binary)
-                if "error" not in r:
+            if job.get("ref") or job.get("gymnax"):
+                if job.get("gymnax"):
+                    r = gymnax(job["gymnax"], per_round)
+                else:
+                    binary = job["ref"] if isinstance(job["ref"], str) else "ref_cartpole"
+                    r = ref(job["envs"], job["steps"], per_round, binary=binary)
+                if "error" not in r:   # as if it had run job["steps"], for the medians below
                     r["runs_ms"] = [job["envs"] * job["steps"] / x * 1e3 for x in r["runs"]]
             else:
                 kw.pop("ref", None)
@@ -613,8 +639,9 @@ def mpi_text():
 def exp_refs(a):
     """Each environment in f32 (and CartPole in f64), 2048 environments, one
     thread, fully fused and persistent, against its hand-written reference
-    where there is one; then CartPole f32 on one thread from 1 to 2048
-    environments. Round-robin, medians, as the ablation."""
+    where there is one and gymnax where it has the environment; then CartPole
+    f32 on one thread from 1 to 2048 environments. Round-robin, medians, as
+    the ablation, so that load on the machine hits every ratio's two sides."""
     steps = 1000 if a.quick else 4000
     jobs, meta = [], []
     for env, dtype, binary in REF_ROWS:
@@ -624,6 +651,10 @@ def exp_refs(a):
         if binary:
             jobs.append(dict(ref=binary, envs=2048, steps=steps))
             meta.append((env, dtype, binary))
+        gid = gymnasium_id(env)
+        if dtype == "f32" and gid in ("CartPole-v1",) + peers.GYMNAX_ENVS:
+            jobs.append(dict(gymnax=gid, envs=2048, steps=steps))
+            meta.append((env, dtype, "gymnax"))
     for n in SMALL_BATCHES:
         # about the same work per run at every size (interleaved times the steps it is given)
         jobs.append(dict(envs=n, steps=max(steps, (500000 if a.quick else 4000000) // n), threads=1))
@@ -653,29 +684,16 @@ def gymnasium_id(env):
     return m.group(1) if m else None
 
 
-def gymnax_rates(peers, gx_envs):
-    """gymnax's env-steps/s by Gymnasium id at 2048 environments, one thread:
-    CartPole from the peers' table, the others from their own rows."""
-    rates = {}
-    rows = [dict(r, env="CartPole-v1") for r in peers if r.get("peer", "").startswith("gymnax")] + list(gx_envs)
-    for r in rows:
-        if (r.get("status") == "ok" and r.get("env_steps_per_sec") and str(r.get("envs")) == "2048"
-                and str(r.get("threads", "1")) == "1"):
-            rates.setdefault(r["env"], (float(r["env_steps_per_sec"]), r))
-    return rates
-
-
-def refs_text(refs, peers, gx_envs):
+def refs_text(refs):
     L = []
     w = L.append
     w("## 6. Every environment against its hand-written loop, and small batches")
     w("")
     w("f32 (CartPole also f64), 2048 environments, one thread, fusion full, the whole rollout in one call, "
-      "round-robin with the references (bench/ref_*.c, built with the cpu backend's flags), medians. gymnax "
-      "figures are the peers' stage (bench/peers.py: a jit'ed lax.scan of vmap'ed steps, random actions of "
-      "each environment's space, 2048 environments, one core), f32 as JAX computes by default.")
+      "round-robin with the references (bench/ref_*.c, built with the cpu backend's flags) and gymnax "
+      "(bench/peers.py's worker: a jit'ed lax.scan of vmap'ed steps, random actions of each environment's "
+      "space, 2048 environments, one core, f32 as JAX computes by default), medians.")
     w("")
-    gx_rates = gymnax_rates(peers, gx_envs)
     rows = []
     f32_cartpole = None
     for env, dtype, binary in REF_ROWS:
@@ -685,11 +703,12 @@ def refs_text(refs, peers, gx_envs):
         if env == "cartpole" and dtype == "f32":
             f32_cartpole = rate
         ref_rate = h["env_steps_per_sec"] if h and "error" not in h else None
-        gx, gx_row = gx_rates.get(gymnasium_id(env), (None, None)) if dtype == "f32" else (None, None)
+        g = next((r for r in refs if r["env"] == env and r["dtype"] == dtype and r["impl"] == "gymnax"), None)
+        gx = g["env_steps_per_sec"] if g and "error" not in g else None
         rows.append([env, dtype, mark(sci(rate), c) if rate else "failed" if c else "-",
                      mark(sci(ref_rate), h) if ref_rate else "-",
                      "%.2fx" % (rate / ref_rate) if rate and ref_rate else "-",
-                     mark(sci(gx), gx_row) if gx else "-",
+                     mark(sci(gx), g) if gx else "-",
                      "%.1fx" % (rate / gx) if rate and gx else "-",
                      "%.2fx" % (rate / f32_cartpole) if rate and f32_cartpole and dtype == "f64" else "-"])
     w(table(["env", "dtype", "cartsim env-steps/s", "hand-written", "cartsim / hand-written", "gymnax (XLA)",
@@ -1510,7 +1529,6 @@ def main():
     peers, xla, setup = pr
     envs_rows = envs_rows if envs_rows is not None else load_csv("envs.csv", NUMERIC)
     refs = refs if refs is not None else load_csv("refs.csv", NUMERIC)
-    gx_envs = load_csv("gymnax_envs.csv", NUMERIC)   # written by the peers' stage
 
     plots = set()
     if not gp_missing:
@@ -1542,14 +1560,15 @@ def main():
         json.dump(run, f, indent=1)
     text = (results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows, run,
                        notes, plots)
-            + "\n" + refs_text(refs, peers, gx_envs) + "\n" + mpi_text())
+            + "\n" + refs_text(refs) + "\n" + mpi_text())
     ran = [name for name in STAGES if name in timings]
     if len(ran) < len(STAGES) and os.path.exists(RESULTS):
         with open(RESULTS) as f:
             old = f.read()
-        text = splice_results(old, text, ran, "_This section alone comes from `python3 bench/bench.py --only %s` "
+        text = splice_results(old, text, ran, "_This section alone comes from `python3 bench/bench.py --only %s%s` "
                               "on %s, load average %s at its start (the other sections are from earlier runs)._\n"
-                              % (a.only, m["date"], ", ".join("%.2f" % x for x in m["load_start"])))
+                              % (a.only, " --quick" if a.quick else "", m["date"],
+                                 ", ".join("%.2f" % x for x in m["load_start"])))
     with open(RESULTS, "w") as f:
         f.write(text)
     log("bench: done in %.1f min; %s" % ((time.time() - t_all) / 60, os.path.relpath(RESULTS, ROOT)))

@@ -12,10 +12,10 @@ each); compile time is reported apart.
   gymnax     jax.jit of a lax.scan of U steps of the vmap'ed env.step (same-step
              auto-reset) with the actions drawn inside (jax.random): XLA on
              the CPU, the seed paper's own system. Also an unroll sweep of the
-             scan (XLA's compile time and run time against unroll), and the
-             same rollout of every other environment gymnax and cartsim both
-             have (--gymnax-envs: 2048 environments, one thread, random
-             actions of each one's space) into OUT/gymnax_envs.csv.
+             scan (XLA's compile time and run time against unroll). The
+             worker runs the other environments gymnax and cartsim both have
+             too (--gymnax-env, random actions of each one's space): bench.py's
+             section 6 runs it round-robin with cartsim's rollouts.
   EnvPool    envpool.make("CartPole-v1", env_type="gymnasium", num_envs=N,
              num_threads=T), synchronous step() with NumPy actions.
   cartsim    build/bench/rollout_bench: the fused rollout (random actions drawn
@@ -28,12 +28,11 @@ each); compile time is reported apart.
 Run with the system python3: it creates build/bench-venv (python3 -m venv) and
 pip-installs the pinned peers there, each peer on its own, so a peer that
 cannot be installed or fails is reported as skipped with the reason. Results go
-to OUT/peers.csv, OUT/xla_unroll.csv and OUT/gymnax_envs.csv; one JSON line per measurement to
+to OUT/peers.csv and OUT/xla_unroll.csv; one JSON line per measurement to
 stdout.
 
   python3 bench/peers.py [--out bench/out] [--envs 2048,65536] [--threads 1,2]
                          [--repeat 3] [--min-time 0.3] [--xla-unroll 1,2,5,10]
-                         [--gymnax-envs Pendulum-v1,MountainCar-v0,...]
 """
 import argparse
 import csv
@@ -199,9 +198,8 @@ def worker_gymnax(a):
 
     steps, times = timed_runs(run, n, a.repeat, a.min_time, length)
     return {"version": "jax %s, gymnax %s" % (jax.__version__, getattr(gymnax, "__version__", "0.0.9")),
-            "impl": "%s: jit(lax.scan(vmap(step)), length=%d)" % (a.gymnax_env, length), "steps": steps,
-            "runs_s": times,
-            "compile_s": compile_s, "autoreset": "same_step"}
+            "impl": "%s: jit(lax.scan(vmap(step)), length=%d)" % (a.gymnax_env, length),
+            "steps": steps, "runs_s": times, "compile_s": compile_s, "autoreset": "same_step"}
 
 
 def worker_gymnax_unroll(a):
@@ -265,7 +263,8 @@ def worker_cartsim_python(a):
             "autoreset": "next_step"}
 
 
-# The environments besides CartPole-v1 that gymnax 0.0.9 and cartsim (envs/) both have.
+# The environments besides CartPole-v1 that gymnax 0.0.9 and cartsim (envs/) both have
+# (bench.py's section 6 sets each against cartsim).
 GYMNAX_ENVS = ("Pendulum-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1")
 
 WORKERS = {"gymnasium": worker_gymnasium, "cartsim-python": worker_cartsim_python, "gymnax": worker_gymnax, "gymnax-unroll": worker_gymnax_unroll,
@@ -331,8 +330,6 @@ def main():
     ap.add_argument("--timeout", type=int, default=240)
     ap.add_argument("--quiet-wait", type=float, default=120,
                     help="seconds in all to wait for other processes to leave the cores idle (bench.py's gate)")
-    ap.add_argument("--gymnax-envs", default=",".join(GYMNAX_ENVS),
-                    help="the other environments gymnax runs, 2048 environments, one thread ('' to skip)")
     ap.add_argument("--worker", choices=sorted(WORKERS))
     ap.add_argument("--gymnax-env", default="CartPole-v1", help="the gymnax worker's environment")
     ap.add_argument("--unroll", default="1")
@@ -422,30 +419,6 @@ def main():
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         for row in rows:
-            w.writerow(row)
-
-    # gymnax on the other environments, as its CartPole row at 2048 x 1 thread.
-    gx_rows = []
-    for env_id in (x for x in a.gymnax_envs.split(",") if x):
-        row = {"env": env_id, "envs": 2048, "threads": 1}
-        r = {"error": status["gymnax"]} if status.get("gymnax") else run_json(
-            pinned(1, [py, me, "--worker", "gymnax", "--gymnax-env", env_id, "--envs", "2048", "--threads", "1",
-                       "--repeat", str(a.repeat), "--min-time", str(a.min_time)]), a.timeout, env, threads=1)
-        if "error" in r:
-            row.update(status="skipped", reason=r["error"])
-        else:
-            row.update(status="ok", version=r.get("version", ""), impl=r.get("impl", ""), steps=r["steps"],
-                       median_s=statistics.median(r["runs_s"]), runs_s=" ".join("%.4f" % x for x in r["runs_s"]),
-                       env_steps_per_sec=median_rate(2048, r["steps"], r["runs_s"]), compile_s=r.get("compile_s", ""),
-                       busy=r.get("busy", False))
-        gx_rows.append(row)
-        print(json.dumps(row), flush=True)
-    with open(os.path.join(a.out, "gymnax_envs.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["env", "envs", "threads", "status", "env_steps_per_sec", "median_s", "steps",
-                                          "runs_s", "compile_s", "version", "impl", "busy", "reason"],
-                           extrasaction="ignore")
-        w.writeheader()
-        for row in gx_rows:
             w.writerow(row)
 
     # XLA against unroll: the paper's compile-time observation, on the CPU.
