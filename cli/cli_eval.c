@@ -89,8 +89,9 @@ int cli_eval(cli_args *a)
         cli_buf_json_number(&b, "std_return", std, false);
         cli_buf_json_number(&b, "min_return", n ? lo : NAN, false);
         cli_buf_json_number(&b, "max_return", n ? hi : NAN, false);
-        cli_buf_json_number(&b, "reward_threshold", info.reward_threshold, true);
-        cli_buf_str(&b, "}\n");
+        cli_buf_json_number(&b, "reward_threshold", info.reward_threshold, false);
+        cli_json_config(&b, &a->cfg);
+        cli_buf_str(&b, "\n}\n");
     } else {
         cli_buf_printf(&b, "env        %s (%s)\n", info.name, info.title);
         cli_buf_printf(&b, "policy     %s%s%s%s\n", name, pol.from_file ? " (" : "",

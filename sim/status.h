@@ -10,4 +10,9 @@
 /* Formats a message into err (NULL or 0 bytes: none); returns s. */
 cs_status cs_say(char *err, size_t err_size, cs_status s, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* The names cs_backend_name and cs_fusion_name give, in enum order (the
+ * settings table's choices). */
+extern const char *const cs_backend_names[CS_BACKEND_COUNT];
+extern const char *const cs_fusion_names[CS_FUSION_COUNT];
+
 #endif
