@@ -44,10 +44,9 @@ int cli_eval(cli_args *a)
         rc = cli_lib_error(st, env ? cs_env_error(env) : "out of memory");
     else if (!(rc = cli_policy_apply(env, &pol)))
         cli_env_notice(&a->cfg, env);
-    char err[1024];
     if (!rc && (st = cs_evaluate_split(env, pol.from_file ? pol.file.weights : NULL, a->episodes, a->seed, ret,
-                                       global_envs, &split, err, sizeof err)) != CS_OK)
-        rc = cli_lib_error(st, err);
+                                       global_envs, &split)) != CS_OK)
+        rc = cli_lib_error(st, cs_env_error(env));
     cs_env_info info;
     if (!rc && (st = cs_env_get_info(env, &info)) != CS_OK)
         rc = cli_lib_error(st, cs_env_error(env));

@@ -40,7 +40,7 @@
  * Conventions: every function returns a cs_status (or a value that cannot
  * fail). The library never prints and never exits. Where the message of a
  * failure goes:
- *   - a call on a handle (cs_env, cs_renderer) keeps it on the handle:
+ *   - a call on a handle (cs_env, cs_renderer; cs_evaluate too) keeps it on the handle:
  *     cs_env_error(), cs_renderer_error(); the opening calls hand out a
  *     handle holding the message even when they fail;
  *   - a call without a handle (cs_dump, cs_train, cs_policy_load,
@@ -503,16 +503,14 @@ cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_res
  * them, set in every environment; NULL: the weights each has), in rounds of
  * num_envs from resets seeded `seed`, `seed` + 1, ...: returns[e] is episode
  * e's whole return. Needs a max_steps. The handle's state and weights change.
- * A trainer's call that borrows the handle: its message goes to err, as a
- * call without a handle's does, not to cs_env_error(). */
-cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                      char *err, size_t err_size);
+ * A failure's message is on the handle (cs_env_error), as every handle call's. */
+cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns);
 /* cs_evaluate over several processes: env is this process's slice
  * (cs_config.first_env, num_envs) of a batch of global_envs environments,
  * and returns[e] comes out the same in every process, equal to cs_evaluate
  * on the whole batch: episode e runs on environment e % global_envs. */
 cs_status cs_evaluate_split(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                            int64_t global_envs, const cs_split *split, char *err, size_t err_size);
+                            int64_t global_envs, const cs_split *split);
 
 /* Policy files (docs/policy_format.md): plain text naming the environment,
  * the architecture and the weights, with a checksum. */
