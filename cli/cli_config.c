@@ -129,7 +129,8 @@ int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a)
             return unknown_key(e);
         if (!for_command(k, cmd))
             continue;   /* another subcommand's: --print-config lists it */
-        if (line_of[k->id] && k->id != cli_setting_of_kind(CS_SETTING_TEXT))   /* [env] name and path: the library said */
+        /* [env] name and path both: the library said */
+        if (line_of[k->id] && k->id != cli_setting_of_kind(CS_SETTING_TEXT))
             return cli_error(CLI_EXIT_USAGE, "%s:%d: '%s' sets what line %d set", path, e->line, e->key,
                              line_of[k->id]);
         line_of[k->id] = e->line;

@@ -134,7 +134,7 @@ typedef struct {
     const char *cache_dir;      /* NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim */
     bool no_cache;
     const char *cc;             /* C compiler for the cpu backend; NULL: $CC, else "cc" */
-    /* The C compiler's time limit in seconds (0: CS_CC_TIMEOUT_S_DEFAULT);
+    /* The C compiler's time limit in seconds (0 too means CS_CC_TIMEOUT_S_DEFAULT);
      * past it its whole process group is killed and opening fails with
      * CS_ERR_TIMEOUT, whatever the backend asked (no silent fallback). */
     double cc_timeout_s;
@@ -168,7 +168,7 @@ typedef struct {
     int64_t first_env;
 } cs_config;
 
-#define CS_CC_TIMEOUT_S_DEFAULT 300.0
+#define CS_CC_TIMEOUT_S_DEFAULT 300   /* seconds; cs_config_init sets it */
 
 void cs_config_init(cs_config *cfg);
 
@@ -565,7 +565,7 @@ size_t cs_config_setting_count(void);
  * The strings are the library's, valid for the life of the program. */
 cs_status cs_config_setting_at(size_t i, cs_setting_info *out);
 /* A setting's value in cfg as cs_config_set reads it (booleans "true" or
- * "false"; the list, space-separated; cc_timeout 0 as the limit it means).
+ * "false"; the list, space-separated; a time of 0 as the default it means).
  * CS_ERR_NOT_FOUND for no such setting, CS_ERR_LIMIT when buf is too small
  * (it then holds the start). */
 cs_status cs_config_get(const cs_config *cfg, const char *name, char *buf, size_t size);

@@ -58,10 +58,14 @@ static const char *const dtype_names[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64]
 static const char *const bool_names[] = {"false", "true"};
 #define CHOICES(names) .choices = names, .n_choices = (int)(sizeof names / sizeof names[0])
 #define FIELD(f) offsetof(cs_config, f), sizeof(((cs_config *)0)->f)
+#define STRING_OF(x) #x
+#define STRING(macro) STRING_OF(macro)   /* a number #defined once, in text */
 
+/* A new setting is its cs_config field (cartsim.h) and one row here: its
+ * flag, file key, --help line, --print-config line and JSON member follow. */
 static const cfg_setting settings[] = {
-    {{.name = "env", .section = "env", .key = "name", .field = "env", .kind = CS_SETTING_TEXT, .metavar = "NAME|PATH.env",
-      .default_value = "cartpole",
+    {{.name = "env", .section = "env", .key = "name", .field = "env", .kind = CS_SETTING_TEXT,
+      .metavar = "NAME|PATH.env", .default_value = "cartpole",
       .help = "environment: a name from envs/, its Gymnasium id (CartPole-v1) or a .env file"}, FIELD(env)},
     {{.name = "envs", .section = "run", .field = "num_envs", .kind = CS_SETTING_INT, .metavar = "N", .min = 1,
       .max = CS_MAX_ENVS, .default_value = "1", .help = "environments stepped together"}, FIELD(num_envs)},
@@ -86,15 +90,18 @@ static const cfg_setting settings[] = {
     {{.name = "autoreset", .section = "env", .field = "autoreset", .kind = CS_SETTING_CHOICE, CHOICES(autoreset_names),
       .default_value = "next_step", .help = "auto-reset convention"}, FIELD(autoreset)},
     {{.name = "strict", .section = "run", .field = "strict", .kind = CS_SETTING_BOOL, CHOICES(bool_names),
-      .default_value = "false", .help = "a NaN or infinite state or reward is an error naming the environment and step"},
+      .default_value = "false",
+      .help = "a NaN or infinite state or reward is an error naming the environment and step"},
      FIELD(strict)},
     {{.name = "persistent", .section = "run", .field = "persistent", .kind = CS_SETTING_BOOL, CHOICES(bool_names),
       .default_value = "true", .help = "fusion full: a rollout is one launch",
       .help_off = "fusion full: one launch per --unroll steps (the paper's XLA loop)"}, FIELD(persistent)},
     {{.name = "cc_timeout", .section = "run", .field = "cc_timeout_s", .kind = CS_SETTING_SECONDS, .metavar = "SECONDS",
-      .max = 1000000000, .help = "the C compiler's time limit; past it the run fails (exit 1)"}, FIELD(cc_timeout_s)},
+      .max = 1000000000, .default_value = STRING(CS_CC_TIMEOUT_S_DEFAULT),
+      .help = "the C compiler's time limit; past it the run fails (exit 1)"}, FIELD(cc_timeout_s)},
     {{.name = "cache_max_mb", .section = "run", .field = "cache_max_mb", .kind = CS_SETTING_INT, .metavar = "MB",
-      .min = 0, .max = INT64_C(1) << 40, .default_value = "0", .default_note = "$CARTSIM_CACHE_MAX_MB, else 512",
+      .min = 0, .max = INT64_C(1) << 40, .default_value = "0",
+      .default_note = "$CARTSIM_CACHE_MAX_MB, else " STRING(CS_CACHE_MAX_MB_DEFAULT),
       .help = "the kernel cache's size bound; the least recently used entries go first"}, FIELD(cache_max_mb)},
     {{.name = "no_cache", .section = "run", .field = "no_cache", .kind = CS_SETTING_BOOL, CHOICES(bool_names),
       .default_value = "false", .help = "compile afresh, neither reading nor writing the kernel cache"},
@@ -106,6 +113,8 @@ static const cfg_setting settings[] = {
 };
 #undef FIELD
 #undef CHOICES
+#undef STRING
+#undef STRING_OF
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
 
 /* [run] keys the program reads (cs_config_file_get), after the settings' own. */
@@ -203,8 +212,8 @@ cs_status cs_config_check(const cs_config *cfg, char *err, size_t size)
         if (in->kind == CS_SETTING_SECONDS) {
             double s = get_seconds(cfg, st);
             if (!(s >= 0 && s <= (double)in->max))
-                return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be from 0 (%g s) to %" PRId64 " seconds, not %g",
-                              in->field, CS_CC_TIMEOUT_S_DEFAULT, in->max, s);
+                return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be from 0 (%s s) to %" PRId64 " seconds, not %g",
+                              in->field, in->default_value, in->max, s);
             continue;
         }
         if (in->kind != CS_SETTING_INT)
@@ -213,7 +222,8 @@ cs_status cs_config_check(const cs_config *cfg, char *err, size_t size)
         /* The note says what the default means; said here when it is the lowest value. */
         const char *lo_means = in->default_note && in->min == 0 ? in->default_note : NULL;
         if (v < in->min || v > in->max)
-            return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be between %" PRId64 "%s%s%s and %" PRId64 ", not %" PRId64,
+            return cs_say(err, size, CS_ERR_ARGUMENT,
+                          "%s must be between %" PRId64 "%s%s%s and %" PRId64 ", not %" PRId64,
                           in->field, in->min, lo_means ? " (" : "", lo_means ? lo_means : "", lo_means ? ")" : "",
                           in->max, v);
     }
@@ -247,9 +257,9 @@ cs_status cs_config_get(const cs_config *cfg, const char *name, char *buf, size_
     case CS_SETTING_INT:
         n = snprintf(buf, size, "%" PRId64, get_int(cfg, st));
         break;
-    case CS_SETTING_SECONDS: {
+    case CS_SETTING_SECONDS: {   /* 0: the default, for a cs_config that was zeroed, not initialized */
         double s = get_seconds(cfg, st);
-        n = snprintf(buf, size, "%g", s > 0 ? s : CS_CC_TIMEOUT_S_DEFAULT);
+        n = s > 0 || !in->default_value ? snprintf(buf, size, "%g", s) : snprintf(buf, size, "%s", in->default_value);
         break;
     }
     case CS_SETTING_CHOICE:
