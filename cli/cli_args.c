@@ -61,8 +61,8 @@ static void build_table(void)
         return;
     table.built = true;
     size_t n = cs_config_setting_count();
-    /* More settings than the program holds: the last ones get no flag (a
-     * test compares the count). */
+    /* More settings than the program has room for: cli_parse refuses to
+     * run (an internal error), so none goes missing quietly. */
     table.n_settings = n < CLI_MAX_SETTINGS ? (int)n : CLI_MAX_SETTINGS;
     int nf = 0, nn = 0;
     for (int i = 0; i < table.n_settings; i++) {
