@@ -111,6 +111,8 @@ const char *cs_fusion_name(cs_fusion f);
 #define CS_MAX_THREADS 256
 #define CS_MAX_BLOCK 1024       /* CUDA threads per block */
 #define CS_MAX_DEVICE (1 << 20) /* a CUDA device ordinal (taken modulo the devices there are) */
+#define CS_MAX_CC_TIMEOUT_S 1000000000        /* seconds */
+#define CS_MAX_CACHE_MAX_MB (INT64_C(1) << 40) /* MiB */
 
 typedef struct {
     const char *env;            /* "cartpole" (or its Gymnasium id "CartPole-v1"), or a path ending in .env */

@@ -401,7 +401,8 @@ Test(settings, table_defaults_round_trip)
         const char *name;
         long long max;
     } limits[] = {{"envs", CS_MAX_ENVS}, {"unroll", CS_MAX_UNROLL}, {"threads", CS_MAX_THREADS},
-                  {"block", CS_MAX_BLOCK}, {"device", CS_MAX_DEVICE}};
+                  {"block", CS_MAX_BLOCK}, {"device", CS_MAX_DEVICE}, {"cc_timeout", CS_MAX_CC_TIMEOUT_S},
+                  {"cache_max_mb", CS_MAX_CACHE_MAX_MB}};
     for (size_t k = 0; k < sizeof limits / sizeof limits[0]; k++) {
         bool found = false;
         for (size_t i = 0; cs_config_setting_at(i, &in) == CS_OK; i++)
