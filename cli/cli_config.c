@@ -35,7 +35,7 @@ static const config_key program_keys[] = {
 };
 #define N_PROGRAM_KEYS (sizeof program_keys / sizeof program_keys[0])
 
-static config_key keys[N_PROGRAM_KEYS + CLI_MAX_SETTINGS + 1];
+static config_key keys[N_PROGRAM_KEYS + 2 * CLI_MAX_SETTINGS];   /* a text setting has two keys */
 static size_t n_keys;
 
 static void build_keys(void)
