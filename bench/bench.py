@@ -272,7 +272,7 @@ def gymnax(env_id, repeat):
     """gymnax's rollout of env_id, bench/peers.py's worker (a jit'ed lax.scan
     of vmap'ed steps, 2048 environments) on one core: median of `repeat` runs."""
     if not os.path.exists(VENV_PY):
-        return {"error": "no %s (the peers' stage makes it)" % os.path.relpath(peers.VENV, ROOT)}
+        return {"error": "no %s: pip could not make it" % os.path.relpath(peers.VENV, ROOT)}
     quiet = quiet_gate()
     cmd = [VENV_PY, os.path.join(ROOT, "bench", "peers.py"), "--worker", "gymnax", "--gymnax-env", env_id, "--envs",
            "2048", "--threads", "1", "--repeat", str(repeat), "--min-time", "0.15"]
@@ -643,6 +643,8 @@ def exp_refs(a):
     f32 on one thread from 1 to 2048 environments. Round-robin, medians, as
     the ablation, so that load on the machine hits every ratio's two sides."""
     steps = 1000 if a.quick else 4000
+    if not os.path.exists(VENV_PY):
+        peers.ensure_venv()   # gymnax's venv, when the peers' stage has not made it yet
     jobs, meta = [], []
     for env, dtype, binary in REF_ROWS:
         path = os.path.join(ROOT, "envs", env + ".env")
