@@ -45,7 +45,7 @@ typedef enum {
 
 /* Options every subcommand that opens an environment takes. */
 #define CLI_OPTS_ENV                                                                              \
-    (CLI_OPT(OPT_ENV) | CLI_OPT(OPT_BACKEND) | CLI_OPT(OPT_FUSION) | CLI_OPT(OPT_DTYPE) |         \
+    (CLI_OPT(OPT_ENV) | CLI_OPT(OPT_BACKEND) | CLI_OPT(OPT_FUSION) | CLI_OPT(OPT_DTYPE) | CLI_OPT(OPT_MATH) | \
      CLI_OPT(OPT_UNROLL) | CLI_OPT(OPT_THREADS) | CLI_OPT(OPT_BLOCK) | CLI_OPT(OPT_PARAM) |       \
      CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_CC_TIMEOUT) | CLI_OPT(OPT_CACHE_MAX_MB) | CLI_OPT(OPT_DEVICE) | CLI_OPT(OPT_HELP))
 

@@ -207,6 +207,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     case OPT_BACKEND:
     case OPT_FUSION:
     case OPT_DTYPE:
+    case OPT_MATH:
     case OPT_AUTORESET:
     case OPT_CC_TIMEOUT:
     case OPT_CACHE_MAX_MB:

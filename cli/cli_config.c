@@ -300,6 +300,9 @@ void cli_option_value(const cli_args *a, cli_opt_id id, char *out, size_t size)
     case OPT_DTYPE:
         snprintf(out, size, "%s", c->dtype == CS_DTYPE_F64 ? "f64" : "f32");
         break;
+    case OPT_MATH:
+        snprintf(out, size, "%s", c->math == CS_MATH_FAST ? "fast" : "exact");
+        break;
     case OPT_POLICY:   /* none: the kernel's random actions */
         snprintf(out, size, "%s", a->policy ? a->policy : "random");
         break;

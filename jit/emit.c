@@ -133,6 +133,10 @@ static bool in_this_kernel(const emitter *e, cs_node n)
 
 static void emit_node(emitter *e, cs_node n);
 
+/* The program's f64 op computed by jit/mathd.h's function (the fast math
+ * mode), not glibc's. */
+static bool fast_f64_fn(const emitter *e, cs_op op) { return e->p->fast_f64 && cs_op_table[op].fast_f64; }
+
 /* A C f64 library call (glibc's sin, pow, ...: what makes f64 Gymnasium's
  * bits) of this kernel. One such scalar call in a kernel's loop keeps the
  * whole loop scalar, so the calls get a pass over the block of their own,
@@ -140,7 +144,8 @@ static void emit_node(emitter *e, cs_node n);
 static bool library_call(const emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
-    return e->dialect == CS_DIALECT_C && d->type == CS_F64 && cs_op_table[d->op].libm_f64 && in_this_kernel(e, n);
+    return e->dialect == CS_DIALECT_C && d->type == CS_F64 && cs_op_table[d->op].libm_f64 &&
+           !fast_f64_fn(e, (cs_op)d->op) && in_this_kernel(e, n);
 }
 
 /* Blocks of four Philox words one step may touch: a step's words are
@@ -287,8 +292,9 @@ static void emit_expr(emitter *e, cs_node n)
         out(e, ")");
         return;
     }
-    /* the function of jit/ops.def, the same in both dialects (mathf.h) */
-    const char *fn = f ? info->fn_f32 : info->fn_f64;
+    /* the function of jit/ops.def, the same in both dialects (mathf.h,
+     * mathd.h in the fast math mode) */
+    const char *fn = f ? info->fn_f32 : fast_f64_fn(e, (cs_op)d->op) ? info->fast_f64 : info->fn_f64;
     if (!fn) {
         snprintf(e->err, sizeof e->err, "no emit rule for %s", cs_op_table[d->op].name);
         return;
@@ -571,7 +577,8 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
 {
     const cs_program *p = e->p;
     out(e, "/* cartsim kernel: %s (%s), %s, fusion %s, unroll %d, %s dialect */\n", p->name, p->title,
-        e->f32 ? "f32" : "f64", cs_fusion_name(s->fusion), s->unroll, e->dialect == CS_DIALECT_C ? "C" : "CUDA");
+        e->f32 ? "f32" : p->fast_f64 ? "f64 fast math" : "f64", cs_fusion_name(s->fusion), s->unroll,
+        e->dialect == CS_DIALECT_C ? "C" : "CUDA");
     if (e->dialect == CS_DIALECT_CUDA) {
         /* NVRTC needs no include; a host shim may define these first (tests/cuda_shim.h). */
         out(e, "#ifndef CS_GLOBAL\n#define CS_GLOBAL extern \"C\" __global__\n#endif\n"

@@ -62,6 +62,7 @@ static const char *const dtype_names[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64]
 static const char *const autoreset_names[] = {[CS_AUTORESET_NEXT_STEP] = "next_step",
                                               [CS_AUTORESET_SAME_STEP] = "same_step"};
 static const char *const bool_names[] = {"false", "true"};
+static const char *const math_names[] = {[CS_MATH_EXACT] = "exact", [CS_MATH_FAST] = "fast"};
 
 #define FIELD(f) offsetof(cs_config, f), sizeof(((cs_config *)0)->f)
 static const cfg_setting settings[] = {
@@ -74,6 +75,7 @@ static const cfg_setting settings[] = {
     {"backend", "run", "backend", KIND_BACKEND, FIELD(backend), 0, 0, NULL, 0, "auto", NULL},
     {"fusion", "run", "fusion", KIND_FUSION, FIELD(fusion), 0, 0, NULL, 0, "full", NULL},
     {"dtype", "run", "dtype", KIND_CHOICE, FIELD(dtype), 0, 0, dtype_names, 2, "f32", NULL},
+    {"math", "run", "math", KIND_CHOICE, FIELD(math), 0, 0, math_names, 2, "exact", NULL},
     {"autoreset", "env", "autoreset", KIND_CHOICE, FIELD(autoreset), 0, 0, autoreset_names, 2, "next_step", NULL},
     {"strict", "run", "strict", KIND_BOOL, FIELD(strict), 0, 0, bool_names, 2, "false", NULL},
     {"persistent", "run", "persistent", KIND_BOOL, FIELD(persistent), 0, 0, bool_names, 2, "true", NULL},
