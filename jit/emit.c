@@ -306,9 +306,45 @@ static void emit_expr(emitter *e, cs_node n)
     out(e, ")");
 }
 
+/* In a scalar pass of library calls: the cos of n's operand where n is a
+ * sin, or the sin where n is a cos, if also called there; else 0. */
+static cs_node sincos_partner(const emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    if (!e->in_call_pass || (d->op != CS_OP_SIN && d->op != CS_OP_COS) || !library_call(e, n))
+        return 0;
+    cs_op other = d->op == CS_OP_SIN ? CS_OP_COS : CS_OP_SIN;
+    cs_node x = cs_graph_input(e->g, n, 0);
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node m = 1; m < count; m++)
+        if (node(e, m)->op == other && cs_graph_input(e->g, m, 0) == x && library_call(e, m))
+            return m;
+    return 0;
+}
+
+/* sin and cos of one operand in a scalar pass: one sincos call for the
+ * pair, emitted at the first of the two. */
+static void emit_sincos(emitter *e, cs_node n, cs_node partner)
+{
+    if (e->stamp[n] == e->now)
+        return;   /* the partner, emitted first, computed it */
+    bool is_sin = node(e, n)->op == CS_OP_SIN;
+    cs_node x = cs_graph_input(e->g, n, 0);
+    need(e, x);
+    out(e, "        double v%u, v%u;\n        cs_sincos(", n, partner);
+    ref(e, x);
+    out(e, ", &v%u, &v%u);\n", is_sin ? n : partner, is_sin ? partner : n);
+    e->stamp[n] = e->stamp[partner] = e->now;
+}
+
 static void emit_node(emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
+    cs_node partner = sincos_partner(e, n);
+    if (partner) {
+        emit_sincos(e, n, partner);
+        return;
+    }
     const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
     const char *T = c_type((cs_type)d->type);
     bool called = !e->in_call_pass && e->scope != SCOPE_FRESH && library_call(e, n);
