@@ -8,25 +8,25 @@
  * for bit, in this mode. Off by default: the exact mode keeps Gymnasium's
  * bits.
  *
- * Accuracy, measured by bench/mathd_accuracy.c against long double (x87,
- * 64-bit significand) on 10^6-10^7 samples per function (uniform and
- * log-uniform over the stated domain, plus the doubles nearest to k pi/2 for
- * every k of sin/cos/tan's range, the hardest cases of the reduction):
- *   sin, cos   |x| <= 1e6: <= 0.79 ulp (past 1e6 x is taken as +-0:
- *              finite and bounded, not accurate; inf and NaN give NaN)
- *   tan        |x| <= 1e6: <= 2.1 ulp
- *   exp        every x: <= 0.51 ulp where the result is normal (about 1
- *              subnormal ulp below), 0 and inf outside
- *   log        every x > 0: <= 0.51 ulp
- *   tanh       every x: <= 1.6 ulp
- *   atan2      every pair: <= 1.6 ulp
- *   pow        b = 2: a * a (correctly rounded). Else e^(b ln|a|): the
- *              error grows with |b ln|a||, about 1 ulp plus |b ln|a|| ulp:
- *              <= 3.3 ulp where |b ln|a|| <= 1, <= 37 ulp where it is <= 30,
- *              <= 730 ulp up to overflow. C's pow for every special case.
- *   fmod, mod  exact (0 ulp, as C's fmod) where |a / b| < 2^208; NaN past it
- * The numbers are in README.md and bench/RESULTS.md too; the test
- * (tests/test_mathf.c) checks a sample against these bounds.
+ * Accuracy: the bound each function keeps (tests/test_mathd.c checks a
+ * sample against it) and the largest error bench/mathd_accuracy.c measured
+ * against long double (x87, 64-bit significand) on 4 to 8 million samples
+ * per function (uniform and log-uniform over the domain, and for sin, cos
+ * and tan the doubles nearest to k pi/2 for every k of the range, where the
+ * reduction cancels most), in ulps of the result:
+ *   sin, cos   1 ulp (measured 0.79) for |x| <= 1e6; past it x is taken as
+ *              +-0 (finite and bounded, not accurate); inf and NaN: NaN
+ *   tan        3 ulp (2.32) for |x| <= 1e6
+ *   exp        1 ulp (0.95) where the result is normal; 0 and inf outside
+ *   log        1 ulp (0.83) for every x > 0
+ *   tanh       3 ulp (2.42)
+ *   atan2      3 ulp (2.60) for every pair
+ *   pow        2 ulp (1.80) where the result is normal (ln|a| in
+ *              double-double, b ln|a| by fma); b = 2 is a * a, correctly
+ *              rounded
+ *   fmod, mod  exact (as C's fmod) where |a / b| < 2^208; NaN past it
+ * Every special case (zeros, infinities, NaN) is C's, checked against
+ * glibc. README.md lists the same numbers.
  *
  * Method: every function reduces its argument with exact or double-double
  * steps and evaluates a Taylor polynomial whose truncation error is below
@@ -144,15 +144,15 @@ CS_INLINE double cs_fast_tan(double x)
     return cs_mathd_pick(cs_mathd_mask(x == 0.0), x, cs_mathd_pick(odd, -c, s) / cs_mathd_pick(odd, s, c));
 }
 
-/* e^y = 2^k e^r for |y| <= 746: k = nearest integer to y / ln 2, r = y -
- * k ln 2 with ln 2 in two parts (k times the first, of 42 bits, exact);
- * e^r - 1 = r + r^2 Q(r) (Taylor to r^14, truncation below 2^-60 on |r| <=
- * 0.35), returned; *k_out = k. */
-CS_INLINE double cs_mathd_expm1_parts(double y, double *k_out)
+/* e^(y + y_lo) = 2^k e^r for |y| <= 746, |y_lo| tiny: k = nearest integer
+ * to y / ln 2, r = y - k ln 2 + y_lo with ln 2 in two parts (k times the
+ * first, of 42 bits, exact); e^r - 1 = r + r^2 Q(r) (Taylor to r^14,
+ * truncation below 2^-60 on |r| <= 0.35), returned; *k_out = k. */
+CS_INLINE double cs_mathd_expm1_parts(double y, double y_lo, double *k_out)
 {
     const double round_magic = 0x1.8p52;
     double k = (y * 0x1.71547652b82fep+0 + round_magic) - round_magic; /* 1/ln 2 */
-    double r = (y - k * 0x1.62e42fefa38p-1) - k * 0x1.ef35793c7673p-45;
+    double r = ((y - k * 0x1.62e42fefa38p-1) - k * 0x1.ef35793c7673p-45) + y_lo;
     double q = 0x1.6124613a86d09p-33 + r * 0x1.93974a8c07c9dp-37;
     q = 0x1.1eed8eff8d898p-29 + r * q;
     q = 0x1.ae64567f544e4p-26 + r * q;
@@ -169,17 +169,21 @@ CS_INLINE double cs_mathd_expm1_parts(double y, double *k_out)
     return r + (r * r) * q;
 }
 
-/* exp: x clamped to [-746, 710] (0 and inf come out of the scaling), 1 +
- * p rounded once, then times 2^k in two exact steps (2^k alone may not be
- * a double), the second rounding only a subnormal result. */
-CS_INLINE double cs_fast_exp(double x)
+/* e^(x + x_lo): x clamped to [-746, 710] (0 and inf come out of the
+ * scaling; x_lo then dropped), 1 + p rounded once, then times 2^k in two
+ * exact steps (2^k alone may not be a double), the second rounding only a
+ * subnormal result. */
+CS_INLINE double cs_mathd_exp_dd(double x, double x_lo)
 {
     unsigned long long big = cs_mathd_mask(x > 710.0), small = cs_mathd_mask(x < -746.0);
     x = cs_mathd_pick(big, 710.0, cs_mathd_pick(small, -746.0, x));
-    double k, p = cs_mathd_expm1_parts(x, &k);
+    x_lo = cs_mathd_pick(big | small, 0.0, x_lo);
+    double k, p = cs_mathd_expm1_parts(x, x_lo, &k);
     double k1 = (k * 0.5 + 0x1.8p52) - 0x1.8p52, k2 = k - k1;
     return ((1.0 + p) * cs_mathd_pow2(k1)) * cs_mathd_pow2(k2);
 }
+
+CS_INLINE double cs_fast_exp(double x) { return cs_mathd_exp_dd(x, 0.0); }
 
 /* tanh|x| = m / (m + 2), m = expm1(2|x|) = 2^k p + (2^k - 1) (both terms
  * exact, no cancellation: k >= 0); |x| clamped to 22, past which tanh is
@@ -191,7 +195,7 @@ CS_MATHF_SIMD_FN double cs_fast_tanh(double x)
     unsigned long long sign = in.u & 0x8000000000000000ull;
     in.u ^= sign;
     double y = 2.0 * cs_mathd_pick(cs_mathd_mask(in.d > 22.0), 22.0, in.d);
-    double k, p = cs_mathd_expm1_parts(y, &k);
+    double k, p = cs_mathd_expm1_parts(y, 0.0, &k);
     double scale = cs_mathd_pow2(k);
     double m = scale * p + (scale - 1.0);
     out.d = m / (m + 2.0);
@@ -199,11 +203,9 @@ CS_MATHF_SIMD_FN double cs_fast_tanh(double x)
     return out.d;
 }
 
-/* ln x for a positive finite x: x = 2^e (1 + f), 1 + f in [sqrt(1/2),
- * sqrt(2)) (subnormals scaled by 2^54 first), s = f / (2 + f),
- * ln(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), R the atanh series to s^22
- * (truncation below 2^-70), e ln 2 in two parts. */
-CS_INLINE double cs_mathd_log_core(double x)
+/* x = 2^e (1 + f) for a positive finite x, 1 + f in [sqrt(1/2), sqrt(2))
+ * (subnormals scaled by 2^54 first): f returned, e in *e_out. */
+CS_INLINE double cs_mathd_log_split(double x, double *e_out)
 {
     unsigned long long tiny = cs_mathd_mask(x < 0x1p-1022);
     cs_mathf_dbits b, e_bits, half;
@@ -214,8 +216,15 @@ CS_INLINE double cs_mathd_log_core(double x)
     half.d = b.d * 0.5;
     unsigned long long high = cs_mathd_mask(b.d > 0x1.6a09e667f3bcdp+0); /* sqrt 2 */
     b.d = cs_mathd_pick(high, half.d, b.d);
-    e += cs_mathd_pick(high, 1.0, 0.0);
-    double f = b.d - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f;
+    *e_out = e + cs_mathd_pick(high, 1.0, 0.0);
+    return b.d - 1.0;
+}
+
+/* The atanh series of ln(1 + f) = 2 atanh(s), s = f / (2 + f) (|s| <=
+ * 0.1716): 2 atanh(s) = 2s + s^3 R(s^2), R to s^22 (truncation below
+ * 2^-70 of the result). Returns s^2 R(s^2). */
+CS_INLINE double cs_mathd_atanh_tail(double z)
+{
     double r = 0x1.642c8590b2164p-4;
     r = 0x1.8618618618618p-4 + z * r;
     r = 0x1.af286bca1af28p-4 + z * r;
@@ -227,8 +236,34 @@ CS_INLINE double cs_mathd_log_core(double x)
     r = 0x1.2492492492492p-2 + z * r;
     r = 0x1.999999999999ap-2 + z * r;
     r = 0x1.5555555555555p-1 + z * r;
-    r *= z;
+    return r * z;
+}
+
+/* ln x for a positive finite x: ln(1 + f) = f - f^2/2 + s (f^2/2 + s^2
+ * R(s^2)), e ln 2 in two parts (e times the first, of 42 bits, exact). */
+CS_INLINE double cs_mathd_log_core(double x)
+{
+    double e, f = cs_mathd_log_split(x, &e);
+    double s = f / (2.0 + f), hfsq = 0.5 * f * f, r = cs_mathd_atanh_tail(s * s);
     return e * 0x1.62e42fefa38p-1 - ((hfsq - (s * (hfsq + r) + e * 0x1.ef35793c7673p-45)) - f);
+}
+
+/* ln x as hi + *lo for pow (whose error is |b| times ln's): s = f / (2 +
+ * f) as s + s_lo (the division's remainder by fma is exact), ln(1 + f) =
+ * 2s + 2 s_lo + s^3 R(s^2), and e ln 2 added in double-double: relative
+ * error about 2^-60. */
+CS_INLINE double cs_mathd_log_dd(double x, double *lo)
+{
+    double e, f = cs_mathd_log_split(x, &e);
+    double d = 2.0 + f, d_lo = f - (d - 2.0); /* 2 + f = d + d_lo exactly */
+    double s = f / d, s_lo = (fma(-s, d, f) - s * d_lo) / d;
+    double t = 2.0 * s_lo + s * cs_mathd_atanh_tail(s * s);
+    double a = e * 0x1.62e42fefa38p-1, h = 2.0 * s;
+    double sum = a + h, v = sum - a, err = (a - (sum - v)) + (h - v);
+    double tail = (err + t) + e * 0x1.ef35793c7673p-45;
+    double hi = sum + tail;
+    *lo = tail - (hi - sum);
+    return hi;
 }
 
 /* log: -inf for +-0, NaN below 0 and for NaN, inf for inf. */
@@ -313,13 +348,19 @@ CS_INLINE double cs_mathd_pow(double a, double b)
     double x = fabs(a);
     cs_mathf_dbits minus_inf;
     minus_inf.u = 0xfff0000000000000ull;
-    /* ln|a| for 0 < |a| < inf, else -inf (a = +-0), inf (a = +-inf) or NaN */
-    double l = cs_mathd_log_core(x);
-    l = cs_mathd_pick(cs_mathd_mask(!(x <= 1.7976931348623157e308)), x, l);
-    l = cs_mathd_pick(cs_mathd_mask(x == 0.0), minus_inf.d, l);
-    double t = b * l;
+    /* ln|a| = l + l_lo for 0 < |a| < inf, else -inf (a = +-0), inf (a =
+     * +-inf) or NaN */
+    double l_lo, l = cs_mathd_log_dd(x, &l_lo);
+    unsigned long long not_finite = cs_mathd_mask(!(x <= 1.7976931348623157e308)), zero = cs_mathd_mask(x == 0.0);
+    l = cs_mathd_pick(not_finite, x, l);
+    l = cs_mathd_pick(zero, minus_inf.d, l);
+    l_lo = cs_mathd_pick(not_finite | zero, 0.0, l_lo);
+    /* b ln|a| = t + t_lo (fma: the product's exact error) */
+    double t = b * l, t_lo = fma(b, l, -t) + b * l_lo;
+    unsigned long long out_of_range = cs_mathd_mask(!(t >= -800.0 && t <= 800.0)); /* NaN too */
+    t_lo = cs_mathd_pick(out_of_range, 0.0, t_lo);
     t = cs_mathd_pick(cs_mathd_mask(t < -800.0), -800.0, cs_mathd_pick(cs_mathd_mask(t > 800.0), 800.0, t));
-    out.d = cs_fast_exp(t);
+    out.d = cs_mathd_exp_dd(t, t_lo);
     /* a negative base (sign bit set, -0 and -inf included): an odd integer
      * exponent keeps the sign, any integer a positive result, else NaN
      * (finite nonzero bases only: -0 and -inf have a result for any b) */
