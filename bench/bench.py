@@ -39,6 +39,10 @@ BUILD = os.path.join(ROOT, "build", "bench")
 OUT = os.path.join(ROOT, "bench", "out")
 PLOTS = os.path.join(ROOT, "bench", "plots")
 RESULTS = os.path.join(ROOT, "bench", "RESULTS.md")
+# A section of RESULTS.md under this line (after its "## " heading) is written
+# by hand, not measured by this script: a rewrite keeps it, and everything
+# after it, as it is (hand-edited sections come last).
+HAND_EDITED = "<!-- hand-edited: bench.py keeps this section as it is -->"
 RB = os.path.join(BUILD, "rollout_bench")
 CLI = os.path.join(ROOT, "build", "cartsim")
 LIB = os.path.join(ROOT, "build", "libcartsim.a")
@@ -919,6 +923,18 @@ plot '%s' using 2:xtic(1) title 'f32', '' using 3 title 'f64'
 
 # ------------------------------------------------------------ RESULTS.md
 
+def hand_edited_sections():
+    """The hand-edited tail of the current RESULTS.md (see HAND_EDITED), or ""."""
+    try:
+        with open(RESULTS) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    i = text.find(HAND_EDITED)
+    start = text.rfind("\n## ", 0, i) if i >= 0 else -1
+    return text[start + 1:] if start >= 0 else ""
+
+
 def g(x, digits=3):
     if x is None or x == "":
         return "-"
@@ -1489,11 +1505,14 @@ def main():
         run["peers_setup"] = prev.get("peers_setup", {})
     with open(os.path.join(OUT, "run.json"), "w") as f:
         json.dump(run, f, indent=1)
+    kept = hand_edited_sections()
     with open(RESULTS, "w") as f:
         f.write(results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows,
                            run, notes, plots))
         f.write("\n" + refs_text(refs, peers))
         f.write("\n" + mpi_text())
+        if kept:
+            f.write("\n" + kept)
     log("bench: done in %.1f min; %s" % ((time.time() - t_all) / 60, os.path.relpath(RESULTS, ROOT)))
 
 
