@@ -540,7 +540,7 @@ void cs_policy_file_free(cs_policy_file *f);
  * check it (the command line calls this for them; one table in sim/config.c
  * declares each setting's name, range (CS_MAX_*) and default, which
  * cs_config_init applies and cs_env_open checks): "env", "envs",
- * "unroll", "backend", "fusion", "dtype", "threads", "block", "autoreset",
+ * "unroll", "backend", "fusion", "dtype", "math", "threads", "block", "autoreset",
  * "strict" and "persistent" ("true" or "false"), and "param" (adds one
  * "NAME=VALUE" or "NAME=LO:HI" override). cfg keeps
  * the value pointer itself for "env" and "param": it must outlive cfg's
@@ -562,7 +562,7 @@ typedef struct cs_config_file cs_config_file;
 
 /* Reads an INI file (such as configs/cartpole.ini) over what cfg holds:
  *
- *     [run]     envs, unroll, backend, fusion, dtype, threads, block, strict,
+ *     [run]     envs, unroll, backend, fusion, dtype, math, threads, block, strict,
  *               persistent (applied);
  *               steps, seed (the program's)
  *     [env]     name = NAME, or path = FILE.env (relative to the file's
