@@ -29,12 +29,12 @@
  * glibc. README.md lists the same numbers.
  *
  * Method: every function reduces its argument with exact or double-double
- * steps and evaluates a Taylor polynomial whose truncation error is below
- * 2^-60 on the reduced range (minimax would save a term or two; these need
- * no fitting tool). Choices are bit masks, not ?:, for mathf.h's reason
- * (GCC keeps ?: of float arithmetic as branches). fmod uses C's fma, one
- * rounding everywhere (an instruction with FMA, as on the development
- * machine; a library call without it).
+ * steps and evaluates a polynomial whose error is below 2^-60 on the
+ * reduced range (Chebyshev fits for sin and cos, Taylor series elsewhere).
+ * Choices are bit masks, not ?:, for mathf.h's reason (GCC keeps ?: of
+ * float arithmetic as branches). sin, cos, tan, pow and fmod use C's fma:
+ * one rounding everywhere, the same bits on every backend (an instruction
+ * with FMA, as on the development machine; a library call without it).
  */
 #ifndef CS_MATHD_H
 #define CS_MATHD_H
@@ -61,11 +61,12 @@ CS_INLINE double cs_mathd_pow2(double k)
 }
 
 /* x = k pi/2 + (hi + lo) for |x| <= 1e6 (else x is taken as +-0, and an
- * infinity as NaN); k mod 4 in the low bits of the return. pi/2 in four
- * parts, three of 33 bits, so that k * part is exact for |k| < 2^20 and
- * x - k * part1 is exact (Sterbenz); the rest is summed as a double-double,
- * which keeps the relative error of r below 2^-100 even for the doubles
- * nearest to a multiple of pi/2. */
+ * infinity as NaN); k mod 4 in the low bits of the return. pi/2 = P + D1 +
+ * D2, P = pi/2 rounded: x - k P is exact in one fma (a multiple of 2^-53
+ * below 1: it fits); D1 has 33 bits, so k D1 is exact for |k| < 2^20, and
+ * the difference is summed as a double-double (TwoSum), which keeps the
+ * relative error of r below 2^-60 even for the doubles nearest to a
+ * multiple of pi/2. */
 CS_INLINE unsigned int cs_mathd_reduce(double x, double *hi, double *lo)
 {
     cs_mathf_dbits zero, kbits;
@@ -74,29 +75,28 @@ CS_INLINE unsigned int cs_mathd_reduce(double x, double *hi, double *lo)
     const double round_magic = 0x1.8p52;
     kbits.d = x * 0x1.45f306dc9c883p-1 + round_magic; /* 2/pi */
     double k = kbits.d - round_magic;
-    double a = x - k * 0x1.921fb544p+0;
-    double t2 = k * 0x1.0b4611a6p-34, t3 = k * 0x1.3198a2ep-69, t4 = k * 0x1.b839a252049c1p-104;
-    /* a - t2 - t3 exactly as s2 + e1 + e2 (two TwoSums) */
-    double s1 = a - t2, v1 = s1 - a, e1 = (a - (s1 - v1)) + (-t2 - v1);
-    double s2 = s1 - t3, v2 = s2 - s1, e2 = (s1 - (s2 - v2)) + (-t3 - v2);
-    double tail = (e1 + e2) - t4;
-    double h = s2 + tail;
+    double a = fma(-k, 0x1.921fb54442d18p+0, x);
+    double p = k * 0x1.1a626331p-54;
+    double s = a - p, v = s - a, e = (a - (s - v)) + (-p - v); /* a - p = s + e exactly */
+    double tail = e - k * 0x1.1701b839a252p-88;
+    double h = s + tail;
     *hi = h;
-    *lo = tail - (h - s2);
+    *lo = tail - (h - s);
     return (unsigned int)kbits.u;
 }
 
 /* sin and cos of hi + lo, |hi| <= pi/4 (a little more: k is rounded from
- * x * 2/pi). Taylor to r^17 and r^16: truncation below 2^-62. */
+ * x * 2/pi): polynomials in r^2 to r^15 and r^12, Chebyshev fits on |r| <=
+ * 1.0001 pi/4 (mpmath's chebyfit) of (sin r - r) / r^3 and (cos r - 1 +
+ * r^2/2) / r^4, relative errors of sin and cos below 2^-66 and 2^-60. */
 CS_INLINE double cs_mathd_sin_poly(double hi, double lo)
 {
     double z = hi * hi;
-    double p = -0x1.ae7f3e733b81fp-41 + z * 0x1.952c77030ad4ap-49;
-    p = 0x1.6124613a86d09p-33 + z * p;
-    p = -0x1.ae64567f544e4p-26 + z * p;
-    p = 0x1.71de3a556c734p-19 + z * p;
-    p = -0x1.a01a01a01a01ap-13 + z * p;
-    p = 0x1.1111111111111p-7 + z * p;
+    double p = 0x1.61217ec01749dp-33 + z * -0x1.ab17a79237a19p-41;
+    p = -0x1.ae64541266378p-26 + z * p;
+    p = 0x1.71de3a54605eep-19 + z * p;
+    p = -0x1.a01a01a019936p-13 + z * p;
+    p = 0x1.1111111111110p-7 + z * p;
     p = -0x1.5555555555555p-3 + z * p;
     /* sin(hi + lo) = sin hi + lo cos hi */
     return hi + ((z * hi) * p + lo * (1.0 - 0.5 * z));
@@ -105,12 +105,10 @@ CS_INLINE double cs_mathd_sin_poly(double hi, double lo)
 CS_INLINE double cs_mathd_cos_poly(double hi, double lo)
 {
     double z = hi * hi;
-    double p = 0x1.ae7f3e733b81fp-45 + z * -0x1.6827863b97d97p-53;
-    p = -0x1.93974a8c07c9dp-37 + z * p;
-    p = 0x1.1eed8eff8d898p-29 + z * p;
-    p = -0x1.27e4fb7789f5cp-22 + z * p;
-    p = 0x1.a01a01a01a01ap-16 + z * p;
-    p = -0x1.6c16c16c16c17p-10 + z * p;
+    double p = 0x1.1eeb68b109173p-29 + z * -0x1.907d7aebd5e3dp-37;
+    p = -0x1.27e4fa17a41b4p-22 + z * p;
+    p = 0x1.a01a019f4e867p-16 + z * p;
+    p = -0x1.6c16c16c16966p-10 + z * p;
     p = 0x1.5555555555555p-5 + z * p;
     /* 1 - z/2 rounded to w, and what the rounding lost added back;
      * cos(hi + lo) = cos hi - lo sin hi */
