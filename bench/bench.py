@@ -27,6 +27,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -941,6 +942,35 @@ def table(header, rows):
 
 
 STAGES = ("ablation", "sweep", "unroll", "peers", "envs", "refs", "mpi")
+# Each stage's data in OUT (what a later --only run reads back) and its numbered section of RESULTS.md.
+STAGE_DATA = {"ablation": "ablation.csv", "sweep": "sweep.csv", "unroll": "unroll.csv", "peers": "peers.csv",
+              "envs": "envs.csv", "refs": "refs.csv", "mpi": "mpi.md"}
+STAGE_SECTION = {stage: str(k + 1) for k, stage in enumerate(STAGES)}
+
+
+def numbered_sections(text):
+    """The numbered sections of a RESULTS.md ("## 6. ..." up to the next, an
+    anchor line just before a heading included): (text before the first,
+    [(number, section text)] in order)."""
+    starts = [(m.start(), m.group(1)) for m in re.finditer(r"(?m)^(?:<a id=[^\n]*\n)?## (\d+)\. ", text)]
+    if not starts:
+        return text, []
+    ends = [s for s, _ in starts[1:]] + [len(text)]
+    return text[:starts[0][0]], [(num, text[s:e]) for (s, num), e in zip(starts, ends)]
+
+
+def sections_to_keep(ran):
+    """With --only, the stages neither run now nor with data in OUT (a fresh
+    checkout has none) would come out empty: their sections of the
+    RESULTS.md on disk are kept instead. {number: section text}."""
+    try:
+        with open(RESULTS) as f:
+            _, old = numbered_sections(f.read())
+    except OSError:
+        return {}
+    old = dict(old)
+    return {STAGE_SECTION[st]: old[STAGE_SECTION[st]] for st in STAGES
+            if st not in ran and not os.path.exists(os.path.join(OUT, STAGE_DATA[st])) and STAGE_SECTION[st] in old}
 
 
 def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup, envs_rows, run, notes, plots):
@@ -1483,11 +1513,17 @@ def main():
         run["peers_setup"] = prev.get("peers_setup", {})
     with open(os.path.join(OUT, "run.json"), "w") as f:
         json.dump(run, f, indent=1)
+    keep = sections_to_keep(timings)
+    if keep:
+        notes.append("Section%s %s: as the previous bench/RESULTS.md had %s (an earlier run, maybe on another "
+                     "machine and load than above): this run (`--only %s`) found no data of %s in bench/out/."
+                     % ("s" * (len(keep) > 1), ", ".join(sorted(keep)), "them" if len(keep) > 1 else "it", a.only,
+                        "theirs" if len(keep) > 1 else "its"))
+    text = (results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows,
+                       run, notes, plots) + "\n" + refs_text(refs, peers) + "\n" + mpi_text())
+    head, sections = numbered_sections(text)
     with open(RESULTS, "w") as f:
-        f.write(results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows,
-                           run, notes, plots))
-        f.write("\n" + refs_text(refs, peers))
-        f.write("\n" + mpi_text())
+        f.write(head + "".join(keep.get(num, sec) for num, sec in sections))
     log("bench: done in %.1f min; %s" % ((time.time() - t_all) / 60, os.path.relpath(RESULTS, ROOT)))
 
 
