@@ -421,7 +421,7 @@ static void emit_final(emitter *e, const entry *en)
         ref(e, p->roll_terminated);
         out(e, ") | (");
         ref(e, p->roll_truncated);
-        out(e, ")) & !bad_) | (bad_ << 1));\n");
+        out(e, ")) & !bad_) | (bad_ << 1));\n        ended_ |= B->done[i];\n");
         return;
     }
     for (unsigned k = 0; k < p->n_carried; k++)
@@ -544,6 +544,8 @@ static void emit_kernels(emitter *e, const entry *en)
             out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
         else
             out(e, "    /* kernel %u */\n", k);
+        if (en->rollout && k == part->n_kernels - 1)
+            out(e, "    int ended_ = 0;   /* some lane's episode ended (a pad lane's too) */\n");
         if (en->rollout)
             out(e, "    if (only < 0 || only == %u)\n", k);
         out(e, "    for (int i = 0; i < nv; i++) {\n");
@@ -832,8 +834,8 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
         out(e, "    const int nv = n;\n");
     emit_kernels(e, en);
     if (en->rollout)
-        out(e, "    /* restarts: the lanes whose episode ended (rare) */\n"
-               "    if (only < 0 || only == %u)\n"
+        out(e, "    /* restarts: the lanes whose episode ended (rare; none at most steps of most blocks) */\n"
+               "    if ((only < 0 || only == %u) && ended_)\n"
                "    for (int i = 0; i < n; i++)\n"
                "        if (B->done[i])\n"
                "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n", part->n_kernels - 1);
