@@ -19,8 +19,9 @@
  *
  *   cs_kernel_rollout(L): for each block of CS_BLOCK lanes:
  *       load carried state into B->c; for t in steps (U per iteration):
- *           step: [RNG words] kernel 0 loop { loads, ops, next state, return, done }
- *                 restart pass over the lanes that finished (rare, scalar)
+ *           step: [RNG words] [kernel 0's f64 library calls or f32 modulos: a pass]
+ *                 kernel 0 loop { loads, ops, next state, return, done }
+ *                 restart pass over the lanes that finished, if any (rare, scalar)
  *       store the state back
  */
 #include <assert.h>
