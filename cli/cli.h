@@ -2,8 +2,9 @@
  *
  * The top floor: it uses the library (sim/cartsim.h), the trainers (agents/)
  * and the viewer (render/); nothing below includes this file.
- * main.c holds the subcommand table; cli_args.c the option table and the
- * parser every subcommand shares; buf.c the output buffer (numbers are the
+ * main.c holds the subcommand table; cli_args.c the flag table (the
+ * program's options, cli_options.def, and the library's settings,
+ * cs_config_setting_at) and the parser every subcommand shares; buf.c the output buffer (numbers are the
  * library's sim/num.c); cli_run.c, cli_replay.c, cli_dump.c, ... the subcommands.
  *
  * Exit statuses: 0 success, 1 the work failed (compile, I/O, memory),
@@ -28,8 +29,11 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
  * default cannot live in cli_args). */
 #define CLI_DEFAULT_HIDDEN "32"
 
-/* Every option of every subcommand (cli_options.def); a subcommand accepts a
- * subset (its mask). */
+/* Every option of the program (cli_options.def); a subcommand accepts a
+ * subset (its mask). The library's settings follow them as option ids
+ * OPT_COUNT + the setting's index in cs_config_setting_at: a subcommand that
+ * opens an environment takes them all but those it names (cli_command's
+ * without and refuses). */
 typedef enum {
 #define OPTION(id, flag, metavar, section, key, note, help) OPT_##id,
 #define KEY(id, section, key, commands)
@@ -41,20 +45,14 @@ typedef enum {
     OPT_COUNT
 } cli_opt_id;
 
+/* The library's settings the program can hold (a test checks the table fits). */
+#define CLI_MAX_SETTINGS 48
+#define CLI_ID_COUNT (OPT_COUNT + CLI_MAX_SETTINGS)
+
 #define CLI_OPT(o) (UINT64_C(1) << (o))
 
-/* Options every subcommand that opens an environment takes. */
-#define CLI_OPTS_ENV                                                                              \
-    (CLI_OPT(OPT_ENV) | CLI_OPT(OPT_BACKEND) | CLI_OPT(OPT_FUSION) | CLI_OPT(OPT_DTYPE) |         \
-     CLI_OPT(OPT_UNROLL) | CLI_OPT(OPT_THREADS) | CLI_OPT(OPT_BLOCK) | CLI_OPT(OPT_PARAM) |       \
-     CLI_OPT(OPT_NO_CACHE) | CLI_OPT(OPT_CC_TIMEOUT) | CLI_OPT(OPT_CACHE_MAX_MB) | CLI_OPT(OPT_DEVICE) | CLI_OPT(OPT_HELP))
-
-/* --persistent and --no-persistent: for the subcommands that roll out (run,
- * train, eval); stepping and dumping launch nothing that they would change. */
-#define CLI_OPTS_PERSISTENT (CLI_OPT(OPT_PERSISTENT) | CLI_OPT(OPT_NO_PERSISTENT))
-
 /* Options every subcommand takes, whatever its mask says. */
-#define CLI_OPTS_GLOBAL (CLI_OPT(OPT_CONFIG) | CLI_OPT(OPT_PRINT_CONFIG))
+#define CLI_OPTS_GLOBAL (CLI_OPT(OPT_CONFIG) | CLI_OPT(OPT_PRINT_CONFIG) | CLI_OPT(OPT_HELP))
 
 #define CLI_MAX_POSITIONAL 4
 
@@ -73,7 +71,7 @@ typedef struct {
     bool print_config;
     const char *positional[CLI_MAX_POSITIONAL];
     int n_positional;
-    bool given[OPT_COUNT];      /* which options the command line set */
+    bool given[CLI_ID_COUNT];   /* which options and settings the command line set */
 } cli_args;
 
 typedef struct {
@@ -82,7 +80,9 @@ typedef struct {
     const char *usage;          /* after "cartsim NAME " */
     const char *details;        /* printed after the options in --help; may be NULL */
     uint64_t options;           /* CLI_OPT() mask of accepted options */
-    uint64_t refuses;           /* options of other subcommands that would change nothing here */
+    bool settings;              /* takes the library's settings (it opens an environment) ... */
+    const char *without;        /* ... but these, " a b " (setting names): they would change nothing */
+    const char *refuses;        /* " a b ": settings not taken whose flag gets refused_why, not "unknown" */
     const char *refused_why;    /* why, after "--NAME has no effect on 'cartsim NAME': " */
     int max_positional;
     bool distributed;           /* splits over MPI ranks (mpirun -n K) */
@@ -112,9 +112,17 @@ void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice);
 void cli_env_notice(const cs_config *cfg, cs_env *env);
 /* Sets an option from a configuration file's value (NULL for a switch):
  * errors read "ORIGIN: KEY: ...", ORIGIN being "FILE:LINE". */
-int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *origin, const char *key);
-bool cli_option_takes_value(cli_opt_id id);
-const char *cli_option_name(cli_opt_id id);   /* without the leading "--" */
+int cli_set_option(int id, const char *value, cli_args *a, const char *origin, const char *key);
+bool cli_option_takes_value(int id);
+const char *cli_option_name(int id);   /* without the leading "--" */
+/* Whether the subcommand takes the option or setting `id`. */
+bool cli_takes(const cli_command *cmd, int id);
+/* The library's settings: how many, and setting `id`'s row (NULL for a
+ * program option); the id of the first setting of a kind, or -1. */
+int cli_setting_count(void);
+const cs_setting_info *cli_setting(int id);
+int cli_setting_of_kind(cs_setting_kind kind);
+int cli_setting_id(const char *name);
 
 /* cli_config.c: --config FILE under the flags, and --print-config. */
 int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a);   /* over a's defaults; 0 or exit status */
@@ -124,10 +132,11 @@ int cli_config_merge(cli_args *a);
 int cli_print_config(const cli_command *cmd, const cli_args *a);
 /* The option's value in `a` as a file would spell it ("" when it has none):
  * what --print-config prints and --help shows as the default. */
-void cli_option_value(const cli_args *a, cli_opt_id id, char *out, size_t size);
+void cli_option_value(const cli_args *a, int id, char *out, size_t size);
 /* Where an option's value came from, for error messages: "FILE:LINE: KEY"
  * when the configuration file set it (and no flag did), else "--NAME". */
-const char *cli_option_origin(const cli_args *a, cli_opt_id id, char *buf, size_t size);
+const char *cli_option_origin(const cli_args *a, int id, char *buf, size_t size);
+
 
 /* buf.c: */
 /* A growing output buffer; a failed allocation sticks (failed = true). */
@@ -144,6 +153,10 @@ void cli_buf_repr(cli_buf *b, double x);
 void cli_buf_json_string(cli_buf *b, const char *s);   /* quoted and escaped; NULL: null */
 void cli_buf_json_number(cli_buf *b, const char *key, double v, bool last);   /* a member line; null if not finite */
 void cli_buf_free(cli_buf *b);
+/* cli_config.c: the JSON summaries' last member, "config": every setting of
+ * the library's table with its value in cfg (numbers, booleans, strings, the
+ * overrides as an array), four spaces in. */
+void cli_json_config(cli_buf *b, const cs_config *cfg);
 
 /* dist.c: the program over several processes (mpirun -n K); one process
  * without MPI. start: 0 or the exit status; end: the job's exit status. */

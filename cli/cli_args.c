@@ -8,15 +8,19 @@
 
 #include "cli.h"
 
+/* One flag: a program option (cli_options.def) or a library setting; a
+ * setting's switch (a boolean) sets `value`. */
 typedef struct {
     const char *name;           /* without the leading "--" */
     const char *metavar;        /* NULL: a switch that takes no value */
     const char *default_note;   /* after the default in --help; NULL: none */
     const char *help;
-} cli_option;
+    int id;                     /* cli_opt_id, or OPT_COUNT + the setting's index */
+    const char *value;          /* a setting's switch: what it sets ("true", "false") */
+} cli_flag;
 
-static const cli_option options[OPT_COUNT] = {
-#define OPTION(id, flag, metavar, section, key, note, help) [OPT_##id] = {flag, metavar, note, help},
+static const cli_flag program_flags[OPT_COUNT] = {
+#define OPTION(id, flag, metavar, section, key, note, help) [OPT_##id] = {flag, metavar, note, help, OPT_##id, NULL},
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi)
 #include "cli_options.def"
@@ -38,6 +42,120 @@ static const cli_range ranges[OPT_COUNT] = {
 #undef KEY
 #undef RANGE
 };
+
+/* The flags, built once from the library's table and the program's: the
+ * settings first (a boolean whose false has its own help also gets
+ * --no-NAME), then the program's options. */
+static struct {
+    bool built;
+    int n_settings, n_flags;
+    cs_setting_info settings[CLI_MAX_SETTINGS];
+    cli_flag flags[OPT_COUNT + 2 * CLI_MAX_SETTINGS];
+    char names[2 * CLI_MAX_SETTINGS][72];     /* "cc-timeout", "no-persistent" */
+    char metavars[CLI_MAX_SETTINGS][128];     /* a choice's "a|b|c" */
+} table;
+
+static void build_table(void)
+{
+    if (table.built)
+        return;
+    table.built = true;
+    size_t n = cs_config_setting_count();
+    /* More settings than the program has room for: cli_parse refuses to
+     * run (an internal error), so none goes missing quietly. */
+    table.n_settings = n < CLI_MAX_SETTINGS ? (int)n : CLI_MAX_SETTINGS;
+    int nf = 0, nn = 0;
+    for (int i = 0; i < table.n_settings; i++) {
+        cs_setting_info *in = &table.settings[i];
+        if (cs_config_setting_at((size_t)i, in) != CS_OK)
+            continue;
+        char *name = table.names[nn++];
+        snprintf(name, sizeof table.names[0], "%s", in->name);
+        for (char *c = name; *c; c++)   /* a flag spells the setting's '_' as '-' */
+            *c = *c == '_' ? '-' : *c;
+        cli_flag f = {name, in->metavar, NULL, in->help, OPT_COUNT + i, NULL};
+        if (in->kind == CS_SETTING_CHOICE) {
+            char *m = table.metavars[i];
+            m[0] = 0;
+            for (int k = 0; k < in->n_choices; k++)
+                snprintf(m + strlen(m), sizeof table.metavars[0] - strlen(m), "%s%s", k ? "|" : "", in->choices[k]);
+            f.metavar = m;
+        }
+        if (in->kind == CS_SETTING_BOOL) {
+            f.metavar = NULL;
+            f.value = "true";
+        }
+        table.flags[nf++] = f;
+        if (in->kind == CS_SETTING_BOOL && in->help_off) {
+            char *off = table.names[nn++];
+            snprintf(off, sizeof table.names[0], "no-%s", in->name);
+            for (char *c = off; *c; c++)
+                *c = *c == '_' ? '-' : *c;
+            table.flags[nf++] = (cli_flag){off, NULL, NULL, in->help_off, OPT_COUNT + i, "false"};
+        }
+    }
+    for (int k = 0; k < OPT_COUNT; k++)
+        table.flags[nf++] = program_flags[k];
+    table.n_flags = nf;
+}
+
+int cli_setting_count(void)
+{
+    build_table();
+    return table.n_settings;
+}
+
+const cs_setting_info *cli_setting(int id)
+{
+    build_table();
+    return id >= OPT_COUNT && id < OPT_COUNT + table.n_settings ? &table.settings[id - OPT_COUNT] : NULL;
+}
+
+int cli_setting_id(const char *name)
+{
+    build_table();
+    for (int i = 0; i < table.n_settings; i++)
+        if (strcmp(table.settings[i].name, name) == 0)
+            return OPT_COUNT + i;
+    return -1;
+}
+
+int cli_setting_of_kind(cs_setting_kind kind)
+{
+    build_table();
+    for (int i = 0; i < table.n_settings; i++)
+        if (table.settings[i].kind == kind)
+            return OPT_COUNT + i;
+    return -1;
+}
+
+/* The flag that shows `id` (a setting's first spelling). */
+static const cli_flag *flag_of(int id)
+{
+    build_table();
+    for (int f = 0; f < table.n_flags; f++)
+        if (table.flags[f].id == id)
+            return &table.flags[f];
+    return NULL;
+}
+
+/* " a b " holds word */
+static bool in_words(const char *words, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = words ? strstr(words, word) : NULL; p; p = strstr(p + 1, word))
+        if (p > words && p[-1] == ' ' && p[n] == ' ')
+            return true;
+    return false;
+}
+
+bool cli_takes(const cli_command *cmd, int id)
+{
+    if (id >= 0 && id < OPT_COUNT)
+        return ((cmd->options | CLI_OPTS_GLOBAL) & CLI_OPT(id)) != 0;
+    const cs_setting_info *in = cli_setting(id);
+    return in && cmd->settings && !in_words(cmd->without, in->name) && !in_words(cmd->refuses, in->name);
+}
 
 /* Set while a configuration file's value is applied (cli_set_option):
  * "FILE:LINE" and the file's key, which errors then name. */
@@ -145,7 +263,7 @@ static int int_value(const char *opt, const char *value, int64_t lo, int64_t hi,
  * list of choices): 0 and *out = value, or the exit status. */
 static int choice(cli_opt_id id, const char *value, const char **out)
 {
-    const char *names = options[id].metavar;
+    const char *names = program_flags[id].metavar;
     size_t n = strlen(value);
     for (const char *p = names; p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
         if (strncmp(p, value, n) == 0 && (p[n] == '|' || p[n] == 0) && n > 0) {
@@ -163,7 +281,7 @@ static int choice(cli_opt_id id, const char *value, const char **out)
         }
         why[len] = 0;
     }
-    return bad_value(options[id].name, value, why);
+    return bad_value(program_flags[id].name, value, why);
 }
 
 static bool is_ident(const char *s, size_t n)
@@ -179,39 +297,29 @@ static bool is_ident(const char *s, size_t n)
 }
 
 /* A setting of the cs_config: the library checks it (cs_config_set), for
- * flags and configuration files alike. A flag spells the setting's '_' as
- * '-' (--cc-timeout sets cc_timeout). */
-static int config_value(const char *opt, const char *value, cli_args *a)
+ * flags and configuration files alike; errors name the flag. */
+static int config_value(const cs_setting_info *in, const char *opt, const char *value, cli_args *a)
 {
-    char msg[512], setting[64];
-    snprintf(setting, sizeof setting, "%s", opt);
-    for (char *c = setting; *c; c++)
-        *c = *c == '-' ? '_' : *c;
-    cs_status st = cs_config_set(&a->cfg, setting, value, msg, sizeof msg);
+    char msg[512];
+    cs_status st = cs_config_set(&a->cfg, in->name, value, msg, sizeof msg);
     if (st == CS_OK)
         return 0;
     return cli_error(cli_status_exit(st), "%s%s: %s", value_key ? "" : "--", value_key ? value_key : opt, msg);
 }
 
-static int set_option(cli_opt_id id, const char *value, cli_args *a)
+static int set_option(int setting_or_option, const char *value, cli_args *a)
 {
-    const char *name = options[id].name;
+    const cs_setting_info *in = cli_setting(setting_or_option);
+    if (in) {
+        const cli_flag *f = flag_of(setting_or_option);
+        return config_value(in, f->name, value ? value : "true", a);
+    }
+    if (setting_or_option < 0 || setting_or_option >= OPT_COUNT)
+        return cli_error(CLI_EXIT_FAIL, "internal error: option %d", setting_or_option);
+    cli_opt_id id = (cli_opt_id)setting_or_option;
+    const char *name = program_flags[id].name;
 
     switch (id) {
-    case OPT_ENV:
-    case OPT_ENVS:
-    case OPT_UNROLL:
-    case OPT_THREADS:
-    case OPT_BLOCK:
-    case OPT_DEVICE:
-    case OPT_BACKEND:
-    case OPT_FUSION:
-    case OPT_DTYPE:
-    case OPT_AUTORESET:
-    case OPT_CC_TIMEOUT:
-    case OPT_CACHE_MAX_MB:
-    case OPT_PARAM:
-        return config_value(name, value, a);
     case OPT_STEPS:
         return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->steps);
     case OPT_SEED:
@@ -232,19 +340,6 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
         return choice(id, value, &a->format);
     case OPT_ARCH:
         a->arch = value;
-        return 0;
-    case OPT_NO_CACHE:
-        a->cfg.no_cache = true;
-        return 0;
-    case OPT_STRICT:
-        a->cfg.strict = true;
-        return 0;
-    case OPT_PERSISTENT:
-    case OPT_NO_PERSISTENT:
-        /* One switch, two spellings: given both, neither can win. */
-        if (a->given[OPT_PERSISTENT] && a->given[OPT_NO_PERSISTENT])
-            return cli_error(CLI_EXIT_USAGE, "--persistent and --no-persistent contradict each other");
-        a->cfg.persistent = id == OPT_PERSISTENT;
         return 0;
     case OPT_JSON:
         a->json = true;
@@ -318,7 +413,7 @@ static int set_option(cli_opt_id id, const char *value, cli_args *a)
     return cli_error(CLI_EXIT_FAIL, "internal error: option %d", (int)id);
 }
 
-int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *origin, const char *key)
+int cli_set_option(int id, const char *value, cli_args *a, const char *origin, const char *key)
 {
     value_origin = origin;
     value_key = key;
@@ -327,12 +422,24 @@ int cli_set_option(cli_opt_id id, const char *value, cli_args *a, const char *or
     return rc;
 }
 
-bool cli_option_takes_value(cli_opt_id id) { return (unsigned)id < OPT_COUNT && options[id].metavar != NULL; }
+bool cli_option_takes_value(int id)
+{
+    const cli_flag *f = flag_of(id);
+    return f && f->metavar != NULL;
+}
 
-const char *cli_option_name(cli_opt_id id) { return (unsigned)id < OPT_COUNT ? options[id].name : "?"; }
+const char *cli_option_name(int id)
+{
+    const cli_flag *f = flag_of(id);
+    return f ? f->name : "?";
+}
 
 static int parse_flags(const cli_command *cmd, int argc, char **argv, cli_args *a)
 {
+    build_table();
+    if (cs_config_setting_count() > CLI_MAX_SETTINGS)
+        return cli_error(CLI_EXIT_FAIL, "internal error: the library has %zu settings, the program room for %d "
+                         "(cli.h's CLI_MAX_SETTINGS)", cs_config_setting_count(), CLI_MAX_SETTINGS);
     bool only_positional = false;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
@@ -359,34 +466,42 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, cli_args *
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        int id = -1;
-        for (int k = 0; k < OPT_COUNT; k++)
-            if (((cmd->options | CLI_OPTS_GLOBAL) & CLI_OPT(k)) && strlen(options[k].name) == len &&
-                memcmp(options[k].name, name, len) == 0)
-                id = k;
-        for (int k = 0; k < OPT_COUNT && id < 0; k++)
-            if ((cmd->refuses & CLI_OPT(k)) && strlen(options[k].name) == len && memcmp(options[k].name, name, len) == 0)
-                return cli_error(CLI_EXIT_USAGE, "--%s has no effect on 'cartsim %s': %s", options[k].name, cmd->name,
-                                 cmd->refused_why);
-        if (id < 0)
+        const cli_flag *f = NULL;
+        for (int k = 0; k < table.n_flags && !f; k++)
+            if (strlen(table.flags[k].name) == len && memcmp(table.flags[k].name, name, len) == 0) {
+                f = &table.flags[k];
+                const cs_setting_info *in = cli_setting(f->id);
+                if (in && in_words(cmd->refuses, in->name))
+                    return cli_error(CLI_EXIT_USAGE, "--%s has no effect on 'cartsim %s': %s", f->name, cmd->name,
+                                     cmd->refused_why);
+                if (!cli_takes(cmd, f->id))
+                    f = NULL;
+            }
+        if (!f)
             return cli_error(CLI_EXIT_USAGE, "unknown option '%.*s' (try cartsim %s --help)", (int)len + 2, arg,
                              cmd->name);
-        const char *value = NULL;
-        if (options[id].metavar) {
+        const char *value = f->value;
+        if (f->metavar) {
             if (eq)
                 value = eq + 1;
             else if (i + 1 < argc)
                 value = argv[++i];
             else
-                return cli_error(CLI_EXIT_USAGE, "option --%s needs a value (%s)", options[id].name,
-                                 options[id].metavar);
+                return cli_error(CLI_EXIT_USAGE, "option --%s needs a value (%s)", f->name, f->metavar);
         } else if (eq) {
-            return cli_error(CLI_EXIT_USAGE, "option --%s takes no value", options[id].name);
+            return cli_error(CLI_EXIT_USAGE, "option --%s takes no value", f->name);
         }
-        if (a->given[id] && id != OPT_PARAM)
-            return cli_error(CLI_EXIT_USAGE, "option --%s given twice", options[id].name);
-        a->given[id] = true;
-        int rc = set_option((cli_opt_id)id, value, a);
+        const cs_setting_info *in = cli_setting(f->id);
+        if (a->given[f->id] && !(in && in->kind == CS_SETTING_LIST)) {
+            /* A switch with two spellings (--persistent, --no-persistent): given both, neither can win. */
+            const cli_flag *first = flag_of(f->id);
+            char now[8];
+            if (f->value && cs_config_get(&a->cfg, in->name, now, sizeof now) == CS_OK && strcmp(now, f->value) != 0)
+                return cli_error(CLI_EXIT_USAGE, "--%s and --no-%s contradict each other", first->name, first->name);
+            return cli_error(CLI_EXIT_USAGE, "option --%s given twice", f->name);
+        }
+        a->given[f->id] = true;
+        int rc = set_option(f->id, value, a);
         if (rc)
             return rc;
         /* --help and --version win over whatever else is on the line. */
@@ -423,15 +538,25 @@ void cli_defaults(const cli_command *cmd, cli_args *a)
         cmd->defaults(a);
 }
 
-/* "(default VALUE NOTE)", "(default NOTE)" or nothing (see cli_options.def). */
-static void default_text(const cli_args *d, cli_opt_id id, char *out, size_t size)
+/* "(default VALUE NOTE)", "(default NOTE)" or nothing (see cli_options.def);
+ * a setting's note ("VALUE: NOTE") when the value is the table's default. */
+static void default_text(const cli_args *d, const cli_flag *f, char *out, size_t size)
 {
     char value[256] = "";
-    const char *note = options[id].default_note;
+    const cs_setting_info *in = cli_setting(f->id);
+    const char *note = f->default_note;
+    char setting_note[256];
+    if (in && in->default_note && in->default_value) {
+        char v[256];
+        if (cs_config_get(&d->cfg, in->name, v, sizeof v) == CS_OK && strcmp(v, in->default_value) == 0) {
+            snprintf(setting_note, sizeof setting_note, ": %s", in->default_note);
+            note = setting_note;
+        }
+    }
     out[0] = 0;
-    cli_option_value(d, id, value, sizeof value);
-    if (!options[id].metavar) {
-        if (strcmp(value, "true") == 0)
+    cli_option_value(d, f->id, value, sizeof value);
+    if (!f->metavar) {
+        if (strcmp(value, f->value ? f->value : "true") == 0)   /* it starts as the switch sets it */
             snprintf(out, size, " (the default)");
         return;
     }
@@ -443,23 +568,24 @@ static void default_text(const cli_args *d, cli_opt_id id, char *out, size_t siz
 
 static void print_options(const cli_command *cmd)
 {
-    uint64_t mask = cmd->options | CLI_OPTS_GLOBAL;
     cli_args d;
     cli_defaults(cmd, &d);
-    for (int k = 0; k < OPT_COUNT; k++) {
-        if (!(mask & CLI_OPT(k)))
+    build_table();
+    for (int k = 0; k < table.n_flags; k++) {
+        const cli_flag *f = &table.flags[k];
+        if (!cli_takes(cmd, f->id))
             continue;
         char dflt[320];
-        default_text(&d, (cli_opt_id)k, dflt, sizeof dflt);
-        char left[64];
-        if (options[k].metavar)
-            snprintf(left, sizeof left, "--%s %s", options[k].name, options[k].metavar);
+        default_text(&d, f, dflt, sizeof dflt);
+        char left[160];
+        if (f->metavar)
+            snprintf(left, sizeof left, "--%s %s", f->name, f->metavar);
         else
-            snprintf(left, sizeof left, "--%s", options[k].name);
+            snprintf(left, sizeof left, "--%s", f->name);
         if (strlen(left) > 28)
-            printf("  %s\n  %-28s  %s%s\n", left, "", options[k].help, dflt);
+            printf("  %s\n  %-28s  %s%s\n", left, "", f->help, dflt);
         else
-            printf("  %-28s  %s%s\n", left, options[k].help, dflt);
+            printf("  %-28s  %s%s\n", left, f->help, dflt);
     }
 }
 

@@ -12,18 +12,19 @@
 
 #include "cli.h"
 
-/* Every key a file can hold, as the flag it stands for (cli_options.def;
- * section NULL: the option has no key). [params] is the repeatable --param,
- * one key per parameter. A flag that means different things to different
- * subcommands (--out: the trained policy, the frames) has one key for each,
- * applied only for its subcommands. */
+/* Every key a file can hold, as the option or setting it stands for: the
+ * library's settings' keys (cs_config_setting_at), then the program's
+ * (cli_options.def; section NULL: the option has no key). [params] is the
+ * repeatable --param, one key per parameter. A flag that means different
+ * things to different subcommands (--out: the trained policy, the frames)
+ * has one key for each, applied only for its subcommands. */
 typedef struct {
-    cli_opt_id id;
+    int id;                     /* cli_opt_id, or a setting's (cli.h) */
     const char *section, *key;
     const char *commands;       /* " train " : only for these; NULL: every subcommand */
 } config_key;
 
-static const config_key keys[] = {
+static const config_key program_keys[] = {
 #define OPTION(id, flag, metavar, section, key, note, help) {OPT_##id, section, key, NULL},
 #define KEY(id, section, key, commands) {OPT_##id, section, key, commands},
 #define RANGE(id, lo, hi)
@@ -32,7 +33,29 @@ static const config_key keys[] = {
 #undef KEY
 #undef RANGE
 };
-#define N_KEYS (sizeof keys / sizeof keys[0])
+#define N_PROGRAM_KEYS (sizeof program_keys / sizeof program_keys[0])
+
+static config_key keys[N_PROGRAM_KEYS + 2 * CLI_MAX_SETTINGS];   /* a text setting has two keys */
+static size_t n_keys;
+
+static void build_keys(void)
+{
+    if (n_keys)
+        return;
+    for (int i = 0; i < cli_setting_count(); i++) {
+        const cs_setting_info *in = cli_setting(OPT_COUNT + i);
+        if (!in->section || !in->key)
+            continue;   /* [params]: below, one key per parameter */
+        keys[n_keys++] = (config_key){OPT_COUNT + i, in->section, in->key, NULL};
+        /* The environment: [env] name, or path (the library reads it
+         * relative to the file). */
+        if (in->kind == CS_SETTING_TEXT)
+            keys[n_keys++] = (config_key){OPT_COUNT + i, in->section, "path", NULL};
+    }
+    for (size_t i = 0; i < N_PROGRAM_KEYS; i++)
+        keys[n_keys++] = program_keys[i];
+}
+#define N_KEYS n_keys
 
 static const char *const sections[] = {"run", "env", "params", "agent", "train", "view"};
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
@@ -40,13 +63,14 @@ static const char *const sections[] = {"run", "env", "params", "agent", "train",
 /* The file, kept to the end of the program: the settings point into it. */
 static cs_config_file *loaded;
 static const char *loaded_path;
-static int line_of[OPT_COUNT];                  /* the file's line that set the option, or 0 */
-static bool switch_on[OPT_COUNT];               /* a switch the file turned on */
+static int line_of[CLI_ID_COUNT];               /* the file's line that set the option, or 0 */
+static bool switch_on[CLI_ID_COUNT];            /* a switch the file turned on */
 static int file_params;                         /* cfg.params[0, file_params) are the file's */
 static int param_line[CS_MAX_PARAM_OVERRIDES];
 
 static const config_key *find_key(const char *section, const char *key)
 {
+    build_keys();
     for (size_t i = 0; i < N_KEYS; i++)
         if (keys[i].section && strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, key) == 0)
             return &keys[i];
@@ -64,6 +88,7 @@ static bool for_command(const config_key *k, const cli_command *cmd)
 
 static int unknown_key(const cs_config_entry *e)
 {
+    build_keys();
     char list[512] = "";
     for (size_t i = 0; i < N_KEYS; i++)
         if (keys[i].section && strcmp(keys[i].section, e->section) == 0) {
@@ -104,7 +129,8 @@ int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a)
             return unknown_key(e);
         if (!for_command(k, cmd))
             continue;   /* another subcommand's: --print-config lists it */
-        if (line_of[k->id] && k->id != OPT_ENV)   /* [env] name and path: the library said */
+        /* [env] name and path both: the library said */
+        if (line_of[k->id] && k->id != cli_setting_of_kind(CS_SETTING_TEXT))
             return cli_error(CLI_EXIT_USAGE, "%s:%d: '%s' sets what line %d set", path, e->line, e->key,
                              line_of[k->id]);
         line_of[k->id] = e->line;
@@ -154,7 +180,8 @@ static int parses(const cs_config *c, const char *where)
  * are checked here, so that a typo is reported at its line. */
 static int check_names(const cli_args *a)
 {
-    bool env_from_file = line_of[OPT_ENV] && !a->given[OPT_ENV];
+    int env = cli_setting_of_kind(CS_SETTING_TEXT);
+    bool env_from_file = line_of[env] && !a->given[env];
     bool params_from_file = false;
     for (int k = 0; k < file_params; k++)
         params_from_file |= param_line[k] != 0;
@@ -166,7 +193,7 @@ static int check_names(const cli_args *a)
     cs_config c = a->cfg;
     c.n_params = 0;
     char where[1024];
-    snprintf(where, sizeof where, "%s:%d", loaded_path, line_of[OPT_ENV]);
+    snprintf(where, sizeof where, "%s:%d", loaded_path, line_of[env]);
     if (!env_from_file) {
         char *text = NULL;
         cs_status st = cs_dump(&c, "parse", "text", &text, NULL, 0);
@@ -218,8 +245,9 @@ int cli_config_merge(cli_args *a)
     return check_names(a);
 }
 
-const char *cli_option_origin(const cli_args *a, cli_opt_id id, char *buf, size_t size)
+const char *cli_option_origin(const cli_args *a, int id, char *buf, size_t size)
 {
+    build_keys();
     const char *key = NULL;
     for (size_t i = 0; i < N_KEYS && !key; i++)
         if (keys[i].id == id && keys[i].section)
@@ -233,9 +261,9 @@ const char *cli_option_origin(const cli_args *a, cli_opt_id id, char *buf, size_
 
 /* ---- --print-config ---- */
 
-static void origin(cli_buf *b, const cli_args *a, cli_opt_id id)
+static void origin(cli_buf *b, const cli_args *a, int id)
 {
-    if (a->given[id] || (id == OPT_PERSISTENT && a->given[OPT_NO_PERSISTENT]))
+    if (a->given[id])
         cli_buf_str(b, "flag");
     else if (line_of[id])
         cli_buf_printf(b, "%s:%d", loaded_path, line_of[id]);
@@ -249,56 +277,25 @@ static bool env_is_path(const char *env)
     return strchr(env, '/') || (n > 4 && strcmp(env + n - 4, ".env") == 0);
 }
 
-void cli_option_value(const cli_args *a, cli_opt_id id, char *out, size_t size)
+void cli_option_value(const cli_args *a, int setting_or_option, char *out, size_t size)
 {
-    const cs_config *c = &a->cfg;
-    if (id == OPT_STRICT || id == OPT_PERSISTENT) {
-        snprintf(out, size, "%s", (id == OPT_STRICT ? c->strict : c->persistent) ? "true" : "false");
+    const cs_setting_info *in = cli_setting(setting_or_option);
+    if (in) {   /* the list (--param): --print-config lists it in [params] */
+        if (in->kind == CS_SETTING_LIST || cs_config_get(&a->cfg, in->name, out, size) != CS_OK)
+            out[0] = 0;
         return;
     }
+    cli_opt_id id = (cli_opt_id)setting_or_option;
     if (!cli_option_takes_value(id)) {
         snprintf(out, size, "%s", a->given[id] || switch_on[id] ? "true" : "false");
         return;
     }
     switch (id) {
-    case OPT_ENV:
-        snprintf(out, size, "%s", c->env ? c->env : "");
-        break;
-    case OPT_ENVS:
-        snprintf(out, size, "%" PRId64, c->num_envs);
-        break;
     case OPT_STEPS:
         snprintf(out, size, "%" PRId64, a->steps);
         break;
-    case OPT_UNROLL:
-        snprintf(out, size, "%d", c->unroll);
-        break;
-    case OPT_THREADS:
-        snprintf(out, size, "%d", c->threads);
-        break;
-    case OPT_BLOCK:
-        snprintf(out, size, "%d", c->block);
-        break;
-    case OPT_DEVICE:
-        snprintf(out, size, "%d", c->device);
-        break;
-    case OPT_CC_TIMEOUT:
-        snprintf(out, size, "%g", c->cc_timeout_s > 0 ? c->cc_timeout_s : CS_CC_TIMEOUT_S_DEFAULT);
-        break;
-    case OPT_CACHE_MAX_MB:
-        snprintf(out, size, "%" PRId64, c->cache_max_mb);
-        break;
     case OPT_SEED:
         snprintf(out, size, "%" PRIu64, a->seed);
-        break;
-    case OPT_BACKEND:
-        snprintf(out, size, "%s", cs_backend_name(c->backend));
-        break;
-    case OPT_FUSION:
-        snprintf(out, size, "%s", cs_fusion_name(c->fusion));
-        break;
-    case OPT_DTYPE:
-        snprintf(out, size, "%s", c->dtype == CS_DTYPE_F64 ? "f64" : "f32");
         break;
     case OPT_POLICY:   /* none: the kernel's random actions */
         snprintf(out, size, "%s", a->policy ? a->policy : "random");
@@ -314,9 +311,6 @@ void cli_option_value(const cli_args *a, cli_opt_id id, char *out, size_t size)
         break;
     case OPT_CONFIG:
         snprintf(out, size, "%s", a->config ? a->config : "");
-        break;
-    case OPT_PARAM:   /* repeatable: --print-config lists them in [params] */
-        out[0] = 0;
         break;
     case OPT_AGENT:
         snprintf(out, size, "%s", a->agent ? a->agent : "");
@@ -345,11 +339,6 @@ void cli_option_value(const cli_args *a, cli_opt_id id, char *out, size_t size)
     case OPT_OUT:
         snprintf(out, size, "%s", a->out ? a->out : "");
         break;
-    case OPT_AUTORESET:
-        snprintf(out, size, "%s", c->autoreset == CS_AUTORESET_SAME_STEP ? "same_step"
-                                  : c->autoreset == CS_AUTORESET_NEXT_STEP ? "next_step"
-                                                                           : "disabled");
-        break;
     default:
         snprintf(out, size, "?");
         break;
@@ -366,7 +355,9 @@ static void line(cli_buf *b, const char *key, const char *value)
 
 int cli_print_config(const cli_command *cmd, const cli_args *a)
 {
-    uint64_t mask = cmd->options | CLI_OPTS_GLOBAL;
+    build_keys();
+    int param = cli_setting_of_kind(CS_SETTING_LIST);
+    int env = cli_setting_of_kind(CS_SETTING_TEXT);
     cli_buf b = {0};
     cli_buf_printf(&b, "; cartsim %s: the settings in effect, each with its origin after ';'\n"
                        "; (default, flag, or FILE:LINE). This is itself a configuration file.\n",
@@ -374,7 +365,7 @@ int cli_print_config(const cli_command *cmd, const cli_args *a)
     for (size_t s = 0; s < N_SECTIONS; s++) {
         bool header = false;
         if (strcmp(sections[s], "params") == 0) {
-            if (!(mask & CLI_OPT(OPT_PARAM)))
+            if (!cli_takes(cmd, param))
                 continue;
             cli_buf_str(&b, "\n[params]\n");
             if (a->cfg.n_params == 0)
@@ -394,12 +385,12 @@ int cli_print_config(const cli_command *cmd, const cli_args *a)
         }
         for (size_t i = 0; i < N_KEYS; i++) {
             const config_key *k = &keys[i];
-            if (!k->section || strcmp(k->section, sections[s]) != 0 || !(mask & CLI_OPT(k->id)) || !for_command(k, cmd))
+            if (!k->section || strcmp(k->section, sections[s]) != 0 || !cli_takes(cmd, k->id) || !for_command(k, cmd))
                 continue;
             char value[512];
             cli_option_value(a, k->id, value, sizeof value);
             /* [env]: one of name and path, as the value reads. */
-            if (k->id == OPT_ENV && strcmp(k->key, env_is_path(value) ? "path" : "name") != 0)
+            if (k->id == env && strcmp(k->key, env_is_path(value) ? "path" : "name") != 0)
                 continue;
             if (!header)
                 cli_buf_printf(&b, "\n[%s]\n", sections[s]);
@@ -417,7 +408,7 @@ int cli_print_config(const cli_command *cmd, const cli_args *a)
         const cs_config_entry *e = cs_config_file_entry(loaded, i);
         bool is_param = strcmp(e->section, "params") == 0;
         const config_key *k = is_param ? NULL : find_key(e->section, e->key);
-        if (is_param ? (mask & CLI_OPT(OPT_PARAM)) != 0 : !k || ((mask & CLI_OPT(k->id)) && for_command(k, cmd)))
+        if (is_param ? cli_takes(cmd, param) : !k || (cli_takes(cmd, k->id) && for_command(k, cmd)))
             continue;
         if (first)
             cli_buf_printf(&b, "\n; in %s, not used by 'cartsim %s':\n", loaded_path, cmd->name);
@@ -431,4 +422,38 @@ int cli_print_config(const cli_command *cmd, const cli_args *a)
         rc = CLI_EXIT_FAIL;
     cli_buf_free(&b);
     return rc;
+}
+
+/* ---- the JSON summaries' settings ---- */
+
+void cli_json_config(cli_buf *b, const cs_config *cfg)
+{
+    cli_buf_str(b, "  \"config\": {");
+    for (int i = 0; i < cli_setting_count(); i++) {
+        const cs_setting_info *in = cli_setting(OPT_COUNT + i);
+        char value[4096];
+        cs_config_get(cfg, in->name, value, sizeof value);
+        cli_buf_str(b, i ? ",\n    " : "\n    ");
+        cli_buf_json_string(b, in->name);
+        cli_buf_str(b, ": ");
+        switch (in->kind) {
+        case CS_SETTING_INT:
+        case CS_SETTING_SECONDS:
+        case CS_SETTING_BOOL:   /* digits, %g or true/false: JSON as they are */
+            cli_buf_str(b, value);
+            break;
+        case CS_SETTING_LIST:
+            cli_buf_str(b, "[");
+            for (int k = 0; k < cfg->n_params; k++) {
+                cli_buf_str(b, k ? ", " : "");
+                cli_buf_json_string(b, cfg->params[k]);
+            }
+            cli_buf_str(b, "]");
+            break;
+        default:
+            cli_buf_json_string(b, value);
+            break;
+        }
+    }
+    cli_buf_str(b, "\n  }");
 }

@@ -44,10 +44,9 @@ int cli_eval(cli_args *a)
         rc = cli_lib_error(st, env ? cs_env_error(env) : "out of memory");
     else if (!(rc = cli_policy_apply(env, &pol)))
         cli_env_notice(&a->cfg, env);
-    char err[1024];
     if (!rc && (st = cs_evaluate_split(env, pol.from_file ? pol.file.weights : NULL, a->episodes, a->seed, ret,
-                                       global_envs, &split, err, sizeof err)) != CS_OK)
-        rc = cli_lib_error(st, err);
+                                       global_envs, &split)) != CS_OK)
+        rc = cli_lib_error(st, cs_env_error(env));
     cs_env_info info;
     if (!rc && (st = cs_env_get_info(env, &info)) != CS_OK)
         rc = cli_lib_error(st, cs_env_error(env));
@@ -89,8 +88,9 @@ int cli_eval(cli_args *a)
         cli_buf_json_number(&b, "std_return", std, false);
         cli_buf_json_number(&b, "min_return", n ? lo : NAN, false);
         cli_buf_json_number(&b, "max_return", n ? hi : NAN, false);
-        cli_buf_json_number(&b, "reward_threshold", info.reward_threshold, true);
-        cli_buf_str(&b, "}\n");
+        cli_buf_json_number(&b, "reward_threshold", info.reward_threshold, false);
+        cli_json_config(&b, &a->cfg);
+        cli_buf_str(&b, "\n}\n");
     } else {
         cli_buf_printf(&b, "env        %s (%s)\n", info.name, info.title);
         cli_buf_printf(&b, "policy     %s%s%s%s\n", name, pol.from_file ? " (" : "",

@@ -216,6 +216,8 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, co
         cli_buf_printf(b, "%s%.17g", r ? ", " : "", rt->run_ms[r]);
     cli_buf_str(b, "],\n  \"notice\": ");
     cli_buf_json_string(b, in->notice && *in->notice ? in->notice : NULL);
+    cli_buf_str(b, ",\n");
+    cli_json_config(b, &a->cfg);
     cli_buf_str(b, "\n}\n");
 }
 

@@ -67,6 +67,8 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_train_result *r,
     cli_buf_printf(b, ",\n  \"elapsed_s\": %.6f,\n  \"compile_s\": %.6f", r->elapsed_ms / 1e3, r->compile_ms / 1e3);
     cli_buf_str(b, ",\n  \"saved\": ");
     cli_buf_json_string(b, saved);
+    cli_buf_str(b, ",\n");
+    cli_json_config(b, &a->cfg);
     cli_buf_str(b, "\n}\n");
 }
 

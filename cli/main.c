@@ -1,6 +1,7 @@
 /* cartsim: the command-line program. Dispatches to a subcommand from the
  * table below; a new subcommand (train, eval, view, render) is one row here,
- * its options in cli_args.c's table and its function in its own cli_*.c. */
+ * its own options in cli_options.def (the library's settings come by
+ * themselves) and its function in its own cli_*.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,10 +22,10 @@ const cli_command cli_commands[] = {
                    "--autoreset is refused: the fused rollout restarts an ended episode within\n"
                    "its step whatever the convention (the library's cs_env_step follows it); a\n"
                    "configuration file's [env] autoreset is listed as not used.\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_JSON) |
-                   CLI_OPT(OPT_PROGRESS) | CLI_OPT(OPT_STRICT) | CLI_OPTS_PERSISTENT | CLI_OPT(OPT_POLICY) |
-                   CLI_OPT(OPT_VERSION),
-        .refuses = CLI_OPT(OPT_AUTORESET),
+        .options = CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_JSON) | CLI_OPT(OPT_PROGRESS) |
+                   CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_VERSION),
+        .settings = true,
+        .refuses = " autoreset ",
         .refused_why = "its fused rollout restarts an ended episode within the step whatever the convention "
                        "(the library's cs_env_step follows it)",
         .max_positional = 0,
@@ -39,7 +40,9 @@ const cli_command cli_commands[] = {
                    "--open-loop, each episode runs from its first state on cartsim's own states).\n"
                    "The output has the input's columns, extra ones left out, with ns_*, obs_*,\n"
                    "reward, terminated and truncated computed by cartsim. Default --dtype f64.\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_OPEN_LOOP),
+        .options = CLI_OPT(OPT_OPEN_LOOP),
+        .settings = true,
+        .without = " envs autoreset strict persistent ",
         .max_positional = 1,
         .defaults = cli_replay_defaults,
         .run = cli_replay,
@@ -49,7 +52,9 @@ const cli_command cli_commands[] = {
         .summary = "print the compiler's graph, partition or generated source",
         .usage = "[flags]",
         .details = "--after names the last pass to run (parse, fold, concat, dce; default: all).\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AFTER) | CLI_OPT(OPT_FORMAT) | CLI_OPT(OPT_ARCH) | CLI_OPT(OPT_POLICY),
+        .options = CLI_OPT(OPT_AFTER) | CLI_OPT(OPT_FORMAT) | CLI_OPT(OPT_ARCH) | CLI_OPT(OPT_POLICY),
+        .settings = true,
+        .without = " envs autoreset strict persistent ",
         .max_positional = 0,
         .defaults = cli_dump_defaults,
         .run = cli_dump,
@@ -66,7 +71,9 @@ const cli_command cli_commands[] = {
                    "--out (default: here). --policy plays what run plays (random, the .env's\n"
                    "heuristic, a trained policy file, or the one --config names). Needs a display\n"
                    "(SDL_VIDEODRIVER=offscreen runs without one, for tests).\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
+        .options = CLI_OPT(OPT_SEED) | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
+        .settings = true,
+        .without = " autoreset strict persistent ",
         .max_positional = 0,
         .defaults = cli_view_defaults,
         .run = cli_view,
@@ -80,8 +87,9 @@ const cli_command cli_commands[] = {
                    "through ffmpeg at the environment's own frame rate (ffmpeg must be installed).\n"
                    "The steps are run's (--policy, same-step auto-reset): frame t is the state\n"
                    "after step t of `cartsim run` with the same policy and seed.\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_ENVS) | CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) |
-                   CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
+        .options = CLI_OPT(OPT_STEPS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_OUT),
+        .settings = true,
+        .without = " autoreset strict persistent ",
         .max_positional = 0,
         .defaults = cli_render_defaults,
         .run = cli_render,
@@ -101,9 +109,11 @@ const cli_command cli_commands[] = {
                    "policy on the same backend. --pop must be even for es (mirrored pairs).\n"
                    "Not reaching the target is a result, exit status 0: --json prints one object\n"
                    "whose \"solved\" is true, false, or null when there was no target.\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) | CLI_OPT(OPT_JSON) |
+        .options = CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) | CLI_OPT(OPT_JSON) |
                    CLI_OPT(OPT_GENERATIONS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_HIDDEN) | CLI_OPT(OPT_OUT) |
-                   CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET) | CLI_OPTS_PERSISTENT,
+                   CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET),
+        .settings = true,
+        .without = " envs autoreset strict ",
         .max_positional = 0,
         .defaults = cli_train_defaults,
         .run = cli_train,
@@ -116,8 +126,9 @@ const cli_command cli_commands[] = {
         .details = "Runs --episodes whole episodes from resets seeded --seed (then --seed + 1, ...\n"
                    "when there are more episodes than environments at once), with the policy\n"
                    "fused into the step kernel.\n",
-        .options = CLI_OPTS_ENV | CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_SEED) |
-                   CLI_OPT(OPT_JSON) | CLI_OPTS_PERSISTENT,
+        .options = CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_JSON),
+        .settings = true,
+        .without = " envs autoreset strict ",
         .max_positional = 0,
         .defaults = cli_eval_defaults,
         .run = cli_eval,
@@ -189,7 +200,7 @@ static int dispatch(int argc, char **argv)
     if (a.print_config)
         return cli_print_config(cmd, &a);
     /* Several GPUs on a node: one per rank there, unless --device says. */
-    if (cli_dist_ranks() > 1 && !a.given[OPT_DEVICE])
+    if (cli_dist_ranks() > 1 && !a.given[cli_setting_id("device")])
         a.cfg.device = cli_dist_local_rank();
     if (cli_dist_ranks() > 1 && !cmd->distributed)
         return cli_error(CLI_EXIT_USAGE, "cartsim %s runs in one process: launch it without mpirun (run, train "

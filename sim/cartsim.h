@@ -40,7 +40,7 @@
  * Conventions: every function returns a cs_status (or a value that cannot
  * fail). The library never prints and never exits. Where the message of a
  * failure goes:
- *   - a call on a handle (cs_env, cs_renderer) keeps it on the handle:
+ *   - a call on a handle (cs_env, cs_renderer; cs_evaluate too) keeps it on the handle:
  *     cs_env_error(), cs_renderer_error(); the opening calls hand out a
  *     handle holding the message even when they fail;
  *   - a call without a handle (cs_dump, cs_train, cs_policy_load,
@@ -110,27 +110,33 @@ const char *cs_fusion_name(cs_fusion f);
 #define CS_MAX_UNROLL 1024
 #define CS_MAX_THREADS 256
 #define CS_MAX_BLOCK 1024       /* CUDA threads per block */
+#define CS_MAX_DEVICE (1 << 20) /* a CUDA device ordinal (taken modulo the devices there are) */
+#define CS_MAX_CC_TIMEOUT_S 1000000000        /* seconds */
+#define CS_MAX_CACHE_MAX_MB (INT64_C(1) << 40) /* MiB */
 
 typedef struct {
     const char *env;            /* "cartpole" (or its Gymnasium id "CartPole-v1"), or a path ending in .env */
     const char *env_dir;        /* where names are looked up; NULL: $CARTSIM_ENV_DIR, then the built-in list */
-    int64_t num_envs;           /* default 1 */
-    cs_backend backend;         /* default AUTO */
-    cs_fusion fusion;           /* default FULL */
-    cs_dtype dtype;             /* default F32 */
-    int unroll;                 /* steps per loop iteration; default 1 */
+    /* Every setting's default, range and meaning: `cartsim --print-config`,
+     * `cartsim COMMAND --help`, or cs_config_setting_at (the one table that
+     * declares them; cs_config_init applies its defaults). */
+    int64_t num_envs;
+    cs_backend backend;
+    cs_fusion fusion;
+    cs_dtype dtype;
+    int unroll;                 /* steps per loop iteration */
     int threads;                /* 0: every core, for calls with the work to pay for waking them
                                    (64K env-steps a thread); N: N, whatever the call */
     int block;                  /* CUDA threads per block; 0: from the occupancy API */
     int device;                 /* CUDA device ordinal, taken modulo the devices there are (so a
-                                   rank's index on its node picks one GPU each); default 0 */
-    cs_autoreset autoreset;     /* default NEXT_STEP, Gymnasium's */
+                                   rank's index on its node picks one GPU each) */
+    cs_autoreset autoreset;     /* the default is Gymnasium's */
     const char *params[CS_MAX_PARAM_OVERRIDES];  /* "NAME=VALUE" or "NAME=LO:HI" */
     int n_params;
     const char *cache_dir;      /* NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim */
     bool no_cache;
     const char *cc;             /* C compiler for the cpu backend; NULL: $CC, else "cc" */
-    /* The C compiler's time limit in seconds (0: CS_CC_TIMEOUT_S_DEFAULT);
+    /* The C compiler's time limit in seconds (0 too means CS_CC_TIMEOUT_S_DEFAULT);
      * past it its whole process group is killed and opening fails with
      * CS_ERR_TIMEOUT, whatever the backend asked (no silent fallback). */
     double cc_timeout_s;
@@ -140,18 +146,18 @@ typedef struct {
      * reach.) */
     const volatile sig_atomic_t *interrupt;
     /* The kernel cache's size bound in MiB; least recently used kernels go
-     * beyond it (0: $CARTSIM_CACHE_MAX_MB, else 512). */
+     * beyond it (0, the default: its note in cs_config_setting_at). */
     int64_t cache_max_mb;
     /* An environment whose next state is NaN or infinite is restarted and
      * counted (cs_rollout_stats.nonfinite; stepped, it ends its episode with
      * terminated set). strict makes that, a reward that is not finite, or
      * (stepped) such an observation an error: CS_ERR_NUMERIC naming the first
      * environment and step. A rollout finishes first: its stats and state are
-     * those of the whole call. Default false. */
+     * those of the whole call. */
     bool strict;
     const char *policy;         /* what rollouts run in the kernel (see "Policies"); NULL: "random" */
-    /* Fusion full: a rollout is one launch, however many steps (true, the
-     * default), or one launch per `unroll` steps (false: the paper's XLA
+    /* Fusion full: a rollout is one launch, however many steps (true), or
+     * one launch per `unroll` steps (false: the paper's XLA
      * loop). On the cpu and the interpreter a launch is one call into the
      * compiled rollout. Results are the same either way. Fusion rules and
      * none launch every kernel every step whatever this says. */
@@ -160,11 +166,11 @@ typedef struct {
      * over several handles or processes (MPI ranks, Ray workers): environment
      * i of the handle draws exactly what environment first_env + i of the
      * whole batch draws, so the slices together are the whole batch.
-     * first_env + num_envs must not exceed 2^32. Default 0. */
+     * first_env + num_envs must not exceed 2^32. 0 after cs_config_init. */
     int64_t first_env;
 } cs_config;
 
-#define CS_CC_TIMEOUT_S_DEFAULT 300.0
+#define CS_CC_TIMEOUT_S_DEFAULT 300   /* seconds; cs_config_init sets it */
 
 void cs_config_init(cs_config *cfg);
 
@@ -499,16 +505,14 @@ cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_res
  * them, set in every environment; NULL: the weights each has), in rounds of
  * num_envs from resets seeded `seed`, `seed` + 1, ...: returns[e] is episode
  * e's whole return. Needs a max_steps. The handle's state and weights change.
- * A trainer's call that borrows the handle: its message goes to err, as a
- * call without a handle's does, not to cs_env_error(). */
-cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                      char *err, size_t err_size);
+ * A failure's message is on the handle (cs_env_error), as every handle call's. */
+cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns);
 /* cs_evaluate over several processes: env is this process's slice
  * (cs_config.first_env, num_envs) of a batch of global_envs environments,
  * and returns[e] comes out the same in every process, equal to cs_evaluate
  * on the whole batch: episode e runs on environment e % global_envs. */
 cs_status cs_evaluate_split(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                            int64_t global_envs, const cs_split *split, char *err, size_t err_size);
+                            int64_t global_envs, const cs_split *split);
 
 /* Policy files (docs/policy_format.md): plain text naming the environment,
  * the architecture and the weights, with a checksum. */
@@ -528,13 +532,50 @@ void cs_policy_file_free(cs_policy_file *f);
 
 /* ---- Settings by name and configuration files ----
  *
- * Sets one setting of cfg from text, checked exactly as cartsim's flags
- * check it (the command line calls this for them; one table in sim/config.c
- * declares each setting's name, range (CS_MAX_*) and default, which
- * cs_config_init applies and cs_env_open checks): "env", "envs",
- * "unroll", "backend", "fusion", "dtype", "threads", "block", "autoreset",
- * "strict" and "persistent" ("true" or "false"), and "param" (adds one
- * "NAME=VALUE" or "NAME=LO:HI" override). cfg keeps
+ * One table in sim/config.c declares every setting of cs_config that has a
+ * name: its file section and key, kind, range (CS_MAX_*) or choices,
+ * default, what the default means and its help text. cs_config_init applies
+ * its defaults, cs_env_open checks against it, and the cartsim program
+ * builds its flags (--NAME, '_' spelt '-'), file keys, --help,
+ * --print-config and its JSON "config" object from it. */
+typedef enum {
+    CS_SETTING_TEXT,            /* a string (the environment) */
+    CS_SETTING_INT,             /* an integer in [min, max] */
+    CS_SETTING_SECONDS,         /* a time in seconds, (0, max] */
+    CS_SETTING_CHOICE,          /* one of choices[0, n_choices) */
+    CS_SETTING_BOOL,            /* choices "false", "true" */
+    CS_SETTING_LIST             /* repeatable: each cs_config_set adds one ("param") */
+} cs_setting_kind;
+
+typedef struct {
+    const char *name;           /* for cs_config_set and cs_config_get */
+    const char *section, *key;  /* in a configuration file ([params]: each key is a parameter; key NULL) */
+    const char *field;          /* the cs_config field, as messages name it */
+    cs_setting_kind kind;
+    const char *metavar;        /* what the value looks like ("N"); NULL for choices and booleans */
+    int64_t min, max;           /* CS_SETTING_INT; CS_SETTING_SECONDS: max */
+    const char *const *choices; /* CS_SETTING_CHOICE and CS_SETTING_BOOL */
+    int n_choices;
+    const char *default_value;  /* as cs_config_get spells it; NULL: zero (see cs_config_get) */
+    const char *default_note;   /* what the default means ("all cores"); NULL: nothing to say */
+    const char *help;           /* one line */
+    const char *help_off;       /* CS_SETTING_BOOL: what false means, when it is worth a switch of its own */
+} cs_setting_info;
+
+size_t cs_config_setting_count(void);
+/* The i-th setting, i < cs_config_setting_count(); CS_ERR_ARGUMENT past the end.
+ * The strings are the library's, valid for the life of the program. */
+cs_status cs_config_setting_at(size_t i, cs_setting_info *out);
+/* A setting's value in cfg as cs_config_set reads it (booleans "true" or
+ * "false"; the list, space-separated; a time of 0 as the default it means).
+ * CS_ERR_NOT_FOUND for no such setting, CS_ERR_LIMIT when buf is too small
+ * (it then holds the start). */
+cs_status cs_config_get(const cs_config *cfg, const char *name, char *buf, size_t size);
+
+/* Sets one setting of cfg from text, checked exactly as cartsim's flags
+ * check it (the command line calls this for them), by the name
+ * cs_config_setting_at gives ("param" adds one "NAME=VALUE" or
+ * "NAME=LO:HI" override; booleans take "true" or "false"). cfg keeps
  * the value pointer itself for "env" and "param": it must outlive cfg's
  * use. CS_ERR_ARGUMENT with a message ("'abc' is not an integer") for a bad
  * value, CS_ERR_LIMIT past CS_MAX_PARAM_OVERRIDES, CS_ERR_NOT_FOUND for no

@@ -35,77 +35,134 @@
 
 /* ---- the settings of cs_config ----
  *
- * Each declared once, here: its name (for cs_config_set, and its key in a
- * file's `section`), the cs_config field it sets, its range (cartsim.h's
- * CS_MAX_*) or choices, and its default (cs_config_init applies the
- * defaults through cs_config_set). cs_env_open checks the fields against
- * the same rows (cs_config_check). "env" and "param" are special: a file
- * spells them [env] name/path and [params] NAME = VALUE. */
-
-typedef enum { KIND_ENV, KIND_INT, KIND_SECONDS, KIND_BACKEND, KIND_FUSION, KIND_CHOICE, KIND_BOOL, KIND_PARAM } setting_kind;
+ * THE declaration of every setting: its name (cs_config_set's; the
+ * program's flag is --NAME with '-' for '_'), its file section and key, the
+ * cs_config field it sets, its kind, range (cartsim.h's CS_MAX_*) or
+ * choices, its default (cs_config_init applies the defaults through
+ * cs_config_set), what the default means, and its help text. The program
+ * builds its flags, file keys, --help, --print-config and the JSON
+ * summaries' "config" object from these rows (cs_config_setting_at), so a
+ * new setting is one new row here. cs_env_open checks the fields against the
+ * same rows (cs_config_check). "env" and "param" are special: a file spells
+ * them [env] name/path and [params] NAME = VALUE. */
 
 typedef struct {
-    const char *name;
-    const char *section;        /* a file's section; NULL: its own spelling (env, param) */
-    const char *field;          /* the cs_config field, as cs_env_open's messages name it */
-    setting_kind kind;
+    cs_setting_info info;       /* .key NULL: the name (a list's: none) */
     size_t offset, size;        /* of the field */
-    int64_t lo, hi;             /* KIND_INT; KIND_SECONDS: (0, hi], 0 meaning lo_means */
-    const char *const *choices; /* KIND_CHOICE: the field is the index; KIND_BOOL: false, true */
-    int n_choices;
-    const char *dflt;           /* NULL: zero */
-    const char *lo_means;       /* KIND_INT: what lo means, for messages ("all cores"); NULL: nothing */
 } cfg_setting;
 
-static const char *const dtype_names[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64] = "f64"};
 /* Only these two are offered: CS_AUTORESET_DISABLED is replay's own. */
 static const char *const autoreset_names[] = {[CS_AUTORESET_NEXT_STEP] = "next_step",
                                               [CS_AUTORESET_SAME_STEP] = "same_step"};
+static const char *const dtype_names[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64] = "f64"};
 static const char *const bool_names[] = {"false", "true"};
-
+#define CHOICES(names) .choices = names, .n_choices = (int)(sizeof names / sizeof names[0])
 #define FIELD(f) offsetof(cs_config, f), sizeof(((cs_config *)0)->f)
+#define STRING_OF(x) #x
+#define STRING(macro) STRING_OF(macro)   /* a number #defined once, in text */
+
+/* A new setting is its cs_config field (cartsim.h) and one row here: its
+ * flag, file key, --help line, --print-config line and JSON member follow. */
 static const cfg_setting settings[] = {
-    {"env", NULL, "env", KIND_ENV, FIELD(env), 0, 0, NULL, 0, "cartpole", NULL},
-    {"envs", "run", "num_envs", KIND_INT, FIELD(num_envs), 1, CS_MAX_ENVS, NULL, 0, "1", NULL},
-    {"unroll", "run", "unroll", KIND_INT, FIELD(unroll), 1, CS_MAX_UNROLL, NULL, 0, "1", NULL},
-    {"threads", "run", "threads", KIND_INT, FIELD(threads), 0, CS_MAX_THREADS, NULL, 0, "0", "all cores"},
-    {"block", "run", "block", KIND_INT, FIELD(block), 0, CS_MAX_BLOCK, NULL, 0, "0", "automatic"},
-    {"device", "run", "device", KIND_INT, FIELD(device), 0, 1 << 20, NULL, 0, "0", NULL},
-    {"backend", "run", "backend", KIND_BACKEND, FIELD(backend), 0, 0, NULL, 0, "auto", NULL},
-    {"fusion", "run", "fusion", KIND_FUSION, FIELD(fusion), 0, 0, NULL, 0, "full", NULL},
-    {"dtype", "run", "dtype", KIND_CHOICE, FIELD(dtype), 0, 0, dtype_names, 2, "f32", NULL},
-    {"autoreset", "env", "autoreset", KIND_CHOICE, FIELD(autoreset), 0, 0, autoreset_names, 2, "next_step", NULL},
-    {"strict", "run", "strict", KIND_BOOL, FIELD(strict), 0, 0, bool_names, 2, "false", NULL},
-    {"persistent", "run", "persistent", KIND_BOOL, FIELD(persistent), 0, 0, bool_names, 2, "true", NULL},
-    {"cc_timeout", "run", "cc_timeout_s", KIND_SECONDS, FIELD(cc_timeout_s), 0, 1000000000, NULL, 0, NULL,
-     "300 s"},
-    {"cache_max_mb", "run", "cache_max_mb", KIND_INT, FIELD(cache_max_mb), 0, INT64_C(1) << 40, NULL, 0, NULL,
-     "$CARTSIM_CACHE_MAX_MB, else 512"},
-    {"param", NULL, "params", KIND_PARAM, FIELD(params), 0, 0, NULL, 0, NULL, NULL},
+    {{.name = "env", .section = "env", .key = "name", .field = "env", .kind = CS_SETTING_TEXT,
+      .metavar = "NAME|PATH.env", .default_value = "cartpole",
+      .help = "environment: a name from envs/, its Gymnasium id (CartPole-v1) or a .env file"}, FIELD(env)},
+    {{.name = "envs", .section = "run", .field = "num_envs", .kind = CS_SETTING_INT, .metavar = "N", .min = 1,
+      .max = CS_MAX_ENVS, .default_value = "1", .help = "environments stepped together"}, FIELD(num_envs)},
+    {{.name = "unroll", .section = "run", .field = "unroll", .kind = CS_SETTING_INT, .metavar = "U", .min = 1,
+      .max = CS_MAX_UNROLL, .default_value = "1", .help = "steps per loop iteration or launch"}, FIELD(unroll)},
+    {{.name = "threads", .section = "run", .field = "threads", .kind = CS_SETTING_INT, .metavar = "K", .min = 0,
+      .max = CS_MAX_THREADS, .default_value = "0", .default_note = "all cores", .help = "cpu threads"}, FIELD(threads)},
+    {{.name = "block", .section = "run", .field = "block", .kind = CS_SETTING_INT, .metavar = "N", .min = 0,
+      .max = CS_MAX_BLOCK, .default_value = "0", .default_note = "automatic",
+      .help = "CUDA threads per block, from the occupancy API when automatic"}, FIELD(block)},
+    {{.name = "device", .section = "run", .field = "device", .kind = CS_SETTING_INT, .metavar = "N", .min = 0,
+      .max = CS_MAX_DEVICE, .default_value = "0",
+      .help = "CUDA device, modulo the devices there are (cartsim under mpirun: the rank's index on its node)"},
+     FIELD(device)},
+    {{.name = "backend", .section = "run", .field = "backend", .kind = CS_SETTING_CHOICE, CHOICES(cs_backend_names),
+      .default_value = "auto", .default_note = "cuda, else cpu, else the interpreter with a note on stderr",
+      .help = "where the kernel runs"}, FIELD(backend)},
+    {{.name = "fusion", .section = "run", .field = "fusion", .kind = CS_SETTING_CHOICE, CHOICES(cs_fusion_names),
+      .default_value = "full", .help = "fusion policy"}, FIELD(fusion)},
+    {{.name = "dtype", .section = "run", .field = "dtype", .kind = CS_SETTING_CHOICE, CHOICES(dtype_names),
+      .default_value = "f32", .help = "floating-point type of the state and arithmetic"}, FIELD(dtype)},
+    {{.name = "autoreset", .section = "env", .field = "autoreset", .kind = CS_SETTING_CHOICE, CHOICES(autoreset_names),
+      .default_value = "next_step", .help = "auto-reset convention"}, FIELD(autoreset)},
+    {{.name = "strict", .section = "run", .field = "strict", .kind = CS_SETTING_BOOL, CHOICES(bool_names),
+      .default_value = "false",
+      .help = "a NaN or infinite state or reward is an error naming the environment and step"},
+     FIELD(strict)},
+    {{.name = "persistent", .section = "run", .field = "persistent", .kind = CS_SETTING_BOOL, CHOICES(bool_names),
+      .default_value = "true", .help = "fusion full: a rollout is one launch",
+      .help_off = "fusion full: one launch per --unroll steps (the paper's XLA loop)"}, FIELD(persistent)},
+    {{.name = "cc_timeout", .section = "run", .field = "cc_timeout_s", .kind = CS_SETTING_SECONDS, .metavar = "SECONDS",
+      .max = CS_MAX_CC_TIMEOUT_S, .default_value = STRING(CS_CC_TIMEOUT_S_DEFAULT),
+      .help = "the C compiler's time limit; past it the run fails (exit 1)"}, FIELD(cc_timeout_s)},
+    {{.name = "cache_max_mb", .section = "run", .field = "cache_max_mb", .kind = CS_SETTING_INT, .metavar = "MB",
+      .min = 0, .max = CS_MAX_CACHE_MAX_MB, .default_value = "0",
+      .default_note = "$CARTSIM_CACHE_MAX_MB, else " STRING(CS_CACHE_MAX_MB_DEFAULT),
+      .help = "the kernel cache's size bound; the least recently used entries go first"}, FIELD(cache_max_mb)},
+    {{.name = "no_cache", .section = "run", .field = "no_cache", .kind = CS_SETTING_BOOL, CHOICES(bool_names),
+      .default_value = "false", .help = "compile afresh, neither reading nor writing the kernel cache"},
+     FIELD(no_cache)},
+    {{.name = "param", .section = "params", .field = "params", .kind = CS_SETTING_LIST,
+      .metavar = "NAME=VALUE|NAME=LO:HI",
+      .help = "override a parameter, LO:HI draws it per environment (repeatable; a file's [params] section)"},
+     FIELD(params)},
 };
 #undef FIELD
+#undef CHOICES
+#undef STRING
+#undef STRING_OF
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
 
 /* [run] keys the program reads (cs_config_file_get), after the settings' own. */
 static const char *const run_program_keys[] = {"steps", "seed"};
 
+size_t cs_config_setting_count(void) { return N_SETTINGS; }
+
+cs_status cs_config_setting_at(size_t i, cs_setting_info *out)
+{
+    if (!out || i >= N_SETTINGS)
+        return CS_ERR_ARGUMENT;
+    *out = settings[i].info;
+    if (!out->key && out->kind != CS_SETTING_LIST)
+        out->key = out->name;
+    return CS_OK;
+}
+
 static const cfg_setting *find_setting(const char *name)
 {
     for (size_t i = 0; i < N_SETTINGS; i++)
-        if (strcmp(settings[i].name, name) == 0)
+        if (strcmp(settings[i].info.name, name) == 0)
             return &settings[i];
     return NULL;
 }
 
-/* "a, b, c": the names of the settings (section NULL: all of them) */
+/* The setting a file's KEY in [SECTION] sets (not [env] name/path, not [params]). */
+static const cfg_setting *find_key(const char *section, const char *key)
+{
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        const cs_setting_info *in = &settings[i].info;
+        if (!in->key && in->section && strcmp(in->section, section) == 0 && strcmp(in->name, key) == 0)
+            return &settings[i];
+    }
+    return NULL;
+}
+
+/* "a, b, c": the names of the settings (section NULL: all of them; else
+ * that section's keys that are their names) */
 static void list_names(const char *section, char *out, size_t size)
 {
     out[0] = 0;
-    for (size_t i = 0; i < N_SETTINGS; i++)
-        if (!section || (settings[i].section && strcmp(settings[i].section, section) == 0)) {
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        const cs_setting_info *in = &settings[i].info;
+        if (!section || (!in->key && in->kind != CS_SETTING_LIST && strcmp(in->section, section) == 0)) {
             strncat(out, *out ? ", " : "", size - strlen(out) - 1);
-            strncat(out, settings[i].name, size - strlen(out) - 1);
+            strncat(out, in->name, size - strlen(out) - 1);
         }
+    }
 }
 
 static int64_t get_int(const cs_config *cfg, const cfg_setting *st)
@@ -115,6 +172,11 @@ static int64_t get_int(const cs_config *cfg, const cfg_setting *st)
         int64_t v;
         memcpy(&v, p, sizeof v);
         return v;
+    }
+    if (st->size == sizeof(bool)) {
+        bool b;
+        memcpy(&b, p, sizeof b);
+        return b;
     }
     int v;
     memcpy(&v, p, sizeof v);
@@ -135,25 +197,35 @@ static void put_int(cs_config *cfg, const cfg_setting *st, int64_t v)
     }
 }
 
+static double get_seconds(const cs_config *cfg, const cfg_setting *st)
+{
+    double s;
+    memcpy(&s, (const char *)cfg + st->offset, sizeof s);
+    return s;
+}
+
 cs_status cs_config_check(const cs_config *cfg, char *err, size_t size)
 {
     for (size_t i = 0; i < N_SETTINGS; i++) {
         const cfg_setting *st = &settings[i];
-        if (st->kind == KIND_SECONDS) {
-            double s;
-            memcpy(&s, (const char *)cfg + st->offset, sizeof s);
-            if (!(s >= 0 && s <= (double)st->hi))
-                return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be from 0 (%s) to %" PRId64 " seconds, not %g",
-                              st->field, st->lo_means, st->hi, s);
+        const cs_setting_info *in = &st->info;
+        if (in->kind == CS_SETTING_SECONDS) {
+            double s = get_seconds(cfg, st);
+            if (!(s >= 0 && s <= (double)in->max))
+                return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be from 0 (%s s) to %" PRId64 " seconds, not %g",
+                              in->field, in->default_value, in->max, s);
             continue;
         }
-        if (st->kind != KIND_INT)
+        if (in->kind != CS_SETTING_INT)
             continue;
         int64_t v = get_int(cfg, st);
-        if (v < st->lo || v > st->hi)
-            return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be between %" PRId64 "%s%s%s and %" PRId64 ", not %" PRId64,
-                          st->field, st->lo, st->lo_means ? " (" : "", st->lo_means ? st->lo_means : "",
-                          st->lo_means ? ")" : "", st->hi, v);
+        /* The note says what the default means; said here when it is the lowest value. */
+        const char *lo_means = in->default_note && in->min == 0 ? in->default_note : NULL;
+        if (v < in->min || v > in->max)
+            return cs_say(err, size, CS_ERR_ARGUMENT,
+                          "%s must be between %" PRId64 "%s%s%s and %" PRId64 ", not %" PRId64,
+                          in->field, in->min, lo_means ? " (" : "", lo_means ? lo_means : "", lo_means ? ")" : "",
+                          in->max, v);
     }
     return CS_OK;
 }
@@ -164,8 +236,48 @@ void cs_config_init(cs_config *cfg)
         return;
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < N_SETTINGS; i++)
-        if (settings[i].dflt)
-            cs_config_set(cfg, settings[i].name, settings[i].dflt, NULL, 0);
+        if (settings[i].info.default_value)
+            cs_config_set(cfg, settings[i].info.name, settings[i].info.default_value, NULL, 0);
+}
+
+cs_status cs_config_get(const cs_config *cfg, const char *name, char *buf, size_t size)
+{
+    if (!cfg || !name || !buf || !size)
+        return CS_ERR_ARGUMENT;
+    buf[0] = 0;
+    const cfg_setting *st = find_setting(name);
+    if (!st)
+        return CS_ERR_NOT_FOUND;
+    const cs_setting_info *in = &st->info;
+    int n = 0;
+    switch (in->kind) {
+    case CS_SETTING_TEXT:
+        n = snprintf(buf, size, "%s", cfg->env ? cfg->env : "");
+        break;
+    case CS_SETTING_INT:
+        n = snprintf(buf, size, "%" PRId64, get_int(cfg, st));
+        break;
+    case CS_SETTING_SECONDS: {   /* 0: the default, for a cs_config that was zeroed, not initialized */
+        double s = get_seconds(cfg, st);
+        n = s > 0 || !in->default_value ? snprintf(buf, size, "%g", s) : snprintf(buf, size, "%s", in->default_value);
+        break;
+    }
+    case CS_SETTING_CHOICE:
+    case CS_SETTING_BOOL: {
+        int64_t k = get_int(cfg, st);
+        n = snprintf(buf, size, "%s", k >= 0 && k < in->n_choices ? in->choices[k] : "?");
+        break;
+    }
+    case CS_SETTING_LIST:
+        for (int k = 0; k < cfg->n_params && k < CS_MAX_PARAM_OVERRIDES; k++) {
+            size_t used = strlen(buf);
+            n = (int)used + snprintf(buf + used, size - used, "%s%s", k ? " " : "", cfg->params[k]);
+            if ((size_t)n >= size)
+                break;
+        }
+        break;
+    }
+    return n >= 0 && (size_t)n < size ? CS_OK : CS_ERR_LIMIT;
 }
 
 /* ---- one setting ---- */
@@ -201,7 +313,6 @@ static cs_status choice_setting(const char *value, const char *const *names, int
 
 cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, char *err, size_t err_size)
 {
-    const char *names[(int)CS_BACKEND_COUNT + (int)CS_FUSION_COUNT];
     char tmp[1];
     if (!err || !err_size) {
         err = tmp;
@@ -217,45 +328,36 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
         list_names(NULL, list, sizeof list);
         return cs_say(err, err_size, CS_ERR_NOT_FOUND, "no setting named '%s' (%s)", name, list);
     }
+    const cs_setting_info *in = &set->info;
     int64_t n = 0;
     int k = 0;
     cs_status st = CS_OK;
-    switch (set->kind) {
-    case KIND_ENV:
+    switch (in->kind) {
+    case CS_SETTING_TEXT:
         if (!*value)
             return cs_say(err, err_size, CS_ERR_ARGUMENT, "'' is not an environment name");
         cfg->env = value;
         return CS_OK;
-    case KIND_INT:
-        if ((st = int_setting(value, set->lo, set->hi, &n, err, err_size)))
+    case CS_SETTING_INT:
+        if ((st = int_setting(value, in->min, in->max, &n, err, err_size)))
             return st;
         put_int(cfg, set, n);
         return CS_OK;
-    case KIND_SECONDS: {
+    case CS_SETTING_SECONDS: {
         double s;
-        if (!cs_num_real(value, &s) || !(s > 0) || s > (double)set->hi)
+        if (!cs_num_real(value, &s) || !(s > 0) || s > (double)in->max)
             return cs_say(err, err_size, CS_ERR_ARGUMENT, "'%s' is not a time in seconds (0 < s <= %" PRId64 ")",
-                          value, set->hi);
+                          value, in->max);
         memcpy((char *)cfg + set->offset, &s, sizeof s);
         return CS_OK;
     }
-    case KIND_BACKEND:
-    case KIND_FUSION: {
-        int count = set->kind == KIND_BACKEND ? CS_BACKEND_COUNT : CS_FUSION_COUNT;
-        for (int i = 0; i < count; i++)
-            names[i] = set->kind == KIND_BACKEND ? cs_backend_name((cs_backend)i) : cs_fusion_name((cs_fusion)i);
-        if ((st = choice_setting(value, names, count, &k, err, err_size)))
+    case CS_SETTING_CHOICE:
+    case CS_SETTING_BOOL:
+        if ((st = choice_setting(value, in->choices, in->n_choices, &k, err, err_size)))
             return st;
         put_int(cfg, set, k);
         return CS_OK;
-    }
-    case KIND_CHOICE:
-    case KIND_BOOL:
-        if ((st = choice_setting(value, set->choices, set->n_choices, &k, err, err_size)))
-            return st;
-        put_int(cfg, set, k);
-        return CS_OK;
-    case KIND_PARAM: {
+    case CS_SETTING_LIST: {
         if (cfg->n_params < 0 || cfg->n_params >= CS_MAX_PARAM_OVERRIDES)
             return cs_say(err, err_size, CS_ERR_LIMIT, "more than %d overrides", CS_MAX_PARAM_OVERRIDES);
         /* The parser's own reading of overrides; whether NAME exists is
@@ -501,8 +603,7 @@ static int handler(void *user, const char *section, const char *name, const char
 
     switch (c->section) {
     case SEC_RUN: {
-        const cfg_setting *set = find_setting(name);
-        if (set && set->section && strcmp(set->section, "run") == 0)
+        if (find_key("run", name))
             return apply(c, ep, name, ep->value);
         if (in_list(name, run_program_keys, sizeof run_program_keys / sizeof run_program_keys[0]))
             return 1;
@@ -529,8 +630,7 @@ static int handler(void *user, const char *section, const char *name, const char
                 return fail_at(c, line, CS_ERR_NOMEM, "out of memory");
             return apply(c, ep, "env", path);
         }
-        const cfg_setting *set = find_setting(name);
-        if (set && set->section && strcmp(set->section, "env") == 0)
+        if (find_key("env", name))
             return apply(c, ep, name, ep->value);
         char list[256];
         list_names("env", list, sizeof list);

@@ -520,6 +520,17 @@ void cs_env_close(cs_env *env)
 
 const char *cs_env_error(const cs_env *env) { return env ? env->error : "no environment handle"; }
 
+cs_status cs_env_say(cs_env *env, cs_status s, const char *fmt, ...)
+{
+    if (!env)
+        return s;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(env->error, sizeof env->error, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 static cs_status usable(cs_env *env)
 {
     if (!env)

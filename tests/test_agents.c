@@ -291,7 +291,7 @@ Test(agents, declared_heuristic_balances_cartpole)
     cr_assert_eq(cs_env_num_weights(env), 0u);
     double ret[100];
     char err[256];
-    cr_assert_eq(cs_evaluate(env, NULL, 100, 0, ret, err, sizeof err), CS_OK, "%s", err);
+    cr_assert_eq(cs_evaluate(env, NULL, 100, 0, ret), CS_OK, "%s", cs_env_error(env));
     double sum = 0;
     for (int e = 0; e < 100; e++)
         sum += ret[e];
@@ -311,7 +311,7 @@ Test(agents, evaluate_scores_first_episodes)
     cs_env *env = open_policy("cartpole", "linear", N, CS_BACKEND_CPU, CS_DTYPE_F64);
     double ret[ROUNDS * N];
     char err[256];
-    cr_assert_eq(cs_evaluate(env, w, ROUNDS * N, 9, ret, err, sizeof err), CS_OK, "%s", err);
+    cr_assert_eq(cs_evaluate(env, w, ROUNDS * N, 9, ret), CS_OK, "%s", cs_env_error(env));
     int short_ones = 0;
     for (int round = 0; round < ROUNDS; round++) {
         cr_assert_eq(cs_env_reset(env, 9 + (uint64_t)round), CS_OK);
@@ -448,7 +448,7 @@ static double mean_return(const char *policy, const double *weights, uint64_t se
     cs_env *env = open_policy("cartpole", policy, 100, CS_BACKEND_AUTO, CS_DTYPE_F32);
     double ret[100];
     char err[256];
-    cr_assert_eq(cs_evaluate(env, weights, 100, seed, ret, err, sizeof err), CS_OK, "%s", err);
+    cr_assert_eq(cs_evaluate(env, weights, 100, seed, ret), CS_OK, "%s", cs_env_error(env));
     cs_env_close(env);
     double sum = 0;
     for (int e = 0; e < 100; e++)

@@ -552,9 +552,10 @@ Test(api_abuse, settings_policies_and_training_arguments)
     weights[13] = 0;
     BAD(CS_OK, env, cs_env_set_weights(env, weights));
     double returns[8];
-    BAD(CS_ERR_ARGUMENT, NULL, cs_evaluate(NULL, weights, 4, 0, returns, err, sizeof err));
-    BAD(CS_ERR_ARGUMENT, NULL, cs_evaluate(env, weights, -1, 0, returns, err, sizeof err));
-    BAD(CS_ERR_ARGUMENT, NULL, cs_evaluate(env, weights, 4, 0, NULL, err, sizeof err));
+    BAD(CS_ERR_ARGUMENT, NULL, cs_evaluate(NULL, weights, 4, 0, returns));
+    BAD(CS_ERR_ARGUMENT, env, cs_evaluate(env, weights, -1, 0, returns));
+    cr_expect(strstr(cs_env_error(env), "at least one episode"), "the message is on the handle: %s", cs_env_error(env));
+    BAD(CS_ERR_ARGUMENT, env, cs_evaluate(env, weights, 4, 0, NULL));
     free(weights);
     cs_env_close(env);
 

@@ -162,12 +162,15 @@ Test(settings, train_not_solved_and_not_saved, .timeout = 300)
 
 /* ---- --help's defaults ---- */
 
-/* The option table, read by the test as by the program. */
+/* The flags that hold a value, and their file keys, as the program builds
+ * them: the library's settings (cs_config_setting_at; --NAME with '-' for
+ * '_'), then the program's own options (cli_options.def). */
 typedef struct {
-    const char *flag, *metavar, *section, *key;
+    char flag[64];
+    const char *metavar, *section, *key;
 } table_row;
 
-static const table_row table[] = {
+static const table_row program_rows[] = {
 #define OPTION(id, flag, metavar, section, key, note, help) {flag, metavar, section, key},
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi)
@@ -176,6 +179,30 @@ static const table_row table[] = {
 #undef KEY
 #undef RANGE
 };
+#define N_PROGRAM_ROWS (sizeof program_rows / sizeof program_rows[0])
+
+static void flag_of(const char *setting, char *flag, size_t size)
+{
+    snprintf(flag, size, "%s", setting);
+    for (char *c = flag; *c; c++)
+        *c = *c == '_' ? '-' : *c;
+}
+
+/* rows[cap]: returns how many */
+static size_t all_rows(table_row *rows, size_t cap)
+{
+    size_t n = 0;
+    cs_setting_info in;
+    for (size_t i = 0; cs_config_setting_at(i, &in) == CS_OK && n < cap; i++, n++) {
+        flag_of(in.name, rows[n].flag, sizeof rows[n].flag);
+        rows[n].metavar = in.kind == CS_SETTING_BOOL ? NULL : in.metavar ? in.metavar : "CHOICE";
+        rows[n].section = in.section;
+        rows[n].key = in.key;
+    }
+    for (size_t i = 0; i < N_PROGRAM_ROWS && n < cap; i++, n++)
+        rows[n] = program_rows[i];
+    return n;
+}
 
 /* The default --help prints for --FLAG in `help`: "" when the flag is not
  * listed, "-" when it is listed with no "(default ...)". */
@@ -231,7 +258,9 @@ Test(settings, help_shows_each_subcommands_real_defaults, .timeout = 300)
         cr_assert_eq(help.status, 0, "%s --help: %s", commands[c], help.err);
         cr_assert_eq(config.status, 0, "%s --print-config: %s", commands[c], config.err);
         int compared = 0;
-        for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        table_row table[128];
+        size_t n_rows = all_rows(table, 128);
+        for (size_t i = 0; i < n_rows; i++) {
             if (!table[i].metavar || !table[i].key)
                 continue;
             char shown[128], used[128];
@@ -342,72 +371,138 @@ Test(settings, library_defaults)
     cr_expect(!cfg.policy && !cfg.cc && !cfg.cache_dir && !cfg.env_dir && !cfg.no_cache);
 }
 
-/* The program's file keys for cs_config's settings are the library's
- * setting names, and the library has no setting the program lacks. */
-Test(settings, program_and_library_agree_on_names)
+/* The table's introspection: every default is a value cs_config_get spells
+ * and cs_config_set takes back; the limits are cartsim.h's CS_MAX_*. */
+Test(settings, table_defaults_round_trip)
 {
-    char err[512];
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        if (!table[i].section || strcmp(table[i].section, "params") == 0)
-            continue;
-        cs_config cfg;
-        cs_config_init(&cfg);
-        cs_status st = cs_config_set(&cfg, table[i].key, "?", err, sizeof err);
-        bool lib = st != CS_ERR_NOT_FOUND;
-        bool program_only = strcmp(table[i].section, "run") != 0 && strcmp(table[i].section, "env") != 0;
-        program_only |= !strcmp(table[i].key, "steps") || !strcmp(table[i].key, "seed") ||
-                        !strcmp(table[i].key, "name") || !strcmp(table[i].key, "path");
-        cr_expect_eq(lib, !program_only, "[%s] %s: library %s", table[i].section, table[i].key, err);
-    }
     cs_config cfg;
     cs_config_init(&cfg);
-    cr_assert_eq(cs_config_set(&cfg, "bogus", "1", err, sizeof err), CS_ERR_NOT_FOUND);
-    const char *list = strchr(err, '(');
-    cr_assert(list, "%s", err);
-    char names[512];
-    snprintf(names, sizeof names, "%s", list + 1);
-    for (char *tok = strtok(names, ", )"); tok; tok = strtok(NULL, ", )")) {
-        /* a flag spells the setting's '_' as '-' (cc_timeout: --cc-timeout) */
-        for (char *u = tok; *u; u++)
-            *u = *u == '_' ? '-' : *u;
+    cs_setting_info in;
+    size_t n = cs_config_setting_count();
+    cr_assert(n >= 15, "%zu settings", n);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(cs_config_setting_at(i, &in), CS_OK);
+        cr_expect(in.name && in.field && in.section && in.help && *in.help, "row %zu", i);
+        char got[256], again[256], err[256];
+        cr_assert_eq(cs_config_get(&cfg, in.name, got, sizeof got), CS_OK, "%s", in.name);
+        if (in.default_value)
+            cr_expect_str_eq(got, in.default_value, "%s: cs_config_init gives %s", in.name, got);
+        if (in.kind == CS_SETTING_LIST)
+            continue;
+        cs_config copy = cfg;
+        cr_expect_eq(cs_config_set(&copy, in.name, got, err, sizeof err), CS_OK, "%s = %s: %s", in.name, got, err);
+        cs_config_get(&copy, in.name, again, sizeof again);
+        cr_expect_str_eq(again, got, "%s", in.name);
+    }
+    cr_expect_eq(cs_config_setting_at(n, &in), CS_ERR_ARGUMENT);
+    char buf[8];
+    cr_expect_eq(cs_config_get(&cfg, "bogus", buf, sizeof buf), CS_ERR_NOT_FOUND);
+    static const struct {
+        const char *name;
+        long long max;
+    } limits[] = {{"envs", CS_MAX_ENVS}, {"unroll", CS_MAX_UNROLL}, {"threads", CS_MAX_THREADS},
+                  {"block", CS_MAX_BLOCK}, {"device", CS_MAX_DEVICE}, {"cc_timeout", CS_MAX_CC_TIMEOUT_S},
+                  {"cache_max_mb", CS_MAX_CACHE_MAX_MB}};
+    for (size_t k = 0; k < sizeof limits / sizeof limits[0]; k++) {
         bool found = false;
-        for (size_t i = 0; i < sizeof table / sizeof table[0] && !found; i++)
-            found = !strcmp(table[i].flag, tok);
-        cr_expect(found, "the library's setting '%s' has no flag", tok);
+        for (size_t i = 0; cs_config_setting_at(i, &in) == CS_OK; i++)
+            if (!strcmp(in.name, limits[k].name)) {
+                found = true;
+                cr_expect_eq(in.max, limits[k].max, "%s", in.name);
+            }
+        cr_expect(found, "no setting %s", limits[k].name);
     }
 }
 
-/* A choice's metavar in the program's table lists the library's choices. */
-Test(settings, metavars_list_the_librarys_choices)
+/* Whether `text` holds "\n  --FLAG" followed by a space or the line's end:
+ * FLAG's line in --help. */
+static bool help_lists(const char *text, const char *flag)
 {
-    static const char *const names[] = {"backend", "fusion", "dtype", "autoreset"};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        const table_row *row = NULL;
-        for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-            if (!strcmp(table[i].flag, names[k]))
-                row = &table[i];
-        cr_assert(row && row->metavar, "no row for --%s", names[k]);
-        cs_config cfg;
-        cs_config_init(&cfg);
-        char err[256];
-        cr_assert_eq(cs_config_set(&cfg, names[k], "?", err, sizeof err), CS_ERR_ARGUMENT);
-        const char *list = strstr(err, "is not one of ");
-        cr_assert(list, "%s", err);
-        list += strlen("is not one of ");
-        char copy[256];
-        snprintf(copy, sizeof copy, "%s", row->metavar);
-        int in_metavar = 0, in_library = 0;
-        for (char *tok = strtok(copy, "|"); tok; tok = strtok(NULL, "|")) {
-            in_metavar++;
-            char word[64];
-            snprintf(word, sizeof word, "%s", tok);
-            const char *at = strstr(list, word);
-            size_t n = strlen(word);
-            cr_expect(at && (at == list || at[-1] == ' ') && (at[n] == ',' || at[n] == 0), "--%s %s: the library: %s",
-                      names[k], word, list);
-        }
-        for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-            in_library++;
-        cr_expect_eq(in_metavar, in_library, "--%s %s, the library: %s", names[k], row->metavar, list);
+    char pat[80];
+    snprintf(pat, sizeof pat, "\n  --%s", flag);
+    size_t n = strlen(pat);
+    for (const char *p = strstr(text, pat); p; p = strstr(p + 1, pat))
+        if (p[n] == ' ' || p[n] == '\n')
+            return true;
+    return false;
+}
+
+/* A row of the library's table is all the program needs: every setting is
+ * a flag that some subcommand's --help lists (or that run refuses, saying
+ * why), a key of a configuration file that --print-config shows where it
+ * came from (or lists as not used), and a member of the JSON summary's
+ * "config" object. Nothing of the setting is named here: a new row is
+ * checked as it is added. */
+Test(settings, every_setting_is_a_flag_a_file_key_a_help_line_and_a_json_member, .timeout = 300)
+{
+    static const char *const commands[] = {"run", "replay", "dump", "view", "render", "train", "eval"};
+    char *helps[sizeof commands / sizeof commands[0]];
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+        cli_result h;
+        const char *args[] = {commands[c], "--help", NULL};
+        run(args, &h);
+        cr_assert_eq(h.status, 0, "%s --help: %s", commands[c], h.err);
+        helps[c] = strdup(h.out);
+        cli_result_free(&h);
     }
+    cli_result json;
+    const char *job[] = {"run", "--envs", "2", "--steps", "1", "--backend", "interp", "--json", NULL};
+    run(job, &json);
+    cr_assert_eq(json.status, 0, "%s", json.err);
+    const char *config = strstr(json.out, "\n  \"config\": {\n");
+    cr_assert(config, "no config object in %s", json.out);
+
+    cs_config dflt;
+    cs_config_init(&dflt);
+    cs_setting_info in;
+    for (size_t i = 0; cs_config_setting_at(i, &in) == CS_OK; i++) {
+        char flag[64], member[96];
+        flag_of(in.name, flag, sizeof flag);
+        /* --help */
+        bool listed = false;
+        for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+            listed |= help_lists(helps[c], flag);
+        if (!listed) {
+            char arg[80];
+            snprintf(arg, sizeof arg, "--%s", flag);
+            const char *refused[] = {"run", arg, "x", NULL};
+            expect_usage_error(refused, "has no effect on 'cartsim run'");
+        }
+        /* --json */
+        snprintf(member, sizeof member, "\n    \"%s\": ", in.name);
+        cr_expect(strstr(config, member) != NULL, "no \"%s\" in run --json's config: %s", in.name, config);
+        /* a file's key */
+        char value[256], ini[512], want[300], unused[300];
+        cs_config_get(&dflt, in.name, value, sizeof value);
+        if (in.kind == CS_SETTING_LIST) {
+            snprintf(ini, sizeof ini, "[%s]\ngravity = 9.8\n", in.section);
+            snprintf(want, sizeof want, "gravity = 9.8");
+        } else {
+            snprintf(ini, sizeof ini, "[%s]\n%s = %s\n", in.section, in.key, value);
+            snprintf(want, sizeof want, "\n%s = %s ", in.key, value);
+        }
+        snprintf(unused, sizeof unused, "; [%s] %s = %s (line 2)", in.section, in.key ? in.key : "gravity",
+                 in.key ? value : "9.8");
+        char path[] = "/tmp/cartsim-setting-XXXXXX";
+        int fd = mkstemp(path);
+        cr_assert(fd >= 0);
+        cr_assert_eq(write(fd, ini, strlen(ini)), (ssize_t)strlen(ini));
+        close(fd);
+        cli_result p;
+        const char *print[] = {"run", "--config", path, "--print-config", NULL};
+        run(print, &p);
+        cr_expect_eq(p.status, 0, "%s: %s", ini, p.err);
+        const char *line = strstr(p.out, want);
+        char origin[64];
+        snprintf(origin, sizeof origin, "; %s:2\n", path);
+        cr_expect((line && strstr(line, origin) && strstr(line, origin) < strchr(line + 1, '\n') + 1) ||
+                      strstr(p.out, unused),
+                  "[%s] %s: neither set from the file nor listed as not used:\n%s", in.section,
+                  in.key ? in.key : "*", p.out);
+        cli_result_free(&p);
+        unlink(path);
+    }
+    cli_result_free(&json);
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+        free(helps[c]);
 }

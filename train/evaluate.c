@@ -115,24 +115,35 @@ static cs_status evaluate(cs_env *env, const double *weights, int64_t episodes, 
     return CS_OK;
 }
 
-cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                      char *error, size_t error_size)
+/* The message goes on the handle, as every call on a handle's ("" on success). */
+static cs_status on_handle(cs_env *env, cs_status s, const char *msg)
+{
+    return cs_env_say(env, s, "%s", s == CS_OK ? "" : msg[0] ? msg : cs_status_string(s));
+}
+
+cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns)
 {
     cs_env_info info;
     int64_t n = 0;
-    if (env && cs_env_get_info(env, &info) == CS_OK) {
+    char msg[1024] = "";
+    if (!env)
+        return CS_ERR_ARGUMENT;
+    if (cs_env_get_info(env, &info) == CS_OK) {
         if (info.first_env != 0)
-            return cs_say(error, error_size, CS_ERR_ARGUMENT,
-                          "a slice (first_env %lld) is evaluated with cs_evaluate_split", (long long)info.first_env);
+            return cs_env_say(env, CS_ERR_ARGUMENT, "a slice (first_env %lld) is evaluated with cs_evaluate_split",
+                              (long long)info.first_env);
         n = info.num_envs;
     }
-    return evaluate(env, weights, episodes, seed, returns, n, NULL, error, error_size);
+    return on_handle(env, evaluate(env, weights, episodes, seed, returns, n, NULL, msg, sizeof msg), msg);
 }
 
 cs_status cs_evaluate_split(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns,
-                            int64_t global_envs, const cs_split *split, char *error, size_t error_size)
+                            int64_t global_envs, const cs_split *split)
 {
-    return evaluate(env, weights, episodes, seed, returns, global_envs, split, error, error_size);
+    char msg[1024] = "";
+    if (!env)
+        return CS_ERR_ARGUMENT;
+    return on_handle(env, evaluate(env, weights, episodes, seed, returns, global_envs, split, msg, sizeof msg), msg);
 }
 
 void cs_split_share(int64_t n, int rank, int ranks, int64_t *first, int64_t *count)

@@ -119,7 +119,9 @@ static cs_status score_mean(trainer *t, const cs_train_config *tc, uint64_t seed
                             size_t size)
 {
     cs_status s = cs_evaluate_split(t->env, t->search.mean, tc->eval_episodes, seed, t->returns, t->search.pop,
-                                    &tc->split, error, size);
+                                    &tc->split);
+    if (s != CS_OK)
+        cs_say(error, size, s, "%s", cs_env_error(t->env));
     *score = mean_of(t->returns, tc->eval_episodes);
     return s;
 }

@@ -270,8 +270,7 @@ class Batch:
         if weights is not None:
             w_array = np.ascontiguousarray(weights, dtype=np.float64).reshape(self.num_weights)
             w = ffi.from_buffer("double[]", w_array)
-        call_with_error_buffer(lib.cs_evaluate, self._ptr(), w, int(episodes), int(seed),
-                               ffi.from_buffer("double[]", returns))
+        self._call(lib.cs_evaluate(self._ptr(), w, int(episodes), int(seed), ffi.from_buffer("double[]", returns)))
         return returns
 
     # -------------------------------------------------------------- CUDA
