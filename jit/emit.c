@@ -671,7 +671,8 @@ static void emit_block_struct(emitter *e)
     }
     for (cs_node n = 1; n < count; n++)
         if (e->any_called[n])
-            out(e, "    %s x%u[CS_BLOCK];   /* a result of a pass of its own */\n", c_type((cs_type)node(e, n)->type), n);
+            out(e, "    %s x%u[CS_BLOCK];   /* a result of a pass of its own */\n",
+                c_type((cs_type)node(e, n)->type), n);
     out(e, "} cs_block;\n\n");
 }
 
@@ -835,7 +836,7 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
         out(e, "    const int nv = n;\n");
     emit_kernels(e, en);
     if (en->rollout)
-        out(e, "    /* restarts: the lanes whose episode ended (rare; none at most steps of most blocks) */\n"
+        out(e, "    /* restarts: the lanes whose episode ended, if any (rare) */\n"
                "    if ((only < 0 || only == %u) && ended_)\n"
                "    for (int i = 0; i < n; i++)\n"
                "        if (B->done[i])\n"
