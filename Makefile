@@ -63,7 +63,7 @@ LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wild
 CLI_SRC  = $(wildcard cli/*.c)
 VIEW_SRC = $(wildcard view/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
-PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h
+PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h jit/mathd.h
 
 # Open MPI is optional too, and the program's alone (cli/dist.c): the library
 # links no MPI. Without it `mpirun -n K build/cartsim` is refused. `make MPI=no`.
@@ -82,7 +82,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest asan deps install clean bench fuzz fuzz-build FORCE
+.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-mathd bench-sleef fuzz fuzz-build FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -237,6 +237,28 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 # peers (in build/bench-venv), plots and bench/RESULTS.md; BENCH_ARGS=--quick for a smoke run.
 bench: all
 	python3 bench/bench.py $(BENCH_ARGS)
+
+# The math benchmarks (not part of `make test` either), built with the cpu
+# backend's flags (jit/backend_cpu.c's cc_flags) so that their loops are the
+# code a kernel runs: the fast f64 functions' errors (jit/mathd.h), and
+# SLEEF against cartsim's own functions (only where libsleef-dev is
+# installed: SLEEF is not a dependency, bench/RESULTS.md says why).
+BENCH_MATH_CFLAGS = -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math \
+                    -fno-tree-slp-vectorize -fvect-cost-model=unlimited -Wall -Wextra -Ijit
+bench-mathd:
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(BENCH_MATH_CFLAGS) bench/mathd_accuracy.c -o $(BUILD)/bench/mathd_accuracy -lm
+	$(BUILD)/bench/mathd_accuracy
+
+bench-sleef:
+	@if ! pkg-config --exists sleef; then \
+	    echo "bench-sleef: SLEEF is not installed (apt-get install libsleef-dev); nothing to compare"; \
+	else \
+	    mkdir -p $(BUILD)/bench && \
+	    $(CC) $(BENCH_MATH_CFLAGS) $$(pkg-config --cflags sleef) bench/sleef_vs_own.c -o $(BUILD)/bench/sleef_vs_own \
+	        $$(pkg-config --libs sleef) -lm && \
+	    $(BUILD)/bench/sleef_vs_own; \
+	fi
 
 # What a program linking libcartsim.a needs besides it (bench/bench.py asks).
 print-ldlibs:

@@ -40,6 +40,10 @@ BUILD = os.path.join(ROOT, "build", "bench")
 OUT = os.path.join(ROOT, "bench", "out")
 PLOTS = os.path.join(ROOT, "bench", "plots")
 RESULTS = os.path.join(ROOT, "bench", "RESULTS.md")
+# A section of RESULTS.md under this line (after its "## " heading) is written
+# by hand, not measured by this script: a rewrite keeps it, and everything
+# after it, as it is (hand-edited sections come last).
+HAND_EDITED = "<!-- hand-edited: bench.py keeps this section as it is -->"
 RB = os.path.join(BUILD, "rollout_bench")
 CLI = os.path.join(ROOT, "build", "cartsim")
 LIB = os.path.join(ROOT, "build", "libcartsim.a")
@@ -72,11 +76,13 @@ def median(xs):
 REFS_BUILD = (("ref_pendulum", "ref_pendulum.c", []), ("ref_mountain_car", "ref_mountain_car.c", []),
               ("ref_mountain_car_continuous", "ref_mountain_car.c", ["-DCONTINUOUS"]),
               ("ref_acrobot", "ref_acrobot.c", []))
-# Every environment's row of stage 6: (env, dtype, its reference binary or None).
-REF_ROWS = (("cartpole", "f32", "ref_cartpole"), ("cartpole", "f64", None), ("pendulum", "f32", "ref_pendulum"),
-            ("mountain_car", "f32", "ref_mountain_car"),
-            ("mountain_car_continuous", "f32", "ref_mountain_car_continuous"), ("acrobot", "f32", "ref_acrobot"),
-            ("spring_mass", "f32", None))
+# Every environment's row of stage 6: (env, dtype, math, its reference binary
+# or None). math "fast": f64 with jit/mathd.h's vectorized functions (--math).
+REF_ROWS = (("cartpole", "f32", "exact", "ref_cartpole"), ("cartpole", "f64", "exact", None),
+            ("cartpole", "f64", "fast", None), ("pendulum", "f32", "exact", "ref_pendulum"),
+            ("mountain_car", "f32", "exact", "ref_mountain_car"),
+            ("mountain_car_continuous", "f32", "exact", "ref_mountain_car_continuous"),
+            ("acrobot", "f32", "exact", "ref_acrobot"), ("spring_mass", "f32", "exact", None))
 SMALL_BATCHES = (1, 4, 16, 48, 64, 256, 2048)
 
 
@@ -222,10 +228,10 @@ def mark(text, r):
 # ------------------------------------------------------------ measuring
 
 def rb(env="cartpole", envs=2048, steps=10000, fusion="full", unroll=1, threads=1, dtype="f32", backend="cpu",
-       chunk=0, repeat=5, cold=False, step_api=False, target_ms=0, timeout=300):
+       chunk=0, repeat=5, cold=False, step_api=False, target_ms=0, timeout=300, math="exact"):
     cmd = [RB, "--env", env, "--envs", str(envs), "--steps", str(steps), "--fusion", fusion, "--unroll",
            str(unroll), "--threads", str(threads), "--dtype", dtype, "--backend", backend, "--repeat", str(repeat),
-           "--seed", "1"]
+           "--seed", "1", "--math", math]
     if chunk:
         cmd += ["--chunk", str(chunk)]
     if cold:
@@ -611,35 +617,36 @@ def mpi_text():
 
 
 def exp_refs(a):
-    """Each environment in f32 (and CartPole in f64), 2048 environments, one
-    thread, fully fused and persistent, against its hand-written reference
-    where there is one; then CartPole f32 on one thread from 1 to 2048
-    environments. Round-robin, medians, as the ablation."""
+    """Each environment in f32 (and CartPole in f64, exact and fast math),
+    2048 environments, one thread, fully fused and persistent, against its
+    hand-written reference where there is one; then CartPole f32 on one
+    thread from 1 to 2048 environments. Round-robin, medians, as the
+    ablation."""
     steps = 1000 if a.quick else 4000
     jobs, meta = [], []
-    for env, dtype, binary in REF_ROWS:
+    for env, dtype, math, binary in REF_ROWS:
         path = os.path.join(ROOT, "envs", env + ".env")
-        jobs.append(dict(env=path, envs=2048, steps=steps, dtype=dtype, threads=1))
-        meta.append((env, dtype, "cartsim"))
+        jobs.append(dict(env=path, envs=2048, steps=steps, dtype=dtype, threads=1, math=math))
+        meta.append((env, dtype, math, "cartsim"))
         if binary:
             jobs.append(dict(ref=binary, envs=2048, steps=steps))
-            meta.append((env, dtype, binary))
+            meta.append((env, dtype, math, binary))
     for n in SMALL_BATCHES:
         # about the same work per run at every size (interleaved times the steps it is given)
         jobs.append(dict(envs=n, steps=max(steps, (500000 if a.quick else 4000000) // n), threads=1))
-        meta.append(("cartpole", "f32", "small:%d" % n))
+        meta.append(("cartpole", "f32", "exact", "small:%d" % n))
     res = interleaved(jobs, a.rounds, a.per_round)
     rows = []
-    for (env, dtype, impl), job, r in zip(meta, jobs, res):
-        row = {"env": env, "dtype": dtype, "impl": impl, "envs": job["envs"]}
+    for (env, dtype, math, impl), job, r in zip(meta, jobs, res):
+        row = {"env": env, "dtype": dtype, "math": math, "impl": impl, "envs": job["envs"]}
         if r is None or "error" in r:
             row["error"] = (r or {}).get("error", "not run")
         else:
             row.update(steps=r.get("steps", job["steps"]), env_steps_per_sec=r["env_steps_per_sec"],
                        median_ms=r["median_ms"], busy=r.get("busy"))
         rows.append(row)
-    write_csv("refs.csv", rows, ["env", "dtype", "impl", "envs", "steps", "env_steps_per_sec", "median_ms", "busy",
-                                 "error"])
+    write_csv("refs.csv", rows, ["env", "dtype", "math", "impl", "envs", "steps", "env_steps_per_sec", "median_ms",
+                                 "busy", "error"])
     return rows
 
 
@@ -648,7 +655,8 @@ def refs_text(refs, peers):
     w = L.append
     w("## 6. Every environment against its hand-written loop, and small batches")
     w("")
-    w("f32 (CartPole also f64), 2048 environments, one thread, fusion full, the whole rollout in one call, "
+    w("f32 (CartPole also f64: exact, glibc's functions, Gymnasium's bits; and `--math fast`, jit/mathd.h's "
+      "vectorized ones), 2048 environments, one thread, fusion full, the whole rollout in one call, "
       "round-robin with the references (bench/ref_*.c, built with the cpu backend's flags), medians. gymnax "
       "figures are the peers' stage (CartPole only: bench/peers.py runs no other gymnax environment).")
     w("")
@@ -657,14 +665,16 @@ def refs_text(refs, peers):
     gx = float(gymnax["env_steps_per_sec"]) if gymnax and gymnax.get("env_steps_per_sec") else None
     rows = []
     f32_cartpole = None
-    for env, dtype, binary in REF_ROWS:
-        c = next((r for r in refs if r["env"] == env and r["dtype"] == dtype and r["impl"] == "cartsim"), None)
+    for env, dtype, math, binary in REF_ROWS:
+        c = next((r for r in refs if r["env"] == env and r["dtype"] == dtype and r.get("math", "exact") == math
+                  and r["impl"] == "cartsim"), None)
         h = next((r for r in refs if binary and r["impl"] == binary), None)
         rate = c["env_steps_per_sec"] if c and "error" not in c else None
         if env == "cartpole" and dtype == "f32":
             f32_cartpole = rate
         ref_rate = h["env_steps_per_sec"] if h and "error" not in h else None
-        rows.append([env, dtype, mark(sci(rate), c) if rate else "failed" if c else "-",
+        rows.append([env, dtype + (" fast math" if math == "fast" else ""),
+                     mark(sci(rate), c) if rate else "failed" if c else "-",
                      mark(sci(ref_rate), h) if ref_rate else "-",
                      "%.2fx" % (rate / ref_rate) if rate and ref_rate else "-",
                      "%.1fx" % (rate / gx) if rate and gx and env == "cartpole" and dtype == "f32" else "-",
@@ -913,6 +923,18 @@ plot '%s' using 2:xtic(1) title 'f32', '' using 3 title 'f64'
 
 
 # ------------------------------------------------------------ RESULTS.md
+
+def hand_edited_sections():
+    """The hand-edited tail of the current RESULTS.md (see HAND_EDITED), or ""."""
+    try:
+        with open(RESULTS) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    i = text.find(HAND_EDITED)
+    start = text.rfind("\n## ", 0, i) if i >= 0 else -1
+    return text[start + 1:] if start >= 0 else ""
+
 
 def g(x, digits=3):
     if x is None or x == "":
@@ -1519,8 +1541,10 @@ def main():
                      "machine and load than above): this run (`--only %s`) found no data of %s in bench/out/."
                      % ("s" * (len(keep) > 1), ", ".join(sorted(keep)), "them" if len(keep) > 1 else "it", a.only,
                         "theirs" if len(keep) > 1 else "its"))
+    kept = hand_edited_sections()
     text = (results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows,
-                       run, notes, plots) + "\n" + refs_text(refs, peers) + "\n" + mpi_text())
+                       run, notes, plots) + "\n" + refs_text(refs, peers) + "\n" + mpi_text()
+            + ("\n" + kept if kept else ""))
     head, sections = numbered_sections(text)
     with open(RESULTS, "w") as f:
         f.write(head + "".join(keep.get(num, sec) for num, sec in sections))

@@ -3,7 +3,7 @@
  * median of repeated rollouts after a warm-up, and printed as one JSON line.
  *
  *   rollout_bench [--env NAME|PATH] [--envs N] [--steps T] [--fusion F] [--unroll U]
- *                 [--threads K] [--dtype f32|f64] [--backend B] [--seed S]
+ *                 [--threads K] [--dtype f32|f64] [--math exact|fast] [--backend B] [--seed S]
  *                 [--chunk C] [--step-api] [--repeat R] [--cold] [--target-ms MS]
  *
  * --chunk C splits the rollout into calls of C steps: each call is one trip
@@ -155,7 +155,8 @@ static int parse_int(const char *s, long long lo, long long *out)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: rollout_bench [--env NAME|PATH] [--envs N] [--steps T] [--fusion none|rules|full]\n"
-               "                     [--unroll U] [--threads K] [--dtype f32|f64] [--backend cpu|cuda|interp|auto]\n"
+               "                     [--unroll U] [--threads K] [--dtype f32|f64] [--math exact|fast]\n"
+               "                     [--backend cpu|cuda|interp|auto]\n"
                "                     [--seed S] [--chunk C] [--step-api] [--repeat R] [--cold] [--target-ms MS]\n");
 }
 
@@ -199,6 +200,9 @@ int main(int argc, char **argv)
                         : CS_BACKEND_COUNT;
             if (cfg.backend == CS_BACKEND_COUNT)
                 return fprintf(stderr, "rollout_bench: unknown backend '%s'\n", val), 2;
+        } else if (!strcmp(a, "--math")) {
+            if (cs_config_set(&cfg, "math", val, NULL, 0) != CS_OK)
+                return fprintf(stderr, "rollout_bench: unknown math '%s'\n", val), 2;
         } else if (!strcmp(a, "--dtype")) {
             if (strcmp(val, "f32") && strcmp(val, "f64"))
                 return fprintf(stderr, "rollout_bench: unknown dtype '%s'\n", val), 2;
@@ -295,6 +299,7 @@ int main(int argc, char **argv)
     double env_steps = (double)p.info.num_envs * (double)p.steps;
     printf("{\"env\": ");
     json_string(p.info.name);
+    printf(", \"math\": \"%s\"", p.info.math == CS_MATH_FAST ? "fast" : "exact");
     printf(", \"backend\": \"%s\", \"fusion\": \"%s\", \"dtype\": \"%s\", \"envs\": %lld, \"steps\": %lld, "
            "\"unroll\": %d, \"threads\": %d, \"mode\": \"%s\", \"chunk\": %lld, \"calls\": %lld, "
            "\"kernels_per_step\": %d, \"launches\": %lld, ",

@@ -185,6 +185,8 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_json_string(b, cs_fusion_name(in->fusion));
     cli_buf_str(b, ",\n  \"dtype\": ");
     cli_buf_json_string(b, dtype_name(in->dtype));
+    cli_buf_str(b, ",\n  \"math\": ");
+    cli_buf_json_string(b, in->math == CS_MATH_FAST ? "fast" : "exact");
     cli_buf_printf(b, ",\n  \"num_envs\": %" PRId64 ",\n", in->num_envs);
     cli_buf_printf(b, "  \"steps\": %" PRId64 ",\n", s->steps);
     cli_buf_printf(b, "  \"interrupted\": %s,\n", s->steps < a->steps ? "true" : "false");
@@ -227,7 +229,7 @@ static void report_text(cli_buf *b, const cli_args *a, const cs_env_info *in, co
     cli_buf_printf(b, "env               %s (%s)\n", in->name ? in->name : "?", in->title ? in->title : "?");
     cli_buf_printf(b, "backend           %s\n", cs_backend_name(in->backend));
     cli_buf_printf(b, "fusion            %s\n", cs_fusion_name(in->fusion));
-    cli_buf_printf(b, "dtype             %s\n", dtype_name(in->dtype));
+    cli_buf_printf(b, "dtype             %s%s\n", dtype_name(in->dtype), in->math == CS_MATH_FAST ? ", fast math" : "");
     cli_buf_printf(b, "policy            %s\n", a->policy ? a->policy : "random");
     cli_buf_printf(b, "unroll            %d\n", in->unroll);
     cli_buf_printf(b, "threads           %d\n", in->threads);

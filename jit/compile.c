@@ -257,6 +257,7 @@ static cs_compile_error run(const cs_compile_request *rq, cs_kernel *k, char *er
     int rc = cs_parse(rq->source, rq->len, rq->filename, rq->real, ov, rq->n_params, &k->prog, err, err_size);
     if (rc)   /* -2: the overrides, not the source, are at fault */
         return rc == -2 ? CS_COMPILE_ARGUMENT : CS_COMPILE_SYNTAX;
+    k->prog->fast_f64 = rq->fast_f64;   /* before folding: constants are computed in the mode */
 
     if (rq->bind_policy) {
         char msg[1024];

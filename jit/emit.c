@@ -135,6 +135,10 @@ static bool in_this_kernel(const emitter *e, cs_node n)
 
 static void emit_node(emitter *e, cs_node n);
 
+/* The program's f64 op computed by jit/mathd.h's function (the fast math
+ * mode), not glibc's. */
+static bool fast_f64_fn(const emitter *e, cs_op op) { return e->p->fast_f64 && cs_op_table[op].fast_f64; }
+
 /* A C f64 library call (glibc's sin, pow, ...: what makes f64 Gymnasium's
  * bits) of this kernel. One such scalar call in a kernel's loop keeps the
  * whole loop scalar, so the calls get a pass over the block of their own,
@@ -142,7 +146,8 @@ static void emit_node(emitter *e, cs_node n);
 static bool library_call(const emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
-    return e->dialect == CS_DIALECT_C && d->type == CS_F64 && cs_op_table[d->op].libm_f64 && in_this_kernel(e, n);
+    return e->dialect == CS_DIALECT_C && d->type == CS_F64 && cs_op_table[d->op].libm_f64 &&
+           !fast_f64_fn(e, (cs_op)d->op) && in_this_kernel(e, n);
 }
 
 /* A C f32 op with a fast near variant (fmod, %: ten exact reduction steps,
@@ -302,8 +307,9 @@ static void emit_expr(emitter *e, cs_node n)
         out(e, ")");
         return;
     }
-    /* the function of jit/ops.def, the same in both dialects (mathf.h) */
-    const char *fn = f ? info->fn_f32 : info->fn_f64;
+    /* the function of jit/ops.def, the same in both dialects (mathf.h,
+     * mathd.h in the fast math mode) */
+    const char *fn = f ? info->fn_f32 : fast_f64_fn(e, (cs_op)d->op) ? info->fast_f64 : info->fn_f64;
     if (!fn) {
         snprintf(e->err, sizeof e->err, "no emit rule for %s", cs_op_table[d->op].name);
         return;
@@ -315,9 +321,45 @@ static void emit_expr(emitter *e, cs_node n)
     out(e, ")");
 }
 
+/* In a scalar pass of library calls: the cos of n's operand where n is a
+ * sin, or the sin where n is a cos, if also called there; else 0. */
+static cs_node sincos_partner(const emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    if (!e->in_call_pass || (d->op != CS_OP_SIN && d->op != CS_OP_COS) || !library_call(e, n))
+        return 0;
+    cs_op other = d->op == CS_OP_SIN ? CS_OP_COS : CS_OP_SIN;
+    cs_node x = cs_graph_input(e->g, n, 0);
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node m = 1; m < count; m++)
+        if (node(e, m)->op == other && cs_graph_input(e->g, m, 0) == x && library_call(e, m))
+            return m;
+    return 0;
+}
+
+/* sin and cos of one operand in a scalar pass: one sincos call for the
+ * pair, emitted at the first of the two. */
+static void emit_sincos(emitter *e, cs_node n, cs_node partner)
+{
+    if (e->stamp[n] == e->now)
+        return;   /* the partner, emitted first, computed it */
+    bool is_sin = node(e, n)->op == CS_OP_SIN;
+    cs_node x = cs_graph_input(e->g, n, 0);
+    need(e, x);
+    out(e, "        double v%u, v%u;\n        cs_sincos(", n, partner);
+    ref(e, x);
+    out(e, ", &v%u, &v%u);\n", is_sin ? n : partner, is_sin ? partner : n);
+    e->stamp[n] = e->stamp[partner] = e->now;
+}
+
 static void emit_node(emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
+    cs_node partner = sincos_partner(e, n);
+    if (partner) {
+        emit_sincos(e, n, partner);
+        return;
+    }
     const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
     const char *T = c_type((cs_type)d->type);
     bool called = !e->in_call_pass && e->scope != SCOPE_FRESH && own_pass(e, n);
@@ -619,7 +661,8 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
 {
     const cs_program *p = e->p;
     out(e, "/* cartsim kernel: %s (%s), %s, fusion %s, unroll %d, %s dialect */\n", p->name, p->title,
-        e->f32 ? "f32" : "f64", cs_fusion_name(s->fusion), s->unroll, e->dialect == CS_DIALECT_C ? "C" : "CUDA");
+        e->f32 ? "f32" : p->fast_f64 ? "f64 fast math" : "f64", cs_fusion_name(s->fusion), s->unroll,
+        e->dialect == CS_DIALECT_C ? "C" : "CUDA");
     if (e->dialect == CS_DIALECT_CUDA) {
         /* NVRTC needs no include; a host shim may define these first (tests/cuda_shim.h). */
         out(e, "#ifndef CS_GLOBAL\n#define CS_GLOBAL extern \"C\" __global__\n#endif\n"

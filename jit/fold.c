@@ -97,7 +97,7 @@ static bool may_fold(cs_op op, cs_type t, cs_type from, const double *v)
 }
 
 /* Folds d over the constant operands in[]; true and *r when it may. */
-static bool fold_constants(const cs_graph *g, const cs_node_data *d, const cs_node *in, double *r)
+static bool fold_constants(const cs_graph *g, const cs_node_data *d, const cs_node *in, bool fast_f64, double *r)
 {
     cs_op op = (cs_op)d->op;
     cs_type t = (cs_type)d->type, from = (cs_type)cs_graph_node(g, in[0])->type;
@@ -114,7 +114,7 @@ static bool fold_constants(const cs_graph *g, const cs_node_data *d, const cs_no
     if (!may_fold(op, t, from, v))
         return false;
     /* The interpreter's evaluator, so the constant is the run's value. */
-    *r = cs_op_eval(op, t, v[0], v[1], v[2]);
+    *r = cs_op_eval(op, t, fast_f64, v[0], v[1], v[2]);
     return (cs_type_is_real(t) ? real_result_ok(*r, t) : int_result_ok(*r, t));
 }
 
@@ -168,11 +168,12 @@ static cs_node fold_node(void *ctx, cs_graph *g, const cs_node_data *d, const cs
         all_const &= is_const(g, in[k]);
     double r;
     if (all_const && d->op != CS_OP_STACK && d->op != CS_OP_INDEX && d->op != CS_OP_SELECT &&
-        fold_constants(g, d, in, &r)) {
+        fold_constants(g, d, in, ((const cs_program *)ctx)->fast_f64, &r)) {
         cs_node c = cs_const(g, (cs_type)d->type, r);
         return c ? c : CS_REWRITE_FAILED;
     }
     return identity(g, d, in);
 }
 
-int cs_pass_fold(cs_program *p) { return cs_program_rewrite(p, fold_node, NULL); }
+/* ctx: the program, whose math mode the folded constants are computed in */
+int cs_pass_fold(cs_program *p) { return cs_program_rewrite(p, fold_node, p); }

@@ -98,10 +98,10 @@ static double eval_node(interp *in, cs_node n)
     double v[3] = {0, 0, 0};
     for (unsigned k = 0; k < d->n_in && k < 3; k++)
         v[k] = in->val[cs_graph_input(g, n, k)];
-    double r = cs_op_eval((cs_op)d->op, (cs_type)d->type, v[0], v[1], v[2]);
+    double r = cs_op_eval((cs_op)d->op, (cs_type)d->type, in->p->fast_f64, v[0], v[1], v[2]);
     /* Integers are kept exact (the emitted C would wrap): converted here. */
     if (d->type == CS_I32 || d->type == CS_U32)
-        return cs_op_eval(CS_OP_CAST, (cs_type)d->type, r, 0, 0);
+        return cs_op_eval(CS_OP_CAST, (cs_type)d->type, false, r, 0, 0);
     return r;
 }
 

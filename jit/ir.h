@@ -55,6 +55,7 @@ typedef struct {
     const char *infix;  /* the C operator, or NULL */
     const char *fn_f64, *fn_f32; /* the function that computes it (mathf.h), or NULL */
     bool libm_f64;      /* fn_f64 is a C library call (scalar) */
+    const char *fast_f64; /* its replacement in the fast math mode (mathd.h), or NULL */
     bool near_f32;      /* fn_f32 has a fast <fn_f32>_near where <fn_f32>_far is 0 */
 } cs_op_info;
 
@@ -65,8 +66,11 @@ extern const cs_op_info cs_op_table[CS_OP_COUNT];
  * interpreter computes with it and constant folding folds with it, so a
  * folded constant is the value the run would have computed. Leaves, STACK
  * and INDEX are the caller's (they read lanes); integers are computed
- * exactly, in double, and are the caller's to range-check. jit/op_eval.c */
-double cs_op_eval(cs_op op, cs_type t, double a, double b, double c);
+ * exactly, in double, and are the caller's to range-check. fast_f64: the
+ * fast math mode's f64 functions (ops.def's fast_f64, jit/mathd.h) instead
+ * of glibc's, as the program's kernels call them (cs_program.fast_f64).
+ * jit/op_eval.c */
+double cs_op_eval(cs_op op, cs_type t, bool fast_f64, double a, double b, double c);
 const char *cs_type_name(cs_type t);
 bool cs_type_is_real(cs_type t);
 

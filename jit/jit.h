@@ -134,7 +134,7 @@ typedef enum { CS_DIALECT_C, CS_DIALECT_CUDA } cs_dialect;
 int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_dialect d, cs_text *out,
             char *err, size_t err_size);
 
-extern const char cs_prelude_text[];   /* lanes.h, philox.h, rng.h, mathf.h (generated) */
+extern const char cs_prelude_text[];   /* lanes.h, philox.h, rng.h, mathf.h, mathd.h (generated) */
 
 /* interp.c: the reference evaluator, the oracle of the tests. */
 void cs_interp_restart(const cs_program *p, const cs_lanes *l);
@@ -446,6 +446,7 @@ typedef struct {
     size_t len;
     const char *filename;             /* as messages name it */
     cs_type real;
+    bool fast_f64;                    /* f64 math by jit/mathd.h (cs_config.math FAST) */
     const char *const *params;        /* "NAME=VALUE" or "NAME=LO:HI" overrides */
     unsigned n_params;
     cs_policy_binder bind_policy;     /* NULL: the program's own p->policy[] */

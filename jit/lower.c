@@ -58,7 +58,7 @@ bool cs_lower_ceval(parser *P, const expr *e, double *out)
                 return false;
             if (e->ops[k - 1] == CS_OP_AND || e->ops[k - 1] == CS_OP_OR)
                 return cfail(P, e->op_pos[k - 1], "'and'/'or' give a bool, not a compile-time number");
-            *out = cs_op_eval(e->ops[k - 1], CS_F64, *out, a[0], 0);
+            *out = cs_op_eval(e->ops[k - 1], CS_F64, false, *out, a[0], 0);
         }
         return true;
     case E_BUILTIN: {
@@ -69,7 +69,7 @@ bool cs_lower_ceval(parser *P, const expr *e, double *out)
             if (!cs_lower_ceval(P, e->kid[k], &a[k]))
                 return false;
         /* in double, by the evaluator every op is computed with */
-        *out = cs_op_eval(op, CS_F64, a[0], e->n > 1 ? a[1] : 0, e->n > 2 ? a[2] : 0);
+        *out = cs_op_eval(op, CS_F64, false, a[0], e->n > 1 ? a[1] : 0, e->n > 2 ? a[2] : 0);
         return true;
     }
     default:

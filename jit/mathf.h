@@ -348,6 +348,7 @@ double cs_libm_tanh(double) __asm__("tanh");
 double cs_libm_atan2(double, double) __asm__("atan2");
 double cs_libm_pow(double, double) __asm__("pow");
 double cs_libm_fmod(double, double) __asm__("fmod");
+void cs_libm_sincos(double, double *, double *) __asm__("sincos");
 #endif
 
 /* f64: glibc's, as Gymnasium's NumPy and Python compute them. */
@@ -361,6 +362,11 @@ CS_INLINE double cs_atan2(double y, double x) { return CS_LIBM(atan2)(y, x); }
 /* pow(x, 2.0) stays glibc's pow, as Python's x**2 is, not x * x. */
 CS_INLINE double cs_pow(double a, double b) { return CS_LIBM(pow)(a, b); }
 CS_INLINE double cs_fmod(double a, double b) { return CS_LIBM(fmod)(a, b); }
+/* glibc's sin and cos of one x in one call, which costs about 3/4 of the
+ * two (the C dialect's scalar pass of library calls); the same bits as
+ * cs_sin and cs_cos (glibc computes the three with the same code; checked
+ * by tests/test_mathf.c). */
+CS_INLINE void cs_sincos(double x, double *s, double *c) { CS_LIBM(sincos)(x, s, c); }
 /* Python's float %: the sign of the divisor (a zero keeps fmod's sign). */
 CS_INLINE double cs_mod(double a, double b)
 {

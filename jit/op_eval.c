@@ -4,7 +4,8 @@
  * with it, so folding can never change a result: a constant is computed by
  * the very function (jit/mathf.h, named in jit/ops.def) that the generated
  * code calls at run time. f32 ops are computed in float, f64 in double,
- * integers exactly in double (the caller range-checks them).
+ * integers exactly in double (the caller range-checks them). In the fast
+ * math mode the f64 library functions are jit/mathd.h's.
  */
 #include <math.h>
 
@@ -12,6 +13,7 @@
 
 #define CS_INLINE static inline
 #include "mathf.h"
+#include "mathd.h"
 
 static double round_f32(double x)
 {
@@ -93,7 +95,26 @@ static double eval_f64(cs_op op, double a, double b, double c)
     }
 }
 
-double cs_op_eval(cs_op op, cs_type t, double a, double b, double c)
+/* The fast math mode's f64 functions (ops.def's fast_f64 column); 0 for
+ * the ops that have none (the caller computes them as in the exact mode). */
+static bool eval_fast_f64(cs_op op, double a, double b, double *r)
+{
+    switch (op) {
+    case CS_OP_EXP: *r = cs_fast_exp(a); return true;
+    case CS_OP_LOG: *r = cs_fast_log(a); return true;
+    case CS_OP_SIN: *r = cs_fast_sin(a); return true;
+    case CS_OP_COS: *r = cs_fast_cos(a); return true;
+    case CS_OP_TAN: *r = cs_fast_tan(a); return true;
+    case CS_OP_TANH: *r = cs_fast_tanh(a); return true;
+    case CS_OP_POW: *r = cs_fast_pow(a, b); return true;
+    case CS_OP_ATAN2: *r = cs_fast_atan2(a, b); return true;
+    case CS_OP_FMOD: *r = cs_fast_fmod(a, b); return true;
+    case CS_OP_MOD: *r = cs_fast_mod(a, b); return true;
+    default: return false;
+    }
+}
+
+double cs_op_eval(cs_op op, cs_type t, bool fast_f64, double a, double b, double c)
 {
     switch (op) {
     case CS_OP_NOT: return a == 0;
@@ -110,6 +131,9 @@ double cs_op_eval(cs_op op, cs_type t, double a, double b, double c)
     case CS_OP_ROUND_F32: return round_f32(a);
     default: break;
     }
+    double r;
+    if (fast_f64 && t == CS_F64 && eval_fast_f64(op, a, b, &r))
+        return r;
     /* f32 operands are floats already: converting them back is exact */
     return t == CS_F32 ? eval_f32(op, (float)a, (float)b, (float)c) : eval_f64(op, a, b, c);
 }

@@ -39,6 +39,7 @@ typedef struct {
 typedef struct cs_program {
     cs_graph *graph;
     cs_type real;                 /* CS_F32 or CS_F64, fixed per compile */
+    bool fast_f64;                /* f64 math by jit/mathd.h, not glibc (cs_config.math) */
 
     unsigned n_carried;
     cs_slot *carried;

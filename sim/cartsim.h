@@ -99,6 +99,12 @@ const char *cs_status_string(cs_status s);
 typedef enum { CS_BACKEND_AUTO, CS_BACKEND_CPU, CS_BACKEND_CUDA, CS_BACKEND_INTERP, CS_BACKEND_COUNT } cs_backend;
 typedef enum { CS_FUSION_FULL, CS_FUSION_RULES, CS_FUSION_NONE, CS_FUSION_COUNT } cs_fusion;
 typedef enum { CS_DTYPE_F32, CS_DTYPE_F64 } cs_dtype;
+/* How f64 computes sin, cos, tan, exp, log, tanh, atan2, pow, fmod and %:
+ * EXACT with glibc's functions (Gymnasium's bits; a scalar pass of their
+ * own on the cpu), FAST with cartsim's branch-free ones (jit/mathd.h, each
+ * within the ULP bound the README states), which vectorize. f32 always
+ * computes with cartsim's own (jit/mathf.h). */
+typedef enum { CS_MATH_EXACT, CS_MATH_FAST } cs_math;
 typedef enum { CS_AUTORESET_NEXT_STEP, CS_AUTORESET_SAME_STEP, CS_AUTORESET_DISABLED } cs_autoreset;
 
 const char *cs_backend_name(cs_backend b);
@@ -124,6 +130,7 @@ typedef struct {
     cs_backend backend;
     cs_fusion fusion;
     cs_dtype dtype;
+    cs_math math;               /* f64's library functions (EXACT: glibc's) */
     int unroll;                 /* steps per loop iteration */
     int threads;                /* 0: every core, for calls with the work to pay for waking them
                                    (64K env-steps a thread); N: N, whatever the call */
@@ -198,6 +205,7 @@ typedef struct {
     cs_backend backend;         /* the backend actually used */
     cs_fusion fusion;
     cs_dtype dtype;
+    cs_math math;               /* cs_config.math */
     int unroll, threads;
     int kernels_per_step;       /* fused kernels (loops on the cpu) per step */
     bool persistent;            /* fusion full and cs_config.persistent: a rollout is one launch */
@@ -595,7 +603,7 @@ typedef struct cs_config_file cs_config_file;
 
 /* Reads an INI file (such as configs/cartpole.ini) over what cfg holds:
  *
- *     [run]     envs, unroll, backend, fusion, dtype, threads, block, strict,
+ *     [run]     envs, unroll, backend, fusion, dtype, math, threads, block, strict,
  *               persistent (applied);
  *               steps, seed (the program's)
  *     [env]     name = NAME, or path = FILE.env (relative to the file's

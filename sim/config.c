@@ -56,6 +56,7 @@ static const char *const autoreset_names[] = {[CS_AUTORESET_NEXT_STEP] = "next_s
                                               [CS_AUTORESET_SAME_STEP] = "same_step"};
 static const char *const dtype_names[] = {[CS_DTYPE_F32] = "f32", [CS_DTYPE_F64] = "f64"};
 static const char *const bool_names[] = {"false", "true"};
+static const char *const math_names[] = {[CS_MATH_EXACT] = "exact", [CS_MATH_FAST] = "fast"};
 #define CHOICES(names) .choices = names, .n_choices = (int)(sizeof names / sizeof names[0])
 #define FIELD(f) offsetof(cs_config, f), sizeof(((cs_config *)0)->f)
 #define STRING_OF(x) #x
@@ -87,6 +88,10 @@ static const cfg_setting settings[] = {
       .default_value = "full", .help = "fusion policy"}, FIELD(fusion)},
     {{.name = "dtype", .section = "run", .field = "dtype", .kind = CS_SETTING_CHOICE, CHOICES(dtype_names),
       .default_value = "f32", .help = "floating-point type of the state and arithmetic"}, FIELD(dtype)},
+    {{.name = "math", .section = "run", .field = "math", .kind = CS_SETTING_CHOICE, CHOICES(math_names),
+      .default_value = "exact",
+      .help = "f64's sin, cos, exp...: glibc's (Gymnasium's bits) or cartsim's vectorized ones (README's error bounds)"},
+     FIELD(math)},
     {{.name = "autoreset", .section = "env", .field = "autoreset", .kind = CS_SETTING_CHOICE, CHOICES(autoreset_names),
       .default_value = "next_step", .help = "auto-reset convention"}, FIELD(autoreset)},
     {{.name = "strict", .section = "run", .field = "strict", .kind = CS_SETTING_BOOL, CHOICES(bool_names),

@@ -29,6 +29,7 @@ struct cs_env {
     cs_backend backend;         /* k.backend */
     cs_fusion fusion;
     cs_dtype dtype;
+    cs_math math;
     cs_autoreset autoreset;
     int unroll, threads;        /* unroll: k.unroll */
     int64_t n;
@@ -385,9 +386,10 @@ static cs_status check_config(cs_env *env, const cs_config *cfg)
         return fail(env, CS_ERR_ARGUMENT, "%s", msg);
     if ((unsigned)cfg->backend >= CS_BACKEND_COUNT || (unsigned)cfg->fusion >= CS_FUSION_COUNT ||
         (cfg->dtype != CS_DTYPE_F32 && cfg->dtype != CS_DTYPE_F64) ||
+        (cfg->math != CS_MATH_EXACT && cfg->math != CS_MATH_FAST) ||
         (cfg->autoreset != CS_AUTORESET_NEXT_STEP && cfg->autoreset != CS_AUTORESET_SAME_STEP &&
          cfg->autoreset != CS_AUTORESET_DISABLED))
-        return fail(env, CS_ERR_ARGUMENT, "unknown backend, fusion, dtype or autoreset value");
+        return fail(env, CS_ERR_ARGUMENT, "unknown backend, fusion, dtype, math or autoreset value");
     /* Random numbers are keyed by a 32-bit environment index. */
     if (cfg->first_env < 0 || cfg->first_env > (INT64_C(1) << 32) - cfg->num_envs)
         return fail(env, CS_ERR_ARGUMENT, "first_env + num_envs must be from 1 to 2^32, not %lld + %lld",
@@ -417,6 +419,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->len = src.len;
     rq->filename = src.filename;
     rq->real = cfg->dtype == CS_DTYPE_F32 ? CS_F32 : CS_F64;
+    rq->fast_f64 = cfg->math == CS_MATH_FAST;
     rq->params = cfg->params;
     rq->n_params = (unsigned)cfg->n_params;
     rq->bind_policy = bind_agent;
@@ -456,6 +459,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->first_env = cfg->first_env;
     env->fusion = cfg->fusion;
     env->dtype = cfg->dtype;
+    env->math = cfg->math;
     env->unroll = cfg->unroll;
     env->autoreset = cfg->autoreset;
     env->strict = cfg->strict;
@@ -567,6 +571,7 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->backend = env->backend;
     info->fusion = env->fusion;
     info->dtype = env->dtype;
+    info->math = env->math;
     info->unroll = env->unroll;
     info->threads = env->threads;
     info->kernels_per_step = env->k.kernels_per_step;

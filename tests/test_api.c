@@ -467,3 +467,67 @@ Test(api, make_install_gives_a_usable_library, .timeout = 120)
     cr_assert_eq(system(cmd), 0);
     cr_assert_eq(rc, 0, "install into a DESTDIR, compile the example with pkg-config, run it");
 }
+
+/* cs_config.math: the fast mode is reported, compiled into a kernel of its
+ * own (two modes, two cache entries), changes f64's results and not f32's,
+ * and gives the cpu backend's bits on the interpreter too. */
+static cs_env *open_math(cs_math math, cs_dtype d, cs_backend b, const char *cache_dir)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "pendulum";   /* sin, cos, pow and % */
+    cfg.num_envs = 64;
+    cfg.dtype = d;
+    cfg.backend = b;
+    cfg.math = math;
+    cfg.cache_dir = cache_dir;
+    cs_env *env;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s", cs_env_error(env));
+    return env;
+}
+
+static uint64_t math_checksum(cs_env *env)
+{
+    cs_rollout_stats st;
+    cr_assert_eq(cs_env_reset(env, 5), CS_OK);
+    cr_assert_eq(cs_env_rollout(env, 300, &st), CS_OK, "%s", cs_env_error(env));
+    return st.checksum;
+}
+
+Test(api, fast_math_is_reported_cached_apart_and_changes_only_f64, .timeout = 300)
+{
+    char dir[] = "/tmp/cartsim-math-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cs_config defaults;
+    cs_config_init(&defaults);
+    cr_assert_eq(defaults.math, CS_MATH_EXACT, "exact by default");
+    uint64_t sums[2][2];   /* [dtype][math] */
+    for (int d = 0; d < 2; d++)
+        for (int m = 0; m < 2; m++) {
+            cs_env *env = open_math((cs_math)m, (cs_dtype)d, CS_BACKEND_CPU, dir);
+            cs_env_info info;
+            cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+            cr_assert_eq(info.math, (cs_math)m);
+            /* f32 ignores the setting; f64's fast kernel is a new one */
+            cr_assert_eq(info.cache_hit, d == 0 && m == 1, "dtype %d math %d: cache_hit %d", d, m, info.cache_hit);
+            sums[d][m] = math_checksum(env);
+            cs_env_close(env);
+            env = open_math((cs_math)m, (cs_dtype)d, CS_BACKEND_CPU, dir);
+            cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+            cr_assert(info.cache_hit, "dtype %d math %d: the second open hits its own entry", d, m);
+            cs_env_close(env);
+            env = open_math((cs_math)m, (cs_dtype)d, CS_BACKEND_INTERP, dir);
+            cr_assert_eq(math_checksum(env), sums[d][m], "dtype %d math %d: the interpreter differs", d, m);
+            cs_env_close(env);
+        }
+    cr_assert_eq(sums[0][0], sums[0][1], "f32 does not depend on the math setting");
+    cr_assert_neq(sums[1][0], sums[1][1], "f64's fast functions are not glibc's: some bits differ");
+    cs_config bad;
+    cs_config_init(&bad);
+    cr_assert_eq(cs_config_set(&bad, "math", "sloppy", NULL, 0), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_config_set(&bad, "math", "fast", NULL, 0), CS_OK);
+    cr_assert_eq(bad.math, CS_MATH_FAST);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}

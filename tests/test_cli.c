@@ -426,7 +426,7 @@ Test(cli, run_json)
     const char *args[] = {"--envs", "64", "--steps", "100", "--json", NULL};
     cli_result r;
     run_ok(args, &r);
-    static const char *const keys[] = {"env",         "backend",   "fusion",     "dtype",
+    static const char *const keys[] = {"env",         "backend",   "fusion",     "dtype",     "math",
                                        "num_envs",    "steps",     "unroll",     "threads",
                                        "compile_ms",  "cache_hit", "run_ms",     "env_steps_per_sec",
                                        "kernels_per_step", "launches", "episodes", "mean_return",
@@ -438,6 +438,8 @@ Test(cli, run_json)
     cr_expect(r.out[0] == '{' && r.out_len >= 2 && strcmp(r.out + r.out_len - 2, "}\n") == 0);
     cr_assert(json_get(r.out, "env", v, sizeof v));
     cr_expect_str_eq(v, "cartpole");
+    cr_assert(json_get(r.out, "math", v, sizeof v));
+    cr_expect_str_eq(v, "exact");
     cr_assert(json_get(r.out, "num_envs", v, sizeof v));
     cr_expect_str_eq(v, "64");
     cr_assert(json_get(r.out, "steps", v, sizeof v));

@@ -2537,12 +2537,14 @@ static double lane_value(long long i, int which)
     return op_values[which == 0 ? j : which == 1 ? k : (j * 7 + k * 3) % N_OP_VALUES];
 }
 
-/* The rows of one lane built from constants and folded; each root that
- * folds to a constant must equal the run's bits. */
-static void check_folding(cs_type real, const bufs *run, long long lane)
+/* The rows of one lane built from constants and folded (in the fast math
+ * mode with fast_f64); each root that folds to a constant must equal the
+ * run's bits. */
+static void check_folding(cs_type real, bool fast_f64, const bufs *run, long long lane)
 {
     cs_program *p = cs_program_new(real);
     cr_assert(p);
+    p->fast_f64 = fast_f64;
     cs_graph *g = p->graph;
     cr_assert_eq(cs_program_add_input(p, "action", CS_I32, 0, 1), 0);
     cs_node v[3];
@@ -2589,7 +2591,8 @@ static void check_folding(cs_type real, const bufs *run, long long lane)
         float cf = (float)c;
         const void *cp = real == CS_F32 ? (const void *)&cf : (const void *)&c;
         cr_assert_eq(canonical_bits(cp, 0, real == CS_F32), canonical_bits(run->carried[3 + r], lane, real == CS_F32),
-                     "%s %s with a = %a, b = %a, c = %a: folded %a, run %a", cs_type_name(real), op_rows[r].expr,
+                     "%s%s %s with a = %a, b = %a, c = %a: folded %a, run %a", cs_type_name(real),
+                     fast_f64 ? " fast" : "", op_rows[r].expr,
                      lane_value(lane, 0), lane_value(lane, 1), lane_value(lane, 2), c,
                      real == CS_F32 ? (double)((float *)run->carried[3 + r])[lane] : ((double *)run->carried[3 + r])[lane]);
     }
@@ -2598,7 +2601,8 @@ static void check_folding(cs_type real, const bufs *run, long long lane)
 
 /* Every op over every pair (and a third value) of op_values, one lane each:
  * the interpreter, the generated C (cpu backend), the CUDA dialect built as
- * host C and constant folding give the same bits, NaNs compared as one. */
+ * host C and constant folding give the same bits, NaNs compared as one; in
+ * f32, f64 and f64's fast math mode (jit/mathd.h). */
 Test(cuda_host, every_op_bit_for_bit_folded_interpreted_c_and_cuda_dialect)
 {
     dialect_or_skip();
@@ -2616,12 +2620,14 @@ Test(cuda_host, every_op_bit_for_bit_folded_interpreted_c_and_cuda_dialect)
     cr_assert_lt((size_t)n, sizeof src);
 
     const long long lanes = (long long)N_OP_VALUES * N_OP_VALUES;
-    const cs_type reals[] = {CS_F32, CS_F64};
-    for (int t = 0; t < 2; t++) {
+    const cs_type reals[] = {CS_F32, CS_F64, CS_F64};
+    const bool fast[] = {false, false, true};
+    for (int t = 0; t < 3; t++) {
         bool f32 = reals[t] == CS_F32;
         cs_program *p = NULL;
         char err[2048], shim[600];
         cr_assert_eq(cs_parse(src, strlen(src), "ops.env", reals[t], NULL, 0, &p, err, sizeof err), 0, "%s", err);
+        p->fast_f64 = fast[t];
         cr_assert_eq(cs_policy_random(p), 0);
         cr_assert_eq(cs_program_bind_policy(p), 0);
         cr_assert_eq(cs_optimize(p, CS_FUSION_FULL, NULL, err, sizeof err), 0, "%s", err);
@@ -2654,14 +2660,14 @@ Test(cuda_host, every_op_bit_for_bit_folded_interpreted_c_and_cuda_dialect)
                 uint64_t want = canonical_bits(run[0].carried[3 + r], i, f32);
                 for (int b = 1; b < 3; b++)
                     cr_assert_eq(canonical_bits(run[b].carried[3 + r], i, f32), want,
-                                 "%s %s with a = %a, b = %a, c = %a: %s gives %llx, the interpreter %llx",
-                                 cs_type_name(reals[t]), op_rows[r].expr, lane_value(i, 0), lane_value(i, 1),
+                                 "%s%s %s with a = %a, b = %a, c = %a: %s gives %llx, the interpreter %llx",
+                                 cs_type_name(reals[t]), fast[t] ? " fast" : "", op_rows[r].expr, lane_value(i, 0), lane_value(i, 1),
                                  lane_value(i, 2), b == 1 ? "the cpu backend" : "the CUDA dialect",
                                  (unsigned long long)canonical_bits(run[b].carried[3 + r], i, f32),
                                  (unsigned long long)want);
             }
         for (long long i = 0; i < lanes; i++)
-            check_folding(reals[t], &run[0], i);
+            check_folding(reals[t], fast[t], &run[0], i);
         for (int b = 0; b < 3; b++)
             bufs_free(&run[b]);
         host_unload(&m);

@@ -195,8 +195,9 @@ static char *env_arg(const golden_case *gc)
     return out;
 }
 
-/* Replays gc's file; the output parsed into *out. */
-static void replay(const golden_case *gc, const char *dtype, bool open_loop, csv *out)
+/* Replays gc's file (math: --math's value, NULL for the default); the
+ * output parsed into *out. */
+static void replay(const golden_case *gc, const char *dtype, const char *math, bool open_loop, csv *out)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", cli_test_golden(), gc->file);
@@ -208,6 +209,10 @@ static void replay(const golden_case *gc, const char *dtype, bool open_loop, csv
     args[n++] = env;
     args[n++] = "--dtype";
     args[n++] = dtype;
+    if (math) {
+        args[n++] = "--math";
+        args[n++] = math;
+    }
     for (int i = 0; i < 4 && gc->params[i]; i++) {
         args[n++] = "--param";
         args[n++] = gc->params[i];
@@ -285,7 +290,7 @@ ParameterizedTest(int *i, golden, f64_per_step, .timeout = 900)
     const golden_case *gc = &cases[*i];
     csv golden, got;
     load_golden(gc, &golden);
-    replay(gc, "f64", false, &got);
+    replay(gc, "f64", NULL, false, &got);
     int cols[256], ncols;
     expected_columns(gc, &golden, cols, &ncols);
     check_layout(gc, &golden, &got, cols, ncols);
@@ -319,7 +324,7 @@ ParameterizedTest(int *i, golden, f64_open_loop, .timeout = 900)
     const golden_case *gc = &cases[*i];
     csv golden, got;
     load_golden(gc, &golden);
-    replay(gc, "f64", true, &got);
+    replay(gc, "f64", NULL, true, &got);
     int cols[256], ncols;
     expected_columns(gc, &golden, cols, &ncols);
     check_layout(gc, &golden, &got, cols, ncols);
@@ -367,14 +372,14 @@ static bool near_threshold(const golden_case *gc, const csv *golden, const csv *
     return false;
 }
 
-/* float32 arithmetic: ns_ and obs_ within 1e-5 relative (1e-6 absolute
- * floor, or the case's f32_abs), flags equal except on a threshold. */
-ParameterizedTest(int *i, golden, f32_per_step, .timeout = 900)
+/* ns_ and obs_ within 1e-5 relative (1e-6 absolute floor, or the case's
+ * f32_abs), flags equal except on a threshold: float32 arithmetic, and f64
+ * with the fast math mode's functions (jit/mathd.h). */
+static void per_step_within_f32_tolerances(const golden_case *gc, const char *dtype, const char *math)
 {
-    const golden_case *gc = &cases[*i];
     csv golden, got;
     load_golden(gc, &golden);
-    replay(gc, "f32", false, &got);
+    replay(gc, dtype, math, false, &got);
     int cols[256], ncols;
     expected_columns(gc, &golden, cols, &ncols);
     check_layout(gc, &golden, &got, cols, ncols);
@@ -397,14 +402,30 @@ ParameterizedTest(int *i, golden, f32_per_step, .timeout = 900)
             else
                 ok = strcmp(want, have) == 0;   /* episode, t, actions, s_ (the input), truncated */
             if (!ok) {
-                cr_expect_fail("%s f32: line %zu (episode %s, t %s), %s: got %s, want %s", gc->label, r + 2,
+                cr_expect_fail("%s %s%s: line %zu (episode %s, t %s), %s: got %s, want %s", gc->label, dtype,
+                               math ? " fast math" : "", r + 2,
                                csv_cell(&golden, r, 0), csv_cell(&golden, r, 1), name, have, want);
                 mismatches++;
             }
         }
     }
     /* A flip is allowed, not required; only a handful of rows may have one. */
-    cr_expect(excused <= 4, "%s f32: %d flag flips near thresholds", gc->label, excused);
+    cr_expect(excused <= 4, "%s %s: %d flag flips near thresholds", gc->label, dtype, excused);
     csv_free(&golden);
     csv_free(&got);
+}
+
+ParameterizedTest(int *i, golden, f32_per_step, .timeout = 900) { per_step_within_f32_tolerances(&cases[*i], "f32", NULL); }
+
+ParameterizedTestParameters(golden, f64_fast_math_per_step)
+{
+    static int idx[N_CASES];
+    for (size_t i = 0; i < N_CASES; i++)
+        idx[i] = (int)i;
+    return cr_make_param_array(int, idx, N_CASES);
+}
+
+ParameterizedTest(int *i, golden, f64_fast_math_per_step, .timeout = 900)
+{
+    per_step_within_f32_tolerances(&cases[*i], "f64", "fast");
 }

@@ -1,0 +1,168 @@
+/* f64's fast math (jit/mathd.h) within the ULP bounds its header and the
+ * README state, against long double, on a sample of each function's domain
+ * (bench/mathd_accuracy.c runs the large sample); its special cases equal
+ * C's; fmod and % exact. And glibc's sincos equal to its sin and cos, which
+ * the exact mode's scalar pass relies on (jit/emit.c). */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "philox.h"
+#include "mathf.h"
+#include "mathd.h"
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint64_t next_u64(void)   /* splitmix64 */
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(double lo, double hi) { return lo + (hi - lo) * ((double)(next_u64() >> 11) * 0x1p-53); }
+
+static double log_uniform(double lo, double hi)
+{
+    double x = exp2(uniform(lo, hi));
+    return next_u64() & 1 ? -x : x;
+}
+
+static uint64_t bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+/* got's error in ulps of the double nearest to exact */
+static double ulps(double got, long double exact)
+{
+    if (isnan(got) || isinf(got) || isinf((double)exact))
+        return (double)got == (double)exact ? 0 : INFINITY;
+    int e;
+    frexpl(exact, &e);
+    long double u = ldexpl(1.0L, e - 53);
+    return (double)(fabsl((long double)got - exact) / (u < 0x1p-1074L ? 0x1p-1074L : u));
+}
+
+#define WITHIN(bound, got, exact, fmt, ...)                                                                   \
+    do {                                                                                                     \
+        double e_ = ulps(got, exact);                                                                        \
+        cr_assert(e_ <= (bound), fmt ": %a is %.3f ulp off (bound %g)", __VA_ARGS__, got, e_, (double)(bound)); \
+    } while (0)
+
+enum { SAMPLES = 40000 };
+
+Test(mathd, sin_cos_tan_within_their_bounds_to_1e6)
+{
+    for (int i = 0; i < SAMPLES; i++) {
+        double x = i & 1 ? uniform(-1e6, 1e6) : log_uniform(-40, 19.9);
+        WITHIN(1, cs_fast_sin(x), sinl(x), "sin(%a)", x);
+        WITHIN(1, cs_fast_cos(x), cosl(x), "cos(%a)", x);
+        WITHIN(3, cs_fast_tan(x), tanl(x), "tan(%a)", x);
+    }
+}
+
+/* The doubles nearest to k pi/2, where the reduction cancels most. */
+Test(mathd, sin_cos_tan_at_the_doubles_nearest_multiples_of_half_pi)
+{
+    const long double pio2 = 1.5707963267948966192313216916397514L;
+    for (long k = 1; k < 636620; k += 13) {
+        double x = (double)((long double)k * pio2);
+        WITHIN(1, cs_fast_sin(x), sinl(x), "sin(%a)", x);
+        WITHIN(1, cs_fast_cos(x), cosl(x), "cos(%a)", x);
+        WITHIN(3, cs_fast_tan(x), tanl(x), "tan(%a)", x);
+    }
+}
+
+Test(mathd, exp_log_tanh_within_their_bounds)
+{
+    for (int i = 0; i < SAMPLES; i++) {
+        double x = i & 1 ? uniform(-746, 710) : log_uniform(-60, 3);
+        WITHIN(1, cs_fast_exp(x), expl(x), "exp(%a)", x);
+        double y = i & 1 ? fabs(log_uniform(-1074, 1023)) : 1.0 + uniform(-0.3, 0.42);
+        WITHIN(1, cs_fast_log(y), logl(y), "log(%a)", y);
+        double t = log_uniform(-40, 4.6);
+        WITHIN(3, cs_fast_tanh(t), tanhl(t), "tanh(%a)", t);
+    }
+}
+
+Test(mathd, atan2_and_pow_within_their_bounds)
+{
+    for (int i = 0; i < SAMPLES; i++) {
+        double y = log_uniform(-60, 60), x = i & 1 ? log_uniform(-60, 60) : y * uniform(0.3, 3.3);
+        WITHIN(3, cs_fast_atan2(y, x), atan2l(y, x), "atan2(%a, %a)", y, x);
+        double a = fabs(log_uniform(-12, 12)), b = uniform(-60, 60);
+        if (i % 3 == 2)
+            a = -a, b = (double)(long long)uniform(-40, 40);
+        if (fabsl((long double)b * logl(fabsl((long double)a))) < 708)
+            WITHIN(2, cs_fast_pow(a, b), powl(a, b), "pow(%a, %a)", a, b);
+    }
+}
+
+Test(mathd, fmod_and_mod_are_exact_below_2_to_the_208)
+{
+    for (int i = 0; i < SAMPLES; i++) {
+        double b = log_uniform(-300, 300), a = b * log_uniform(-10, (double)(i % 208));
+        if (!isfinite(a) || !(fabs(a) < fabs(b) * 0x1p208))
+            continue;
+        cr_assert_eq(bits(cs_fast_fmod(a, b)), bits(fmod(a, b)), "fmod(%a, %a) = %a, C says %a", a, b,
+                     cs_fast_fmod(a, b), fmod(a, b));
+        cr_assert_eq(bits(cs_fast_mod(a, b)), bits(cs_mod(a, b)), "mod(%a, %a) = %a, not %a", a, b,
+                     cs_fast_mod(a, b), cs_mod(a, b));
+    }
+    cr_assert(isnan(cs_fast_fmod(0x1p300, 1.0)), "past 2^208 the quotient is refused: NaN");
+}
+
+static bool same(double a, double b) { return (isnan(a) && isnan(b)) || bits(a) == bits(b); }
+
+/* Zeros, infinities and NaN give C's results; finite results of the
+ * special arguments stay within the bounds. */
+Test(mathd, special_cases_are_c_s)
+{
+    const double v[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0,
+                        DBL_MAX, -DBL_MAX, DBL_MIN, -DBL_MIN, 0x1p-1074, -0x1p-1074, 710.0, -746.0, 1e300, 1e-300};
+    const int nv = (int)(sizeof v / sizeof v[0]);
+    for (int i = 0; i < nv; i++) {
+        double x = v[i];
+        const double got[] = {cs_fast_exp(x), cs_fast_log(x), cs_fast_tanh(x)}, want[] = {exp(x), log(x), tanh(x)};
+        for (int k = 0; k < 3; k++)
+            if (isnan(want[k]) || isinf(want[k]) || want[k] == 0)
+                cr_assert(same(got[k], want[k]), "function %d of %a: %a, C says %a", k, x, got[k], want[k]);
+        if (fabs(x) <= 1e6 || !isfinite(x)) {   /* +-0 and NaN */
+            if (isnan(sin(x)) || sin(x) == 0)
+                cr_assert(same(cs_fast_sin(x), sin(x)) && same(cs_fast_tan(x), tan(x)), "sin, tan of %a", x);
+            cr_assert(isnan(cs_fast_cos(x)) == isnan(cos(x)), "cos(%a)", x);
+        }
+        for (int j = 0; j < nv; j++) {
+            double y = v[j];
+            const double g2[] = {cs_fast_atan2(x, y), cs_fast_pow(x, y)}, w2[] = {atan2(x, y), pow(x, y)};
+            for (int k = 0; k < 2; k++) {
+                if (isnan(w2[k]) || isinf(w2[k]) || w2[k] == 0)
+                    cr_assert(same(g2[k], w2[k]), "%s(%a, %a) = %a, C says %a", k ? "pow" : "atan2", x, y, g2[k], w2[k]);
+                else
+                    WITHIN(3, g2[k], (long double)w2[k], "%s(%a, %a)", k ? "pow" : "atan2", x, y);
+            }
+            if (!(fabs(x) >= fabs(y) * 0x1p208 && isfinite(x) && y != 0))
+                cr_assert(same(cs_fast_fmod(x, y), fmod(x, y)), "fmod(%a, %a) = %a, C says %a", x, y,
+                          cs_fast_fmod(x, y), fmod(x, y));
+        }
+    }
+}
+
+/* jit/emit.c computes a sin and a cos of one operand with one sincos call,
+ * in the exact mode: it must be glibc's sin and cos to the bit. */
+Test(mathd, glibc_sincos_is_its_sin_and_cos)
+{
+    for (int i = 0; i < 200000; i++) {
+        double x = i % 3 == 0 ? uniform(-4, 4) : i % 3 == 1 ? log_uniform(-60, 30) : log_uniform(-1074, 1023);
+        double s, c;
+        cs_sincos(x, &s, &c);
+        cr_assert(same(s, cs_sin(x)) && same(c, cs_cos(x)), "sincos(%a) = %a, %a; sin %a, cos %a", x, s, c,
+                  cs_sin(x), cs_cos(x));
+    }
+}
