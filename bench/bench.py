@@ -18,7 +18,7 @@ Every figure is the median of repeated runs after a warm-up, compile time
 apart from run time (bench/rollout_bench.c does the timing through the public
 API). Standard library only: runs with the system python3.
 
-  python3 bench/bench.py [--quick] [--only ablation,sweep,unroll,peers,envs] [--rounds R]
+  python3 bench/bench.py [--quick] [--only ablation,sweep,unroll,peers,envs,refs,mpi] [--rounds R]
                          [--per-round K] [--repeat R] [--target-ms MS] [--quiet-wait S]
 """
 import argparse
@@ -35,6 +35,8 @@ import subprocess
 import sys
 import time
 
+import peers   # bench/peers.py: its gymnax worker and the environments gymnax has
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build", "bench")
 OUT = os.path.join(ROOT, "bench", "out")
@@ -45,6 +47,7 @@ RESULTS = os.path.join(ROOT, "bench", "RESULTS.md")
 # after it, as it is (hand-edited sections come last).
 HAND_EDITED = "<!-- hand-edited: bench.py keeps this section as it is -->"
 RB = os.path.join(BUILD, "rollout_bench")
+VENV_PY = os.path.join(peers.VENV, "bin", "python")
 CLI = os.path.join(ROOT, "build", "cartsim")
 LIB = os.path.join(ROOT, "build", "libcartsim.a")
 
@@ -271,6 +274,26 @@ def ref(envs, steps, repeat, binary="ref_cartpole", stack_unlimited=False):
             "busy": not quiet}
 
 
+def gymnax(env_id, repeat):
+    """gymnax's rollout of env_id, bench/peers.py's worker (a jit'ed lax.scan
+    of vmap'ed steps, 2048 environments) on one core: median of `repeat` runs."""
+    if not os.path.exists(VENV_PY):
+        return {"error": "no %s: pip could not make it" % os.path.relpath(peers.VENV, ROOT)}
+    quiet = quiet_gate()
+    cmd = [VENV_PY, os.path.join(ROOT, "bench", "peers.py"), "--worker", "gymnax", "--gymnax-env", env_id, "--envs",
+           "2048", "--threads", "1", "--repeat", str(repeat), "--min-time", "0.15"]
+    if shutil.which("taskset"):   # XLA's thread pool on one core, as peers.py pins it
+        cmd = ["taskset", "-c", str(min(os.sched_getaffinity(0)))] + cmd
+    r = sh(cmd, timeout=600, env=dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
+                                      PYTHONWARNINGS="ignore"))
+    lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
+    res = json.loads(lines[-1]) if lines else {"error": (r.stderr.strip().splitlines() or ["no output"])[-1]}
+    if "error" in res:
+        return res
+    rates = [2048 * res["steps"] / x for x in res["runs_s"]]
+    return {"env_steps_per_sec": median(rates), "runs": rates, "busy": not quiet}
+
+
 def interleaved(jobs, rounds, per_round):
     """Run every job `rounds` times round-robin, `per_round` timed runs each
     (after its own warm-up), so that a change of load on the machine hits all
@@ -283,10 +306,13 @@ def interleaved(jobs, rounds, per_round):
             if out[i] is not None and "error" in out[i]:
                 continue
             kw = dict(job, repeat=per_round, cold=job.get("cold", False) and rnd == 0)
-            if job.get("ref"):
-                binary = job["ref"] if isinstance(job["ref"], str) else "ref_cartpole"
-                r = ref(job["envs"], job["steps"], per_round, binary=binary)
-                if "error" not in r:
+            if job.get("ref") or job.get("gymnax"):
+                if job.get("gymnax"):
+                    r = gymnax(job["gymnax"], per_round)
+                else:
+                    binary = job["ref"] if isinstance(job["ref"], str) else "ref_cartpole"
+                    r = ref(job["envs"], job["steps"], per_round, binary=binary)
+                if "error" not in r:   # as if it had run job["steps"], for the medians below
                     r["runs_ms"] = [job["envs"] * job["steps"] / x * 1e3 for x in r["runs"]]
             else:
                 kw.pop("ref", None)
@@ -619,10 +645,13 @@ def mpi_text():
 def exp_refs(a):
     """Each environment in f32 (and CartPole in f64, exact and fast math),
     2048 environments, one thread, fully fused and persistent, against its
-    hand-written reference where there is one; then CartPole f32 on one
-    thread from 1 to 2048 environments. Round-robin, medians, as the
-    ablation."""
+    hand-written reference where there is one and gymnax where it has the
+    environment; then CartPole f32 on one thread from 1 to 2048 environments.
+    Round-robin, medians, as the ablation, so that load on the machine hits
+    every ratio's two sides."""
     steps = 1000 if a.quick else 4000
+    if not os.path.exists(VENV_PY):
+        peers.ensure_venv()   # gymnax's venv, when the peers' stage has not made it yet
     jobs, meta = [], []
     for env, dtype, math, binary in REF_ROWS:
         path = os.path.join(ROOT, "envs", env + ".env")
@@ -631,6 +660,10 @@ def exp_refs(a):
         if binary:
             jobs.append(dict(ref=binary, envs=2048, steps=steps))
             meta.append((env, dtype, math, binary))
+        gid = gymnasium_id(env)
+        if dtype == "f32" and gid in ("CartPole-v1",) + peers.GYMNAX_ENVS:
+            jobs.append(dict(gymnax=gid, envs=2048, steps=steps))
+            meta.append((env, dtype, math, "gymnax"))
     for n in SMALL_BATCHES:
         # about the same work per run at every size (interleaved times the steps it is given)
         jobs.append(dict(envs=n, steps=max(steps, (500000 if a.quick else 4000000) // n), threads=1))
@@ -650,19 +683,27 @@ def exp_refs(a):
     return rows
 
 
-def refs_text(refs, peers):
+def gymnasium_id(env):
+    """The Gymnasium id an envs/*.env file declares (`env NAME "ID"`), or None."""
+    try:
+        with open(os.path.join(ROOT, "envs", env + ".env")) as f:
+            m = re.search(r'^env\s+\S+\s+"([^"]+)"', f.read(), re.M)
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+def refs_text(refs):
     L = []
     w = L.append
     w("## 6. Every environment against its hand-written loop, and small batches")
     w("")
     w("f32 (CartPole also f64: exact, glibc's functions, Gymnasium's bits; and `--math fast`, jit/mathd.h's "
       "vectorized ones), 2048 environments, one thread, fusion full, the whole rollout in one call, "
-      "round-robin with the references (bench/ref_*.c, built with the cpu backend's flags), medians. gymnax "
-      "figures are the peers' stage (CartPole only: bench/peers.py runs no other gymnax environment).")
+      "round-robin with the references (bench/ref_*.c, built with the cpu backend's flags) and gymnax "
+      "(bench/peers.py's worker: a jit'ed lax.scan of vmap'ed steps, random actions of each environment's "
+      "space, 2048 environments, one core, f32 as JAX computes by default), medians.")
     w("")
-    gymnax = next((r for r in peers if r.get("peer", "").startswith("gymnax") and r.get("status") == "ok"
-                   and str(r.get("envs")) == "2048" and str(r.get("threads", "1")) == "1"), None)
-    gx = float(gymnax["env_steps_per_sec"]) if gymnax and gymnax.get("env_steps_per_sec") else None
     rows = []
     f32_cartpole = None
     for env, dtype, math, binary in REF_ROWS:
@@ -673,14 +714,18 @@ def refs_text(refs, peers):
         if env == "cartpole" and dtype == "f32":
             f32_cartpole = rate
         ref_rate = h["env_steps_per_sec"] if h and "error" not in h else None
+        g = next((r for r in refs if r["env"] == env and r["dtype"] == dtype and r.get("math", "exact") == math
+                  and r["impl"] == "gymnax"), None)
+        gx = g["env_steps_per_sec"] if g and "error" not in g else None
         rows.append([env, dtype + (" fast math" if math == "fast" else ""),
                      mark(sci(rate), c) if rate else "failed" if c else "-",
                      mark(sci(ref_rate), h) if ref_rate else "-",
                      "%.2fx" % (rate / ref_rate) if rate and ref_rate else "-",
-                     "%.1fx" % (rate / gx) if rate and gx and env == "cartpole" and dtype == "f32" else "-",
+                     mark(sci(gx), g) if gx else "-",
+                     "%.1fx" % (rate / gx) if rate and gx else "-",
                      "%.2fx" % (rate / f32_cartpole) if rate and f32_cartpole and dtype == "f64" else "-"])
-    w(table(["env", "dtype", "cartsim env-steps/s", "hand-written", "cartsim / hand-written", "cartsim / gymnax",
-             "f64 / f32"], rows))
+    w(table(["env", "dtype", "cartsim env-steps/s", "hand-written", "cartsim / hand-written", "gymnax (XLA)",
+             "cartsim / gymnax", "f64 / f32"], rows))
     w("")
     plateau = next((r for r in refs if r["impl"] == "small:2048" and "error" not in r), None)
     rows = []
@@ -963,36 +1008,39 @@ def table(header, rows):
     return "\n".join(out)
 
 
-STAGES = ("ablation", "sweep", "unroll", "peers", "envs", "refs", "mpi")
-# Each stage's data in OUT (what a later --only run reads back) and its numbered section of RESULTS.md.
-STAGE_DATA = {"ablation": "ablation.csv", "sweep": "sweep.csv", "unroll": "unroll.csv", "peers": "peers.csv",
-              "envs": "envs.csv", "refs": "refs.csv", "mpi": "mpi.md"}
-STAGE_SECTION = {stage: str(k + 1) for k, stage in enumerate(STAGES)}
+STAGES = ("ablation", "sweep", "unroll", "peers", "envs", "refs", "mpi")   # RESULTS.md's sections 1 to 7
 
 
-def numbered_sections(text):
-    """The numbered sections of a RESULTS.md ("## 6. ..." up to the next, an
-    anchor line just before a heading included): (text before the first,
-    [(number, section text)] in order)."""
-    starts = [(m.start(), m.group(1)) for m in re.finditer(r"(?m)^(?:<a id=[^\n]*\n)?## (\d+)\. ", text)]
-    if not starts:
-        return text, []
-    ends = [s for s, _ in starts[1:]] + [len(text)]
-    return text[:starts[0][0]], [(num, text[s:e]) for (s, num), e in zip(starts, ends)]
+def split_sections(text):
+    """(the text before section 1, {number: section}); a section runs from its
+    `## N.` heading (or the anchor line just above it) to the next one."""
+    parts = re.split(r'(?m)^(?=(?:<a id="[^"]*"></a>\n)?## \d+\. )', text)
+    head, sections, carry = parts[0], {}, ""
+    for p in parts[1:]:
+        m = re.match(r'## (\d+)\. ', p)
+        if not m:   # an anchor line: it belongs to the heading after it
+            carry += p
+            continue
+        sections[int(m.group(1))] = carry + p
+        carry = ""
+    return head, sections
 
 
-def sections_to_keep(ran):
-    """With --only, the stages neither run now nor with data in OUT (a fresh
-    checkout has none) would come out empty: their sections of the
-    RESULTS.md on disk are kept instead. {number: section text}."""
-    try:
-        with open(RESULTS) as f:
-            _, old = numbered_sections(f.read())
-    except OSError:
-        return {}
-    old = dict(old)
-    return {STAGE_SECTION[st]: old[STAGE_SECTION[st]] for st in STAGES
-            if st not in ran and not os.path.exists(os.path.join(OUT, STAGE_DATA[st])) and STAGE_SECTION[st] in old}
+def splice_results(old, new, stages, note):
+    """RESULTS.md after an --only run: the old text with the sections of the
+    stages that ran replaced by the new ones, each saying where it comes from,
+    so that the others keep what their last run measured."""
+    head, old_sections = split_sections(old)
+    _, new_sections = split_sections(new)
+    for name in stages:
+        k = STAGES.index(name) + 1
+        if k in new_sections:
+            heading, _, body = new_sections[k].partition("\n")
+            if heading.startswith("<a id="):   # the anchor, then the heading
+                h2, _, body = body.partition("\n")
+                heading += "\n" + h2
+            old_sections[k] = heading + "\n\n" + note + "\n" + body.lstrip("\n")
+    return head + "".join(old_sections[k] for k in sorted(old_sections))
 
 
 def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup, envs_rows, run, notes, plots):
@@ -1030,7 +1078,7 @@ def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup,
     w("## How to reproduce")
     w("")
     w("```sh\nmake bench                      # everything below, about %d minutes on this machine\n"
-      "python3 bench/bench.py --only ablation,unroll   # some experiments (the others keep their last CSV)\n"
+      "python3 bench/bench.py --only ablation,unroll   # some experiments; the other sections stay as they are\n"
       "python3 bench/bench.py --quick  # a smoke run in about a minute, smaller sizes\n"
       "build/bench/rollout_bench --env cartpole_concat --fusion rules --chunk 1 --cold   # one configuration\n"
       "python3 bench/peers.py          # the peers alone\n```" % max(1, round(total / 60)))
@@ -1535,19 +1583,22 @@ def main():
         run["peers_setup"] = prev.get("peers_setup", {})
     with open(os.path.join(OUT, "run.json"), "w") as f:
         json.dump(run, f, indent=1)
-    keep = sections_to_keep(timings)
-    if keep:
-        notes.append("Section%s %s: as the previous bench/RESULTS.md had %s (an earlier run, maybe on another "
-                     "machine and load than above): this run (`--only %s`) found no data of %s in bench/out/."
-                     % ("s" * (len(keep) > 1), ", ".join(sorted(keep)), "them" if len(keep) > 1 else "it", a.only,
-                        "theirs" if len(keep) > 1 else "its"))
+    text = (results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows, run,
+                       notes, plots)
+            + "\n" + refs_text(refs) + "\n" + mpi_text())
     kept = hand_edited_sections()
-    text = (results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, run["peers_setup"], envs_rows,
-                       run, notes, plots) + "\n" + refs_text(refs, peers) + "\n" + mpi_text()
-            + ("\n" + kept if kept else ""))
-    head, sections = numbered_sections(text)
+    if kept:
+        text += "\n" + kept
+    ran = [name for name in STAGES if name in timings]
+    if len(ran) < len(STAGES) and os.path.exists(RESULTS):
+        with open(RESULTS) as f:
+            old = f.read()
+        text = splice_results(old, text, ran, "_This section alone comes from `python3 bench/bench.py --only %s%s` "
+                              "on %s, load average %s at its start (the other sections are from earlier runs)._\n"
+                              % (a.only, " --quick" if a.quick else "", m["date"],
+                                 ", ".join("%.2f" % x for x in m["load_start"])))
     with open(RESULTS, "w") as f:
-        f.write(head + "".join(keep.get(num, sec) for num, sec in sections))
+        f.write(text)
     log("bench: done in %.1f min; %s" % ((time.time() - t_all) / 60, os.path.relpath(RESULTS, ROOT)))
 
 

@@ -12,7 +12,10 @@ each); compile time is reported apart.
   gymnax     jax.jit of a lax.scan of U steps of the vmap'ed env.step (same-step
              auto-reset) with the actions drawn inside (jax.random): XLA on
              the CPU, the seed paper's own system. Also an unroll sweep of the
-             scan (XLA's compile time and run time against unroll).
+             scan (XLA's compile time and run time against unroll). The
+             worker runs the other environments gymnax and cartsim both have
+             too (--gymnax-env, random actions of each one's space): bench.py's
+             section 6 runs it round-robin with cartsim's rollouts.
   EnvPool    envpool.make("CartPole-v1", env_type="gymnasium", num_envs=N,
              num_threads=T), synchronous step() with NumPy actions.
   cartsim    build/bench/rollout_bench: the fused rollout (random actions drawn
@@ -146,17 +149,27 @@ def worker_gymnasium(a):
             "impl": type(env.unwrapped).__name__, "steps": steps, "runs_s": times, "autoreset": "next_step"}
 
 
-def gymnax_rollout(n, length, unroll):
+def random_actions(space, key, n):
+    """n uniformly random actions of a gymnax space, in one draw: integers
+    for a Discrete space, reals in the bounds for a Box."""
+    import jax
+    if hasattr(space, "n"):
+        return jax.random.randint(key, (n,), 0, space.n)
+    return jax.random.uniform(key, (n,) + tuple(space.shape), minval=space.low, maxval=space.high)
+
+
+def gymnax_rollout(n, length, unroll, env_id="CartPole-v1"):
     import jax
     import gymnax
-    env, params = gymnax.make("CartPole-v1")
+    env, params = gymnax.make(env_id)
     step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+    space = env.action_space(params)
 
     def rollout(key, state):
         def body(carry, _):
             key, state = carry
             key, k_act, k_step = jax.random.split(key, 3)
-            action = jax.random.randint(k_act, (n,), 0, 2)
+            action = random_actions(space, k_act, n)
             _, state, reward, done, _ = step(jax.random.split(k_step, n), state, action, params)
             return (key, state), done.sum()
         (key, state), done = jax.lax.scan(body, (key, state), None, length=length, unroll=unroll)
@@ -175,7 +188,7 @@ def worker_gymnax(a):
     import gymnax
     n = a.envs
     length = max(1, min(1000, (1 << 21) // n))   # steps per call: about 2M env-steps
-    compiled, key, state, compile_s = gymnax_rollout(n, length, 1)
+    compiled, key, state, compile_s = gymnax_rollout(n, length, 1, a.gymnax_env)
     carry = [key, state]
 
     def run(calls):
@@ -185,8 +198,8 @@ def worker_gymnax(a):
 
     steps, times = timed_runs(run, n, a.repeat, a.min_time, length)
     return {"version": "jax %s, gymnax %s" % (jax.__version__, getattr(gymnax, "__version__", "0.0.9")),
-            "impl": "jit(lax.scan(vmap(step)), length=%d)" % length, "steps": steps, "runs_s": times,
-            "compile_s": compile_s, "autoreset": "same_step"}
+            "impl": "%s: jit(lax.scan(vmap(step)), length=%d)" % (a.gymnax_env, length),
+            "steps": steps, "runs_s": times, "compile_s": compile_s, "autoreset": "same_step"}
 
 
 def worker_gymnax_unroll(a):
@@ -249,6 +262,10 @@ def worker_cartsim_python(a):
             "impl": "VectorEnv.step, threads=%d" % a.threads, "steps": steps, "runs_s": times,
             "autoreset": "next_step"}
 
+
+# The environments besides CartPole-v1 that gymnax 0.0.9 and cartsim (envs/) both have
+# (bench.py's section 6 sets each against cartsim).
+GYMNAX_ENVS = ("Pendulum-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1")
 
 WORKERS = {"gymnasium": worker_gymnasium, "cartsim-python": worker_cartsim_python, "gymnax": worker_gymnax, "gymnax-unroll": worker_gymnax_unroll,
            "envpool": worker_envpool}
@@ -314,6 +331,7 @@ def main():
     ap.add_argument("--quiet-wait", type=float, default=120,
                     help="seconds in all to wait for other processes to leave the cores idle (bench.py's gate)")
     ap.add_argument("--worker", choices=sorted(WORKERS))
+    ap.add_argument("--gymnax-env", default="CartPole-v1", help="the gymnax worker's environment")
     ap.add_argument("--unroll", default="1")
     a = ap.parse_args()
     a.envs_list = [int(x) for x in a.envs.split(",") if x]

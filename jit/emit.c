@@ -23,6 +23,8 @@
  *                 kernel 0 loop { loads, ops, next state, return, done }
  *                 restart pass over the lanes that finished, if any (rare, scalar)
  *       store the state back
+ *   (blocks of 1 to 4 lanes: cs_rollout_steps_short, the same step with 4
+ *   lanes as a constant and the time loop inside)
  */
 #include <assert.h>
 #include <math.h>
@@ -34,7 +36,10 @@
 
 #define CS_BLOCK_LANES 256
 #define CS_PAD_LANES 8    /* a vector of f32 at 32 bytes */
+#define CS_SHORT_LANES 4  /* a vector of f32 at 16 bytes: blocks of 1 to 4 lanes */
+#define CS_SHORT_AHEAD 2  /* a short block's blocks of Philox words drawn at once */
 static_assert(CS_BLOCK_LANES % CS_PAD_LANES == 0, "a padded block fits the block");
+static_assert(CS_SHORT_LANES * CS_SHORT_AHEAD <= CS_BLOCK_LANES, "a short block's words fit the block");
 
 /* Where leaves live: C rollout blocks (B->c), a CUDA thread's registers,
  * global buffers (C and CUDA steps, CUDA multi-kernel rollouts), a fresh start. */
@@ -60,6 +65,10 @@ typedef struct {
     uint32_t *scratch_off;  /* [count] CUDA: byte offset per lane of a materialized value */
     uint32_t scratch_bytes; /* CUDA: scratch bytes per lane */
     const char *L;          /* "L->" (C) or "L." (CUDA: the lanes are passed by value) */
+    bool padded;            /* C rollout: blocks run padded, and those of 1 to CS_SHORT lanes
+                               have a variant of their own (short_) */
+    bool rollout;           /* emitting the C rollout's step (not the step API's) */
+    bool ahead;             /* ... whose short blocks draw words ahead: read at col_ */
     char err[256];
 } emitter;
 
@@ -373,7 +382,7 @@ static void emit_node(emitter *e, cs_node n)
         if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
             out(e, "%sconst %s v%u = %s(rw_[%u]);\n", ind, T, n, conv, k);
         else if (e->dialect == CS_DIALECT_C)
-            out(e, "%sconst %s v%u = %s(B->rw[wi%u][i]);\n", ind, T, n, conv, k);
+            out(e, "%sconst %s v%u = %s(B->rw[wi%u][i%s]);\n", ind, T, n, conv, k, e->ahead ? " + col_" : "");
         else {
             /* A select chain, not sw_[wi]: a runtime index would put the
              * words in local memory instead of registers. */
@@ -464,7 +473,11 @@ static void emit_final(emitter *e, const entry *en)
         ref(e, p->roll_terminated);
         out(e, ") | (");
         ref(e, p->roll_truncated);
-        out(e, ")) & !bad_) | (bad_ << 1));\n        ended_ |= B->done[i];\n");
+        out(e, ")) & !bad_) | (bad_ << 1));\n        B->end[i] = (");
+        ref(e, p->roll_terminated);
+        out(e, ") | (");
+        ref(e, p->roll_truncated);
+        out(e, ");\n        ended_ |= B->done[i];\n");
         return;
     }
     for (unsigned k = 0; k < p->n_carried; k++)
@@ -564,8 +577,28 @@ static void emit_kernels(emitter *e, const entry *en)
     uint32_t count = cs_graph_count(e->g);
     for (cs_node n = 1; n < count; n++)
         draws |= part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_UNIFORM;
+    e->ahead = draws && e->rollout && e->padded && nb == 1;
     if (draws) {
         out(e, "    const unsigned long long w0 = (unsigned long long)t * %uu, blk = w0 >> 2;\n", D);
+        if (e->ahead)
+            /* A short block draws the words of CS_SHORT_AHEAD Philox blocks at
+             * once, one vector as wide as the wide blocks' (words [w][j], the
+             * lane j % CS_SHORT, the block j / CS_SHORT): its refill costs a
+             * vector per 4 lanes otherwise, as much as the step's arithmetic. */
+            out(e, "    int col_ = 0;   /* where this step's words are in B->rw's rows */\n"
+                   "    if (short_) {\n"
+                   "        const unsigned long long grp_ = blk / %du;\n"
+                   "        col_ = (int)(blk %% %du) * CS_SHORT;\n"
+                   "        if (grp_ != B->rng_block) {\n"
+                   "            B->rng_block = grp_;\n"
+                   "            for (int j = 0; j < %d * CS_SHORT; j++) {\n"
+                   "                unsigned int o_[4];\n"
+                   "                cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + j %% CS_SHORT), grp_ * %du + (unsigned int)(j / CS_SHORT), 0u, o_);\n"
+                   "                B->rw[0][j] = o_[0]; B->rw[1][j] = o_[1]; B->rw[2][j] = o_[2]; B->rw[3][j] = o_[3];\n"
+                   "            }\n"
+                   "        }\n"
+                   "    } else\n",
+                CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD);
         if (nb == 1)
             out(e, "    if (blk != B->rng_block) {   /* every %u steps: words for the next ones */\n"
                    "        B->rng_block = blk;\n", 4 / D);
@@ -675,7 +708,7 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
     }
     out(e, "#include <math.h>\n#include <stdlib.h>\n");
     cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
-    out(e, "\n#define CS_BLOCK %d\n#define CS_PAD %d\n", CS_BLOCK_LANES, CS_PAD_LANES);
+    out(e, "\n#define CS_BLOCK %d\n#define CS_PAD %d\n#define CS_SHORT %d\n", CS_BLOCK_LANES, CS_PAD_LANES, CS_SHORT_LANES);
     /* Selects as masks of the value's width: GCC 12 vectorizes them, where
      * `c ? a : b` of reals becomes a branch or a mixed-width select. */
     out(e, "typedef union { float f; unsigned int u; } cs_bits32;\n"
@@ -700,6 +733,7 @@ static void emit_block_struct(emitter *e)
     /* int, as wide as an f32: a byte array here would make GCC's vector
      * loop 32 lanes long (a vector of bytes), too long for short blocks. */
     out(e, "    int done[CS_BLOCK], term[CS_BLOCK], trunc[CS_BLOCK];\n");
+    out(e, "    int end[CS_BLOCK];   /* rollout: terminated or truncated, known before done */\n");
     unsigned nb = rng_blocks(p->n_step_draws);
     out(e, "    unsigned int rw[%u][CS_BLOCK];     /* Philox words of the current step */\n", nb ? 4 * nb : 1);
     out(e, "    unsigned long long rng_block;\n");
@@ -752,8 +786,13 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
            "            B->ret[i] = L->seg_return[b0 + i];\n"
            "        }\n"
            "        B->rng_block = ~0ull;\n"
-           "        long long s = 0;\n"
-           "        for (; s + %d <= L->steps; s += %d) {\n", s->unroll, s->unroll);
+           "        long long s = 0;\n");
+    if (e->padded)
+        out(e, "        if (n <= CS_SHORT) {\n"
+               "            cs_rollout_steps_short(B, L, n, b0, L->t, L->steps, only);\n"
+               "            s = L->steps;\n"
+               "        }\n");
+    out(e, "        for (; s + %d <= L->steps; s += %d) {\n", s->unroll, s->unroll);
     for (int u = 0; u < s->unroll; u++)
         out(e, "            cs_rollout_step(B, L, n, b0, L->t + s + %d, only);\n", u);
     out(e, "        }\n"
@@ -861,8 +900,9 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * a multi-versioned vector loop cost seconds of compile time for nothing
      * (measured: the same speed at unroll 1, 4 and 10). */
     /* `only`: a launch's one kernel, or -1 for the whole step */
+    e->rollout = en->rollout;
     if (en->rollout)
-        out(e, "static __attribute__((noinline)) void cs_rollout_step(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t, int only)\n{\n");
+        out(e, "static inline __attribute__((always_inline)) void cs_rollout_lanes(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t, int only, int short_)\n{\n");
     else
         out(e, "static void cs_step_kernels(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t)\n{\n");
     out(e, "    (void)t;\n");
@@ -873,18 +913,41 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * CS_PAD), compute what they compute, and are never restarted nor
      * stored; they read no caller's buffer, so a rollout that reads
      * per-environment parameters (L->params[k][lane]) is not padded. */
-    if (en->rollout && !reads_params(e, part))
-        out(e, "    const int nv = (n + CS_PAD - 1) / CS_PAD * CS_PAD;\n");
+    if (en->rollout)
+        e->padded = !reads_params(e, part);
+    if (en->rollout && e->padded)
+        out(e, "    const int nv = short_ ? CS_SHORT : (n + CS_PAD - 1) / CS_PAD * CS_PAD;\n");
     else
         out(e, "    const int nv = n;\n");
-    emit_kernels(e, en);
     if (en->rollout)
-        out(e, "    /* restarts: the lanes whose episode ended, if any (rare) */\n"
+        out(e, "    (void)short_;\n");
+    emit_kernels(e, en);
+    /* The restarts, of the lanes whose episode ended, if any (ended_: none
+     * at most steps where episodes end together, as Pendulum's). The branch
+     * is on end first: done waits for the whole next state (is it finite?),
+     * end only for the termination's inputs, so a mispredicted restart
+     * costs less. */
+    if (en->rollout)
+        out(e, "    /* restarts: the lanes whose episode ended */\n"
                "    if ((only < 0 || only == %u) && ended_)\n"
-               "    for (int i = 0; i < n; i++)\n"
-               "        if (B->done[i])\n"
-               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n", part->n_kernels - 1);
+               "    for (int i = 0; i < n; i++) {\n"
+               "        if (B->end[i])\n"
+               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+               "        else if (__builtin_expect(B->done[i], 0))   /* a non-finite state */\n"
+               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+               "    }\n", part->n_kernels - 1);
     out(e, "}\n\n");
+    /* Blocks of 1 to CS_SHORT lanes run a variant of their own: CS_SHORT
+     * lanes, a constant, so that GCC makes the loop one vector of 16 bytes
+     * without a remainder (not a 32-byte vector half of it padding), with
+     * the time loop inside (no call per step). */
+    if (en->rollout) {
+        out(e, "static __attribute__((noinline)) void cs_rollout_step(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t, int only)\n"
+               "{\n    cs_rollout_lanes(B, L, n, b0, t, only, 0);\n}\n\n");
+        if (e->padded)
+            out(e, "static __attribute__((noinline)) void cs_rollout_steps_short(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long t, long long steps, int only)\n"
+                   "{\n    for (long long s = 0; s < steps; s++)\n        cs_rollout_lanes(B, L, n, b0, t + s, only, 1);\n}\n\n");
+    }
     e->out = saved;
     return e->err[0] ? -1 : 0;
 }

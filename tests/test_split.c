@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cartsim.h"
 
@@ -110,6 +111,50 @@ Test(split, uneven_slices_of_acrobot)
 {
     const int64_t cuts[] = {1};
     check_split("acrobot", CS_DTYPE_F64, NULL, 9, cuts, 1, 600);
+}
+
+/* Slices of 1 to 4 environments run the rollout's short variant (one
+ * 16-byte vector, words drawn two Philox blocks ahead), 5 to 8 one padded
+ * 32-byte vector, more the general loop: the same trajectories in every one,
+ * f32 being where the vector width differs. */
+Test(split, short_padded_and_long_blocks_step_as_the_whole_batch)
+{
+    const int64_t cuts[] = {1, 5, 8, 16, 272, 285};   /* 1, 4, 3, 8, 256, 13, 15 */
+    check_split("cartpole", CS_DTYPE_F32, NULL, 300, cuts, 6, 700);
+    const int64_t box_cuts[] = {2, 6};   /* 2, 4, 34 */
+    check_split("mountain_car_continuous", CS_DTYPE_F32, NULL, 40, box_cuts, 2, 700);
+}
+
+/* An environment drawing `noise` uniforms per step besides its box action:
+ * 1 + noise words of the step stream per step, so two (a short block's
+ * words drawn ahead) or three (a refill every step). Returns its path. */
+static void write_noisy_env(char *path, int noise)
+{
+    char terms[128] = "";
+    for (int k = 0; k < noise; k++)
+        strcat(terms, " + 0.01 * uniform(-1, 1)");
+    char src[1024];
+    int len = snprintf(src, sizeof src,
+                       "env noisy \"Noisy-v0\"\nmax_steps 60\nstate x, v\naction box(-1, 1)\nobserve x, v\n"
+                       "reset {\n    x = uniform(-1, 1)\n    v = uniform(-1, 1)\n}\n"
+                       "step {\n    v' = v + 0.05 * (clip(action, -1, 1) - x)%s\n    x' = x + 0.05 * v'\n"
+                       "    terminated = abs(x') > 1.5\n    reward = -x' * x'\n}\n",
+                       terms);
+    int fd = mkstemps(path, 4);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, src, (size_t)len), (ssize_t)len);
+    close(fd);
+}
+
+Test(split, several_draws_per_step_in_short_blocks)
+{
+    const int64_t cuts[] = {1, 4, 9};   /* 1, 3, 5, 11 */
+    for (int noise = 1; noise <= 2; noise++) {
+        char path[] = "/tmp/cartsim-split-XXXXXX.env";
+        write_noisy_env(path, noise);
+        check_split(path, CS_DTYPE_F32, NULL, 20, cuts, 3, 500);
+        unlink(path);
+    }
 }
 
 Test(split, first_env_is_checked)
