@@ -19,8 +19,9 @@
  *
  *   cs_kernel_rollout(L): for each block of CS_BLOCK lanes:
  *       load carried state into B->c; for t in steps (U per iteration):
- *           step: [RNG words] kernel 0 loop { loads, ops, next state, return, done }
- *                 restart pass over the lanes that finished (rare, scalar)
+ *           step: [RNG words] [kernel 0's f64 library calls or f32 modulos: a pass]
+ *                 kernel 0 loop { loads, ops, next state, return, done }
+ *                 restart pass over the lanes that finished, if any (rare, scalar)
  *       store the state back
  *   (blocks of 1 to 4 lanes: cs_rollout_steps_short, the same step with 4
  *   lanes as a constant and the time loop inside)
@@ -58,8 +59,9 @@ typedef struct {
     unsigned kernel;        /* the kernel being emitted */
     bool *materialized;     /* [count] stored to B->m<id> by its kernel */
     bool *any_materialized; /* [count] over all entries: declared in the block struct */
-    bool *any_called;       /* [count] C f64: computed in a scalar pass, kept in B->x<id> */
-    bool in_call_pass;      /* emitting a kernel's scalar pass of library calls */
+    bool *any_called;       /* [count] C: computed in a pass of its own, kept in B->x<id> */
+    bool in_call_pass;      /* emitting a kernel's pass of library calls and modulos */
+    bool near_variant;      /* ...its first loop: f32 modulos by their _near function */
     uint32_t *scratch_off;  /* [count] CUDA: byte offset per lane of a materialized value */
     uint32_t scratch_bytes; /* CUDA: scratch bytes per lane */
     const char *L;          /* "L->" (C) or "L." (CUDA: the lanes are passed by value) */
@@ -156,6 +158,19 @@ static bool library_call(const emitter *e, cs_node n)
     return e->dialect == CS_DIALECT_C && d->type == CS_F64 && cs_op_table[d->op].libm_f64 &&
            !fast_f64_fn(e, (cs_op)d->op) && in_this_kernel(e, n);
 }
+
+/* A C f32 op with a fast near variant (fmod, %: ten exact reduction steps,
+ * of which the near range needs one) of this kernel. It goes to the same
+ * pass, whose loop computes it near and notes far lanes; if there is one,
+ * the pass is redone with the op's exact function (emit_call_pass). */
+static bool near_call(const emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    return e->dialect == CS_DIALECT_C && d->type == CS_F32 && cs_op_table[d->op].near_f32 && in_this_kernel(e, n);
+}
+
+/* Computed in the kernel's pass of its own, read back in its loop. */
+static bool own_pass(const emitter *e, cs_node n) { return library_call(e, n) || near_call(e, n); }
 
 /* Blocks of four Philox words one step may touch: a step's words are
  * [t*D, t*D + D); with D in {1, 2, 4} they never straddle two blocks. */
@@ -308,7 +323,7 @@ static void emit_expr(emitter *e, cs_node n)
         snprintf(e->err, sizeof e->err, "no emit rule for %s", cs_op_table[d->op].name);
         return;
     }
-    out(e, "%s(", fn);
+    out(e, e->near_variant && near_call(e, n) ? "%s_near(" : "%s(", fn);
     ref(e, a);
     if (b) { out(e, ", "); ref(e, b); }
     if (c) { out(e, ", "); ref(e, c); }
@@ -356,7 +371,7 @@ static void emit_node(emitter *e, cs_node n)
     }
     const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
     const char *T = c_type((cs_type)d->type);
-    bool called = !e->in_call_pass && e->scope != SCOPE_FRESH && library_call(e, n);
+    bool called = !e->in_call_pass && e->scope != SCOPE_FRESH && own_pass(e, n);
     for (unsigned k = 0; k < d->n_in && !called; k++)
         need(e, cs_graph_input(e->g, n, k));
     if (called) {
@@ -389,6 +404,13 @@ static void emit_node(emitter *e, cs_node n)
         out(e, "%sconst %s v%u = ", ind, T, n);
         emit_expr(e, n);
         out(e, ";\n");
+        if (e->near_variant && near_call(e, n)) {
+            out(e, "%sfar_ |= %s_far(", ind, cs_op_table[d->op].fn_f32);
+            ref(e, cs_graph_input(e->g, n, 0));
+            out(e, ", ");
+            ref(e, cs_graph_input(e->g, n, 1));
+            out(e, ");\n");
+        }
     }
     e->stamp[n] = e->now;
     if (e->scope != SCOPE_FRESH && e->materialized[n] && !e->in_call_pass) {
@@ -455,7 +477,7 @@ static void emit_final(emitter *e, const entry *en)
         ref(e, p->roll_terminated);
         out(e, ") | (");
         ref(e, p->roll_truncated);
-        out(e, ");\n");
+        out(e, ");\n        ended_ |= B->done[i];\n");
         return;
     }
     /* A step stores its results where the caller reads them, no copy after */
@@ -485,9 +507,31 @@ static void emit_kernel_body(emitter *e, const entry *en, unsigned k)
 }
 
 
-/* Kernel k's library calls (library_call) and what they need from the
- * kernel, computed in a scalar loop of their own into B->x<id>. */
-static void emit_call_pass(emitter *e, unsigned k)
+/* One loop of kernel k's pass over the lanes of the block: the cone, then
+ * the pass's results to B->x<id>. */
+static void emit_call_loop(emitter *e, const bool *cone)
+{
+    uint32_t count = cs_graph_count(e->g);
+    out(e, "    for (int i = 0; i < n; i++) {\n");
+    e->now++;
+    out(e, "        const long long lane = b0 + i; (void)lane;\n");
+    for (cs_node n = 1; n < count; n++)
+        if (cone[n] && e->part->kernel[n] == e->kernel)
+            emit_node(e, n);
+    for (cs_node n = 1; n < count; n++)
+        if (cone[n] && own_pass(e, n)) {
+            out(e, "        B->x%u[i] = v%u;\n", n, n);
+            e->any_called[n] = true;
+        }
+    out(e, "    }\n");
+}
+
+/* Kernel k's library calls and near ops (own_pass) and what they need from
+ * the kernel, computed in a loop of their own into B->x<id>: scalar for
+ * library calls; with near ops, a vector loop by their _near functions that
+ * ORs their _far guards, and only if some lane was far, the loop again with
+ * the exact functions, so that every lane has the exact function's bits. */
+static void emit_call_pass(emitter *e, unsigned k, bool rollout)
 {
     uint32_t count = cs_graph_count(e->g);
     bool *cone = calloc(count, sizeof *cone);
@@ -496,28 +540,30 @@ static void emit_call_pass(emitter *e, unsigned k)
         return;
     }
     e->kernel = k;
-    bool any = false;
+    bool any = false, near = false;
     for (cs_node n = count - 1; n > 0; n--) {
-        if (e->part->kernel[n] != k || !(cone[n] |= library_call(e, n)))
+        if (e->part->kernel[n] != k || !(cone[n] |= own_pass(e, n)))
             continue;
         any = true;
+        near |= near_call(e, n);
         for (unsigned j = 0; j < node(e, n)->n_in; j++)
             cone[cs_graph_input(e->g, n, j)] = true;
     }
     if (any) {
-        out(e, "    /* kernel %u's library calls: a scalar pass, so that its loop vectorizes */\n", k);
-        out(e, "    for (int i = 0; i < n; i++) {\n");
-        e->now++;
+        out(e, "    /* kernel %u's %s: a pass of their own, so that its loop vectorizes */\n", k,
+            near ? "modulos" : "library calls");
+        if (rollout)
+            out(e, "    if (only < 0 || only == %u)\n", k);
+        out(e, "    {\n");
         e->in_call_pass = true;
-        out(e, "        const long long lane = b0 + i; (void)lane;\n");
-        for (cs_node n = 1; n < count; n++)
-            if (cone[n] && e->part->kernel[n] == k)
-                emit_node(e, n);
-        for (cs_node n = 1; n < count; n++)
-            if (cone[n] && library_call(e, n)) {
-                out(e, "        B->x%u[i] = v%u;\n", n, n);
-                e->any_called[n] = true;
-            }
+        if (near) {
+            out(e, "    int far_ = 0;\n");
+            e->near_variant = true;
+            emit_call_loop(e, cone);
+            e->near_variant = false;
+            out(e, "    if (far_)   /* some lane's quotient is past the near range (rare): every lane exactly */\n");
+        }
+        emit_call_loop(e, cone);
         e->in_call_pass = false;
         out(e, "    }\n");
     }
@@ -572,11 +618,13 @@ static void emit_kernels(emitter *e, const entry *en)
             out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
     }
     for (unsigned k = 0; k < part->n_kernels; k++) {
-        emit_call_pass(e, k);
+        emit_call_pass(e, k, en->rollout);
         if (part->reason[k][0])
             out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
         else
             out(e, "    /* kernel %u */\n", k);
+        if (en->rollout && k == part->n_kernels - 1)
+            out(e, "    int ended_ = 0;   /* some lane's episode ended (a pad lane's too) */\n");
         if (en->rollout)
             out(e, "    if (only < 0 || only == %u)\n", k);
         /* The step's last kernel loads a lane's state and stores its next state in
@@ -707,7 +755,8 @@ static void emit_block_struct(emitter *e)
     }
     for (cs_node n = 1; n < count; n++)
         if (e->any_called[n])
-            out(e, "    double x%u[CS_BLOCK];   /* a library call's result */\n", n);
+            out(e, "    %s x%u[CS_BLOCK];   /* a result of a pass of its own */\n",
+                c_type((cs_type)node(e, n)->type), n);
     out(e, "} cs_block;\n\n");
 }
 
@@ -917,12 +966,14 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
     if (en->rollout)
         out(e, "    (void)short_;\n");
     emit_kernels(e, en);
-    /* The restarts, of the lanes whose episode ended. The branch is on end
-     * first: done waits for the whole next state (is it finite?), end only
-     * for the termination's inputs, so a mispredicted restart costs less. */
+    /* The restarts, of the lanes whose episode ended, if any (ended_: none
+     * at most steps where episodes end together, as Pendulum's). The branch
+     * is on end first: done waits for the whole next state (is it finite?),
+     * end only for the termination's inputs, so a mispredicted restart
+     * costs less. */
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended */\n"
-               "    if (only < 0 || only == %u)\n"
+               "    if ((only < 0 || only == %u) && ended_)\n"
                "    for (int i = 0; i < n; i++) {\n"
                "        if (B->end[i])\n"
                "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"

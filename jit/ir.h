@@ -56,6 +56,7 @@ typedef struct {
     const char *fn_f64, *fn_f32; /* the function that computes it (mathf.h), or NULL */
     bool libm_f64;      /* fn_f64 is a C library call (scalar) */
     const char *fast_f64; /* its replacement in the fast math mode (mathd.h), or NULL */
+    bool near_f32;      /* fn_f32 has a fast <fn_f32>_near where <fn_f32>_far is 0 */
 } cs_op_info;
 
 extern const cs_op_info cs_op_table[CS_OP_COUNT];

@@ -452,6 +452,18 @@ CS_INLINE double cs_mathf_fmod_step(double x, double m, double inv_m)
     return r.d;
 }
 
+/* |a| mod m for |a| < m 2^29 (x = |a| in double, m = |b| finite and
+ * nonzero, inv = 1 / m): the last step of cs_fmodf, the whole reduction
+ * there, then a's sign. */
+CS_INLINE float cs_mathf_fmod_last(double x, double m, double inv, float a)
+{
+    cs_mathf_bits r, in_a;
+    r.f = (float)cs_mathf_fmod_step(x, m, inv); /* the remainder is a float: exact */
+    in_a.f = a;
+    r.u |= in_a.u & 0x80000000u;
+    return r.f;
+}
+
 /* C's fmodf, exactly, without a call or a branch, so that a loop using it
  * vectorizes: |a| reduced modulo |b| 2^261, |b| 2^232, ..., |b| (ten exact
  * steps of at most 29 bits of quotient each cover every pair of floats,
@@ -470,12 +482,10 @@ CS_INLINE float cs_fmodf(float a, float b)
     x = cs_mathf_fmod_step(x, m * 0x1p87, inv * 0x1p-87);
     x = cs_mathf_fmod_step(x, m * 0x1p58, inv * 0x1p-58);
     x = cs_mathf_fmod_step(x, m * 0x1p29, inv * 0x1p-29);
-    x = cs_mathf_fmod_step(x, m, inv);
     cs_mathf_bits r, in_a, in_b;
-    r.f = (float)x; /* the remainder is a float: exact */
+    r.f = cs_mathf_fmod_last(x, m, inv, a);
     in_a.f = a;
     in_b.f = b;
-    r.u |= in_a.u & 0x80000000u;
     /* b = +-inf (the steps made NaN of inf * 0): a itself, if finite */
     unsigned int keep_a = 0u - (unsigned int)(((in_b.u & 0x7fffffffu) == 0x7f800000u) &
                                               ((in_a.u & 0x7fffffffu) < 0x7f800000u));
@@ -483,16 +493,42 @@ CS_INLINE float cs_fmodf(float a, float b)
     return r.f;
 }
 
-/* Python's float % in f32, over cs_fmodf: the sign of the divisor (a zero
- * keeps fmod's sign). */
-CS_INLINE float cs_modf(float a, float b)
+/* The near range, where the nine steps before the last leave |a| as it is
+ * (each quotient is 0), so cs_fmodf_near is cs_fmodf bit for bit: |a| <
+ * |b| 2^29, b finite and nonzero (hence a finite, not NaN). 1 outside it.
+ * Pendulum's angle + pi mod 2 pi is near for |angle| < 3.3e9. */
+CS_INLINE int cs_fmodf_far(float a, float b)
+{
+    double x = fabs((double)a), m = fabs((double)b);
+    return !(x < m * 0x1p29) | !(m <= 0x1.fffffep127);
+}
+
+/* cs_fmodf for the near range only (what it gives elsewhere is undefined
+ * and must not be used): one step instead of ten. The C dialect computes
+ * every f32 fmod and % with it in a pass of their own over the block and
+ * redoes the whole pass with cs_fmodf (cs_modf) when any lane is far
+ * (jit/emit.c, emit_call_pass), so the result is always cs_fmodf's. */
+CS_INLINE float cs_fmodf_near(float a, float b)
+{
+    double m = fabs((double)b);
+    return cs_mathf_fmod_last(fabs((double)a), m, 1.0 / m, a);
+}
+
+/* Python's float % from C's fmod r (exact) in f32: the sign of the divisor
+ * (a zero keeps fmod's sign). */
+CS_INLINE float cs_mathf_floored(float fmod_r, float b)
 {
     cs_mathf_bits r, shifted;
-    r.f = cs_fmodf(a, b);
+    r.f = fmod_r;
     shifted.f = r.f + b;
     unsigned int shift = 0u - (unsigned int)((r.f != 0.0f) & ((r.f < 0.0f) != (b < 0.0f)));
     r.u = (r.u & ~shift) | (shifted.u & shift);
     return r.f;
 }
+
+CS_INLINE float cs_modf(float a, float b) { return cs_mathf_floored(cs_fmodf(a, b), b); }
+/* the near range is cs_fmodf's (cs_modf_far = cs_fmodf_far) */
+CS_INLINE int cs_modf_far(float a, float b) { return cs_fmodf_far(a, b); }
+CS_INLINE float cs_modf_near(float a, float b) { return cs_mathf_floored(cs_fmodf_near(a, b), b); }
 
 #endif

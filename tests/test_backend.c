@@ -290,6 +290,90 @@ Test(backend, cpu_selects_pick_what_the_interpreter_picks)
     }
 }
 
+/* f32 fmod and % in the C dialect: a vector pass by cs_fmodf_near, redone
+ * exactly (cs_fmodf) for a block where some lane's quotient is past the
+ * near range (jit/emit.c, emit_call_pass). Block 0 (lanes 0-255) holds only
+ * near dividends, of every magnitude and both signs; block 1 adds far ones
+ * among near ones, and the near/far boundaries. Two steps, by constant and
+ * by state divisors (the last: fmod then a floored % by a negative one),
+ * must give the interpreter's bits. */
+static cs_program *modulos(void)
+{
+    cs_program *p = cs_program_new(CS_F32);
+    cs_graph *g = p->graph;
+    snprintf(p->name, sizeof p->name, "modulos");
+    p->max_steps = 100;
+    const char *names[4] = {"x", "r0", "r1", "r2"};
+    cs_node s[4];
+    for (int k = 0; k < 4; k++) {
+        cs_program_add_carried(p, names[k], CS_F32);
+        s[k] = cs_leaf(g, CS_OP_CARRIED, CS_F32, k);
+        p->restart[k] = K(p, 0);
+        cs_program_add_obs(p, s[k]);
+    }
+    p->action_kind = CS_ACTION_DISCRETE;
+    p->n_actions = 2;
+    cs_program_add_input(p, "action", CS_I32, 0, 1);
+    p->next[0] = s[0];
+    p->next[1] = bin(p, CS_OP_MOD, s[0], K(p, (float)(2 * M_PI)));
+    p->next[2] = bin(p, CS_OP_FMOD, s[0], K(p, 0.1f));
+    p->next[3] = bin(p, CS_OP_MOD, bin(p, CS_OP_FMOD, s[0], bin(p, CS_OP_ADD, s[1], K(p, 0.5))),
+                     bin(p, CS_OP_SUB, s[2], K(p, 3)));
+    p->reward = K(p, 0);
+    p->terminated = cs_const(g, CS_BOOL, 0);
+    char err[256];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+static void fill_dividends(lanes_buf *b)
+{
+    float *x = b->carried[0];
+    /* near for every op: |x| < 0.1f 2^29 (fmod by 0.1 has the smallest range) */
+    for (int i = 0; i < 256; i++)
+        x[i] = (i & 1 ? -1.0f : 1.0f) * ldexpf(1.0f + (float)i / 256, i / 5 - 27);
+    x[0] = 0.0f;
+    x[1] = -0.0f;
+    x[2] = 0x1p-149f;
+    x[3] = nextafterf(0.1f * 0x1p29f, 0);
+    x[4] = 6.28318548f;
+    for (int i = 256; i < 300; i++)
+        x[i] = (float)(i - 278) * 0.37f;
+    const float far[] = {0.1f * 0x1p29f, -6.28318548f * 0x1p29f, nextafterf(6.28318548f * 0x1p29f, 0), 1e10f,
+                         -3.4e38f, 0x1p100f};
+    for (size_t k = 0; k < sizeof far / sizeof far[0]; k++)
+        x[260 + 5 * k] = far[k];
+    b->l.t = 0;
+    b->l.steps = 2;
+}
+
+Test(backend, cpu_modulos_exact_near_and_far_as_the_interpreter)
+{
+    cs_program *p = modulos();
+    lanes_buf ref;
+    lanes_init(&ref, 300, sizeof(float));
+    fill_dividends(&ref);
+    cs_interp_rollout(p, &ref.l);
+    const int unrolls[] = {1, 4};
+    for (int u = 0; u < 2; u++) {
+        lanes_buf got;
+        lanes_init(&got, 300, sizeof(float));
+        fill_dividends(&got);
+        cs_cpu_kernel k;
+        compile_c(p, CS_FUSION_FULL, unrolls[u], &k, NULL);
+        k.rollout(&got.l);
+        cs_cpu_unload(&k);
+        assert_same(&ref, &got, sizeof(float), unrolls[u] == 1 ? "unroll 1" : "unroll 4");
+        lanes_free(&got);
+    }
+    /* the far lanes were reduced: a remainder below its divisor */
+    cr_assert_lt(fabsf(((float *)ref.carried[1])[275]), 6.3f);
+    lanes_free(&ref);
+    cs_program_free(p);
+}
+
 /* --no-persistent with rules or none on the cpu: a launch runs one kernel of
  * one step (cs_lanes.launch), the values crossing kernels kept in the
  * caller's blocks. Launch by launch, the rollout equals the interpreter's to

@@ -322,6 +322,62 @@ Test(mathf, fmodf_and_modf_special_values)
         }
 }
 
+/* cs_fmodf_near is cs_fmodf (glibc's fmodf) bit for bit wherever
+ * cs_fmodf_far is 0, and cs_modf_near is cs_modf there: random pairs of
+ * close exponents (most are near) and strides of floats by common divisors,
+ * Pendulum's 2 pi first. Returns how many pairs were near. */
+static long expect_near_exact(float a, float b)
+{
+    volatile float va = a, vb = b;
+    if (cs_fmodf_far(va, vb))
+        return 0;
+    float want = fmodf(va, vb), got = cs_fmodf_near(va, vb);
+    cr_assert_eq(float_bits(got), float_bits(want), "cs_fmodf_near(%a, %a) = %a, want %a", (double)a, (double)b,
+                 (double)got, (double)want);
+    cr_assert_eq(float_bits(cs_modf_near(va, vb)), float_bits(cs_modf(va, vb)), "cs_modf_near(%a, %a)", (double)a,
+                 (double)b);
+    return 1;
+}
+
+Test(mathf, fmodf_near_equals_fmodf_wherever_not_far)
+{
+    long near = 0, pairs = 0;
+    unsigned int ctr[4] = {0, 0, 0, 0}, key[2] = {0xbeef, 0x1234}, w[4];
+    for (unsigned i = 0; i < 1u << 19; i++, pairs += 2) {
+        ctr[0] = i;
+        cs_philox4x32_10(ctr, key, w);
+        /* b's exponent within 0..31 below a's, either sign, any significand */
+        uint32_t ea = w[0] & 0x7f800000u, eb = ea - ((w[1] & 31u) << 23);
+        near += expect_near_exact(bits_float(w[0]), bits_float((eb > ea ? ea : eb) | (w[2] & 0x807fffffu)));
+        near += expect_near_exact(bits_float(w[3]), bits_float(w[1]));
+    }
+    const float divisors[] = {6.28318548f, 0.1f, -3.0f, 1e-30f, 0x1p-149f, 3.4e38f};
+    for (size_t k = 0; k < sizeof divisors / sizeof divisors[0]; k++)
+        for (uint64_t u = 0; u <= 0xffffffffu; u += 8191, pairs++)
+            near += expect_near_exact(bits_float((uint32_t)u), divisors[k]);
+    cr_assert_gt(near, pairs / 2, "only %ld of %ld pairs near", near, pairs);
+}
+
+/* The near range's edge: |a| < |b| 2^29 with b finite and nonzero. */
+Test(mathf, fmodf_far_outside_the_near_range)
+{
+    const float b = 6.28318548f, edge = b * 0x1p29f;   /* exact: a power of two apart */
+    cr_assert(!cs_fmodf_far(nextafterf(edge, 0), b));
+    cr_assert(!cs_fmodf_far(-nextafterf(edge, 0), -b));
+    cr_assert(cs_fmodf_far(edge, b));
+    cr_assert(cs_fmodf_far(-edge, b));
+    cr_assert(!cs_fmodf_far(0.0f, 0x1p-149f));
+    cr_assert(!cs_fmodf_far(3.4e38f, 3.4e38f));
+    const float v[] = {0.0f, -0.0f, 1.0f, -7.0f, 0x1p-149f, 3.4e38f};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        cr_assert(cs_fmodf_far(v[i], 0.0f) && cs_fmodf_far(v[i], -0.0f), "b = 0, a = %a", (double)v[i]);
+        cr_assert(cs_fmodf_far(v[i], INFINITY) && cs_fmodf_far(v[i], -INFINITY), "b = inf, a = %a", (double)v[i]);
+        cr_assert(cs_fmodf_far(v[i], NAN) && cs_fmodf_far(NAN, v[i]), "NaN and %a", (double)v[i]);
+        cr_assert(cs_fmodf_far(INFINITY, v[i]) && cs_fmodf_far(-INFINITY, v[i]), "a = inf, b = %a", (double)v[i]);
+        cr_assert_eq(cs_modf_far(v[i], 2.5f), cs_fmodf_far(v[i], 2.5f));
+    }
+}
+
 /* ---- exp and log (bench/mathf_exhaustive.c checks every float) ---- */
 
 /* got is the double `exact` rounded to float or its neighbour; NaN,
