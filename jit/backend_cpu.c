@@ -239,6 +239,25 @@ static int load(const char *path, cs_cpu_kernel *k, char *err, size_t err_size)
     return 0;
 }
 
+/* glibc's dlopen returns an object already loaded under the same name
+ * without opening the file, so "/proc/self/fd/N" would give back the kernel
+ * an open handle loaded through an earlier descriptor N. Duplicates fd until
+ * no loaded object is named after its number; *spare then holds the
+ * duplicates to close after the load (at most one per loaded kernel). */
+static int unloaded_fd_name(int fd, char path[PATH_MAX], int spare[], int max_spare, int *n_spare)
+{
+    for (*n_spare = 0;; ) {
+        snprintf(path, PATH_MAX, "/proc/self/fd/%d", fd);
+        void *loaded = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+        if (!loaded)
+            return fd;
+        dlclose(loaded);
+        if (*n_spare == max_spare || (fd = dup(fd)) < 0)
+            return -1;
+        spare[(*n_spare)++] = fd;
+    }
+}
+
 /* Loads a cache entry through the descriptor its lookup verified, so that
  * nothing swapped in after the check is loaded; where /proc is missing, by
  * its path. */
@@ -248,15 +267,18 @@ static int load_cached(cs_cache *cache, const char *key, cs_cpu_kernel *k, char 
     if (fd < 0)
         return -1;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int spare[64], n_spare = 0;
     int rc;
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     if (access(path, R_OK) == 0) {
-        rc = load(path, k, err, err_size);
+        rc = unloaded_fd_name(fd, path, spare, 64, &n_spare) >= 0 ? load(path, k, err, err_size) : -1;
     } else {
         rc = cache->dir[0] && snprintf(path, sizeof path, "%s/%s.so", cache->dir, key) < (int)sizeof path
                  ? load(path, k, err, err_size)
                  : -1;
     }
+    while (n_spare > 0)
+        close(spare[--n_spare]);
     close(fd);
     return rc;
 }

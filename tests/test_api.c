@@ -531,3 +531,34 @@ Test(api, fast_math_is_reported_cached_apart_and_changes_only_f64, .timeout = 30
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
 }
+
+/* Two cached kernels loaded through the same descriptor number: glibc finds
+ * a loaded object by its name first, so while the first handle is open,
+ * "/proc/self/fd/N" once gave the second handle the first one's kernel
+ * (Pendulum's three observations written over MountainCar's two, a heap
+ * overflow found from Python). */
+Test(api, a_second_cached_kernel_is_its_own_while_the_first_is_loaded)
+{
+    const char *names[] = {"cartpole", "pendulum", "mountain_car"};
+    for (int k = 0; k < 3; k++) /* all in the cache */
+        cs_env_close(open_env(names[k], 16, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP));
+    /* A handle keeps its cache directory's descriptor: closing the one opened
+     * before Pendulum's frees a lower number, so MountainCar's directory takes
+     * it and its entry the number Pendulum's kernel was loaded through. */
+    cs_env *before = open_env("cartpole", 16, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_env *first = open_env("pendulum", 16, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_env_close(before);
+    cs_env *second = open_env("mountain_car", 16, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_env *interp = open_env("mountain_car", 16, CS_BACKEND_INTERP, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cr_assert_eq(cs_env_reset(first, 7), CS_OK);
+    cr_assert_eq(cs_env_reset(second, 7), CS_OK);
+    cr_assert_eq(cs_env_reset(interp, 7), CS_OK);
+    cs_rollout_stats a, b;
+    cr_assert_eq(cs_env_rollout(second, 300, &a), CS_OK);
+    cr_assert_eq(cs_env_rollout(interp, 300, &b), CS_OK);
+    cr_assert_eq(a.checksum, b.checksum, "mountain_car ran another kernel: checksum %llx, the interpreter's %llx",
+                 (unsigned long long)a.checksum, (unsigned long long)b.checksum);
+    cs_env_close(interp);
+    cs_env_close(second);
+    cs_env_close(first);
+}
