@@ -290,7 +290,6 @@ Test(agents, declared_heuristic_balances_cartpole)
     cs_env *env = open_policy("cartpole", "heuristic", 100, CS_BACKEND_AUTO, CS_DTYPE_F32);
     cr_assert_eq(cs_env_num_weights(env), 0u);
     double ret[100];
-    char err[256];
     cr_assert_eq(cs_evaluate(env, NULL, 100, 0, ret), CS_OK, "%s", cs_env_error(env));
     double sum = 0;
     for (int e = 0; e < 100; e++)
@@ -310,7 +309,6 @@ Test(agents, evaluate_scores_first_episodes)
     double w[10] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0};
     cs_env *env = open_policy("cartpole", "linear", N, CS_BACKEND_CPU, CS_DTYPE_F64);
     double ret[ROUNDS * N];
-    char err[256];
     cr_assert_eq(cs_evaluate(env, w, ROUNDS * N, 9, ret), CS_OK, "%s", cs_env_error(env));
     int short_ones = 0;
     for (int round = 0; round < ROUNDS; round++) {
@@ -447,7 +445,6 @@ static double mean_return(const char *policy, const double *weights, uint64_t se
 {
     cs_env *env = open_policy("cartpole", policy, 100, CS_BACKEND_AUTO, CS_DTYPE_F32);
     double ret[100];
-    char err[256];
     cr_assert_eq(cs_evaluate(env, weights, 100, seed, ret), CS_OK, "%s", cs_env_error(env));
     cs_env_close(env);
     double sum = 0;

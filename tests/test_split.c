@@ -4,6 +4,7 @@
  * the whole batch's. This is what lets MPI ranks (or any framework) share one
  * batch without the library knowing of them. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
