@@ -70,10 +70,10 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-#define CS_VERSION_MAJOR 0
-#define CS_VERSION_MINOR 1
+#define CS_VERSION_MAJOR 1
+#define CS_VERSION_MINOR 0
 #define CS_VERSION_PATCH 0
-#define CS_VERSION_STRING "0.1.0"
+#define CS_VERSION_STRING "1.0.0"
 
 const char *cs_version(void);
 
