@@ -23,7 +23,7 @@ done
 bin=build/cartsim
 [ -x "$bin" ] || make -s all
 mkdir -p build/bench
-cc -O3 -march=native -ffp-contract=off -Ijit bench/ref_cartpole.c -lm -o build/bench/ref_cartpole
+cc -O3 -march=native -ffp-contract=off -mprefer-vector-width=512 -Ijit bench/ref_cartpole.c -lm -o build/bench/ref_cartpole
 
 field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }

@@ -101,14 +101,15 @@ def build_tools():
     # The hand-written reference loop, as its header says to build it; the
     # whole-batch variant (BLOCK = N) is the GPU's order of loops on the CPU.
     for name, extra in (("ref_cartpole", []), ("ref_cartpole_batch", ["-DBLOCK=1048576"])):
-        r = sh([cc, "-O3", "-march=native", "-ffp-contract=off"] + extra +
+        r = sh([cc, "-O3", "-march=native", "-ffp-contract=off", "-mprefer-vector-width=512"] + extra +
                ["-I" + os.path.join(ROOT, "jit"), os.path.join(ROOT, "bench", "ref_cartpole.c"), "-lm", "-o",
                 os.path.join(BUILD, name)])
         if r.returncode:
             sys.exit("bench: building %s failed:\n%s" % (name, r.stderr))
     # The other environments' references, with the cpu backend's own flags.
     for name, source, extra in REFS_BUILD:
-        r = sh([cc, "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"] + extra +
+        r = sh([cc, "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
+                "-mprefer-vector-width=512"] + extra +
                ["-I" + os.path.join(ROOT, "jit"), os.path.join(ROOT, "bench", source), "-lm", "-o",
                 os.path.join(BUILD, name)])
         if r.returncode:

@@ -854,8 +854,6 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
 {
     const cs_program *p = e->p;
     const char *R = e->real;
-    /* 512-bit vectors where the machine has them (GCC prefers 256 by default) */
-    out(e, "#pragma GCC push_options\n#pragma GCC target(\"prefer-vector-width=512\")\n");
     cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
     out(e, "void cs_kernel_step(const cs_lanes *L)\n{\n"
            "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
@@ -908,7 +906,7 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
         out(e, "                L->final_obs[%u * S + lane] = obs_[%u * S + lane];\n", k, k);
     emit_fresh_store(e, "                ", "t + 1", true, true);
     out(e, "            }\n"
-           "        }\n        }\n    }\n    free(B);\n}\n#pragma GCC pop_options\n\n");
+           "        }\n        }\n    }\n    free(B);\n}\n\n");
 }
 
 static void emit_c_restart(emitter *e)
