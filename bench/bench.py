@@ -1212,9 +1212,12 @@ def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup,
     w("")
     w("Same work: CartPole-v1, uniformly random actions, auto-reset, each measurement in its own process "
       "pinned to 1 or 2 cores with `taskset`; median of 3 timed runs of about 0.3 s after a warm-up that also "
-      "sizes them (`bench/peers.py`). cartsim's *fused rollout* draws the actions inside the kernel; its *step API* "
-      "row draws them on the host and calls `cs_env_step` once per step, as Gymnasium's and EnvPool's `step()` "
-      "are driven. gymnax's compile time is apart from its run time.")
+      "sizes them (`bench/peers.py`). cartsim's *fused rollout* draws the actions inside the kernel (and gymnax "
+      "inside its scan); the *step API* row (`cs_env_step` once per step), cartsim Python, Gymnasium and EnvPool "
+      "step through 64 batches of random actions drawn before the timing, so that those rows time `step()` "
+      "itself and not a random generator (NumPy's takes about 12 us for 4096 actions, as much as half a "
+      "cartsim Python step). That is why the step API can outrun the fused rollout. gymnax's compile time is "
+      "apart from its run time.")
     w("")
     rows = []
     for p in peers:

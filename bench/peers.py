@@ -8,7 +8,9 @@ timed runs after a warm-up run that also sizes them (about --min-time seconds
 each); compile time is reported apart.
 
   Gymnasium  CartPoleVectorEnv (NumPy), gymnasium.make_vec(..., "vector_entry_point");
-             actions drawn with NumPy on the host; next-step auto-reset.
+             actions drawn with NumPy on the host before the timing (a pool
+             of 64 arrays, cycled: every Python peer steps through the same
+             pool, so step() alone is timed); next-step auto-reset.
   gymnax     jax.jit of a lax.scan of U steps of the vmap'ed env.step (same-step
              auto-reset) with the actions drawn inside (jax.random): XLA on
              the CPU, the seed paper's own system. Also an unroll sweep of the
@@ -17,12 +19,12 @@ each); compile time is reported apart.
              too (--gymnax-env, random actions of each one's space): bench.py's
              section 6 runs it round-robin with cartsim's rollouts.
   EnvPool    envpool.make("CartPole-v1", env_type="gymnasium", num_envs=N,
-             num_threads=T), synchronous step() with NumPy actions.
+             num_threads=T), synchronous step() with the same NumPy actions.
   cartsim    build/bench/rollout_bench: the fused rollout (random actions drawn
              in the kernel, same-step auto-reset) and the step API (actions
              drawn on the host, cs_env_step, next-step auto-reset).
-  cartsim Python  the package in python/: VectorEnv.step(actions) with NumPy
-             actions, one thread (the row to set against the step API's);
+  cartsim Python  the package in python/: VectorEnv.step(actions) with the
+             same NumPy actions, one thread (the row to set against the step API's);
              --envs 1 gives the cost of one Python call.
 
 Run with the system python3: it creates build/bench-venv (python3 -m venv) and
@@ -132,19 +134,31 @@ def timed_runs(run, n_envs, repeat, min_time, unit_steps, max_units=100000):
     return units * unit_steps, times
 
 
+# The Python peers step with actions drawn before the timing (a pool of
+# arrays, cycled), so that each figure is the cost of step(actions) itself and
+# not of NumPy's generator (about 12 us of 4096 draws here, as much as half a
+# cartsim step); every Python peer steps through the same pool.
+ACTION_POOL = 64
+
+
+def action_pool(n, dtype=None):
+    import numpy as np
+    rng = np.random.default_rng(1)
+    return [rng.integers(0, 2, n, dtype=dtype or np.int64) for _ in range(ACTION_POOL)]
+
+
 def worker_gymnasium(a):
     import numpy as np
     import gymnasium as gym
     env = gym.make_vec("CartPole-v1", num_envs=a.envs, vectorization_mode="vector_entry_point")
     env.reset(seed=1)
-    rng = np.random.default_rng(1)
-    n = a.envs
+    actions = action_pool(a.envs)
 
     def run(steps):
-        for _ in range(steps):
-            env.step(rng.integers(0, 2, n))
+        for i in range(steps):
+            env.step(actions[i % ACTION_POOL])
 
-    steps, times = timed_runs(run, n, a.repeat, a.min_time, 1)
+    steps, times = timed_runs(run, a.envs, a.repeat, a.min_time, 1)
     return {"version": "gymnasium " + gym.__version__ + ", numpy " + np.__version__,
             "impl": type(env.unwrapped).__name__, "steps": steps, "runs_s": times, "autoreset": "next_step"}
 
@@ -230,14 +244,13 @@ def worker_envpool(a):
     env = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=a.envs, batch_size=a.envs,
                        num_threads=a.threads, seed=1)
     env.reset()
-    rng = np.random.default_rng(1)
-    n = a.envs
+    actions = action_pool(a.envs, np.int32)
 
     def run(steps):
-        for _ in range(steps):
-            env.step(rng.integers(0, 2, n, dtype=np.int32))
+        for i in range(steps):
+            env.step(actions[i % ACTION_POOL])
 
-    steps, times = timed_runs(run, n, a.repeat, a.min_time, 1)
+    steps, times = timed_runs(run, a.envs, a.repeat, a.min_time, 1)
     return {"version": "envpool " + envpool.__version__, "impl": "sync step, num_threads=%d" % a.threads,
             "steps": steps, "runs_s": times, "autoreset": "next_step"}
 
@@ -250,14 +263,13 @@ def worker_cartsim_python(a):
     import cartsim
     env = cartsim.make_vec("CartPole-v1", num_envs=a.envs, threads=a.threads, backend="cpu")
     env.reset(seed=1)
-    rng = np.random.default_rng(1)
-    n = a.envs
+    actions = action_pool(a.envs)
 
     def run(steps):
-        for _ in range(steps):
-            env.step(rng.integers(0, 2, n))
+        for i in range(steps):
+            env.step(actions[i % ACTION_POOL])
 
-    steps, times = timed_runs(run, n, a.repeat, a.min_time, 1)
+    steps, times = timed_runs(run, a.envs, a.repeat, a.min_time, 1)
     return {"version": "cartsim %s (python/), numpy %s" % (cartsim.__version__, np.__version__),
             "impl": "VectorEnv.step, threads=%d" % a.threads, "steps": steps, "runs_s": times,
             "autoreset": "next_step"}

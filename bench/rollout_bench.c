@@ -15,8 +15,8 @@
  * the chunking: the checksum of the last repeat says so.
  *
  * --step-api steps with cs_env_step and random actions drawn on the host
- * (int32 for discrete actions, uniform in the bounds for boxes), the way
- * Gymnasium's and EnvPool's step() are driven.
+ * before the timing (int32 for discrete actions, uniform in the bounds for
+ * boxes), the way Gymnasium's and EnvPool's step() are driven.
  *
  * --cold first opens the configuration without the kernel cache and reports
  * that compile time apart (cold_compile_ms); compile_ms is then a start from
@@ -91,14 +91,39 @@ static uint64_t rng_next(uint64_t *s)
     return *s * 0x2545f4914f6cdd1dull;
 }
 
+/* --step-api draws ACTION_POOL batches of actions before the timing and
+ * steps through them in turn, so that the figure is cs_env_step's alone, as
+ * bench/peers.py's Python peers step through a pool of NumPy arrays. */
+enum { ACTION_POOL = 64 };
+
 typedef struct {
     int64_t steps, chunk;
     bool step_api;
     uint64_t seed;
     cs_env_info info;
-    void *actions;
+    void *actions;          /* ACTION_POOL batches of action_bytes */
+    size_t action_bytes;
     uint64_t host_rng;
 } plan;
+
+/* Uniformly random actions: int32 for discrete actions, uniform in the
+ * bounds for boxes ([action_dim][num_envs] floats). */
+static void draw_actions(plan *p, void *batch)
+{
+    int64_t n = p->info.num_envs;
+    if (p->info.discrete) {
+        int32_t *a = batch;
+        for (int64_t i = 0; i < n; i++)
+            a[i] = (int32_t)((rng_next(&p->host_rng) >> 33) % p->info.n_actions);
+        return;
+    }
+    float *a = batch;
+    for (unsigned k = 0; k < p->info.action_dim; k++) {
+        double lo = p->info.action_low[k], hi = p->info.action_high[k];
+        for (int64_t i = 0; i < n; i++)
+            a[k * n + i] = (float)(lo + (hi - lo) * ((rng_next(&p->host_rng) >> 11) * 0x1p-53));
+    }
+}
 
 /* One timed rollout from a fresh reset; returns its milliseconds or -1. */
 static double run_once(cs_env *env, plan *p, cs_rollout_stats *last)
@@ -108,23 +133,9 @@ static double run_once(cs_env *env, plan *p, cs_rollout_stats *last)
     memset(last, 0, sizeof *last);
     double start = now_ms();
     if (p->step_api) {
-        int64_t n = p->info.num_envs;
-        for (int64_t t = 0; t < p->steps; t++) {
-            if (p->info.discrete) {
-                int32_t *a = p->actions;
-                for (int64_t i = 0; i < n; i++)
-                    a[i] = (int32_t)((rng_next(&p->host_rng) >> 33) % p->info.n_actions);
-            } else {
-                float *a = p->actions;
-                for (unsigned k = 0; k < p->info.action_dim; k++) {
-                    double lo = p->info.action_low[k], hi = p->info.action_high[k];
-                    for (int64_t i = 0; i < n; i++)
-                        a[k * n + i] = (float)(lo + (hi - lo) * ((rng_next(&p->host_rng) >> 11) * 0x1p-53));
-                }
-            }
-            if (cs_env_step(env, p->actions) != CS_OK)
+        for (int64_t t = 0; t < p->steps; t++)
+            if (cs_env_step(env, (char *)p->actions + (size_t)(t % ACTION_POOL) * p->action_bytes) != CS_OK)
                 return -1;
-        }
     } else {
         int64_t chunk = p->chunk > 0 ? p->chunk : p->steps;
         for (int64_t done = 0; done < p->steps; done += chunk) {
@@ -252,9 +263,12 @@ int main(int argc, char **argv)
         cs_env_close(env);
     }
     size_t per_env = p.info.discrete ? sizeof(int32_t) : p.info.action_dim * sizeof(float);
-    p.actions = calloc((size_t)p.info.num_envs, per_env ? per_env : 1);
+    p.action_bytes = (size_t)p.info.num_envs * (per_env ? per_env : 1);
+    p.actions = calloc(ACTION_POOL, p.action_bytes);
     if (!p.actions)
         return fail("out of memory", env);
+    for (int k = 0; k < ACTION_POOL; k++)
+        draw_actions(&p, (char *)p.actions + (size_t)k * p.action_bytes);
 
     cs_rollout_stats stats;
     double warm = run_once(env, &p, &stats);   /* warm-up: pages touched, caches and predictors trained */
