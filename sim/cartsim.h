@@ -470,22 +470,24 @@ typedef struct {
     double elapsed_ms;          /* since cs_train began, compile included */
 } cs_train_progress;
 
+/* The defaults are cs_train_config_init's alone (`cartsim train --help`
+ * prints them from it). */
 typedef struct {
-    cs_algo algo;               /* default ES */
-    const char *policy;         /* "linear" (default), "mlp:32", "mlp:32x32" */
-    int64_t population;         /* environments, one candidate each; default 256 (ES: even) */
-    int64_t generations;        /* at most; default 200 */
-    uint64_t seed;              /* default 0 */
-    double target;              /* NaN (default): the env's reward_threshold; a NaN threshold: never stop early */
-    int64_t eval_episodes;      /* default 100 */
+    cs_algo algo;
+    const char *policy;         /* "linear", "mlp:32", "mlp:32x32" */
+    int64_t population;         /* environments, one candidate each (ES: even) */
+    int64_t generations;        /* at most */
+    uint64_t seed;
+    double target;              /* NaN: the env's reward_threshold; a NaN threshold: never stop early */
+    int64_t eval_episodes;
     /* ES (Salimans et al. 2017): antithetic pairs, centred ranks, Adam on the mean */
-    double sigma;               /* perturbation scale; default 0.2 */
-    double learning_rate;       /* Adam step; default 0.1 */
-    double weight_decay;        /* L2 coefficient; default 0.005 */
+    double sigma;               /* perturbation scale */
+    double learning_rate;       /* Adam step */
+    double weight_decay;        /* L2 coefficient */
     /* CEM: elite mean and spread, plus extra noise that fades */
-    double elite_fraction;      /* default 0.2 */
-    double init_std;            /* default 0.5 */
-    double extra_std;           /* default 0.1, fading to 0 over the generations */
+    double elite_fraction;
+    double init_std;
+    double extra_std;           /* fading to 0 over the generations */
     /* Called after every generation (NULL: not called). */
     void (*progress)(void *user, const cs_train_progress *p);
     void *user;
