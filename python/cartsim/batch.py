@@ -11,6 +11,8 @@ import numpy as np
 from ._native import CartsimError, call_with_error_buffer, check, ffi, lib, text
 from .dlpack import CUDA, DeviceArray
 
+_INT32_MAX = 2**31 - 1
+
 BACKENDS = ("auto", "cpu", "cuda", "interp")
 FUSIONS = ("full", "rules", "none")
 AUTORESETS = {"next_step": "next_step", "same_step": "same_step"}
@@ -192,6 +194,12 @@ class Batch:
                 raise TypeError("cartsim: discrete actions must be integers, not %s" % a.dtype)
             if a.shape != (n,):
                 raise ValueError("cartsim: actions must have shape (%d,), not %s" % (n, a.shape))
+            if a.dtype != np.int32 and n and (a.max() > _INT32_MAX or a.min() < -_INT32_MAX - 1):
+                # the cast would wrap (2**32 to 0, a valid action): refuse it here,
+                # the library checks the range of what fits
+                i = int(np.flatnonzero((a > _INT32_MAX) | (a < -_INT32_MAX - 1))[0])
+                raise CartsimError("action %d of environment %d is not in [0, %d)" % (a[i], i, self.n_actions),
+                                   "CS_ERR_ARGUMENT")
             return np.ascontiguousarray(a, dtype=np.int32)
         if a.shape == (n,) and self.action_dim == 1:
             a = a.reshape(n, 1)

@@ -58,6 +58,9 @@ def test_errors_are_exceptions_with_the_library_message(tmp_path):
     envs.reset(seed=0)
     with pytest.raises(cartsim.CartsimError, match=r"action 5 of environment 1 is not in \[0, 2\)"):
         envs.step(np.array([0, 5]))
+    for wide in (np.array([0, 2**32]), np.array([0, 2**32], dtype=np.uint64)):  # not wrapped to 0 by the cast
+        with pytest.raises(cartsim.CartsimError, match=r"action 4294967296 of environment 1 is not in \[0, 2\)"):
+            envs.step(wide)
     with pytest.raises(ValueError):
         envs.step(np.zeros(3, dtype=np.int64))
     with pytest.raises(TypeError):
