@@ -157,6 +157,10 @@ void cli_buf_free(cli_buf *b);
  * the library's table with its value in cfg (numbers, booleans, strings, the
  * overrides as an array), four spaces in. */
 void cli_json_config(cli_buf *b, const cs_config *cfg);
+/* cli_args.c, beside cli_stdout_write: writes the whole buffer to stdout;
+ * CLI_EXIT_OK, or CLI_EXIT_FAIL after saying why (it ran out of memory while
+ * built, or the write failed). */
+int cli_buf_print(const cli_buf *b);
 
 /* dist.c: the program over several processes (mpirun -n K); one process
  * without MPI. start: 0 or the exit status; end: the job's exit status. */

@@ -225,6 +225,13 @@ bool cli_stdout_write(const char *data, size_t len)
     return true;
 }
 
+int cli_buf_print(const cli_buf *b)
+{
+    if (b->failed)
+        return cli_error(CLI_EXIT_FAIL, "out of memory");
+    return cli_stdout_write(b->data, b->len) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
 void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice)
 {
     if (asked == CS_BACKEND_AUTO && got == CS_BACKEND_INTERP && cli_dist_rank() == 0)

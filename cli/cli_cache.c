@@ -64,10 +64,8 @@ int cli_cache(cli_args *a)
         }
     }
     cs_cache_close(&c);
-    if (rc == CLI_EXIT_OK && b.failed)
-        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
-    else if (rc == CLI_EXIT_OK && !cli_stdout_write(b.data, b.len))
-        rc = CLI_EXIT_FAIL;
+    if (rc == CLI_EXIT_OK)
+        rc = cli_buf_print(&b);
     cli_buf_free(&b);
     return rc;
 }

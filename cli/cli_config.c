@@ -415,11 +415,7 @@ int cli_print_config(const cli_command *cmd, const cli_args *a)
         first = false;
         cli_buf_printf(&b, "; [%s] %s = %s (line %d)\n", e->section, e->key, e->value, e->line);
     }
-    int rc = CLI_EXIT_OK;
-    if (b.failed)
-        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
-    else if (!cli_stdout_write(b.data, b.len))
-        rc = CLI_EXIT_FAIL;
+    int rc = cli_buf_print(&b);
     cli_buf_free(&b);
     return rc;
 }

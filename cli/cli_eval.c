@@ -106,11 +106,7 @@ int cli_eval(cli_args *a)
     cs_env_close(env);
     cli_policy_free(&pol);
     free(ret);
-    rc = CLI_EXIT_OK;
-    if (b.failed)
-        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
-    else if (!cli_stdout_write(b.data, b.len))
-        rc = CLI_EXIT_FAIL;
+    rc = cli_buf_print(&b);
     cli_buf_free(&b);
     return rc;
 }

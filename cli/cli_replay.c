@@ -571,9 +571,7 @@ int cli_replay(cli_args *a)
         goto done;
     }
     format_output(&out, &tb, &info, &res);
-    if (out.failed)
-        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
-    else if (!cli_stdout_write(out.data, out.len))
+    if (cli_buf_print(&out) != CLI_EXIT_OK)
         rc = CLI_EXIT_FAIL;
 done:
     cs_env_close(env);

@@ -358,9 +358,7 @@ int cli_run(cli_args *a)
         report_text(&out, a, &info, &stats, rate, &rt);
     /* info's strings belong to the handle: the report is built before closing. */
     cs_env_close(env);
-    if (out.failed)
-        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
-    else if (!cli_stdout_write(out.data, out.len))
+    if (cli_buf_print(&out) != CLI_EXIT_OK)
         rc = CLI_EXIT_FAIL;
     cli_buf_free(&out);
     if (rc == CLI_EXIT_OK && stats.steps < a->steps)

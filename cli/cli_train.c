@@ -163,9 +163,7 @@ int cli_train(cli_args *a)
         else
             cli_buf_str(&b, "not saved: the trained policy is discarded (--out FILE keeps it)\n");
     }
-    if (b.failed)
-        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
-    else if (!cli_stdout_write(b.data, b.len))
+    if (cli_buf_print(&b) != CLI_EXIT_OK)
         rc = CLI_EXIT_FAIL;
     cli_buf_free(&b);
     return rc;

@@ -76,11 +76,7 @@ int cli_view(cli_args *a)
     if (rep.last_recording[0])
         cli_buf_printf(&out, "recorded %" PRId64 " frames, the last recording in %s\n", rep.recorded_frames,
                        rep.last_recording);
-    int rc = CLI_EXIT_OK;
-    if (out.failed)
-        rc = cli_error(CLI_EXIT_FAIL, "out of memory");
-    else if (!cli_stdout_write(out.data, out.len))
-        rc = CLI_EXIT_FAIL;
+    int rc = cli_buf_print(&out);
     cli_buf_free(&out);
     /* A screenshot or recording that failed did not stop the viewer, but
      * the run did not do everything it was asked to. */
