@@ -16,6 +16,7 @@
 #define CS_INLINE static inline
 #include "mathf.h"
 #include "mathd.h"
+#include "../tests/ulps.h"
 
 enum { N = 1 << 22, CHUNK = 4096 };
 
@@ -53,18 +54,6 @@ static uint64_t double_bits(double d)
     return u;
 }
 
-/* Error of got in ulps of the double nearest to exact (subnormal spacing at the bottom). */
-static double ulps(double got, long double exact)
-{
-    if (isnan(got) || isinf(got) || isinf((double)exact))
-        return (double)got == (double)exact ? 0 : INFINITY;
-    int e;
-    frexpl(exact, &e);
-    long double u = ldexpl(1.0L, e - 53);
-    if (u < 0x1p-1074L)
-        u = 0x1p-1074L;
-    return (double)(fabsl((long double)got - exact) / u);
-}
 
 typedef struct {
     const char *name, *domain;
@@ -74,7 +63,7 @@ typedef struct {
 
 static void account(record *r, double a, double b, double got, long double exact)
 {
-    double e = ulps(got, exact);
+    double e = ulps_of_double(got, exact);
     r->n++;
     if (e > r->worst || isnan(e)) {
         r->worst = e;
@@ -233,7 +222,7 @@ static void specials(void)
                 {"fmod", cs_fast_fmod(x, y), fmod(x, y)}};
             for (unsigned k = 0; k < sizeof b / sizeof b[0]; k++) {
                 int special = isnan(b[k].want) || isinf(b[k].want) || b[k].want == 0 || k == 2;
-                int within = ulps(b[k].got, b[k].want) <= 4;
+                int within = ulps_of_double(b[k].got, b[k].want) <= 4;
                 if (k == 2 && fabs(x) >= fabs(y) * 0x1p208 && isfinite(x) && y != 0)
                     continue;   /* past fmod's promise: NaN */
                 if ((special && !same(b[k].got, b[k].want)) || (!special && !within)) {

@@ -12,6 +12,7 @@
 #include "philox.h"
 #include "mathf.h"
 #include "mathd.h"
+#include "ulps.h"
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
@@ -38,20 +39,10 @@ static uint64_t bits(double d)
     return u;
 }
 
-/* got's error in ulps of the double nearest to exact */
-static double ulps(double got, long double exact)
-{
-    if (isnan(got) || isinf(got) || isinf((double)exact))
-        return (double)got == (double)exact ? 0 : INFINITY;
-    int e;
-    frexpl(exact, &e);
-    long double u = ldexpl(1.0L, e - 53);
-    return (double)(fabsl((long double)got - exact) / (u < 0x1p-1074L ? 0x1p-1074L : u));
-}
 
 #define WITHIN(bound, got, exact, fmt, ...)                                                                   \
     do {                                                                                                     \
-        double e_ = ulps(got, exact);                                                                        \
+        double e_ = ulps_of_double(got, exact);                                                              \
         cr_assert(e_ <= (bound), fmt ": %a is %.3f ulp off (bound %g)", __VA_ARGS__, got, e_, (double)(bound)); \
     } while (0)
 
