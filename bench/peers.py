@@ -141,10 +141,17 @@ def timed_runs(run, n_envs, repeat, min_time, unit_steps, max_units=100000):
 ACTION_POOL = 64
 
 
-def action_pool(n, dtype=None):
+def timed_steps(env, a, dtype=None):
+    """timed_runs of env.step over the pool of random CartPole actions (int64, or dtype)."""
     import numpy as np
     rng = np.random.default_rng(1)
-    return [rng.integers(0, 2, n, dtype=dtype or np.int64) for _ in range(ACTION_POOL)]
+    actions = [rng.integers(0, 2, a.envs, dtype=dtype or np.int64) for _ in range(ACTION_POOL)]
+
+    def run(steps):
+        for i in range(steps):
+            env.step(actions[i % ACTION_POOL])
+
+    return timed_runs(run, a.envs, a.repeat, a.min_time, 1)
 
 
 def worker_gymnasium(a):
@@ -152,13 +159,7 @@ def worker_gymnasium(a):
     import gymnasium as gym
     env = gym.make_vec("CartPole-v1", num_envs=a.envs, vectorization_mode="vector_entry_point")
     env.reset(seed=1)
-    actions = action_pool(a.envs)
-
-    def run(steps):
-        for i in range(steps):
-            env.step(actions[i % ACTION_POOL])
-
-    steps, times = timed_runs(run, a.envs, a.repeat, a.min_time, 1)
+    steps, times = timed_steps(env, a)
     return {"version": "gymnasium " + gym.__version__ + ", numpy " + np.__version__,
             "impl": type(env.unwrapped).__name__, "steps": steps, "runs_s": times, "autoreset": "next_step"}
 
@@ -244,13 +245,7 @@ def worker_envpool(a):
     env = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=a.envs, batch_size=a.envs,
                        num_threads=a.threads, seed=1)
     env.reset()
-    actions = action_pool(a.envs, np.int32)
-
-    def run(steps):
-        for i in range(steps):
-            env.step(actions[i % ACTION_POOL])
-
-    steps, times = timed_runs(run, a.envs, a.repeat, a.min_time, 1)
+    steps, times = timed_steps(env, a, np.int32)
     return {"version": "envpool " + envpool.__version__, "impl": "sync step, num_threads=%d" % a.threads,
             "steps": steps, "runs_s": times, "autoreset": "next_step"}
 
@@ -263,13 +258,7 @@ def worker_cartsim_python(a):
     import cartsim
     env = cartsim.make_vec("CartPole-v1", num_envs=a.envs, threads=a.threads, backend="cpu")
     env.reset(seed=1)
-    actions = action_pool(a.envs)
-
-    def run(steps):
-        for i in range(steps):
-            env.step(actions[i % ACTION_POOL])
-
-    steps, times = timed_runs(run, a.envs, a.repeat, a.min_time, 1)
+    steps, times = timed_steps(env, a)
     return {"version": "cartsim %s (python/), numpy %s" % (cartsim.__version__, np.__version__),
             "impl": "VectorEnv.step, threads=%d" % a.threads, "steps": steps, "runs_s": times,
             "autoreset": "next_step"}
