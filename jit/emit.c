@@ -61,7 +61,10 @@ typedef struct {
     bool *any_materialized; /* [count] over all entries: declared in the block struct */
     bool *any_called;       /* [count] C: computed in a pass of its own, kept in B->x<id> */
     bool in_call_pass;      /* emitting a kernel's pass of library calls and modulos */
-    bool near_variant;      /* ...its first loop: f32 modulos by their _near function */
+    bool near_variant;      /* ...its first loop: f32 modulos by their _near function, or f64
+                               sin and cos by theirs (near64_pass) */
+    bool near64_pass;       /* ...f64 near functions with a per-lane redo (emit_call_pass) */
+    unsigned near64_kernels; /* 1 + the last kernel with such a pass: the block declares far[] */
     uint32_t *scratch_off;  /* [count] CUDA: byte offset per lane of a materialized value */
     uint32_t scratch_bytes; /* CUDA: scratch bytes per lane */
     const char *L;          /* "L->" (C) or "L." (CUDA: the lanes are passed by value) */
@@ -167,6 +170,13 @@ static bool near_call(const emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
     return e->dialect == CS_DIALECT_C && d->type == CS_F32 && cs_op_table[d->op].near_f32 && in_this_kernel(e, n);
+}
+
+/* A C f64 library call with a vectorizable near function (sin, cos: glibc's
+ * bits wherever it does not flag the lane far) of this kernel. */
+static bool near64_call(const emitter *e, cs_node n)
+{
+    return library_call(e, n) && cs_op_table[node(e, n)->op].near_f64;
 }
 
 /* Computed in the kernel's pass of its own, read back in its loop. */
@@ -323,11 +333,14 @@ static void emit_expr(emitter *e, cs_node n)
         snprintf(e->err, sizeof e->err, "no emit rule for %s", cs_op_table[d->op].name);
         return;
     }
-    out(e, e->near_variant && near_call(e, n) ? "%s_near(" : "%s(", fn);
+    /* f64 sin, cos: by the near function in a near64 pass's vector loop, by
+     * glibc's own call in a scalar pass (lanes mostly or known far) */
+    bool near64 = e->near_variant && near64_call(e, n), libm = !e->near_variant && near64_call(e, n);
+    out(e, (e->near_variant && near_call(e, n)) || near64 ? "%s_near(" : libm ? "%s_libm(" : "%s(", fn);
     ref(e, a);
     if (b) { out(e, ", "); ref(e, b); }
     if (c) { out(e, ", "); ref(e, c); }
-    out(e, ")");
+    out(e, near64 ? ", &far_lane_)" : ")");
 }
 
 /* In a scalar pass of library calls: the cos of n's operand where n is a
@@ -335,7 +348,7 @@ static void emit_expr(emitter *e, cs_node n)
 static cs_node sincos_partner(const emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
-    if (!e->in_call_pass || (d->op != CS_OP_SIN && d->op != CS_OP_COS) || !library_call(e, n))
+    if (!e->in_call_pass || e->near_variant || (d->op != CS_OP_SIN && d->op != CS_OP_COS) || !library_call(e, n))
         return 0;
     cs_op other = d->op == CS_OP_SIN ? CS_OP_COS : CS_OP_SIN;
     cs_node x = cs_graph_input(e->g, n, 0);
@@ -508,12 +521,19 @@ static void emit_kernel_body(emitter *e, const entry *en, unsigned k)
 
 
 /* One loop of kernel k's pass over the lanes of the block: the cone, then
- * the pass's results to B->x<id>. */
+ * the pass's results to B->x<id>. In a near64 pass, the near loop notes
+ * each lane's far flag (B->far, and far_ for the block), and the exact
+ * loop computes only the lanes listed in B->far_at[0, nf_). */
 static void emit_call_loop(emitter *e, const bool *cone)
 {
     uint32_t count = cs_graph_count(e->g);
-    out(e, "    for (int i = 0; i < n; i++) {\n");
+    if (e->near64_pass && !e->near_variant)
+        out(e, "    for (int j_ = 0; j_ < nf_; j_++) {\n        const int i = B->far_at[j_];\n");
+    else
+        out(e, "    for (int i = 0; i < n; i++) {\n");
     e->now++;
+    if (e->near64_pass && e->near_variant)
+        out(e, "        long long far_lane_ = 0;\n");
     out(e, "        const long long lane = b0 + i; (void)lane;\n");
     for (cs_node n = 1; n < count; n++)
         if (cone[n] && e->part->kernel[n] == e->kernel)
@@ -523,14 +543,47 @@ static void emit_call_loop(emitter *e, const bool *cone)
             out(e, "        B->x%u[i] = v%u;\n", n, n);
             e->any_called[n] = true;
         }
+    if (e->near64_pass && e->near_variant)
+        out(e, "        B->far[i] = far_lane_;\n        far_ |= far_lane_;\n");
     out(e, "    }\n");
+}
+
+/* Kernel k's pass when each of its library calls is an f64 sin or cos:
+ * a vector loop by the near functions, noting far lanes, then glibc for
+ * those lanes only, listed first without a branch (a branch per lane
+ * mispredicts at every other far lane). Where most lanes are far (an angle
+ * of any size, as MountainCar's cos(3 x)), the vector loop only adds
+ * to glibc's calls: a rollout's block then calls glibc for every lane, and
+ * tries the near loop again every 16 steps. */
+static void emit_near64_pass(emitter *e, unsigned k, const bool *cone, bool rollout)
+{
+    if (rollout)
+        out(e, "    const int near_ = !B->mostly_far[%u] || (t & 15) == 0;\n", k);
+    else
+        out(e, "    const int near_ = 1;\n");
+    out(e, "    long long far_ = !near_;\n    if (near_)\n");
+    e->near_variant = true;
+    emit_call_loop(e, cone);
+    e->near_variant = false;
+    out(e, "    if (far_) {   /* lanes whose near sin or cos may not be glibc's: those by glibc */\n"
+           "    int nf_ = 0;\n"
+           "    for (int i = 0; i < n; i++) { B->far_at[nf_] = i; nf_ += near_ ? (int)B->far[i] : 1; }\n");
+    emit_call_loop(e, cone);
+    if (rollout)
+        out(e, "    if (near_) B->mostly_far[%u] = 4 * nf_ > 3 * n;\n    } else B->mostly_far[%u] = 0;\n", k, k);
+    else
+        out(e, "    }\n");
+    if (k + 1 > e->near64_kernels)
+        e->near64_kernels = k + 1;
 }
 
 /* Kernel k's library calls and near ops (own_pass) and what they need from
  * the kernel, computed in a loop of their own into B->x<id>: scalar for
  * library calls; with near ops, a vector loop by their _near functions that
  * ORs their _far guards, and only if some lane was far, the loop again with
- * the exact functions, so that every lane has the exact function's bits. */
+ * the exact functions, so that every lane has the exact function's bits.
+ * Where every library call of the kernel has an f64 near function (sin,
+ * cos: CartPole's), emit_near64_pass's. */
 static void emit_call_pass(emitter *e, unsigned k, bool rollout)
 {
     uint32_t count = cs_graph_count(e->g);
@@ -540,31 +593,38 @@ static void emit_call_pass(emitter *e, unsigned k, bool rollout)
         return;
     }
     e->kernel = k;
-    bool any = false, near = false;
+    bool any = false, near = false, all_near64 = true;
     for (cs_node n = count - 1; n > 0; n--) {
-        if (e->part->kernel[n] != k || !(cone[n] |= own_pass(e, n)))
+        bool own = own_pass(e, n);
+        if (e->part->kernel[n] != k || !(cone[n] |= own))
             continue;
         any = true;
         near |= near_call(e, n);
+        all_near64 &= !own || near64_call(e, n);
         for (unsigned j = 0; j < node(e, n)->n_in; j++)
             cone[cs_graph_input(e->g, n, j)] = true;
     }
     if (any) {
         out(e, "    /* kernel %u's %s: a pass of their own, so that its loop vectorizes */\n", k,
-            near ? "modulos" : "library calls");
+            near ? "modulos" : all_near64 ? "sin and cos" : "library calls");
         if (rollout)
             out(e, "    if (only < 0 || only == %u)\n", k);
         out(e, "    {\n");
         e->in_call_pass = true;
-        if (near) {
-            out(e, "    int far_ = 0;\n");
-            e->near_variant = true;
+        e->near64_pass = all_near64;
+        if (all_near64) {
+            emit_near64_pass(e, k, cone, rollout);
+        } else {
+            if (near) {
+                out(e, "    int far_ = 0;\n");
+                e->near_variant = true;
+                emit_call_loop(e, cone);
+                e->near_variant = false;
+                out(e, "    if (far_)   /* some lane's quotient is past the near range (rare): every lane exactly */\n");
+            }
             emit_call_loop(e, cone);
-            e->near_variant = false;
-            out(e, "    if (far_)   /* some lane's quotient is past the near range (rare): every lane exactly */\n");
         }
-        emit_call_loop(e, cone);
-        e->in_call_pass = false;
+        e->in_call_pass = e->near64_pass = false;
         out(e, "    }\n");
     }
     free(cone);
@@ -753,6 +813,11 @@ static void emit_block_struct(emitter *e)
         else
             out(e, "    %s m%u[CS_BLOCK];\n", c_type((cs_type)d->type), n);
     }
+    if (e->near64_kernels)
+        out(e, "    long long far[CS_BLOCK];   /* a pass's lanes whose near sin/cos may not be glibc's */\n"
+               "    int far_at[CS_BLOCK];      /* ...their indices */\n"
+               "    int mostly_far[%u];        /* per kernel: this block's last near loop found most lanes far */\n",
+            e->near64_kernels);
     for (cs_node n = 1; n < count; n++)
         if (e->any_called[n])
             out(e, "    %s x%u[CS_BLOCK];   /* a result of a pass of its own */\n",

@@ -57,6 +57,7 @@ typedef struct {
     bool libm_f64;      /* fn_f64 is a C library call (scalar) */
     const char *fast_f64; /* its replacement in the fast math mode (mathd.h), or NULL */
     bool near_f32;      /* fn_f32 has a fast <fn_f32>_near where <fn_f32>_far is 0 */
+    bool near_f64;      /* fn_f64 has a vectorizable <fn_f64>_near(x, &far), its bits where not far */
 } cs_op_info;
 
 extern const cs_op_info cs_op_table[CS_OP_COUNT];

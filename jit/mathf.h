@@ -351,11 +351,118 @@ double cs_libm_fmod(double, double) __asm__("fmod");
 void cs_libm_sincos(double, double *, double *) __asm__("sincos");
 #endif
 
-/* f64: glibc's, as Gymnasium's NumPy and Python compute them. */
+/* ---- f64 sin and cos near 0: glibc's bits, vectorizable ---------------
+ *
+ * glibc 2.36's sin and cos are within 0.518 ulp of the exact value t
+ * (s_sin.c). Where t is within 0.45 ulp of a double h that is not a power
+ * of two, every other double is at least 0.55 ulp from t, so glibc returns
+ * h. These compute sin x or cos x as hi + lo (lo exact, by Fast2Sum) with
+ * an error bound E, and claim hi where |lo| + E <= 0.45 ulp(hi); elsewhere
+ * they OR 1 into *far and the caller must call glibc (cs_sin, and the C
+ * dialect's per-lane redo: jit/emit.c). Near: |x| <= 0.25 (CartPole's
+ * angle); glibc's own tiny-argument branches (sin x = x below 2^-26, cos x
+ * = 1 below 2^-27) are copied, not far. Far also: NaN, +-inf, hi a power
+ * of two (the ulp below it is half). Branch-free, so a loop vectorizes.
+ *
+ * sin: s = x^2, t = x s P(s), P Taylor through x^13 (truncation below 1e-6
+ * u|x|^3, u = 2^-53), hi + lo = x + t exactly. s, x s, P(s) and the product
+ * each carry at most ~2.1u relative error, so |t - (sin x - x)| < 5.2u
+ * |x|^3/6 < 0.87u |x|^3; E = 2u |x|^3 (measured max 0.27u |x|^3 on 2e7
+ * random x against __float128).
+ * cos: s + e = x^2 exactly (fma), a + ae = 1 - s/2 exactly (Fast2Sum),
+ * L = ae - e/2 + s^2 Q(s), Q Taylor through x^12 (truncation 4e-4 ulp);
+ * hi + lo = a + L exactly. The rounding errors of L are about u |s^2 Q|
+ * < 1e-3 ulp of hi (hi in [0.96, 1]); E = 0.02 ulp(hi) (measured max
+ * 0.0003 ulp). */
+CS_INLINE double cs_mathd_near_pick(double hi, double lo, double bound, double x, double tiny_value,
+                                     int tiny, long long *far)
+{
+    cs_mathf_dbits h, ulp, out, tv;
+    h.d = hi;
+    ulp.u = (h.u & 0x7ff0000000000000ull) - (52ull << 52);   /* 2^(exponent of hi - 52) */
+    int pow2 = (h.u & 0x000fffffffffffffull) == 0;
+    int near = (fabs(x) <= 0.25) & !pow2 & (fabs(lo) + bound <= 0.45 * ulp.d);
+    unsigned long long t = 0ull - (unsigned long long)tiny;
+    tv.d = tiny_value;
+    out.u = (h.u & ~t) | (tv.u & t);
+    *far |= (long long)!(near | tiny);
+    return out.d;
+}
+
+/* sin x = hi + *lo + (error below 2u |x|^3), for |x| <= 0.25 */
+CS_INLINE double cs_mathd_sin_sum(double x, double *lo)
+{
+    double s = x * x;
+    double p = 0x1.6124613a86d09p-33;   /* 1/13!, then -1/11!, ..., -1/3! */
+    p = -0x1.ae64567f544e4p-26 + s * p;
+    p = 0x1.71de3a556c734p-19 + s * p;
+    p = -0x1.a01a01a01a01ap-13 + s * p;
+    p = 0x1.1111111111111p-7 + s * p;
+    p = -0x1.5555555555555p-3 + s * p;
+    double t = x * s * p;
+    double hi = x + t;
+    *lo = t - (hi - x);
+    return hi;
+}
+
+/* cos x = hi + *lo + (error below 0.02 ulp(hi)), for |x| <= 0.25 */
+CS_INLINE double cs_mathd_cos_sum(double x, double *lo)
+{
+    double s = x * x;
+    double e = fma(x, x, -s);
+    double a = 1.0 - 0.5 * s;
+    double ae = (1.0 - a) - 0.5 * s;
+    double q = 0x1.1eed8eff8d898p-29;   /* 1/12!, then -1/10!, ..., 1/4! */
+    q = -0x1.27e4fb7789f5cp-22 + s * q;
+    q = 0x1.a01a01a01a01ap-16 + s * q;
+    q = -0x1.6c16c16c16c17p-10 + s * q;
+    q = 0x1.5555555555555p-5 + s * q;
+    double L = (ae - 0.5 * e) + s * s * q;
+    double hi = a + L;
+    *lo = L - (hi - a);
+    return hi;
+}
+
+CS_INLINE double cs_sin_near(double x, long long *far)
+{
+    double lo, hi = cs_mathd_sin_sum(x, &lo);
+    return cs_mathd_near_pick(hi, lo, 0x1p-52 * fabs(x) * (x * x), x, x, fabs(x) < 0x1p-26, far);
+}
+
+/* hi in [0.96, 1) has ulp 2^-53 */
+CS_INLINE double cs_cos_near(double x, long long *far)
+{
+    double lo, hi = cs_mathd_cos_sum(x, &lo);
+    return cs_mathd_near_pick(hi, lo, 0.02 * 0x1p-53, x, 1.0, fabs(x) < 0x1p-27, far);
+}
+
+/* f64: glibc's, as Gymnasium's NumPy and Python compute them. sin and cos
+ * by the near functions where they are glibc's (so the interpreter,
+ * folding and the C dialect compute literally one function); on the GPU,
+ * CUDA's. */
 CS_INLINE double cs_exp(double x) { return CS_LIBM(exp)(x); }
 CS_INLINE double cs_log(double x) { return CS_LIBM(log)(x); }
-CS_INLINE double cs_sin(double x) { return CS_LIBM(sin)(x); }
-CS_INLINE double cs_cos(double x) { return CS_LIBM(cos)(x); }
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+CS_INLINE double cs_sin(double x) { return sin(x); }
+CS_INLINE double cs_cos(double x) { return cos(x); }
+#else
+CS_INLINE double cs_sin(double x)
+{
+    long long far = 0;
+    double r = cs_sin_near(x, &far);
+    return far ? CS_LIBM(sin)(x) : r;
+}
+CS_INLINE double cs_cos(double x)
+{
+    long long far = 0;
+    double r = cs_cos_near(x, &far);
+    return far ? CS_LIBM(cos)(x) : r;
+}
+/* glibc's call alone, for lanes known or likely far (the C dialect's
+ * scalar passes): the same bits as cs_sin and cos, without the near try */
+CS_INLINE double cs_sin_libm(double x) { return CS_LIBM(sin)(x); }
+CS_INLINE double cs_cos_libm(double x) { return CS_LIBM(cos)(x); }
+#endif
 CS_INLINE double cs_tan(double x) { return CS_LIBM(tan)(x); }
 CS_INLINE double cs_tanh(double x) { return CS_LIBM(tanh)(x); }
 CS_INLINE double cs_atan2(double y, double x) { return CS_LIBM(atan2)(y, x); }

@@ -131,3 +131,59 @@ Test(ops, nan_results_give_one_checksum_on_every_backend)
                      (unsigned long long)sums[1]);
     }
 }
+
+/* f64 sin and cos in the exact mode's C dialect: a vector loop of the near
+ * functions, glibc's call for the lanes they flag far (jit/emit.c). Lanes of
+ * every kind in one block (near, tiny, power-of-two results, past the near
+ * domain) through the step API: glibc's bits, on the cpu as in the
+ * interpreter; then rollouts of long, padded and short blocks (300 and 3
+ * environments), where angles wander in and out of the near domain: the
+ * cpu's checksum is the interpreter's. */
+Test(ops, f64_sin_and_cos_are_glibcs_in_near_and_far_lanes)
+{
+    const char *src = "env wave \"Wave-v0\"\nmax_steps 30\nstate a, b, c\naction discrete 2\nobserve a, b, c\n"
+                      "reset {\n    a = uniform(-0.6, 0.6)\n    b = 0\n    c = uniform(-0.3, 0.3)\n}\n"
+                      "step {\n    a' = a + 0.1 * sin(3 * a) - 0.05 * c\n    b' = cos(a)\n"
+                      "    c' = sin(c) + 0.01 * (action - 0.5)\n    reward = 0\n    terminated = false\n}\n";
+    const double args[] = {0.0, -0.0, 1e-300, 0x1p-27, 0x1.fffffffffffffp-27, 0x1p-26, 0.1, -0.2, 0.25,
+                           nextafter(0.25, 1), -0.3, 1.5, -3.0, 1e5, asin(0x1p-10), 0x1.921fb54442d18p+0};
+    enum { N = 37, STATE = 3 };
+    for (int b = 0; b < 2; b++) {
+        char path[64];
+        cs_env *env = open_source(src, N, backends[b], CS_DTYPE_F64, path);
+        cr_assert_eq(cs_env_reset(env, 5), CS_OK);
+        double state[STATE * N];
+        for (int i = 0; i < N; i++) {
+            double x = i < (int)(sizeof args / sizeof args[0]) ? args[i] : -0.27 + 0.015 * i;
+            state[i] = state[N + i] = x;
+            state[2 * N + i] = -x;
+        }
+        cr_assert_eq(cs_env_set_state(env, state, NULL), CS_OK, "%s", cs_env_error(env));
+        int32_t actions[N] = {0};
+        cr_assert_eq(cs_env_step(env, actions), CS_OK, "%s", cs_env_error(env));
+        double next[STATE * N];
+        cr_assert_eq(cs_env_get_state(env, next), CS_OK);
+        for (int i = 0; i < N; i++) {
+            double x = state[i], a = x + 0.1 * sin(3 * x) - 0.05 * -x, c = sin(-x) + 0.01 * (0 - 0.5);
+            cr_assert(next[i] == a && next[N + i] == cos(x) && next[2 * N + i] == c,
+                      "backend %d, lane %d, x = %a: %a %a %a, want %a %a %a", b, i, x, next[i], next[N + i],
+                      next[2 * N + i], a, cos(x), c);
+        }
+        close_source(env, path);
+    }
+    const int64_t sizes[] = {300, 3};
+    for (int k = 0; k < 2; k++) {
+        uint64_t sums[2];
+        for (int b = 0; b < 2; b++) {
+            char path[64];
+            cs_env *env = open_source(src, sizes[k], backends[b], CS_DTYPE_F64, path);
+            cs_rollout_stats st;
+            cr_assert_eq(cs_env_reset(env, 9), CS_OK);
+            cr_assert_eq(cs_env_rollout(env, 200, &st), CS_OK, "%s", cs_env_error(env));
+            sums[b] = st.checksum;
+            close_source(env, path);
+        }
+        cr_assert_eq(sums[0], sums[1], "%lld envs: cpu %016llx, interp %016llx", (long long)sizes[k],
+                     (unsigned long long)sums[0], (unsigned long long)sums[1]);
+    }
+}
