@@ -82,7 +82,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-mathd bench-sleef fuzz fuzz-build FORCE
+.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -249,6 +249,13 @@ bench-mathd:
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(BENCH_MATH_CFLAGS) bench/mathd_accuracy.c -o $(BUILD)/bench/mathd_accuracy -lm
 	$(BUILD)/bench/mathd_accuracy
+
+# The exact mode's near f64 sin and cos (jit/mathf.h) against glibc on 1e8
+# arguments (must be 0 mismatches) and against __float128 (the error bounds).
+bench-sincos-near:
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(BENCH_MATH_CFLAGS) bench/sincos_near.c -o $(BUILD)/bench/sincos_near -lquadmath -lm
+	$(BUILD)/bench/sincos_near
 
 bench-sleef:
 	@if ! pkg-config --exists sleef; then \

@@ -183,6 +183,31 @@ Test(backend, cpu_equals_interp_bit_for_bit_in_f64)
     cs_program_free(p);
 }
 
+/* f64 CartPole's sin and cos in the C dialect: a vector loop of the near
+ * functions, glibc (one sincos) for the far lanes only (jit/emit.c,
+ * emit_near64_pass), in the rollout and the step entry; not a scalar pass
+ * calling glibc for every lane, which costs half of an f64 step. */
+Test(backend, f64_sin_cos_by_near_functions_and_glibc_for_far_lanes)
+{
+    cs_program *p = cartpole(CS_F64);
+    cs_schedule s = {CS_FUSION_FULL, 10, 0, 0};
+    cs_text src = {0};
+    char err[1024];
+    cs_plan plan;
+    cr_assert_eq(cs_plan_build(p, CS_FUSION_FULL, &plan), 0);
+    cr_assert_eq(cs_emit(p, &plan, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    const char *want[] = {"= cs_sin_near(v", "= cs_cos_near(v", "cs_sincos(v", "= B->far_at["};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        int times = 0;
+        for (const char *at = strstr(src.data, want[k]); at; at = strstr(at + 1, want[k]))
+            times++;
+        cr_assert_eq(times, 2, "'%s' %d times, not once in the rollout and once in the step", want[k], times);
+    }
+    cs_text_free(&src);
+    cs_plan_free(&plan);
+    cs_program_free(p);
+}
+
 Test(backend, cpu_close_to_interp_in_f32)
 {
     cs_program *p = cartpole(CS_F32);

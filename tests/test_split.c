@@ -117,11 +117,13 @@ Test(split, uneven_slices_of_acrobot)
 /* Slices of 1 to 4 environments run the rollout's short variant (one
  * 16-byte vector, words drawn two Philox blocks ahead), 5 to 8 one padded
  * 32-byte vector, more the general loop: the same trajectories in every one,
- * f32 being where the vector width differs. */
+ * f32 being where the vector width differs (and f64 where the sin and cos
+ * of far lanes are redone one by one). */
 Test(split, short_padded_and_long_blocks_step_as_the_whole_batch)
 {
     const int64_t cuts[] = {1, 5, 8, 16, 272, 285};   /* 1, 4, 3, 8, 256, 13, 15 */
     check_split("cartpole", CS_DTYPE_F32, NULL, 300, cuts, 6, 700);
+    check_split("cartpole", CS_DTYPE_F64, NULL, 300, cuts, 6, 700);   /* sin, cos: near and far lanes */
     const int64_t box_cuts[] = {2, 6};   /* 2, 4, 34 */
     check_split("mountain_car_continuous", CS_DTYPE_F32, NULL, 40, box_cuts, 2, 700);
 }
