@@ -523,12 +523,13 @@ static void emit_kernel_body(emitter *e, const entry *en, unsigned k)
 /* One loop of kernel k's pass over the lanes of the block: the cone, then
  * the pass's results to B->x<id>. In a near64 pass, the near loop notes
  * each lane's far flag (B->far, and far_ for the block), and the exact
- * loop computes only the lanes listed in B->far_at[0, nf_). */
+ * loop computes only the lanes listed in B->far_at[0, nf_) (every lane
+ * where the near loop did not run). */
 static void emit_call_loop(emitter *e, const bool *cone)
 {
     uint32_t count = cs_graph_count(e->g);
     if (e->near64_pass && !e->near_variant)
-        out(e, "    for (int j_ = 0; j_ < nf_; j_++) {\n        const int i = B->far_at[j_];\n");
+        out(e, "    for (int j_ = 0; j_ < nf_; j_++) {\n        const int i = near_ ? B->far_at[j_] : j_;\n");
     else
         out(e, "    for (int i = 0; i < n; i++) {\n");
     e->now++;
@@ -566,8 +567,9 @@ static void emit_near64_pass(emitter *e, unsigned k, const bool *cone, bool roll
     emit_call_loop(e, cone);
     e->near_variant = false;
     out(e, "    if (far_) {   /* lanes whose near sin or cos may not be glibc's: those by glibc */\n"
-           "    int nf_ = 0;\n"
-           "    for (int i = 0; i < n; i++) { B->far_at[nf_] = i; nf_ += near_ ? (int)B->far[i] : 1; }\n");
+           "    int nf_ = near_ ? 0 : n;\n"
+           "    if (near_)\n"
+           "        for (int i = 0; i < n; i++) { B->far_at[nf_] = i; nf_ += (int)B->far[i]; }\n");
     emit_call_loop(e, cone);
     if (rollout)
         out(e, "    if (near_) B->mostly_far[%u] = 4 * nf_ > 3 * n;\n    } else B->mostly_far[%u] = 0;\n", k, k);
