@@ -555,11 +555,11 @@ static void emit_call_loop(emitter *e, const bool *cone)
  * mispredicts at every other far lane). Where most lanes are far (an angle
  * of any size, as MountainCar's cos(3 x)), the vector loop only adds
  * to glibc's calls: a rollout's block then calls glibc for every lane, and
- * tries the near loop again every 16 steps. */
+ * tries the near loop again every 64 steps. */
 static void emit_near64_pass(emitter *e, unsigned k, const bool *cone, bool rollout)
 {
     if (rollout)
-        out(e, "    const int near_ = !B->mostly_far[%u] || (t & 15) == 0;\n", k);
+        out(e, "    const int near_ = !B->mostly_far[%u] || (t & 63) == 0;\n", k);
     else
         out(e, "    const int near_ = 1;\n");
     out(e, "    long long far_ = !near_;\n    if (near_)\n");
