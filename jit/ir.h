@@ -44,6 +44,15 @@ typedef struct {
     cs_imm imm;
 } cs_node_data;
 
+/* How the C dialect computes an f32 op with its fast <fn_f32>_near, equal
+ * to fn_f32 where <fn_f32>_far is 0 (jit/emit.c): in a pass of its own over
+ * the block, redone with fn_f32 when some lane is far (fmod and %, whose
+ * operands are often expressions and far is rare); or, where its operand is
+ * a leaf, in a copy of the kernel's loop taken at a step where every lane's
+ * leaf is near (sin and cos: a pass of their own would cost the redo at
+ * every step of Pendulum and Acrobot, whose angles are often far). */
+typedef enum { CS_NEAR_NONE, CS_NEAR_PASS, CS_NEAR_LEAF } cs_near;
+
 /* Static facts about each op (jit/ops.c, from jit/ops.def). */
 typedef struct {
     const char *name;   /* as printed by dumps */
@@ -56,7 +65,7 @@ typedef struct {
     const char *fn_f64, *fn_f32; /* the function that computes it (mathf.h), or NULL */
     bool libm_f64;      /* fn_f64 is a C library call (scalar) */
     const char *fast_f64; /* its replacement in the fast math mode (mathd.h), or NULL */
-    bool near_f32;      /* fn_f32 has a fast <fn_f32>_near where <fn_f32>_far is 0 */
+    cs_near near_f32;   /* fn_f32 has a fast <fn_f32>_near where <fn_f32>_far is 0, used so */
     bool near_f64;      /* fn_f64 has a vectorizable <fn_f64>_near(x, &far), its bits where not far */
 } cs_op_info;
 

@@ -65,9 +65,25 @@ typedef union {
     unsigned long long u;
 } cs_mathf_dbits;
 
-/* x = k pi/2 + r: sin r and cos r in double (relative errors below 2^-37
- * and 2^-31), and k mod 4 in the low bits of the return. Shared by sin, cos
- * and tan. */
+/* sin r and cos r in double for |r| <= 0.8 (relative errors below 2^-37
+ * and 2^-31). */
+CS_INLINE void cs_mathf_sincos_r(double r, double *sin_r, double *cos_r)
+{
+    double s = r * r;
+    /* sin r = r (1 + r^2 P(r^2)), relative error < 2^-37 on |r| <= 0.8;
+     * the product, unlike r + r^3 P, keeps the sign of r = -0. */
+    double ps = -0.00019839162342019542 + s * 2.7167121413975317e-06;
+    ps = 0.008333328832252726 + s * ps;
+    ps = -0.16666666636664446 + s * ps;
+    *sin_r = r * (1.0 + s * ps);
+    /* cos r = 1 - r^2/2 + r^4 Q(r^2), relative error < 2^-31 on |r| <= 0.8 */
+    double pc = -0.0013887560415573794 + s * 2.4451248312691474e-05;
+    pc = 0.041666653252390926 + s * pc;
+    *cos_r = (1.0 - 0.5 * s) + (s * s) * pc;
+}
+
+/* x = k pi/2 + r: sin r and cos r (cs_mathf_sincos_r), and k mod 4 in the
+ * low bits of the return. Shared by sin, cos and tan. */
 CS_INLINE unsigned int cs_mathf_reduce(float x, double *sin_r, double *cos_r)
 {
     /* Past the accurate range the reduction below would leave |r| large
@@ -96,18 +112,7 @@ CS_INLINE unsigned int cs_mathf_reduce(float x, double *sin_r, double *cos_r)
     const double pio2_head = 0x1.921fb544p+0;
     const double pio2_tail = 0x1.0b4611a626331p-34;
     double r = ((double)x - k * pio2_head) - k * pio2_tail;
-
-    double s = r * r;
-    /* sin r = r (1 + r^2 P(r^2)), relative error < 2^-37 on |r| <= 0.8;
-     * the product, unlike r + r^3 P, keeps the sign of r = -0. */
-    double ps = -0.00019839162342019542 + s * 2.7167121413975317e-06;
-    ps = 0.008333328832252726 + s * ps;
-    ps = -0.16666666636664446 + s * ps;
-    *sin_r = r * (1.0 + s * ps);
-    /* cos r = 1 - r^2/2 + r^4 Q(r^2), relative error < 2^-31 on |r| <= 0.8 */
-    double pc = -0.0013887560415573794 + s * 2.4451248312691474e-05;
-    pc = 0.041666653252390926 + s * pc;
-    *cos_r = (1.0 - 0.5 * s) + (s * s) * pc;
+    cs_mathf_sincos_r(r, sin_r, cos_r);
     return kbits.u;
 }
 
@@ -130,6 +135,35 @@ CS_INLINE float cs_mathf_sin_quarter(float x, unsigned int quarter)
 
 CS_INLINE float cs_sinf(float x) { return cs_mathf_sin_quarter(x, 0u); }
 CS_INLINE float cs_cosf(float x) { return cs_mathf_sin_quarter(x, 1u); }
+
+/* The near range of sin and cos: |x| <= 0.75, where x 2/pi rounds to k = 0,
+ * so that cs_mathf_reduce's r is x itself (x - 0 head - 0 tail; -0 stays
+ * -0) and k mod 4 is 0: cs_sinf_near and cs_cosf_near, which skip the
+ * reduction, are cs_sinf and cs_cosf bit for bit there (tests/test_mathf.c).
+ * Their _far is 1 outside it, NaN too. The C dialect runs a kernel whose
+ * f32 sin and cos read leaves (a state variable, an input) in a copy with
+ * these at a step where every lane is near (jit/emit.c, trig_near): the
+ * reduction was a third of the latency of a step of 4 CartPoles, whose
+ * angle is always near. */
+CS_INLINE int cs_sinf_far(float x)
+{
+    cs_mathf_bits b;
+    b.f = x;
+    return (b.u & 0x7fffffffu) > 0x3f400000u; /* |x| > 0.75f, or NaN */
+}
+CS_INLINE int cs_cosf_far(float x) { return cs_sinf_far(x); }
+CS_INLINE float cs_sinf_near(float x)
+{
+    double sin_r, cos_r;
+    cs_mathf_sincos_r((double)x, &sin_r, &cos_r);
+    return (float)sin_r;
+}
+CS_INLINE float cs_cosf_near(float x)
+{
+    double sin_r, cos_r;
+    cs_mathf_sincos_r((double)x, &sin_r, &cos_r);
+    return (float)cos_r;
+}
 
 /* tan, from sin's reduction: sin r / cos r, or -cos r / sin r in the odd
  * quadrants, in double and rounded once: every float of |x| <= 1e5 checked

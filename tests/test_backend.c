@@ -399,6 +399,86 @@ Test(backend, cpu_modulos_exact_near_and_far_as_the_interpreter)
     cs_program_free(p);
 }
 
+/* f32 sin and cos of a leaf in the C dialect: a kernel loop with
+ * cs_sinf_near and cs_cosf_near, taken at a step where every lane's angle
+ * is within 0.75, and the exact loop otherwise (jit/emit.c, trig_near).
+ * Block 0 (lanes 0-255) starts all near and turns far from the fifth step;
+ * block 1 mixes far angles among near ones; the three-lane batch runs the
+ * short variant. sin of an expression (2x) is never near. Every step must
+ * give the interpreter's bits. */
+static cs_program *angles(void)
+{
+    cs_program *p = cs_program_new(CS_F32);
+    cs_graph *g = p->graph;
+    snprintf(p->name, sizeof p->name, "angles");
+    p->max_steps = 100;
+    const char *names[4] = {"x", "s", "c", "y"};
+    cs_node v[4];
+    for (int k = 0; k < 4; k++) {
+        cs_program_add_carried(p, names[k], CS_F32);
+        v[k] = cs_leaf(g, CS_OP_CARRIED, CS_F32, k);
+        p->restart[k] = K(p, 0);
+        cs_program_add_obs(p, v[k]);
+    }
+    p->action_kind = CS_ACTION_DISCRETE;
+    p->n_actions = 2;
+    cs_program_add_input(p, "action", CS_I32, 0, 1);
+    p->next[0] = bin(p, CS_OP_ADD, v[0], K(p, 0.125));
+    p->next[1] = cs_unary(g, CS_OP_SIN, v[0]);
+    p->next[2] = cs_unary(g, CS_OP_COS, v[0]);
+    p->next[3] = cs_unary(g, CS_OP_SIN, bin(p, CS_OP_ADD, v[0], v[0]));
+    p->reward = K(p, 0);
+    p->terminated = cs_const(g, CS_BOOL, 0);
+    char err[256];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+static void fill_angles(lanes_buf *b)
+{
+    float *x = b->carried[0];
+    for (int64_t i = 0; i < b->n; i++)
+        x[i] = -0.7f + (float)(i % 256) / 256;   /* block 0: [-0.7, 0.3], near for four steps */
+    const float far[] = {0.75f, 0.7500001f, -0.76f, 2.5f, -3.0f, 100.0f, 1e6f, -0.0f, 0x1p-149f};
+    for (size_t k = 0; k < sizeof far / sizeof far[0] && 260 + 4 * k < (size_t)b->n; k++)
+        x[260 + 4 * k] = far[k];
+    b->l.t = 0;
+    b->l.steps = 8;
+}
+
+Test(backend, cpu_sin_cos_of_leaves_near_and_far_as_the_interpreter)
+{
+    cs_program *p = angles();
+    cs_plan plan;
+    cs_schedule sch = {CS_FUSION_FULL, 1, 0, 0};
+    cs_text src = {0};
+    char err[1024];
+    cr_assert_eq(cs_plan_build(p, CS_FUSION_FULL, &plan), 0);
+    cr_assert_eq(cs_emit(p, &plan, &sch, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    cr_assert(strstr(src.data, "cs_sinf_near(") && strstr(src.data, "cs_cosf_near("), "no near copy");
+    cs_text_free(&src);
+    cs_plan_free(&plan);
+    const int64_t sizes[] = {300, 3};
+    for (int z = 0; z < 2; z++) {
+        lanes_buf ref, got;
+        lanes_init(&ref, sizes[z], sizeof(float));
+        lanes_init(&got, sizes[z], sizeof(float));
+        fill_angles(&ref);
+        fill_angles(&got);
+        cs_interp_rollout(p, &ref.l);
+        cs_cpu_kernel k;
+        compile_c(p, CS_FUSION_FULL, 1, &k, NULL);
+        k.rollout(&got.l);
+        cs_cpu_unload(&k);
+        assert_same(&ref, &got, sizeof(float), z ? "3 lanes" : "300 lanes");
+        lanes_free(&ref);
+        lanes_free(&got);
+    }
+    cs_program_free(p);
+}
+
 /* --no-persistent with rules or none on the cpu: a launch runs one kernel of
  * one step (cs_lanes.launch), the values crossing kernels kept in the
  * caller's blocks. Launch by launch, the rollout equals the interpreter's to

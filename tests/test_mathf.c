@@ -378,6 +378,45 @@ Test(mathf, fmodf_far_outside_the_near_range)
     }
 }
 
+/* cs_sinf_near and cs_cosf_near are cs_sinf and cs_cosf bit for bit
+ * wherever their _far is 0, and _far is 0 on all of |x| <= 0.75 (so that
+ * the C dialect's near copy of a kernel is taken for CartPole's angles):
+ * every 61st float of [0, 1.5] and its negative, every float within 2^16
+ * of the edge 0.75 and of pi/4 (where the reduction's k turns 1), and
+ * zeros and subnormals. Checked once for every float of |x| <= 1.5. */
+static long expect_trig_near_exact(uint32_t u)
+{
+    volatile float x = bits_float(u);
+    int far = cs_sinf_far(x);
+    cr_assert_eq(cs_cosf_far(x), far, "cs_cosf_far(%a)", (double)x);
+    cr_assert_eq(far, !(fabsf(x) <= 0.75f), "cs_sinf_far(%a) = %d", (double)x, far);
+    if (far)
+        return 0;
+    cr_assert_eq(float_bits(cs_sinf_near(x)), float_bits(cs_sinf(x)), "cs_sinf_near(%a) = %a, cs_sinf %a",
+                 (double)x, (double)cs_sinf_near(x), (double)cs_sinf(x));
+    cr_assert_eq(float_bits(cs_cosf_near(x)), float_bits(cs_cosf(x)), "cs_cosf_near(%a) = %a, cs_cosf %a",
+                 (double)x, (double)cs_cosf_near(x), (double)cs_cosf(x));
+    return 1;
+}
+
+Test(mathf, sinf_cosf_near_equal_the_full_functions_wherever_not_far)
+{
+    const uint32_t edge = 0x3f400000u, quarter_pi = 0x3f490fdbu, top = 0x3fc00000u; /* 0.75, pi/4, 1.5 */
+    long near = 0;
+    for (uint32_t u = 0; u <= top; u += 61)
+        near += expect_trig_near_exact(u) + expect_trig_near_exact(u | 0x80000000u);
+    for (uint32_t c = 0; c < 2; c++)
+        for (uint32_t u = (c ? quarter_pi : edge) - 65536; u <= (c ? quarter_pi : edge) + 65536; u++)
+            near += expect_trig_near_exact(u) + expect_trig_near_exact(u | 0x80000000u);
+    for (uint32_t u = 0; u < 4096; u++)
+        near += expect_trig_near_exact(u) + expect_trig_near_exact(u | 0x80000000u);
+    cr_assert_gt(near, 2 * (long)(edge / 61), "only %ld near", near);
+    const float far[] = {nextafterf(0.75f, 1), -nextafterf(0.75f, 1), 0.7853982f, 3.0f, 1e5f, 1e6f,
+                         INFINITY, -INFINITY, NAN};
+    for (size_t k = 0; k < sizeof far / sizeof far[0]; k++)
+        cr_assert(cs_sinf_far(far[k]) && cs_cosf_far(far[k]), "%a is far", (double)far[k]);
+}
+
 /* ---- exp and log (bench/mathf_exhaustive.c checks every float) ---- */
 
 /* got is the double `exact` rounded to float or its neighbour; NaN,
