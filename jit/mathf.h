@@ -410,19 +410,16 @@ void cs_libm_sincos(double, double *, double *) __asm__("sincos");
  * (measured max 0.0008 ulp). Measured on 1e7 x against __float128, and no
  * claimed lane differs from glibc in 1e8 (bench/sincos_near.c, `make
  * bench-sincos-near`); 11% of |x| <= 0.25 is far for sin, 12% for cos. */
-CS_INLINE double cs_mathd_near_pick(double hi, double lo, double bound, double x, double tiny_value,
-                                     int tiny, long long *far)
+/* 1 unless hi is glibc's result: |lo| + bound <= 0.45 ulp(hi), hi not a
+ * power of two, |x| <= 0.25; or |x| below glibc's tiny branch (whose value
+ * hi is then: x + t rounds to x below 2^-26, a + L to 1 below 2^-27). */
+CS_INLINE long long cs_mathd_far(double x, double hi, double lo, double bound, double tiny)
 {
-    cs_mathf_dbits h, ulp, out, tv;
+    cs_mathf_dbits h, ulp;
     h.d = hi;
     ulp.u = (h.u & 0x7ff0000000000000ull) - (52ull << 52);   /* 2^(exponent of hi - 52) */
-    int pow2 = (h.u & 0x000fffffffffffffull) == 0;
-    int near = (fabs(x) <= 0.25) & !pow2 & (fabs(lo) + bound <= 0.45 * ulp.d);
-    unsigned long long t = 0ull - (unsigned long long)tiny;
-    tv.d = tiny_value;
-    out.u = (h.u & ~t) | (tv.u & t);
-    *far |= (long long)!(near | tiny);
-    return out.d;
+    int near = (fabs(x) <= 0.25) & ((h.u & 0x000fffffffffffffull) != 0) & (fabs(lo) + bound <= 0.45 * ulp.d);
+    return !(near | (fabs(x) < tiny));
 }
 
 /* sin x = hi + *lo + (error below 2u |x|^3), for |x| <= 0.25 */
@@ -462,14 +459,16 @@ CS_INLINE double cs_mathd_cos_sum(double x, double *lo)
 CS_INLINE double cs_sin_near(double x, long long *far)
 {
     double lo, hi = cs_mathd_sin_sum(x, &lo);
-    return cs_mathd_near_pick(hi, lo, 0x1p-52 * fabs(x) * (x * x), x, x, fabs(x) < 0x1p-26, far);
+    *far |= cs_mathd_far(x, hi, lo, 0x1p-52 * fabs(x) * (x * x), 0x1p-26);
+    return copysign(hi, x);   /* sin -0 = -0, where x + t is +0 */
 }
 
 /* hi in [0.96, 1) has ulp 2^-53 */
 CS_INLINE double cs_cos_near(double x, long long *far)
 {
     double lo, hi = cs_mathd_cos_sum(x, &lo);
-    return cs_mathd_near_pick(hi, lo, 0.02 * 0x1p-53, x, 1.0, fabs(x) < 0x1p-27, far);
+    *far |= cs_mathd_far(x, hi, lo, 0.02 * 0x1p-53, 0x1p-27);
+    return hi;
 }
 
 /* f64: glibc's, as Gymnasium's NumPy and Python compute them. sin and cos
