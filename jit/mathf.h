@@ -400,8 +400,9 @@ void cs_libm_sincos(double, double *, double *) __asm__("sincos");
  *
  * sin: s = x^2, t = (x s) P(s), P Taylor through x^13 (truncation below
  * 1e-6 u |x|^3, u = 2^-53), hi + lo = x + t exactly. s and x s round once
- * each, P(s) is within 2.1u of the series (-1/6 rounded, the last addition;
- * the other terms are 20x smaller), the product rounds once: |t - (sin x -
+ * each, P(s) (Horner by fma: one rounding a step) is within 2.1u of the
+ * series (-1/6 rounded, the last step; the other terms are 20x smaller),
+ * the product rounds once: |t - (sin x -
  * x)| < 5.2u |t| < 0.87u |x|^3. E = 2u |x|^3 (measured max 0.62u |x|^3).
  * cos: s + e = x^2 exactly (fma), a + ae = 1 - s/2 exactly (Fast2Sum),
  * L = ae - e/2 + s^2 Q(s), Q Taylor through x^12 (truncation 4e-4 ulp);
@@ -427,11 +428,11 @@ CS_INLINE double cs_mathd_sin_sum(double x, double *lo)
 {
     double s = x * x;
     double p = 0x1.6124613a86d09p-33;   /* 1/13!, then -1/11!, ..., -1/3! */
-    p = -0x1.ae64567f544e4p-26 + s * p;
-    p = 0x1.71de3a556c734p-19 + s * p;
-    p = -0x1.a01a01a01a01ap-13 + s * p;
-    p = 0x1.1111111111111p-7 + s * p;
-    p = -0x1.5555555555555p-3 + s * p;
+    p = fma(s, p, -0x1.ae64567f544e4p-26);
+    p = fma(s, p, 0x1.71de3a556c734p-19);
+    p = fma(s, p, -0x1.a01a01a01a01ap-13);
+    p = fma(s, p, 0x1.1111111111111p-7);
+    p = fma(s, p, -0x1.5555555555555p-3);
     double t = x * s * p;
     double hi = x + t;
     *lo = t - (hi - x);
@@ -446,10 +447,10 @@ CS_INLINE double cs_mathd_cos_sum(double x, double *lo)
     double a = 1.0 - 0.5 * s;
     double ae = (1.0 - a) - 0.5 * s;
     double q = 0x1.1eed8eff8d898p-29;   /* 1/12!, then -1/10!, ..., 1/4! */
-    q = -0x1.27e4fb7789f5cp-22 + s * q;
-    q = 0x1.a01a01a01a01ap-16 + s * q;
-    q = -0x1.6c16c16c16c17p-10 + s * q;
-    q = 0x1.5555555555555p-5 + s * q;
+    q = fma(s, q, -0x1.27e4fb7789f5cp-22);
+    q = fma(s, q, 0x1.a01a01a01a01ap-16);
+    q = fma(s, q, -0x1.6c16c16c16c17p-10);
+    q = fma(s, q, 0x1.5555555555555p-5);
     double L = (ae - 0.5 * e) + s * s * q;
     double hi = a + L;
     *lo = L - (hi - a);
