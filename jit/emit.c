@@ -510,7 +510,7 @@ static void emit_final(emitter *e, const entry *en)
         ref(e, p->roll_terminated);
         out(e, ") | (");
         ref(e, p->roll_truncated);
-        out(e, ");\n        ended_ |= B->end[i];\n        bad_any_ |= bad_;\n");
+        out(e, ");\n        ended_ |= (unsigned)B->end[i] << (i & 31);\n        bad_any_ |= bad_;\n");
         return;
     }
     /* A step stores its results where the caller reads them, no copy after */
@@ -746,7 +746,8 @@ static void emit_kernels(emitter *e, const entry *en)
         else
             out(e, "    /* kernel %u */\n", k);
         if (en->rollout && k == part->n_kernels - 1)
-            out(e, "    int ended_ = 0, bad_any_ = 0;   /* some lane's episode ended, some lane's state is not finite (a pad lane's too) */\n");
+            out(e, "    unsigned ended_ = 0;   /* some lane's episode ended (a pad lane's too); bit i: lane i's, in a short block */\n"
+                   "    int bad_any_ = 0;   /* some lane's state is not finite */\n");
         if (en->rollout)
             out(e, "    if (only < 0 || only == %u)\n", k);
         emit_kernel_loops(e, en, k);
@@ -1092,10 +1093,17 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * state is mispredicted after the step is done, when the next step's
      * work it ran ahead into is thrown away. Where ended_ is hard to
      * predict (a few lanes: 4 CartPoles end an episode every ~5 steps),
-     * resolving it early made the step 11% faster. */
+     * resolving it early made the step 11% faster. A short block visits
+     * only its ended lanes, by the bits of ended_: a branch per lane would
+     * be mispredicted where one ends. */
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended, then the lanes with a non-finite state */\n"
-               "    if ((only < 0 || only == %u) && ended_)\n"
+               "    if (short_ && (only < 0 || only == %u))\n"
+               "        for (unsigned m_ = ended_ & ((1u << n) - 1u); m_; m_ &= m_ - 1u) {\n"
+               "            const int i = __builtin_ctz(m_);\n"
+               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+               "        }\n"
+               "    else if ((only < 0 || only == %u) && ended_)\n"
                "    for (int i = 0; i < n; i++)\n"
                "        if (B->end[i])\n"
                "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
@@ -1103,7 +1111,7 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
                "    for (int i = 0; i < n; i++)\n"
                "        if (!B->end[i] && B->done[i])\n"
                "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n",
-            part->n_kernels - 1, part->n_kernels - 1);
+            part->n_kernels - 1, part->n_kernels - 1, part->n_kernels - 1);
     out(e, "}\n\n");
     /* Blocks of 1 to CS_SHORT lanes run a variant of their own: CS_SHORT
      * lanes, a constant, so that GCC makes the loop one vector of 16 bytes
