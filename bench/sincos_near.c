@@ -113,6 +113,6 @@ int main(int argc, char **argv)
             worst_cos = r, at_cos = a;
     }
     printf("%lld samples against __float128: sin error <= %.4f u|x|^3 (at %a; bound 2), "
-           "cos error <= %.5f ulp (at %a; bound 0.02)\n", m, worst_sin, at_sin, worst_cos, at_cos);
+           "cos error <= %.5f ulp (at %a; bound 0.005)\n", m, worst_sin, at_sin, worst_cos, at_cos);
     return mismatch != 0;
 }

@@ -402,15 +402,16 @@ void cs_libm_sincos(double, double *, double *) __asm__("sincos");
  * 1e-6 u |x|^3, u = 2^-53), hi + lo = x + t exactly. s and x s round once
  * each, P(s) (Horner by fma: one rounding a step) is within 2.1u of the
  * series (-1/6 rounded, the last step; the other terms are 20x smaller),
- * the product rounds once: |t - (sin x -
- * x)| < 5.2u |t| < 0.87u |x|^3. E = 2u |x|^3 (measured max 0.62u |x|^3).
+ * the product rounds once: |t - (sin x - x)| < 5.2u |t| < 0.87u |x|^3.
+ * E = 2u |x|^3 (measured max 0.62u |x|^3).
  * cos: s + e = x^2 exactly (fma), a + ae = 1 - s/2 exactly (Fast2Sum),
- * L = ae - e/2 + s^2 Q(s), Q Taylor through x^12 (truncation 4e-4 ulp);
- * hi + lo = a + L exactly. Using s^2 for x^4 and the roundings of L cost
- * a few u |s^2 Q| < 1e-3 ulp of hi (hi in [0.96, 1]); E = 0.02 ulp(hi)
+ * L = ae - e/2 + s^2 Q(s), Q Taylor through x^12; hi + lo = a + L exactly.
+ * In ulps of hi (2^-53, hi in [0.96, 1)), with |s^2 Q| < 1.7e-4: the
+ * truncation 4e-4, s^2 for x^4 3.4e-4, Q's and the products' roundings
+ * 5.7e-4, L's last addition 1.7e-4: under 0.0015. E = 0.005 ulp(hi)
  * (measured max 0.0008 ulp). Measured on 1e7 x against __float128, and no
  * claimed lane differs from glibc in 1e8 (bench/sincos_near.c, `make
- * bench-sincos-near`); 11% of |x| <= 0.25 is far for sin, 12% for cos. */
+ * bench-sincos-near`); 11% of |x| <= 0.25 is far for sin, 10% for cos. */
 /* 1 unless hi is glibc's result: |lo| + bound <= 0.45 ulp(hi), hi not a
  * power of two, |x| <= 0.25; or |x| below glibc's tiny branch (whose value
  * hi is then: x + t rounds to x below 2^-26, a + L to 1 below 2^-27). */
@@ -439,7 +440,7 @@ CS_INLINE double cs_mathd_sin_sum(double x, double *lo)
     return hi;
 }
 
-/* cos x = hi + *lo + (error below 0.02 ulp(hi)), for |x| <= 0.25 */
+/* cos x = hi + *lo + (error below 0.005 ulp(hi)), for |x| <= 0.25 */
 CS_INLINE double cs_mathd_cos_sum(double x, double *lo)
 {
     double s = x * x;
@@ -468,7 +469,7 @@ CS_INLINE double cs_sin_near(double x, long long *far)
 CS_INLINE double cs_cos_near(double x, long long *far)
 {
     double lo, hi = cs_mathd_cos_sum(x, &lo);
-    *far |= cs_mathd_far(x, hi, lo, 0.02 * 0x1p-53, 0x1p-27);
+    *far |= cs_mathd_far(x, hi, lo, 0.005 * 0x1p-53, 0x1p-27);
     return hi;
 }
 
