@@ -544,13 +544,22 @@ static void emit_kernel_body(emitter *e, const entry *en, unsigned k)
  * and cos read leaves (leaf_near), a loop of those loads that notes
  * whether every lane is near, then the body with the _near functions if
  * so, else with the exact ones. */
+/* The largest kernel given a near copy of its loop (CartPole's has about 60 values). */
+enum { CS_LEAF_NEAR_MAX_NODES = 200 };
+
 static void emit_kernel_loops(emitter *e, const entry *en, unsigned k)
 {
     uint32_t count = cs_graph_count(e->g);
     e->kernel = k;
+    /* Not for a long loop: two copies of Acrobot's RK4 step (some 350
+     * values) left GCC 12 vectorizing neither, 11x slower. */
     bool any = false;
-    for (cs_node n = 1; n < count && !any; n++)
-        any = leaf_near(e, n);
+    unsigned size = 0;
+    for (cs_node n = 1; n < count; n++) {
+        any |= leaf_near(e, n);
+        size += e->part->kernel[n] == k;
+    }
+    any &= size <= CS_LEAF_NEAR_MAX_NODES;
     /* The step's last kernel loads a lane's state and stores its next state in
      * place, the same element in the same iteration: GCC cannot see that the
      * buffers do not overlap, and would not vectorize without this */
