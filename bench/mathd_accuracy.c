@@ -16,6 +16,7 @@
 #define CS_INLINE static inline
 #include "mathf.h"
 #include "mathd.h"
+#include "../tests/splitmix.h"
 #include "../tests/ulps.h"
 
 enum { N = 1 << 22, CHUNK = 4096 };
@@ -23,15 +24,9 @@ enum { N = 1 << 22, CHUNK = 4096 };
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 /* splitmix64 */
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t next_u64(void) { return splitmix_next(&rng_state); }
 
-static double uniform(double lo, double hi) { return lo + (hi - lo) * ((double)(next_u64() >> 11) * 0x1p-53); }
+static double uniform(double lo, double hi) { return splitmix_uniform(&rng_state, lo, hi); }
 
 /* |x| log-uniform in [2^lo, 2^hi], a random sign */
 static double log_uniform(double lo, double hi, int signed_)

@@ -17,20 +17,15 @@
 
 #define CS_INLINE static inline
 #include "mathf.h"
+#include "../tests/splitmix.h"
 
 #define CHUNK 4096
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
-static uint64_t next_u64(void)   /* splitmix64 */
-{
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t next_u64(void) { return splitmix_next(&rng); }
 
-static double uniform(double lo, double hi) { return lo + (hi - lo) * ((double)(next_u64() >> 11) * 0x1p-53); }
+static double uniform(double lo, double hi) { return splitmix_uniform(&rng, lo, hi); }
 
 /* half the sample uniform in [-0.3, 0.3], half of random sign with a
  * log-uniform magnitude in [2^-40, 0.25] (small angles get their share) */

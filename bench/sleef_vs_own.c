@@ -24,6 +24,7 @@
 #define CS_INLINE static inline
 #include "mathf.h"
 #include "mathd.h"
+#include "../tests/splitmix.h"
 
 enum { N = 4096, PASSES = 400, RUNS = 7 };
 
@@ -32,14 +33,7 @@ static double xd[N], yd[N], od[N];
 
 static uint64_t rng = 0x6a09e667f3bcc909ull;
 
-static double uniform(double lo, double hi)
-{
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return lo + (hi - lo) * ((double)(z >> 11) * 0x1p-53);
-}
+static double uniform(double lo, double hi) { return splitmix_uniform(&rng, lo, hi); }
 
 static double now_ns(void)
 {

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "splitmix.h"
+
 typedef struct {
     uint64_t s;
     char *out;
@@ -25,11 +27,7 @@ typedef struct {
 
 static uint64_t random_env_next(random_env *g)
 {
-    /* splitmix64: every seed, even 0, gives a full-period stream */
-    uint64_t z = (g->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return splitmix_next(&g->s);
 }
 
 static int random_env_below(random_env *g, int n) { return (int)(random_env_next(g) % (uint64_t)n); }

@@ -14,19 +14,14 @@
 #include "philox.h"
 #include "mathf.h"
 #include "mathd.h"
+#include "splitmix.h"
 #include "ulps.h"
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
-static uint64_t next_u64(void)   /* splitmix64 */
-{
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t next_u64(void) { return splitmix_next(&rng); }
 
-static double uniform(double lo, double hi) { return lo + (hi - lo) * ((double)(next_u64() >> 11) * 0x1p-53); }
+static double uniform(double lo, double hi) { return splitmix_uniform(&rng, lo, hi); }
 
 static double log_uniform(double lo, double hi)
 {
