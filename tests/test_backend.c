@@ -116,10 +116,9 @@ static void rollout_interp(const cs_program *p, lanes_buf *b, long long steps)
     cs_interp_rollout(p, &b->l);
 }
 
-/* p's C dialect under `fusion` and `unroll`, planned as the driver plans it
- * and compiled without the cache (every compile fresh); *kernels, when
- * asked: the kernels one step runs. */
-static void compile_c(const cs_program *p, cs_fusion fusion, int unroll, cs_cpu_kernel *k, unsigned *kernels)
+/* p's C dialect under `fusion` and `unroll`, planned as the driver plans
+ * it; *kernels, when asked: the kernels one step runs. */
+static cs_text emit_c(const cs_program *p, cs_fusion fusion, int unroll, unsigned *kernels)
 {
     cs_schedule s = {fusion, unroll, 0, 0};
     cs_text src = {0};
@@ -130,6 +129,14 @@ static void compile_c(const cs_program *p, cs_fusion fusion, int unroll, cs_cpu_
     if (kernels)
         *kernels = plan.roll.n_kernels;
     cs_plan_free(&plan);
+    return src;
+}
+
+/* ...compiled without the cache (every compile fresh) */
+static void compile_c(const cs_program *p, cs_fusion fusion, int unroll, cs_cpu_kernel *k, unsigned *kernels)
+{
+    cs_text src = emit_c(p, fusion, unroll, kernels);
+    char err[1024];
     cs_cache cache = {.dir = ""};
     cr_assert_eq(cs_cpu_compile(src.data, NULL, 0, NULL, &cache, k, err, sizeof err), 0, "%s", err);
     cs_text_free(&src);
@@ -190,12 +197,7 @@ Test(backend, cpu_equals_interp_bit_for_bit_in_f64)
 Test(backend, f64_sin_cos_by_near_functions_and_glibc_for_far_lanes)
 {
     cs_program *p = cartpole(CS_F64);
-    cs_schedule s = {CS_FUSION_FULL, 10, 0, 0};
-    cs_text src = {0};
-    char err[1024];
-    cs_plan plan;
-    cr_assert_eq(cs_plan_build(p, CS_FUSION_FULL, &plan), 0);
-    cr_assert_eq(cs_emit(p, &plan, &s, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    cs_text src = emit_c(p, CS_FUSION_FULL, 10, NULL);
     const char *want[] = {"= cs_sin_near(v", "= cs_cos_near(v", "cs_sincos(v", "B->far_at[nf_] = i"};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         int times = 0;
@@ -204,7 +206,6 @@ Test(backend, f64_sin_cos_by_near_functions_and_glibc_for_far_lanes)
         cr_assert_eq(times, 2, "'%s' %d times, not once in the rollout and once in the step", want[k], times);
     }
     cs_text_free(&src);
-    cs_plan_free(&plan);
     cs_program_free(p);
 }
 
@@ -322,35 +323,48 @@ Test(backend, cpu_selects_pick_what_the_interpreter_picks)
  * among near ones, and the near/far boundaries. Two steps, by constant and
  * by state divisors (the last: fmod then a floored % by a negative one),
  * must give the interpreter's bits. */
-static cs_program *modulos(void)
+/* An f32 program of four states observed as they are (restarting at 0),
+ * a random discrete action that nothing reads, no reward and no end: the
+ * caller sets next[0..3] between the two halves. */
+static cs_program *four_states(const char *name, const char *const names[4], cs_node s[4])
 {
     cs_program *p = cs_program_new(CS_F32);
-    cs_graph *g = p->graph;
-    snprintf(p->name, sizeof p->name, "modulos");
+    snprintf(p->name, sizeof p->name, "%s", name);
     p->max_steps = 100;
-    const char *names[4] = {"x", "r0", "r1", "r2"};
-    cs_node s[4];
     for (int k = 0; k < 4; k++) {
         cs_program_add_carried(p, names[k], CS_F32);
-        s[k] = cs_leaf(g, CS_OP_CARRIED, CS_F32, k);
+        s[k] = cs_leaf(p->graph, CS_OP_CARRIED, CS_F32, k);
         p->restart[k] = K(p, 0);
         cs_program_add_obs(p, s[k]);
     }
     p->action_kind = CS_ACTION_DISCRETE;
     p->n_actions = 2;
     cs_program_add_input(p, "action", CS_I32, 0, 1);
-    p->next[0] = s[0];
-    p->next[1] = bin(p, CS_OP_MOD, s[0], K(p, (float)(2 * M_PI)));
-    p->next[2] = bin(p, CS_OP_FMOD, s[0], K(p, 0.1f));
-    p->next[3] = bin(p, CS_OP_MOD, bin(p, CS_OP_FMOD, s[0], bin(p, CS_OP_ADD, s[1], K(p, 0.5))),
-                     bin(p, CS_OP_SUB, s[2], K(p, 3)));
+    return p;
+}
+
+static cs_program *four_states_finish(cs_program *p)
+{
     p->reward = K(p, 0);
-    p->terminated = cs_const(g, CS_BOOL, 0);
+    p->terminated = cs_const(p->graph, CS_BOOL, 0);
     char err[256];
     cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
     cr_assert_eq(cs_policy_random(p), 0);
     cr_assert_eq(cs_program_bind_policy(p), 0);
     return p;
+}
+
+static cs_program *modulos(void)
+{
+    static const char *const names[4] = {"x", "r0", "r1", "r2"};
+    cs_node s[4];
+    cs_program *p = four_states("modulos", names, s);
+    p->next[0] = s[0];
+    p->next[1] = bin(p, CS_OP_MOD, s[0], K(p, (float)(2 * M_PI)));
+    p->next[2] = bin(p, CS_OP_FMOD, s[0], K(p, 0.1f));
+    p->next[3] = bin(p, CS_OP_MOD, bin(p, CS_OP_FMOD, s[0], bin(p, CS_OP_ADD, s[1], K(p, 0.5))),
+                     bin(p, CS_OP_SUB, s[2], K(p, 3)));
+    return four_states_finish(p);
 }
 
 static void fill_dividends(lanes_buf *b)
@@ -374,28 +388,37 @@ static void fill_dividends(lanes_buf *b)
     b->l.steps = 2;
 }
 
+/* n lanes of the f32 program p from fill's state, rolled out by the
+ * interpreter into *ref and by the C dialect under `unroll`: the same
+ * bits. */
+static void expect_cpu_as_interp(const cs_program *p, int64_t n, void (*fill)(lanes_buf *), int unroll,
+                                 lanes_buf *ref, const char *what)
+{
+    lanes_buf got;
+    lanes_init(ref, n, sizeof(float));
+    lanes_init(&got, n, sizeof(float));
+    fill(ref);
+    fill(&got);
+    cs_interp_rollout(p, &ref->l);
+    cs_cpu_kernel k;
+    compile_c(p, CS_FUSION_FULL, unroll, &k, NULL);
+    k.rollout(&got.l);
+    cs_cpu_unload(&k);
+    assert_same(ref, &got, sizeof(float), what);
+    lanes_free(&got);
+}
+
 Test(backend, cpu_modulos_exact_near_and_far_as_the_interpreter)
 {
     cs_program *p = modulos();
-    lanes_buf ref;
-    lanes_init(&ref, 300, sizeof(float));
-    fill_dividends(&ref);
-    cs_interp_rollout(p, &ref.l);
     const int unrolls[] = {1, 4};
     for (int u = 0; u < 2; u++) {
-        lanes_buf got;
-        lanes_init(&got, 300, sizeof(float));
-        fill_dividends(&got);
-        cs_cpu_kernel k;
-        compile_c(p, CS_FUSION_FULL, unrolls[u], &k, NULL);
-        k.rollout(&got.l);
-        cs_cpu_unload(&k);
-        assert_same(&ref, &got, sizeof(float), unrolls[u] == 1 ? "unroll 1" : "unroll 4");
-        lanes_free(&got);
+        lanes_buf ref;
+        expect_cpu_as_interp(p, 300, fill_dividends, unrolls[u], &ref, unrolls[u] == 1 ? "unroll 1" : "unroll 4");
+        /* the far lanes were reduced: a remainder below its divisor */
+        cr_assert_lt(fabsf(((float *)ref.carried[1])[275]), 6.3f);
+        lanes_free(&ref);
     }
-    /* the far lanes were reduced: a remainder below its divisor */
-    cr_assert_lt(fabsf(((float *)ref.carried[1])[275]), 6.3f);
-    lanes_free(&ref);
     cs_program_free(p);
 }
 
@@ -408,32 +431,15 @@ Test(backend, cpu_modulos_exact_near_and_far_as_the_interpreter)
  * give the interpreter's bits. */
 static cs_program *angles(void)
 {
-    cs_program *p = cs_program_new(CS_F32);
-    cs_graph *g = p->graph;
-    snprintf(p->name, sizeof p->name, "angles");
-    p->max_steps = 100;
-    const char *names[4] = {"x", "s", "c", "y"};
+    static const char *const names[4] = {"x", "s", "c", "y"};
     cs_node v[4];
-    for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], CS_F32);
-        v[k] = cs_leaf(g, CS_OP_CARRIED, CS_F32, k);
-        p->restart[k] = K(p, 0);
-        cs_program_add_obs(p, v[k]);
-    }
-    p->action_kind = CS_ACTION_DISCRETE;
-    p->n_actions = 2;
-    cs_program_add_input(p, "action", CS_I32, 0, 1);
+    cs_program *p = four_states("angles", names, v);
+    cs_graph *g = p->graph;
     p->next[0] = bin(p, CS_OP_ADD, v[0], K(p, 0.125));
     p->next[1] = cs_unary(g, CS_OP_SIN, v[0]);
     p->next[2] = cs_unary(g, CS_OP_COS, v[0]);
     p->next[3] = cs_unary(g, CS_OP_SIN, bin(p, CS_OP_ADD, v[0], v[0]));
-    p->reward = K(p, 0);
-    p->terminated = cs_const(g, CS_BOOL, 0);
-    char err[256];
-    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(cs_policy_random(p), 0);
-    cr_assert_eq(cs_program_bind_policy(p), 0);
-    return p;
+    return four_states_finish(p);
 }
 
 static void fill_angles(lanes_buf *b)
@@ -451,32 +457,16 @@ static void fill_angles(lanes_buf *b)
 Test(backend, cpu_sin_cos_of_leaves_near_and_far_as_the_interpreter)
 {
     cs_program *p = angles();
-    cs_plan plan;
-    cs_schedule sch = {CS_FUSION_FULL, 1, 0, 0};
-    cs_text src = {0};
-    char err[1024];
-    cr_assert_eq(cs_plan_build(p, CS_FUSION_FULL, &plan), 0);
-    cr_assert_eq(cs_emit(p, &plan, &sch, CS_DIALECT_C, &src, err, sizeof err), 0, "%s", err);
+    cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
     cr_assert(strstr(src.data, "if (near_)") && strstr(src.data, "= cs_sinf_near(") &&
                   strstr(src.data, "= cs_cosf_near("),
               "no near copy");
     cs_text_free(&src);
-    cs_plan_free(&plan);
     const int64_t sizes[] = {300, 3};
     for (int z = 0; z < 2; z++) {
-        lanes_buf ref, got;
-        lanes_init(&ref, sizes[z], sizeof(float));
-        lanes_init(&got, sizes[z], sizeof(float));
-        fill_angles(&ref);
-        fill_angles(&got);
-        cs_interp_rollout(p, &ref.l);
-        cs_cpu_kernel k;
-        compile_c(p, CS_FUSION_FULL, 1, &k, NULL);
-        k.rollout(&got.l);
-        cs_cpu_unload(&k);
-        assert_same(&ref, &got, sizeof(float), z ? "3 lanes" : "300 lanes");
+        lanes_buf ref;
+        expect_cpu_as_interp(p, sizes[z], fill_angles, 1, &ref, z ? "3 lanes" : "300 lanes");
         lanes_free(&ref);
-        lanes_free(&got);
     }
     cs_program_free(p);
 }
