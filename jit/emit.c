@@ -540,13 +540,13 @@ static void emit_kernel_body(emitter *e, const entry *en, unsigned k)
 }
 
 
+/* The largest kernel given a near copy of its loop (CartPole's has about 60 values). */
+enum { CS_LEAF_NEAR_MAX_NODES = 200 };
+
 /* Kernel k's loop over the lanes: the body once, or, where its f32 sin
  * and cos read leaves (leaf_near), a loop of those loads that notes
  * whether every lane is near, then the body with the _near functions if
  * so, else with the exact ones. */
-/* The largest kernel given a near copy of its loop (CartPole's has about 60 values). */
-enum { CS_LEAF_NEAR_MAX_NODES = 200 };
-
 static void emit_kernel_loops(emitter *e, const entry *en, unsigned k)
 {
     uint32_t count = cs_graph_count(e->g);
@@ -1107,20 +1107,22 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * be mispredicted where one ends. */
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended, then the lanes with a non-finite state */\n"
-               "    if (short_ && (only < 0 || only == %u))\n"
-               "        for (unsigned m_ = ended_ & ((1u << n) - 1u); m_; m_ &= m_ - 1u) {\n"
-               "            const int i = __builtin_ctz(m_);\n"
-               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
-               "        }\n"
-               "    else if ((only < 0 || only == %u) && ended_)\n"
-               "    for (int i = 0; i < n; i++)\n"
-               "        if (B->end[i])\n"
-               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
-               "    if ((only < 0 || only == %u) && __builtin_expect(bad_any_, 0))\n"
-               "    for (int i = 0; i < n; i++)\n"
-               "        if (!B->end[i] && B->done[i])\n"
-               "            cs_rollout_restart(B, L, i, b0 + i, t + 1);\n",
-            part->n_kernels - 1, part->n_kernels - 1, part->n_kernels - 1);
+               "    if (only < 0 || only == %u) {\n"
+               "        if (short_)\n"
+               "            for (unsigned m_ = ended_ & ((1u << n) - 1u); m_; m_ &= m_ - 1u) {\n"
+               "                const int i = __builtin_ctz(m_);\n"
+               "                cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+               "            }\n"
+               "        else if (ended_)\n"
+               "            for (int i = 0; i < n; i++)\n"
+               "                if (B->end[i])\n"
+               "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+               "        if (__builtin_expect(bad_any_, 0))\n"
+               "            for (int i = 0; i < n; i++)\n"
+               "                if (!B->end[i] && B->done[i])\n"
+               "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+               "    }\n",
+            part->n_kernels - 1);
     out(e, "}\n\n");
     /* Blocks of 1 to CS_SHORT lanes run a variant of their own: CS_SHORT
      * lanes, a constant, so that GCC makes the loop one vector of 16 bytes
