@@ -387,16 +387,26 @@ void cs_libm_sincos(double, double *, double *) __asm__("sincos");
 
 /* ---- f64 sin and cos near 0: glibc's bits, vectorizable ---------------
  *
- * glibc 2.36's sin and cos are within 0.518 ulp of the exact value t
- * (s_sin.c). Where t is within 0.45 ulp of a double h that is not a power
- * of two, every other double is at least 0.55 ulp from t, so glibc returns
- * h. These compute sin x or cos x as hi + lo (lo exact, by Fast2Sum) with
- * an error bound E, and claim hi where |lo| + E <= 0.45 ulp(hi); elsewhere
- * they OR 1 into *far and the caller must call glibc (cs_sin, and the C
- * dialect's per-lane redo: jit/emit.c). Near: |x| <= 0.25 (CartPole's
- * angle); glibc's own tiny-argument branches (sin x = x below 2^-26, cos x
- * = 1 below 2^-27) are copied, not far. Far also: NaN, +-inf, hi a power
- * of two (the ulp below it is half). Branch-free, so a loop vectorizes.
+ * These compute sin x or cos x as hi + lo (lo exact, by Fast2Sum) within a
+ * bound E of the exact value v, and claim hi only where glibc 2.36 (s_sin.c)
+ * must return it; elsewhere they OR 1 into *far and the caller must call
+ * glibc (cs_sin, and the C dialect's per-lane redo: jit/emit.c). The claim
+ * follows how glibc computes each range:
+ *  - sin, 2^-26 <= |x| < 0.126: glibc rounds x + t once, t its Taylor tail
+ *    in double; t is within 1u |x|^3 of sin x - x (four roundings of |t| <=
+ *    |x|^3 / 6, its coefficients 0.15u |x|^3). Claimed where |lo| + E + 2u
+ *    |x|^3 <= 0.498 ulp(hi): glibc's x + t is then nearer hi than half an
+ *    ulp, so it rounds to hi.
+ *  - sin, 0.126 <= |x| <= 0.25 (a table and a correction; glibc states
+ *    0.548 ulp at most): claimed where |lo| + E <= 0.45 ulp(hi), so every
+ *    other double is at least 0.55 ulp from v.
+ *  - cos, |x| <= 0.25 (a table and a correction under 1e-3: glibc states
+ *    0.51 ulp, its correction's roundings give 0.505): claimed where |lo| +
+ *    E <= 0.485 ulp(hi), every other double at least 0.515 ulp from v.
+ * Near: |x| <= 0.25 (CartPole's angle); glibc's own tiny-argument branches
+ * (sin x = x below 2^-26, cos x = 1 below 2^-27) are copied, not far. Far
+ * also: NaN, +-inf, hi a power of two (the ulp below it is half).
+ * Branch-free, so a loop vectorizes.
  *
  * sin: s = x^2, t = (x s) P(s), P Taylor through x^13 (truncation below
  * 1e-6 u |x|^3, u = 2^-53), hi + lo = x + t exactly. s and x s round once
@@ -411,16 +421,17 @@ void cs_libm_sincos(double, double *, double *) __asm__("sincos");
  * 5.7e-4, L's last addition 1.7e-4: under 0.0015. E = 0.005 ulp(hi)
  * (measured max 0.0008 ulp). Measured on 1e7 x against __float128, and no
  * claimed lane differs from glibc in 1e8 (bench/sincos_near.c, `make
- * bench-sincos-near`); 11% of |x| <= 0.25 is far for sin, 10% for cos. */
-/* 1 unless hi is glibc's result: |lo| + bound <= 0.45 ulp(hi), hi not a
+ * bench-sincos-near`); 6% of |x| <= 0.25 is far for sin, 4% for cos, 12%
+ * of x uniform in [-0.2, 0.2] for the pair. */
+/* 1 unless hi is glibc's result: |lo| + bound <= limit ulp(hi), hi not a
  * power of two, |x| <= 0.25; or |x| below glibc's tiny branch (whose value
  * hi is then: x + t rounds to x below 2^-26, a + L to 1 below 2^-27). */
-CS_INLINE long long cs_mathd_far(double x, double hi, double lo, double bound, double tiny)
+CS_INLINE long long cs_mathd_far(double x, double hi, double lo, double bound, double limit, double tiny)
 {
     cs_mathf_dbits h, ulp;
     h.d = hi;
     ulp.u = (h.u & 0x7ff0000000000000ull) - (52ull << 52);   /* 2^(exponent of hi - 52) */
-    int near = (fabs(x) <= 0.25) & ((h.u & 0x000fffffffffffffull) != 0) & (fabs(lo) + bound <= 0.45 * ulp.d);
+    int near = (fabs(x) <= 0.25) & ((h.u & 0x000fffffffffffffull) != 0) & (fabs(lo) + bound <= limit * ulp.d);
     return !(near | (fabs(x) < tiny));
 }
 
@@ -461,7 +472,9 @@ CS_INLINE double cs_mathd_cos_sum(double x, double *lo)
 CS_INLINE double cs_sin_near(double x, long long *far)
 {
     double lo, hi = cs_mathd_sin_sum(x, &lo);
-    *far |= cs_mathd_far(x, hi, lo, 0x1p-52 * fabs(x) * (x * x), 0x1p-26);
+    int taylor = fabs(x) < 0.126;   /* glibc rounds x + t once: E + 2u|x|^3 */
+    double bound = (taylor ? 0x1p-51 : 0x1p-52) * fabs(x) * (x * x);
+    *far |= cs_mathd_far(x, hi, lo, bound, taylor ? 0.498 : 0.45, 0x1p-26);
     return copysign(hi, x);   /* sin -0 = -0, where x + t is +0 */
 }
 
@@ -469,7 +482,7 @@ CS_INLINE double cs_sin_near(double x, long long *far)
 CS_INLINE double cs_cos_near(double x, long long *far)
 {
     double lo, hi = cs_mathd_cos_sum(x, &lo);
-    *far |= cs_mathd_far(x, hi, lo, 0.005 * 0x1p-53, 0x1p-27);
+    *far |= cs_mathd_far(x, hi, lo, 0.005 * 0x1p-53, 0.485, 0x1p-27);
     return hi;
 }
 
