@@ -78,14 +78,14 @@ def median(xs):
 # Hand-written references beside ref_cartpole: (binary, source, extra flags).
 REFS_BUILD = (("ref_pendulum", "ref_pendulum.c", []), ("ref_mountain_car", "ref_mountain_car.c", []),
               ("ref_mountain_car_continuous", "ref_mountain_car.c", ["-DCONTINUOUS"]),
-              ("ref_acrobot", "ref_acrobot.c", []))
+              ("ref_acrobot", "ref_acrobot.c", []), ("ref_spring_mass", "ref_spring_mass.c", []))
 # Every environment's row of stage 6: (env, dtype, math, its reference binary
 # or None). math "fast": f64 with jit/mathd.h's vectorized functions (--math).
 REF_ROWS = (("cartpole", "f32", "exact", "ref_cartpole"), ("cartpole", "f64", "exact", None),
             ("cartpole", "f64", "fast", None), ("pendulum", "f32", "exact", "ref_pendulum"),
             ("mountain_car", "f32", "exact", "ref_mountain_car"),
             ("mountain_car_continuous", "f32", "exact", "ref_mountain_car_continuous"),
-            ("acrobot", "f32", "exact", "ref_acrobot"), ("spring_mass", "f32", "exact", None))
+            ("acrobot", "f32", "exact", "ref_acrobot"), ("spring_mass", "f32", "exact", "ref_spring_mass"))
 SMALL_BATCHES = (1, 4, 16, 48, 64, 256, 2048)
 
 
@@ -647,9 +647,10 @@ def exp_refs(a):
     """Each environment in f32 (and CartPole in f64, exact and fast math),
     2048 environments, one thread, fully fused and persistent, against its
     hand-written reference where there is one and gymnax where it has the
-    environment; then CartPole f32 on one thread from 1 to 2048 environments.
-    Round-robin, medians, as the ablation, so that load on the machine hits
-    every ratio's two sides."""
+    environment (a gymnax-style port in bench/ where it has not); then
+    CartPole f32 on one thread from 1 to 2048 environments. Round-robin,
+    medians, as the ablation, so that load on the machine hits every ratio's
+    two sides."""
     steps = 1000 if a.quick else 4000
     if not os.path.exists(VENV_PY):
         peers.ensure_venv()   # gymnax's venv, when the peers' stage has not made it yet
@@ -662,7 +663,9 @@ def exp_refs(a):
             jobs.append(dict(ref=binary, envs=2048, steps=steps))
             meta.append((env, dtype, math, binary))
         gid = gymnasium_id(env)
-        if dtype == "f32" and gid in ("CartPole-v1",) + peers.GYMNAX_ENVS:
+        # gymnax's own environments, and for spring_mass (which gymnax lacks) the
+        # gymnax-style port written in bench/ (peers.GYMNAX_STYLE_ENVS)
+        if dtype == "f32" and gid in ("CartPole-v1",) + peers.GYMNAX_ENVS + tuple(peers.GYMNAX_STYLE_ENVS):
             jobs.append(dict(gymnax=gid, envs=2048, steps=steps))
             meta.append((env, dtype, math, "gymnax"))
     for n in SMALL_BATCHES:
@@ -707,6 +710,7 @@ def refs_text(refs):
     w("")
     rows = []
     f32_cartpole = None
+    ported = []   # the rows whose gymnax figure is a port of ours (peers.GYMNAX_STYLE_ENVS)
     for env, dtype, math, binary in REF_ROWS:
         c = next((r for r in refs if r["env"] == env and r["dtype"] == dtype and r.get("math", "exact") == math
                   and r["impl"] == "cartsim"), None)
@@ -718,16 +722,23 @@ def refs_text(refs):
         g = next((r for r in refs if r["env"] == env and r["dtype"] == dtype and r.get("math", "exact") == math
                   and r["impl"] == "gymnax"), None)
         gx = g["env_steps_per_sec"] if g and "error" not in g else None
+        port = peers.gymnax_port(gymnasium_id(env)) if gx else None
+        if port:
+            ported.append("%s is %s" % (env, port))
         rows.append([env, dtype + (" fast math" if math == "fast" else ""),
                      mark(sci(rate), c) if rate else "failed" if c else "-",
                      mark(sci(ref_rate), h) if ref_rate else "-",
                      "%.2fx" % (rate / ref_rate) if rate and ref_rate else "-",
-                     mark(sci(gx), g) if gx else "-",
+                     mark(sci(gx), g) + (" (port)" if port else "") if gx else "-",
                      "%.1fx" % (rate / gx) if rate and gx else "-",
                      "%.2fx" % (rate / f32_cartpole) if rate and f32_cartpole and dtype == "f64" else "-"])
     w(table(["env", "dtype", "cartsim env-steps/s", "hand-written", "cartsim / hand-written", "gymnax (XLA)",
              "cartsim / gymnax", "f64 / f32"], rows))
     w("")
+    if ported:
+        w("(port): gymnax has no such environment, so the same worker runs a port written here in gymnax's "
+          "style (an `environment.Environment` subclass with the .env file's physics): " + "; ".join(ported) + ".")
+        w("")
     plateau = next((r for r in refs if r["impl"] == "small:2048" and "error" not in r), None)
     rows = []
     for n in SMALL_BATCHES:

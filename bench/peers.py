@@ -173,10 +173,21 @@ def random_actions(space, key, n):
     return jax.random.uniform(key, (n,) + tuple(space.shape), minval=space.low, maxval=space.high)
 
 
+def gymnax_make(env_id):
+    """gymnax.make(env_id), or the gymnax-style port written here for an id of GYMNAX_STYLE_ENVS."""
+    if env_id in GYMNAX_STYLE_ENVS:
+        import importlib
+        module, cls = GYMNAX_STYLE_ENVS[env_id]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # bench/, where the port is
+        env = getattr(importlib.import_module(module), cls)()
+        return env, env.default_params
+    import gymnax
+    return gymnax.make(env_id)
+
+
 def gymnax_rollout(n, length, unroll, env_id="CartPole-v1"):
     import jax
-    import gymnax
-    env, params = gymnax.make(env_id)
+    env, params = gymnax_make(env_id)
     step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
     space = env.action_space(params)
 
@@ -212,8 +223,10 @@ def worker_gymnax(a):
         jax.block_until_ready(carry[1])
 
     steps, times = timed_runs(run, n, a.repeat, a.min_time, length)
+    port = gymnax_port(a.gymnax_env)
     return {"version": "jax %s, gymnax %s" % (jax.__version__, getattr(gymnax, "__version__", "0.0.9")),
-            "impl": "%s: jit(lax.scan(vmap(step)), length=%d)" % (a.gymnax_env, length),
+            "impl": "%s%s: jit(lax.scan(vmap(step)), length=%d)"
+                    % (a.gymnax_env, " (gymnax-style, %s)" % port if port else "", length),
             "steps": steps, "runs_s": times, "compile_s": compile_s, "autoreset": "same_step"}
 
 
@@ -267,6 +280,16 @@ def worker_cartsim_python(a):
 # The environments besides CartPole-v1 that gymnax 0.0.9 and cartsim (envs/) both have
 # (bench.py's section 6 sets each against cartsim).
 GYMNAX_ENVS = ("Pendulum-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1")
+# cartsim's environments gymnax lacks, written in bench/ as gymnax writes its own:
+# id -> (module, Environment class), for the gymnax worker and section 6.
+GYMNAX_STYLE_ENVS = {"SpringMass-v0": ("spring_mass_jax", "SpringMass")}
+
+
+def gymnax_port(env_id):
+    """The source of env_id's gymnax-style port (bench/M.py), or None for gymnax's own."""
+    port = GYMNAX_STYLE_ENVS.get(env_id)
+    return "bench/%s.py" % port[0] if port else None
+
 
 WORKERS = {"gymnasium": worker_gymnasium, "cartsim-python": worker_cartsim_python, "gymnax": worker_gymnax, "gymnax-unroll": worker_gymnax_unroll,
            "envpool": worker_envpool}
