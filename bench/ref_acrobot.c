@@ -13,7 +13,8 @@
  * way, as the .env file), the velocities bounded, termination when the tip
  * is above the bar, reward -1 (0 at the end), truncation at 500 steps and
  * the auto-reset from the restart stream (four values rounded to float) at
- * tau = t + 1. pow(x, 2) is x * x. The harness is bench/ref_harness.h. */
+ * tau = t + 1. pow(x, 2) is x * x. The harness is bench/ref_harness.h,
+ * the rollout and main() bench/ref_rollout.h. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 
@@ -22,24 +23,16 @@
 #include "mathf.h"
 #include "ref_harness.h"
 
-#define BLOCK 256
 #define MAX_STEPS 500
 #define PI_F 3.14159265358979323846f
 
-typedef struct {
-    long long n;
-    float *s[4];   /* theta1, theta2, dtheta1, dtheta2 */
-    int *segstep;
-    double *seg_return, *return_sum;
-    long long *episodes;
-} batch;
-
-static void restart_lane(const batch *b, long long lane, unsigned long long seed, unsigned long long tau)
+/* ref_batch's var: theta1, theta2, dtheta1, dtheta2 */
+static void restart_lane(const ref_batch *b, long long lane, unsigned long long seed, unsigned long long tau)
 {
     unsigned int w[4];
     cs_rng_block(seed, (unsigned int)lane, tau, 1u << 16, w);
     for (int k = 0; k < 4; k++)
-        b->s[k][lane] = -0.1f + (0.1f - -0.1f) * cs_u01_f32(w[k]);
+        b->var[k][lane] = -0.1f + (0.1f - -0.1f) * cs_u01_f32(w[k]);
 }
 
 /* Gymnasium's _dsdt with m1 = m2 = l1 = I1 = I2 = 1, lc1 = lc2 = 0.5, g = 9.8. */
@@ -100,94 +93,16 @@ static int step_block(float *restrict th1, float *restrict th2, float *restrict 
         dth2[j] = bound(n3, 9.0f * PI_F);
         int terminated = -cs_cosf(t1) - cs_cosf(t2 + t1) > 1.0f;
         seg_return[j] += terminated ? 0.0 : -1.0;
-        segstep[j] += 1;
-        int over = terminated | (segstep[j] >= MAX_STEPS);
-        done[j] = over;
-        ended += over;
+        ended += ref_episode_over(segstep, done, j, terminated, MAX_STEPS);
     }
     return ended;
 }
 
-static void rollout(batch *b, unsigned long long seed, long long steps)
+static int step(const ref_batch *b, long long base, const unsigned int *words, int *done, int n)
 {
-    for (long long i = 0; i < b->n; i++) {
-        restart_lane(b, i, seed, 0);
-        b->segstep[i] = 0;
-        b->seg_return[i] = 0.0;
-        b->episodes[i] = 0;
-        b->return_sum[i] = 0.0;
-    }
-    static unsigned int words[4][BLOCK];
-    static int done[BLOCK];
-    for (long long base = 0; base < b->n; base += BLOCK) {
-        int n = b->n - base < BLOCK ? (int)(b->n - base) : BLOCK;
-        for (long long t = 0; t < steps; t++) {
-            if ((t & 3) == 0)
-                for (int j = 0; j < n; j++) {
-                    unsigned int out[4];
-                    cs_rng_block(seed, (unsigned int)(base + j), (unsigned long long)t >> 2, 0u, out);
-                    words[0][j] = out[0];
-                    words[1][j] = out[1];
-                    words[2][j] = out[2];
-                    words[3][j] = out[3];
-                }
-            if (step_block(b->s[0] + base, b->s[1] + base, b->s[2] + base, b->s[3] + base, b->segstep + base,
-                           b->seg_return + base, words[t & 3], done, n) == 0)
-                continue;
-            for (int j = 0; j < n; j++) {
-                if (!done[j])
-                    continue;
-                long long lane = base + j;
-                b->episodes[lane] += 1;
-                b->return_sum[lane] += b->seg_return[lane];
-                b->seg_return[lane] = 0.0;
-                b->segstep[lane] = 0;
-                restart_lane(b, lane, seed, (unsigned long long)t + 1);
-            }
-        }
-    }
+    return step_block(b->var[0] + base, b->var[1] + base, b->var[2] + base, b->var[3] + base, b->segstep + base, b->seg_return + base, words, done, n);
 }
 
-int main(int argc, char **argv)
-{
-    ref_args a;
-    int status;
-    if (ref_parse("ref_acrobot", argc, argv, &a, &status))
-        return status;
-    size_t nf = (size_t)a.envs;
-    batch b = {.n = a.envs, .segstep = malloc(nf * sizeof(int)), .seg_return = malloc(nf * sizeof(double)),
-               .return_sum = malloc(nf * sizeof(double)), .episodes = malloc(nf * sizeof(long long))};
-    int ok = b.segstep && b.seg_return && b.return_sum && b.episodes;
-    for (int k = 0; k < 4; k++)
-        ok &= (b.s[k] = malloc(nf * sizeof(float))) != NULL;
-    if (!ok) {
-        fprintf(stderr, "ref_acrobot: out of memory\n");
-        return 1;
-    }
-    double best_ms = 0;
-    for (long long r = 0; r < a.repeat; r++) {
-        double t0 = ref_now_ms();
-        rollout(&b, a.seed, a.steps);
-        double ms = ref_now_ms() - t0;
-        if (r == 0 || ms < best_ms)
-            best_ms = ms;
-    }
-    long long episodes = 0;
-    double return_sum = 0;
-    for (long long i = 0; i < a.envs; i++) {
-        episodes += b.episodes[i];
-        return_sum += b.return_sum[i];
-    }
-    uint64_t hash = 0xcbf29ce484222325ull;
-    for (int k = 0; k < 4; k++)
-        hash = ref_fnv1a(hash, b.s[k], nf * sizeof(float), sizeof(float));
-    hash = ref_fnv1a(hash, b.episodes, nf * sizeof(long long), sizeof(long long));
-    ref_print("acrobot", &a, best_ms, episodes, return_sum, hash);
-    for (int k = 0; k < 4; k++)
-        free(b.s[k]);
-    free(b.segstep);
-    free(b.seg_return);
-    free(b.return_sum);
-    free(b.episodes);
-    return 0;
-}
+#define REF_NAME "acrobot"
+#define REF_VARS 4
+#include "ref_rollout.h"

@@ -9,7 +9,9 @@
  * -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math)
  * and follows ref_cartpole.c's scheme: f32, blocks of 256 lanes kept in
  * L1 for the whole rollout, one Philox block per lane for four steps' draws
- * (jit/rng.h), a branch-free vectorizable step, the resets in a scalar pass. */
+ * (jit/rng.h), a branch-free vectorizable step, the resets in a scalar pass.
+ * That rollout and main() are bench/ref_rollout.h, which a reference
+ * includes after its reset of one lane and its step over a block. */
 #ifndef REF_HARNESS_H
 #define REF_HARNESS_H
 
@@ -35,6 +37,17 @@ static inline double ref_pick64(int c, double a, double b)
     unsigned long long m = 0ull - (unsigned long long)c;
     x.u = (x.u & m) | (y.u & ~m);
     return x.f;
+}
+
+/* A step's episode bookkeeping for lane j, in the step loops: its step
+ * count, and whether its episode is over (terminated, or max_steps taken),
+ * into done[j]; returns that. */
+static inline int ref_episode_over(int *restrict segstep, int *restrict done, int j, int terminated, int max_steps)
+{
+    segstep[j] += 1;
+    int over = terminated | (segstep[j] >= max_steps);
+    done[j] = over;
+    return over;
 }
 
 typedef struct {
@@ -115,6 +128,30 @@ static void ref_print(const char *env, const ref_args *a, double best_ms, long l
            "\"env_steps_per_sec\":%.6g,\"episodes\":%lld,\"mean_return\":%s,\"checksum\":\"%016llx\"}\n",
            env, a->envs, a->steps, best_ms, (double)a->envs * (double)a->steps / (best_ms * 1e-3), episodes, mean,
            (unsigned long long)checksum);
+}
+
+#define REF_BLOCK 256
+#define REF_MAX_VARS 4
+
+/* The lanes of a rollout: the environment's state variables, one array of
+ * floats each, and every lane's episode bookkeeping. */
+typedef struct ref_batch {
+    long long n;
+    int vars;
+    float *var[REF_MAX_VARS];
+    int *segstep;
+    double *seg_return, *return_sum;
+    long long *episodes;
+} ref_batch;
+
+static void ref_batch_free(ref_batch *b)
+{
+    for (int k = 0; k < b->vars; k++)
+        free(b->var[k]);
+    free(b->segstep);
+    free(b->seg_return);
+    free(b->return_sum);
+    free(b->episodes);
 }
 
 #endif

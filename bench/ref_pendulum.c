@@ -13,7 +13,8 @@
  * pow(x, 2) is x * x. The floored modulo is exact, as fmodf then the sign
  * fix-up are, but vectorizes: x - floor(x / b) * b in double is the exact
  * remainder (both terms are exact there), rounded once to float. The harness
- * (arguments, JSON line, checksum) is bench/ref_harness.h. */
+ * (arguments, JSON line, checksum) is bench/ref_harness.h; the rollout and
+ * main(), bench/ref_rollout.h. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 
@@ -22,24 +23,16 @@
 #include "mathf.h"
 #include "ref_harness.h"
 
-#define BLOCK 256
 #define MAX_STEPS 200
 #define PI_F 3.14159265358979323846f
 
-typedef struct {
-    long long n;
-    float *theta, *theta_dot;
-    int *segstep;
-    double *seg_return, *return_sum;
-    long long *episodes;
-} batch;
-
-static void restart_lane(const batch *b, long long lane, unsigned long long seed, unsigned long long tau)
+/* ref_batch's var: theta, theta_dot */
+static void restart_lane(const ref_batch *b, long long lane, unsigned long long seed, unsigned long long tau)
 {
     unsigned int w[4];
     cs_rng_block(seed, (unsigned int)lane, tau, 1u << 16, w);
-    b->theta[lane] = -PI_F + (PI_F - -PI_F) * cs_u01_f32(w[0]);
-    b->theta_dot[lane] = -1.0f + (1.0f - -1.0f) * cs_u01_f32(w[1]);
+    b->var[0][lane] = -PI_F + (PI_F - -PI_F) * cs_u01_f32(w[0]);
+    b->var[1][lane] = -1.0f + (1.0f - -1.0f) * cs_u01_f32(w[1]);
 }
 
 /* Floored modulo by b > 0: exactly fmodf's remainder, moved into [0, b). */
@@ -68,92 +61,16 @@ static int step_block(float *restrict theta, float *restrict theta_dot, int *res
         theta_dot[j] = nthd;
         theta[j] = th + nthd * dt;
         seg_return[j] += (double)-costs;
-        segstep[j] += 1;
-        int truncated = segstep[j] >= MAX_STEPS;
-        done[j] = truncated;
-        ended += truncated;
+        ended += ref_episode_over(segstep, done, j, 0, MAX_STEPS);   /* no termination */
     }
     return ended;
 }
 
-static void rollout(batch *b, unsigned long long seed, long long steps)
+static int step(const ref_batch *b, long long base, const unsigned int *words, int *done, int n)
 {
-    for (long long i = 0; i < b->n; i++) {
-        restart_lane(b, i, seed, 0);
-        b->segstep[i] = 0;
-        b->seg_return[i] = 0.0;
-        b->episodes[i] = 0;
-        b->return_sum[i] = 0.0;
-    }
-    static unsigned int words[4][BLOCK];
-    static int done[BLOCK];
-    for (long long base = 0; base < b->n; base += BLOCK) {
-        int n = b->n - base < BLOCK ? (int)(b->n - base) : BLOCK;
-        for (long long t = 0; t < steps; t++) {
-            if ((t & 3) == 0)
-                for (int j = 0; j < n; j++) {
-                    unsigned int out[4];
-                    cs_rng_block(seed, (unsigned int)(base + j), (unsigned long long)t >> 2, 0u, out);
-                    words[0][j] = out[0];
-                    words[1][j] = out[1];
-                    words[2][j] = out[2];
-                    words[3][j] = out[3];
-                }
-            if (step_block(b->theta + base, b->theta_dot + base, b->segstep + base, b->seg_return + base,
-                           words[t & 3], done, n) == 0)
-                continue;
-            for (int j = 0; j < n; j++) {
-                if (!done[j])
-                    continue;
-                long long lane = base + j;
-                b->episodes[lane] += 1;
-                b->return_sum[lane] += b->seg_return[lane];
-                b->seg_return[lane] = 0.0;
-                b->segstep[lane] = 0;
-                restart_lane(b, lane, seed, (unsigned long long)t + 1);
-            }
-        }
-    }
+    return step_block(b->var[0] + base, b->var[1] + base, b->segstep + base, b->seg_return + base, words, done, n);
 }
 
-int main(int argc, char **argv)
-{
-    ref_args a;
-    int status;
-    if (ref_parse("ref_pendulum", argc, argv, &a, &status))
-        return status;
-    size_t nf = (size_t)a.envs;
-    batch b = {.n = a.envs, .theta = malloc(nf * sizeof(float)), .theta_dot = malloc(nf * sizeof(float)),
-               .segstep = malloc(nf * sizeof(int)), .seg_return = malloc(nf * sizeof(double)),
-               .return_sum = malloc(nf * sizeof(double)), .episodes = malloc(nf * sizeof(long long))};
-    if (!b.theta || !b.theta_dot || !b.segstep || !b.seg_return || !b.return_sum || !b.episodes) {
-        fprintf(stderr, "ref_pendulum: out of memory\n");
-        return 1;
-    }
-    double best_ms = 0;
-    for (long long r = 0; r < a.repeat; r++) {
-        double t0 = ref_now_ms();
-        rollout(&b, a.seed, a.steps);
-        double ms = ref_now_ms() - t0;
-        if (r == 0 || ms < best_ms)
-            best_ms = ms;
-    }
-    long long episodes = 0;
-    double return_sum = 0;
-    for (long long i = 0; i < a.envs; i++) {
-        episodes += b.episodes[i];
-        return_sum += b.return_sum[i];
-    }
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = ref_fnv1a(h, b.theta, nf * sizeof(float), sizeof(float));
-    h = ref_fnv1a(h, b.theta_dot, nf * sizeof(float), sizeof(float));
-    h = ref_fnv1a(h, b.episodes, nf * sizeof(long long), sizeof(long long));
-    ref_print("pendulum", &a, best_ms, episodes, return_sum, h);
-    free(b.theta);
-    free(b.theta_dot);
-    free(b.segstep);
-    free(b.seg_return);
-    free(b.return_sum);
-    free(b.episodes);
-    return 0;
-}
+#define REF_NAME "pendulum"
+#define REF_VARS 2
+#include "ref_rollout.h"

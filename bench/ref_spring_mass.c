@@ -14,7 +14,8 @@
  * the reward into a double running return, truncation at 200 steps and the
  * auto-reset from the restart stream at tau = t + 1: x = uniform(-1, 1), then
  * v = uniform(-omega, omega) * 0.5 with omega = sqrt(4 / 1) = 2 folded. The
- * harness (arguments, JSON line, checksum) is bench/ref_harness.h. */
+ * harness (arguments, JSON line, checksum) is bench/ref_harness.h; the
+ * rollout and main(), bench/ref_rollout.h. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 
@@ -22,7 +23,6 @@
 #include "rng.h"
 #include "ref_harness.h"
 
-#define BLOCK 256
 #define MAX_STEPS 200
 /* -DTRACK=0.5f checks the termination path against
  * `cartsim --env envs/spring_mass.env --param track=0.5`: the random policy
@@ -31,22 +31,15 @@
 #define TRACK 2.0f
 #endif
 
-typedef struct {
-    long long n;
-    float *x, *v;
-    int *segstep;
-    double *seg_return, *return_sum;
-    long long *episodes;
-} batch;
-
-/* The reset's uniform draws are words 0 (x) and 1 (v) of the restart block. */
-static void restart_lane(const batch *b, long long lane, unsigned long long seed, unsigned long long tau)
+/* The reset's uniform draws are words 0 (x) and 1 (v) of the restart block.
+ * ref_batch's var: x, v. */
+static void restart_lane(const ref_batch *b, long long lane, unsigned long long seed, unsigned long long tau)
 {
     const float omega = 2.0f;
     unsigned int w[4];
     cs_rng_block(seed, (unsigned int)lane, tau, 1u << 16, w);
-    b->x[lane] = -1.0f + (1.0f - -1.0f) * cs_u01_f32(w[0]);
-    b->v[lane] = (-omega + (omega - -omega) * cs_u01_f32(w[1])) * 0.5f;
+    b->var[0][lane] = -1.0f + (1.0f - -1.0f) * cs_u01_f32(w[0]);
+    b->var[1][lane] = (-omega + (omega - -omega) * cs_u01_f32(w[1])) * 0.5f;
 }
 
 static int step_block(float *restrict xs, float *restrict vs, int *restrict segstep, double *restrict seg_return,
@@ -68,92 +61,16 @@ static int step_block(float *restrict xs, float *restrict vs, int *restrict segs
         xs[j] = nx;
         vs[j] = nv;
         seg_return[j] += (double)ref_pick(terminated, -100.0f, -cost);
-        segstep[j] += 1;
-        int over = terminated | (segstep[j] >= MAX_STEPS);
-        done[j] = over;
-        ended += over;
+        ended += ref_episode_over(segstep, done, j, terminated, MAX_STEPS);
     }
     return ended;
 }
 
-static void rollout(batch *b, unsigned long long seed, long long steps)
+static int step(const ref_batch *b, long long base, const unsigned int *words, int *done, int n)
 {
-    for (long long i = 0; i < b->n; i++) {
-        restart_lane(b, i, seed, 0);
-        b->segstep[i] = 0;
-        b->seg_return[i] = 0.0;
-        b->episodes[i] = 0;
-        b->return_sum[i] = 0.0;
-    }
-    static unsigned int words[4][BLOCK];
-    static int done[BLOCK];
-    for (long long base = 0; base < b->n; base += BLOCK) {
-        int n = b->n - base < BLOCK ? (int)(b->n - base) : BLOCK;
-        for (long long t = 0; t < steps; t++) {
-            if ((t & 3) == 0)
-                for (int j = 0; j < n; j++) {
-                    unsigned int out[4];
-                    cs_rng_block(seed, (unsigned int)(base + j), (unsigned long long)t >> 2, 0u, out);
-                    words[0][j] = out[0];
-                    words[1][j] = out[1];
-                    words[2][j] = out[2];
-                    words[3][j] = out[3];
-                }
-            if (step_block(b->x + base, b->v + base, b->segstep + base, b->seg_return + base, words[t & 3], done,
-                           n) == 0)
-                continue;
-            for (int j = 0; j < n; j++) {
-                if (!done[j])
-                    continue;
-                long long lane = base + j;
-                b->episodes[lane] += 1;
-                b->return_sum[lane] += b->seg_return[lane];
-                b->seg_return[lane] = 0.0;
-                b->segstep[lane] = 0;
-                restart_lane(b, lane, seed, (unsigned long long)t + 1);
-            }
-        }
-    }
+    return step_block(b->var[0] + base, b->var[1] + base, b->segstep + base, b->seg_return + base, words, done, n);
 }
 
-int main(int argc, char **argv)
-{
-    ref_args a;
-    int status;
-    if (ref_parse("ref_spring_mass", argc, argv, &a, &status))
-        return status;
-    size_t nf = (size_t)a.envs;
-    batch b = {.n = a.envs, .x = malloc(nf * sizeof(float)), .v = malloc(nf * sizeof(float)),
-               .segstep = malloc(nf * sizeof(int)), .seg_return = malloc(nf * sizeof(double)),
-               .return_sum = malloc(nf * sizeof(double)), .episodes = malloc(nf * sizeof(long long))};
-    if (!b.x || !b.v || !b.segstep || !b.seg_return || !b.return_sum || !b.episodes) {
-        fprintf(stderr, "ref_spring_mass: out of memory\n");
-        return 1;
-    }
-    double best_ms = 0;
-    for (long long r = 0; r < a.repeat; r++) {
-        double t0 = ref_now_ms();
-        rollout(&b, a.seed, a.steps);
-        double ms = ref_now_ms() - t0;
-        if (r == 0 || ms < best_ms)
-            best_ms = ms;
-    }
-    long long episodes = 0;
-    double return_sum = 0;
-    for (long long i = 0; i < a.envs; i++) {
-        episodes += b.episodes[i];
-        return_sum += b.return_sum[i];
-    }
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = ref_fnv1a(h, b.x, nf * sizeof(float), sizeof(float));
-    h = ref_fnv1a(h, b.v, nf * sizeof(float), sizeof(float));
-    h = ref_fnv1a(h, b.episodes, nf * sizeof(long long), sizeof(long long));
-    ref_print("spring_mass", &a, best_ms, episodes, return_sum, h);
-    free(b.x);
-    free(b.v);
-    free(b.segstep);
-    free(b.seg_return);
-    free(b.return_sum);
-    free(b.episodes);
-    return 0;
-}
+#define REF_NAME "spring_mass"
+#define REF_VARS 2
+#include "ref_rollout.h"
