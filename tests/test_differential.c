@@ -2,7 +2,7 @@
  * (tests/random_env.h: every operator and builtin over states, params and
  * the action) run on the cpu backend and the interpreter from the same seed;
  * their rollouts must agree to the bit (checksum, episodes, non-finite
- * restarts) in f32 and f64. The CUDA dialect is compared with the cpu
+ * restarts, the mean return) in f32 and f64. The CUDA dialect is compared with the cpu
  * through the host shim in tests/test_cuda.c (cuda_host). A fixed set of
  * seeds here; `make fuzz` runs tests/fuzz/fuzz_differential.c on any. */
 #include <criterion/criterion.h>
@@ -39,6 +39,7 @@ TestSuite(differential, .init = setup, .fini = teardown);
 typedef struct {
     uint64_t checksum;
     int64_t episodes, nonfinite;
+    double mean_return;   /* NaN when no episode finished: compared by its bits */
 } outcome;
 
 static outcome run(const char *path, cs_backend backend, cs_dtype dtype, const char *program)
@@ -59,7 +60,7 @@ static outcome run(const char *path, cs_backend backend, cs_dtype dtype, const c
     cr_assert_eq(cs_env_reset(env, 42), CS_OK);
     cr_assert_eq(cs_env_rollout(env, STEPS, &st), CS_OK, "%s", cs_env_error(env));
     cs_env_close(env);
-    return (outcome){st.checksum, st.episodes, st.nonfinite};
+    return (outcome){st.checksum, st.episodes, st.nonfinite, st.mean_return};
 }
 
 static void agree(cs_dtype dtype)
@@ -76,14 +77,15 @@ static void agree(cs_dtype dtype)
         cr_assert_eq(fclose(f), 0);
         outcome cpu = run(path, CS_BACKEND_CPU, dtype, program);
         outcome interp = run(path, CS_BACKEND_INTERP, dtype, program);
-        if (cpu.checksum != interp.checksum || cpu.episodes != interp.episodes || cpu.nonfinite != interp.nonfinite) {
+        if (cpu.checksum != interp.checksum || cpu.episodes != interp.episodes || cpu.nonfinite != interp.nonfinite ||
+            memcmp(&cpu.mean_return, &interp.mean_return, sizeof(double)) != 0) {
             differ++;
-            cr_expect_fail("seed %llu, %s: cpu %016llx (%lld episodes, %lld non-finite), interpreter %016llx "
-                           "(%lld, %lld)\n%s",
+            cr_expect_fail("seed %llu, %s: cpu %016llx (%lld episodes, %lld non-finite, mean return %a), interpreter "
+                           "%016llx (%lld, %lld, %a)\n%s",
                            (unsigned long long)seed, dtype == CS_DTYPE_F64 ? "f64" : "f32",
                            (unsigned long long)cpu.checksum, (long long)cpu.episodes, (long long)cpu.nonfinite,
-                           (unsigned long long)interp.checksum, (long long)interp.episodes,
-                           (long long)interp.nonfinite, program);
+                           cpu.mean_return, (unsigned long long)interp.checksum, (long long)interp.episodes,
+                           (long long)interp.nonfinite, interp.mean_return, program);
         }
     }
     cr_expect_eq(differ, 0, "%d of %d programs differ", differ, PROGRAMS);
