@@ -132,8 +132,10 @@ static char **compiler_environment(const char *tmpdir)
 
 /* Runs the compiler in a process group of its own, so that a time limit or an
  * interrupt can stop all of it. The terminal's Ctrl-C no longer reaches that
- * group: *interrupt set (by the program's handler) or a handled signal
- * interrupting this thread's wait stops it: CS_CPU_INTERRUPTED; past
+ * group: *interrupt set (by the program's handler) stops it; without that
+ * flag (a Python caller, whose handler runs only once the call returns), a
+ * handled signal interrupting this thread's wait does: CS_CPU_INTERRUPTED.
+ * With the flag, other signals (a timer's) leave the compile be. Past
  * timeout_s: CS_CPU_TIMEOUT. */
 static int run_compiler(const char *cc, const char *dir, const char *src, const char *obj, const char *log,
                         double timeout_s, const volatile sig_atomic_t *interrupt, char *err, size_t err_size)
@@ -203,7 +205,7 @@ static int run_compiler(const char *cc, const char *dir, const char *src, const 
                      timeout_s);
             return CS_CPU_TIMEOUT;
         }
-        if (nanosleep(&(struct timespec){0, nap_us * 1000}, NULL) != 0 && errno == EINTR) {
+        if (nanosleep(&(struct timespec){0, nap_us * 1000}, NULL) != 0 && errno == EINTR && !interrupt) {
             kill_compiler(pid);
             snprintf(err, err_size, "interrupted while compiling");
             return CS_CPU_INTERRUPTED;

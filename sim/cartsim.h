@@ -148,9 +148,11 @@ typedef struct {
      * CS_ERR_TIMEOUT, whatever the backend asked (no silent fallback). */
     double cc_timeout_s;
     /* Set by the program's signal handler (Ctrl-C), it stops a compile in
-     * progress: opening fails with CS_ERR_INTERRUPTED. NULL: none. (The
-     * compiler runs in a process group of its own, out of the terminal's
-     * reach.) */
+     * progress: opening fails with CS_ERR_INTERRUPTED; other signals the
+     * program handles (a timer's) do not. NULL: any handled signal that
+     * interrupts the compile's wait stops it (a program whose handler cannot
+     * run during the call, as Python's). (The compiler runs in a process
+     * group of its own, out of the terminal's reach.) */
     const volatile sig_atomic_t *interrupt;
     /* The kernel cache's size bound in MiB; least recently used kernels go
      * beyond it (0, the default: its note in cs_config_setting_at). */

@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1105,6 +1106,47 @@ Test(hardening, a_killed_runs_build_directory_in_tmpdir_is_swept_by_the_next)
     cr_expect_neq(stat(orphan, &st), 0, "the build directory of a process that is gone stays");
     cr_expect_eq(stat(live, &st), 0, "a live process's build directory was removed");
     rmdir(live);
+}
+
+/* A compile under a 1 ms timer signal (a profiler's, a watchdog's): with the
+ * program's interrupt flag given, only the flag stops it; without one, the
+ * signal interrupting the wait does (as Ctrl-C does for a Python caller). */
+static void on_tick(int sig) { (void)sig; }
+
+static cs_status open_under_a_timer(const volatile sig_atomic_t *interrupt, char *err, size_t err_size)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_tick;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    cr_assert_eq(sigaction(SIGALRM, &sa, &old), 0);
+    struct itimerval tick = {{0, 1000}, {0, 1000}}, off = {{0, 0}, {0, 0}};
+    cr_assert_eq(setitimer(ITIMER_REAL, &tick, NULL), 0);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.no_cache = true;   /* a compile every time */
+    cfg.interrupt = interrupt;
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    snprintf(err, err_size, "%s", cs_env_error(env));
+    cs_env_close(env);
+    return s;
+}
+
+Test(hardening, a_timer_signal_stops_a_compile_only_without_an_interrupt_flag)
+{
+    static volatile sig_atomic_t never = 0;
+    char err[512];
+    cs_status s = open_under_a_timer(&never, err, sizeof err);
+    cr_expect_eq(s, CS_OK, "with a flag: %s: %s", cs_status_string(s), err);
+    s = open_under_a_timer(NULL, err, sizeof err);
+    cr_expect_eq(s, CS_ERR_INTERRUPTED, "without one: %s: %s", cs_status_string(s), err);
+    cr_expect(strstr(err, "interrupted while compiling"), "%s", err);
 }
 
 /* An interrupt during the compile is an interrupt, whatever the backend asked:
