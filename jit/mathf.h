@@ -419,10 +419,10 @@ void cs_libm_sincos(double, double *, double *) __asm__("sincos");
  * In ulps of hi (2^-53, hi in [0.96, 1)), with |s^2 Q| < 1.7e-4: the
  * truncation 4e-4, s^2 for x^4 3.4e-4, Q's and the products' roundings
  * 5.7e-4, L's last addition 1.7e-4: under 0.0015. E = 0.005 ulp(hi)
- * (measured max 0.0008 ulp). Measured on 1e7 x against __float128, and no
- * claimed lane differs from glibc in 1e8 (bench/sincos_near.c, `make
- * bench-sincos-near`); 6% of |x| <= 0.25 is far for sin, 4% for cos, 12%
- * of x uniform in [-0.2, 0.2] for the pair. */
+ * (measured max 0.0008 ulp). Measured on 2e7 x against __float128, and no
+ * claimed lane differs from glibc in 1e9 (bench/sincos_near.c, `make
+ * bench-sincos-near` runs 1e8); 6% of |x| <= 0.25 is far for sin, 4% for
+ * cos, 12% of x uniform in [-0.2, 0.2] for the pair. */
 /* 1 unless hi is glibc's result: |lo| + bound <= limit ulp(hi), hi not a
  * power of two, |x| <= 0.25; or |x| below glibc's tiny branch (whose value
  * hi is then: x + t rounds to x below 2^-26, a + L to 1 below 2^-27). */
