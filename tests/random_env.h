@@ -11,10 +11,12 @@
 #define CS_RANDOM_ENV_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cartsim.h"
 #include "splitmix.h"
 
 typedef struct {
@@ -193,6 +195,27 @@ static size_t random_env_program(uint64_t seed, char *out, size_t cap)
     random_env_real(&g, depth);
     random_env_put(&g, "\n}\n");
     return g.len;
+}
+
+/* Whether the cpu backend's and the interpreter's rollouts of one program
+ * differ, for the two differential harnesses: in the checksum, the
+ * episodes, the non-finite restarts or the mean return, two NaNs agreeing
+ * (a NaN's sign and payload depend on which operand an instruction passes
+ * on, which C leaves open). If they differ, what each gave, into why. */
+static inline bool random_env_rollouts_differ(const cs_rollout_stats *cpu, const cs_rollout_stats *interp, char *why,
+                                              size_t size)
+{
+    bool both_nan = cpu->mean_return != cpu->mean_return && interp->mean_return != interp->mean_return;
+    if (cpu->checksum == interp->checksum && cpu->episodes == interp->episodes &&
+        cpu->nonfinite == interp->nonfinite &&
+        (both_nan || memcmp(&cpu->mean_return, &interp->mean_return, sizeof(double)) == 0))
+        return false;
+    snprintf(why, size,
+             "cpu %016llx (%lld episodes, %lld non-finite, mean return %a), interpreter %016llx (%lld, %lld, %a)",
+             (unsigned long long)cpu->checksum, (long long)cpu->episodes, (long long)cpu->nonfinite, cpu->mean_return,
+             (unsigned long long)interp->checksum, (long long)interp->episodes, (long long)interp->nonfinite,
+             interp->mean_return);
+    return true;
 }
 
 #endif

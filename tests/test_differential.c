@@ -36,13 +36,7 @@ static void teardown(void)
 
 TestSuite(differential, .init = setup, .fini = teardown);
 
-typedef struct {
-    uint64_t checksum;
-    int64_t episodes, nonfinite;
-    double mean_return;   /* NaN when no episode finished (same_return) */
-} outcome;
-
-static outcome run(const char *path, cs_backend backend, cs_dtype dtype, const char *program)
+static cs_rollout_stats run(const char *path, cs_backend backend, cs_dtype dtype, const char *program)
 {
     cs_config cfg;
     cs_config_init(&cfg);
@@ -60,14 +54,7 @@ static outcome run(const char *path, cs_backend backend, cs_dtype dtype, const c
     cr_assert_eq(cs_env_reset(env, 42), CS_OK);
     cr_assert_eq(cs_env_rollout(env, STEPS, &st), CS_OK, "%s", cs_env_error(env));
     cs_env_close(env);
-    return (outcome){st.checksum, st.episodes, st.nonfinite, st.mean_return};
-}
-
-/* Mean returns agree: the same bits, or both NaN (a NaN's sign and payload
- * depend on which operand an instruction passes on, which C leaves open). */
-static int same_return(double a, double b)
-{
-    return (a != a && b != b) || memcmp(&a, &b, sizeof a) == 0;
+    return st;
 }
 
 static void agree(cs_dtype dtype)
@@ -82,17 +69,13 @@ static void agree(cs_dtype dtype)
         cr_assert_not_null(f);
         cr_assert_eq(fwrite(program, 1, len, f), len);
         cr_assert_eq(fclose(f), 0);
-        outcome cpu = run(path, CS_BACKEND_CPU, dtype, program);
-        outcome interp = run(path, CS_BACKEND_INTERP, dtype, program);
-        if (cpu.checksum != interp.checksum || cpu.episodes != interp.episodes || cpu.nonfinite != interp.nonfinite ||
-            !same_return(cpu.mean_return, interp.mean_return)) {
+        cs_rollout_stats cpu = run(path, CS_BACKEND_CPU, dtype, program);
+        cs_rollout_stats interp = run(path, CS_BACKEND_INTERP, dtype, program);
+        char why[256];
+        if (random_env_rollouts_differ(&cpu, &interp, why, sizeof why)) {
             differ++;
-            cr_expect_fail("seed %llu, %s: cpu %016llx (%lld episodes, %lld non-finite, mean return %a), interpreter "
-                           "%016llx (%lld, %lld, %a)\n%s",
-                           (unsigned long long)seed, dtype == CS_DTYPE_F64 ? "f64" : "f32",
-                           (unsigned long long)cpu.checksum, (long long)cpu.episodes, (long long)cpu.nonfinite,
-                           cpu.mean_return, (unsigned long long)interp.checksum, (long long)interp.episodes,
-                           (long long)interp.nonfinite, interp.mean_return, program);
+            cr_expect_fail("seed %llu, %s: %s\n%s", (unsigned long long)seed, dtype == CS_DTYPE_F64 ? "f64" : "f32",
+                           why, program);
         }
     }
     cr_expect_eq(differ, 0, "%d of %d programs differ", differ, PROGRAMS);

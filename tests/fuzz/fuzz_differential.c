@@ -41,13 +41,6 @@ static int rollout(const char *path, cs_backend backend, cs_dtype dtype, cs_roll
     return ok;
 }
 
-/* Mean returns agree: the same bits, or both NaN (a NaN's sign and payload
- * depend on which operand an instruction passes on, which C leaves open). */
-static int same_return(double a, double b)
-{
-    return (a != a && b != b) || memcmp(&a, &b, sizeof a) == 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint64_t seed = 0;
@@ -69,13 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fflush(stdout);
         abort();
     }
-    if (cpu.checksum != interp.checksum || cpu.episodes != interp.episodes || cpu.nonfinite != interp.nonfinite ||
-        !same_return(cpu.mean_return, interp.mean_return)) {
-        fprintf(stdout, "seed %llu, %s: cpu %016llx (%lld episodes, %lld non-finite, mean return %a), interpreter "
-                "%016llx (%lld, %lld, %a)\n%s",
-                (unsigned long long)seed, dtype == CS_DTYPE_F64 ? "f64" : "f32", (unsigned long long)cpu.checksum,
-                (long long)cpu.episodes, (long long)cpu.nonfinite, cpu.mean_return, (unsigned long long)interp.checksum,
-                (long long)interp.episodes, (long long)interp.nonfinite, interp.mean_return, program);
+    char why[256];
+    if (random_env_rollouts_differ(&cpu, &interp, why, sizeof why)) {
+        fprintf(stdout, "seed %llu, %s: %s\n%s", (unsigned long long)seed, dtype == CS_DTYPE_F64 ? "f64" : "f32", why,
+                program);
         fflush(stdout);
         abort();
     }
