@@ -39,6 +39,7 @@
 #define CS_SHORT_LANES 4  /* a vector of f32 at 16 bytes: blocks of 1 to 4 lanes */
 #define CS_SHORT_AHEAD 2  /* a short block's blocks of Philox words drawn at once */
 static_assert(CS_BLOCK_LANES % CS_PAD_LANES == 0, "a padded block fits the block");
+static_assert(CS_BLOCK_LANES % 8 == 0, "cs_rng_lanes's whole groups of 8 lanes fit the block");
 static_assert(CS_SHORT_LANES * CS_SHORT_AHEAD <= CS_BLOCK_LANES, "a short block's words fit the block");
 
 /* Where leaves live: C rollout blocks (B->c), a CUDA thread's registers,
@@ -725,11 +726,7 @@ static void emit_kernels(emitter *e, const entry *en)
                    "        col_ = (int)(blk %% %du) * CS_SHORT;\n"
                    "        if (grp_ != B->rng_block) {\n"
                    "            B->rng_block = grp_;\n"
-                   "            for (int j = 0; j < %d * CS_SHORT; j++) {\n"
-                   "                unsigned int o_[4];\n"
-                   "                cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + j %% CS_SHORT), grp_ * %du + (unsigned int)(j / CS_SHORT), 0u, o_);\n"
-                   "                B->rw[0][j] = o_[0]; B->rw[1][j] = o_[1]; B->rw[2][j] = o_[2]; B->rw[3][j] = o_[3];\n"
-                   "            }\n"
+                   "            cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, %d * CS_SHORT, grp_ * %du, CS_SHORT, 0u, &B->rw[0][0], CS_BLOCK);\n"
                    "        }\n"
                    "    } else\n",
                 CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD);
@@ -738,13 +735,10 @@ static void emit_kernels(emitter *e, const entry *en)
                    "        B->rng_block = blk;\n", 4 / D);
         else
             out(e, "    {\n");
-        out(e, "        for (int i = 0; i < nv; i++) {\n"
-               "            unsigned int o_[4];\n");
         for (unsigned j = 0; j < nb; j++)
-            out(e, "            cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + i), blk + %uu, 0u, o_);\n"
-                   "            B->rw[%u][i] = o_[0]; B->rw[%u][i] = o_[1]; B->rw[%u][i] = o_[2]; B->rw[%u][i] = o_[3];\n",
-                j, 4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3);
-        out(e, "        }\n    }\n");
+            out(e, "        cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, nv, blk + %uu, CS_BLOCK, 0u, &B->rw[%u][0], CS_BLOCK);\n",
+                j, 4 * j);
+        out(e, "    }\n");
         for (unsigned k = 0; k < D; k++)
             out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
     }
