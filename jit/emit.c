@@ -734,17 +734,30 @@ static void emit_kernels(emitter *e, const entry *en)
                    "        }\n"
                    "    } else\n",
                 CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD);
-        if (nb == 1)
+        if (nb == 1) {
             out(e, "    if (blk != B->rng_block) {   /* every %u steps: words for the next ones */\n"
-                   "        B->rng_block = blk;\n", 4 / D);
-        else
-            out(e, "    {\n");
-        for (unsigned j = 0; j < nb; j++)
-            out(e, "        cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, nv, blk + %uu, CS_BLOCK, 0u, &B->rw[%u][0], CS_BLOCK);\n",
-                j, 4 * j);
-        out(e, "    }\n");
-        for (unsigned k = 0; k < D; k++)
-            out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
+                   "        B->rng_block = blk;\n"
+                   "        cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, nv, blk, CS_BLOCK, 0u, &B->rw[0][0], CS_BLOCK);\n"
+                   "    }\n", 4 / D);
+            for (unsigned k = 0; k < D; k++)
+                out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
+        } else {
+            /* A step's words straddle blocks: B->rw keeps a window of the
+             * last nb blocks, block b in rows 4 (b % nb), and each block is
+             * drawn once, at the first step that reads it (B->rng_block:
+             * the next block not drawn yet), not nb blocks every step. */
+            out(e, "    {\n"
+                   "        const unsigned long long last_ = (w0 + %uu) >> 2;\n"
+                   "        unsigned long long b_ = B->rng_block;\n"
+                   "        if (b_ < blk || b_ > last_ + 1)\n"
+                   "            b_ = blk;   /* a new block of lanes, or another time */\n"
+                   "        for (; b_ <= last_; b_++)\n"
+                   "            cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, nv, b_, CS_BLOCK, 0u, &B->rw[4 * (b_ %% %uu)][0], CS_BLOCK);\n"
+                   "        B->rng_block = last_ + 1;\n"
+                   "    }\n", D - 1, nb);
+            for (unsigned k = 0; k < D; k++)
+                out(e, "    const int wi%u = (int)(4 * (((w0 + %uu) >> 2) %% %uu) + ((w0 + %uu) & 3));\n", k, k, nb, k);
+        }
     }
     for (unsigned k = 0; k < part->n_kernels; k++) {
         emit_call_pass(e, k, en->rollout);

@@ -588,3 +588,70 @@ Test(backend, cpu_restarts_a_blocks_ended_lanes_together_as_the_interpreter)
     }
     cs_program_free(p);
 }
+
+/* A random walk driven by a box action of `dims` components: a random
+ * policy draws `dims` words a step, which straddle Philox blocks unless
+ * dims divides 4. */
+static cs_program *drift(unsigned dims)
+{
+    cs_program *p = cs_program_new(CS_F64);
+    cs_graph *g = p->graph;
+    snprintf(p->name, sizeof p->name, "drift%u", dims);
+    p->max_steps = 50;
+    cs_program_add_carried(p, "x", CS_F64);
+    cs_node x = cs_leaf(g, CS_OP_CARRIED, CS_F64, 0), nx = x;
+    p->action_kind = CS_ACTION_BOX;
+    for (unsigned k = 0; k < dims; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "action%u", k);
+        cs_program_add_input(p, name, CS_F64, -1, 1);
+        cs_node a = cs_leaf(g, CS_OP_INPUT, CS_F64, k);
+        nx = bin(p, CS_OP_ADD, nx, bin(p, CS_OP_MUL, K(p, ldexp(1, -(int)k)), a));
+    }
+    p->next[0] = nx;
+    p->restart[0] = K(p, 0);
+    cs_program_add_obs(p, x);
+    p->reward = nx;
+    p->terminated = bin(p, CS_OP_GT, nx, K(p, 3.0));
+    char err[256];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+/* D draws a step that straddle Philox blocks (D = 3, 5, 6): the C dialect
+ * keeps a window of blocks and draws each once, at the first step that
+ * reads it, whatever the unroll and however the call splits the steps:
+ * the interpreter's bits. D = 1, 2 and 4 read one block a step. */
+Test(backend, cpu_draws_straddling_blocks_as_the_interpreter)
+{
+    const unsigned dims[] = {1, 2, 3, 4, 5, 6};
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+        cs_program *p = drift(dims[d]);
+        cr_assert_eq(p->n_step_draws, dims[d]);
+        const int unrolls[] = {1, 4};
+        for (int u = 0; u < 2; u++) {
+            cs_cpu_kernel kernel;
+            compile_c(p, CS_FUSION_FULL, unrolls[u], &kernel, NULL);
+            lanes_buf ref, got;
+            lanes_init(&ref, 300, sizeof(double));
+            lanes_init(&got, 300, sizeof(double));
+            rollout_interp(p, &ref, 97);
+            kernel.restart(&got.l);
+            const long long calls[] = {1, 13, 40, 43};   /* 97 steps in four calls */
+            for (int c = 0; c < 4; c++) {
+                got.l.steps = calls[c];
+                kernel.rollout(&got.l);
+                got.l.t += calls[c];
+            }
+            char what[64];
+            snprintf(what, sizeof what, "%u draws a step, unroll %d", dims[d], unrolls[u]);
+            assert_same(&ref, &got, sizeof(double), what);
+            lanes_free(&ref);
+            lanes_free(&got);
+            cs_cpu_unload(&kernel);
+        }
+        cs_program_free(p);
+    }
+}
