@@ -625,7 +625,7 @@ static void emit_call_loop(emitter *e, const bool *cone)
 
 /* Kernel k's pass when each of its library calls is an f64 sin or cos:
  * a vector loop by the near functions, noting far lanes, then glibc for
- * those lanes only, listed first without a branch (a branch per lane
+ * those lanes only, listed first (cs_list_lanes64: a branch per lane
  * mispredicts at every other far lane). Where most lanes are far (an angle
  * of any size, as MountainCar's cos(3 x)), the vector loop only adds
  * to glibc's calls: a rollout's block then calls glibc for every lane, and
@@ -643,7 +643,7 @@ static void emit_near64_pass(emitter *e, unsigned k, const bool *cone, bool roll
     out(e, "    if (far_) {   /* lanes whose near sin or cos may not be glibc's: those by glibc */\n"
            "    int nf_ = try_near_ ? 0 : n;\n"
            "    if (try_near_)\n"
-           "        for (int i = 0; i < n; i++) { B->far_at[nf_] = i; nf_ += (int)B->far[i]; }\n");
+           "        nf_ = cs_list_lanes64(B->far, n, B->far_at);\n");
     emit_call_loop(e, cone);
     if (rollout)
         out(e, "    if (try_near_) B->mostly_far[%u] = 4 * nf_ > 3 * n;\n    } else B->mostly_far[%u] = 0;\n", k, k);
@@ -856,13 +856,12 @@ static void emit_fresh(emitter *e)
 
 /* cs_rollout_restarts: the lanes of a rollout's block whose episode ended
  * at this step, restarted together, as a step is computed: their list
- * (from ended's bits in a short block, else from B->end gathered into
- * words of 64 flags by vector loops, the first 8 lanes of a word listed
- * without a branch: a loop per set bit mispredicted its exit at every
- * word, and was 40% of this function), their restart words (cs_rng_lanes),
- * one vector loop over the list for the fresh states, and the scalar stores
- * to the lanes. One lane at a time (cs_rollout_restart, cs_fresh), a
- * restart cost about 80 cycles, a third of random-policy CartPole's time. */
+ * (from ended's bits in a short block, else cs_list_lanes of B->end: a
+ * loop per set bit of a word of flags was 40% of this function), their
+ * restart words (cs_rng_lanes), one vector loop over the list for the
+ * fresh states, and the scalar stores to the lanes. One lane at a time
+ * (cs_rollout_restart, cs_fresh), a restart cost about 80 cycles, a third
+ * of random-policy CartPole's time. */
 static void emit_rollout_restarts(emitter *e)
 {
     const cs_program *p = e->p;
@@ -877,24 +876,7 @@ static void emit_rollout_restarts(emitter *e)
            "        for (unsigned m = ended & ((1u << n) - 1u); m; m &= m - 1u)\n"
            "            at[nr++] = __builtin_ctz(m);\n"
            "    } else {\n"
-           "        for (int w = 0; w < n; w += 64) {   /* 64 lanes' flags in a word */\n"
-           "            unsigned lo = 0, hi = 0;\n"
-           "            for (int j = 0; j < 32; j++)\n"
-           "                lo |= (unsigned)B->end[w + j] << j;\n"
-           "            for (int j = 0; j < 32; j++)\n"
-           "                hi |= (unsigned)B->end[w + 32 + j] << j;\n"
-           "            unsigned long long m = lo | (unsigned long long)hi << 32;\n"
-           "            if (n - w < 64)\n"
-           "                m &= (1ull << (n - w)) - 1ull;\n"
-           "            const int c = __builtin_popcountll(m);\n"
-           "            for (int k = 0; k < 8; k++) {   /* the first 8 without a branch: past c, stores that the next overwrite */\n"
-           "                at[nr + k] = w + __builtin_ctzll(m | 1ull << 63);\n"
-           "                m &= m - 1ull;\n"
-           "            }\n"
-           "            nr += c < 8 ? c : 8;\n"
-           "            for (; m; m &= m - 1ull)\n"
-           "                at[nr++] = w + __builtin_ctzll(m);\n"
-           "        }\n"
+           "        nr = cs_list_lanes(B->end, n, at);\n"
            "    }\n"
            "    for (int j = nr; j < (nr + 7) / 8 * 8; j++)\n"
            "        at[j] = 0;   /* cs_rng_lanes reads whole groups of 8 */\n");
@@ -925,6 +907,38 @@ static void emit_rollout_restarts(emitter *e)
     out(e, "        B->ss[i] = 0;\n    }\n}\n\n");
 }
 
+/* `name`(flags, n, at): the lanes i < n whose flag (of `type`) is set,
+ * listed in at[] in order, and their count. The flags are gathered 64 to a
+ * word by vector loops (rows of CS_BLOCK flags: a multiple of 64), and a
+ * word's first 8 set bits listed without a branch, so at[] must hold n + 8
+ * entries: a loop per set bit mispredicted its exit at every word, and a
+ * branch-free loop over the lanes is a chain through the count. */
+static void emit_list_lanes(emitter *e, const char *name, const char *type)
+{
+    out(e, "static inline int %s(const %s *restrict flags, int n, int *restrict at)\n{\n"
+           "    int count = 0;\n"
+           "    for (int w = 0; w < n; w += 64) {\n"
+           "        unsigned lo = 0, hi = 0;\n"
+           "        for (int j = 0; j < 32; j++)\n"
+           "            lo |= (unsigned)(flags[w + j] != 0) << j;\n"
+           "        for (int j = 0; j < 32; j++)\n"
+           "            hi |= (unsigned)(flags[w + 32 + j] != 0) << j;\n"
+           "        unsigned long long m = lo | (unsigned long long)hi << 32;\n"
+           "        if (n - w < 64)\n"
+           "            m &= (1ull << (n - w)) - 1ull;\n"
+           "        const int c = __builtin_popcountll(m);\n"
+           "        for (int k = 0; k < 8; k++) {   /* past c: stores that the next word overwrites */\n"
+           "            at[count + k] = w + __builtin_ctzll(m | 1ull << 63);\n"
+           "            m &= m - 1ull;\n"
+           "        }\n"
+           "        count += c < 8 ? c : 8;\n"
+           "        for (; m; m &= m - 1ull)\n"
+           "            at[count++] = w + __builtin_ctzll(m);\n"
+           "    }\n"
+           "    return count;\n}\n\n",
+        name, type);
+}
+
 static void emit_prelude(emitter *e, const cs_schedule *s)
 {
     const cs_program *p = e->p;
@@ -952,6 +966,8 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
            "static inline double cs_select(int c, double a, double b) { cs_bits64 x = {a}, y = {b}; unsigned long long m = 0ull - (unsigned long long)c; x.u = (x.u & m) | (y.u & ~m); return x.f; }\n"
            "static inline double cs_clip(double x, double lo, double hi) { double m = cs_select(lo > x, lo, x); return cs_select(hi < m, hi, m); }\n"
            "static inline float cs_clipf(float x, float lo, float hi) { float m = cs_selectf(lo > x, lo, x); return cs_selectf(hi < m, hi, m); }\n\n");
+    emit_list_lanes(e, "cs_list_lanes", "int");
+    emit_list_lanes(e, "cs_list_lanes64", "long long");
 }
 
 static void emit_block_struct(emitter *e)
@@ -982,7 +998,7 @@ static void emit_block_struct(emitter *e)
     }
     if (e->near64_kernels)
         out(e, "    long long far[CS_BLOCK];   /* a pass's lanes whose near sin/cos may not be glibc's */\n"
-               "    int far_at[CS_BLOCK];      /* ...their indices */\n"
+               "    int far_at[CS_BLOCK + 8];  /* ...their indices (cs_list_lanes64) */\n"
                "    int mostly_far[%u];        /* per kernel: this block's last near loop found most lanes far */\n",
             e->near64_kernels);
     for (cs_node n = 1; n < count; n++)
