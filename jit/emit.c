@@ -854,14 +854,15 @@ static void emit_fresh(emitter *e)
     out(e, "    }\n}\n\n");
 }
 
-/* cs_rollout_restarts: the lanes of a rollout's block whose episode ended
- * at this step, restarted together, as a step is computed: their list
- * (from ended's bits in a short block, else cs_list_lanes of B->end: a
- * loop per set bit of a word of flags was 40% of this function), their
- * restart words (cs_rng_lanes), one vector loop over the list for the
- * fresh states, and the scalar stores to the lanes. One lane at a time
- * (cs_rollout_restart, cs_fresh), a restart cost about 80 cycles, a third
- * of random-policy CartPole's time. */
+/* cs_rollout_restarts: the lanes of a wide block whose episode ended at
+ * this step, restarted together, as a step is computed: their list
+ * (cs_list_lanes of B->end: a loop per set bit of a word of flags was 40%
+ * of this function), their restart words (cs_rng_lanes), one vector loop
+ * over the list for the fresh states, and the scalar stores to the lanes.
+ * One lane at a time (cs_rollout_restart, cs_fresh), a restart cost about
+ * 80 cycles, a third of random-policy CartPole's time. A short block (1 to
+ * 4 lanes) keeps that: one vector whose steps are a chain of latencies,
+ * which a list and a group of 8 draws lengthen more than one lane's call. */
 static void emit_rollout_restarts(emitter *e)
 {
     const cs_program *p = e->p;
@@ -869,15 +870,9 @@ static void emit_rollout_restarts(emitter *e)
     unsigned nrb = (p->n_restart_draws + 3) / 4, nc = p->n_carried ? p->n_carried : 1;
     e->scope = SCOPE_RESTARTS;
     e->part = NULL;
-    out(e, "static __attribute__((noinline)) void cs_rollout_restarts(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long tau, unsigned ended, int short_)\n{\n"
+    out(e, "static __attribute__((noinline)) void cs_rollout_restarts(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long tau)\n{\n"
            "    int at[CS_BLOCK + 8];   /* the lanes that restart, nr of them */\n"
-           "    int nr = 0;\n"
-           "    if (short_) {\n"
-           "        for (unsigned m = ended & ((1u << n) - 1u); m; m &= m - 1u)\n"
-           "            at[nr++] = __builtin_ctz(m);\n"
-           "    } else {\n"
-           "        nr = cs_list_lanes(B->end, n, at);\n"
-           "    }\n"
+           "    const int nr = cs_list_lanes(B->end, n, at);\n"
            "    for (int j = nr; j < (nr + 7) / 8 * 8; j++)\n"
            "        at[j] = 0;   /* cs_rng_lanes reads whole groups of 8 */\n");
     if (nrb)
@@ -1221,13 +1216,19 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * state is mispredicted after the step is done, when the next step's
      * work it ran ahead into is thrown away. Where ended_ is hard to
      * predict (a few lanes: 4 CartPoles end an episode every ~5 steps),
-     * resolving it early made the step 11% faster. The ended lanes restart
-     * together (cs_rollout_restarts), the rare non-finite ones one by one. */
+     * resolving it early made the step 11% faster. The ended lanes of a
+     * wide block restart together (cs_rollout_restarts), a short block's
+     * and the rare non-finite ones one by one. */
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended, then the lanes with a non-finite state */\n"
                "    if (only < 0 || only == %u) {\n"
-               "        if (ended_)\n"
-               "            cs_rollout_restarts(B, L, n, b0, t + 1, ended_, short_);\n"
+               "        if (short_)   /* a lane at a time: a list and a group of 8 draws cost more for 1 to 4 */\n"
+               "            for (unsigned m_ = ended_ & ((1u << n) - 1u); m_; m_ &= m_ - 1u) {\n"
+               "                const int i = __builtin_ctz(m_);\n"
+               "                cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+               "            }\n"
+               "        else if (ended_)\n"
+               "            cs_rollout_restarts(B, L, n, b0, t + 1);\n"
                "        if (__builtin_expect(bad_any_, 0))\n"
                "            for (int i = 0; i < n; i++)\n"
                "                if (!B->end[i] && B->done[i])\n"
