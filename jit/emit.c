@@ -36,7 +36,7 @@
 #include "jit.h"
 
 #define CS_BLOCK_LANES 256
-#define CS_PAD_LANES 8    /* a vector of f32 at 32 bytes */
+#define CS_PAD_LANES CS_LANES_PAD   /* a vector of f32 at 32 bytes */
 #define CS_SHORT_LANES 4  /* a vector of f32 at 16 bytes: blocks of 1 to 4 lanes */
 #define CS_SHORT_AHEAD 2  /* a short block's blocks of Philox words drawn at once */
 static_assert(CS_BLOCK_LANES % CS_PAD_LANES == 0, "a padded block fits the block");
@@ -75,6 +75,8 @@ typedef struct {
     const char *L;          /* "L->" (C) or "L." (CUDA: the lanes are passed by value) */
     bool padded;            /* C rollout: blocks run padded, and those of 1 to CS_SHORT lanes
                                have a variant of their own (short_) */
+    bool pads_params;       /* ...its kernels read per-environment parameters, which the pad
+                               lanes of the batch's last block read past its end */
     bool rollout;           /* emitting the C rollout's step (not the step API's) */
     bool ahead;             /* ... whose short blocks draw words ahead: read at col_ */
     char err[256];
@@ -1035,8 +1037,15 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
         out(e, "            B->c[%u][i] = ((const %s *)L->carried[%u])[b0 + i];\n", k, e->real, k);
     out(e, "            B->ss[i] = L->segstep[b0 + i];\n"
            "            B->ret[i] = L->seg_return[b0 + i];\n"
-           "        }\n"
-           "        B->rng_block = ~0ull;\n"
+           "        }\n");
+    if (e->pads_params) {
+        out(e, "        for (int i = n; i %% CS_PAD; i++) {   /* the pad lanes' parameters: the last lane's (CS_LANES_PAD) */\n");
+        for (unsigned k = 0; k < p->n_params; k++)
+            out(e, "            ((%s *)L->params[%u])[b0 + i] = ((const %s *)L->params[%u])[b0 + n - 1];\n", e->real, k, e->real,
+                k);
+        out(e, "        }\n");
+    }
+    out(e, "        B->rng_block = ~0ull;\n"
            "        long long s = 0;\n");
     if (e->padded)
         out(e, "        if (n <= CS_SHORT) {\n"
@@ -1197,10 +1206,13 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * anything shorter scalar (16 environments went 8x slower per lane than
      * 32). The pad lanes live in the block (CS_BLOCK is a multiple of
      * CS_PAD), compute what they compute, and are never restarted nor
-     * stored; they read no caller's buffer, so a rollout that reads
-     * per-environment parameters (L->params[k][lane]) is not padded. */
-    if (en->rollout)
-        e->padded = !reads_params(e, part);
+     * stored; the per-environment parameters they read (L->params[k][lane])
+     * are copies of the last lane's, in the room past the batch that
+     * cs_lanes promises (CS_LANES_PAD), written by cs_kernel_rollout. */
+    if (en->rollout) {
+        e->padded = true;
+        e->pads_params = reads_params(e, part);
+    }
     if (en->rollout && e->padded)
         out(e, "    const int nv = short_ ? CS_SHORT : (n + CS_PAD - 1) / CS_PAD * CS_PAD;\n");
     else

@@ -10,7 +10,14 @@
 #ifndef CS_LANES_H
 #define CS_LANES_H
 
-#define CS_LANES_ABI 3
+#define CS_LANES_ABI 4
+
+/* A rollout's parameter arrays (params[k]) hold lanes up to the next
+ * multiple of CS_LANES_PAD past the batch's last lane: the C rollout steps
+ * a batch's last block padded to that many lanes (a vector), and its pad
+ * lanes read their parameters there, copies of the last lane's that the
+ * kernel writes before it steps them. */
+#define CS_LANES_PAD 8
 
 /* cs_lanes.mode for the step entry point */
 #define CS_MODE_NO_RESTART 0  /* never restart (replays, the DISABLED mode) */

@@ -357,8 +357,10 @@ static cs_status allocate(cs_env *env)
         if (!(env->carried[k] = calloc((size_t)n, rs)))
             return fail(env, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)n);
     }
+    /* with room for the C rollout's pad lanes past the last (jit/lanes.h) */
+    size_t param_lanes = ((size_t)n + CS_LANES_PAD - 1) / CS_LANES_PAD * CS_LANES_PAD;
     for (unsigned k = 0; k < p->n_params; k++)
-        if (!(env->params[k] = calloc((size_t)n, rs)))
+        if (!(env->params[k] = calloc(param_lanes, rs)))
             return fail(env, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)n);
     size_t un = (size_t)n;
     env->segstep = calloc(un, sizeof *env->segstep);

@@ -543,16 +543,20 @@ static cs_program *walk(void)
 
 /* The lanes of a wide block whose episode ends restart together, as a
  * step is computed (jit/emit.c, cs_rollout_restarts: one list, one vector
- * loop of fresh states), not one call of cs_fresh per lane; at every batch
- * size (short blocks of 1 to 4 lanes, which restart lane by lane, padded
- * ones, several blocks) the states, parameters, episodes and returns are
- * the interpreter's bits. */
+ * loop of fresh states), not one call of cs_fresh per lane; a rollout that
+ * reads a per-environment parameter runs padded as any other (its pad
+ * lanes read copies of the last lane's parameters past the batch); at every
+ * batch size (short blocks of 1 to 4 lanes, which restart lane by lane,
+ * padded ones, several blocks) the states, parameters, episodes and returns
+ * are the interpreter's bits. */
 Test(backend, cpu_restarts_a_blocks_ended_lanes_together_as_the_interpreter)
 {
     cs_program *p = walk();
     cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
     cr_assert(strstr(src.data, "cs_rollout_restarts(B, L, n, b0, t + 1);"),
               "the rollout does not restart a wide block's ended lanes together");
+    cr_assert(strstr(src.data, "const int nv = short_ ? CS_SHORT : (n + CS_PAD - 1) / CS_PAD * CS_PAD;"),
+              "a rollout that reads a parameter is not padded: 1 to 7 lanes run scalar");
     cs_text_free(&src);
     const int64_t sizes[] = {1, 3, 4, 5, 8, 65, 300};
     const int unrolls[] = {1, 4};
@@ -564,7 +568,9 @@ Test(backend, cpu_restarts_a_blocks_ended_lanes_together_as_the_interpreter)
             lanes_buf ref, got;
             lanes_init(&ref, n, sizeof(double));
             lanes_init(&got, n, sizeof(double));
-            double *k_ref = calloc((size_t)n, sizeof(double)), *k_got = calloc((size_t)n, sizeof(double));
+            /* the parameters with room for the pad lanes (jit/lanes.h) */
+            size_t room = ((size_t)n + CS_LANES_PAD - 1) / CS_LANES_PAD * CS_LANES_PAD;
+            double *k_ref = calloc(room, sizeof(double)), *k_got = calloc(room, sizeof(double));
             void *params_ref[1] = {k_ref}, *params_got[1] = {k_got};
             ref.l.params = params_ref;
             got.l.params = params_got;
