@@ -862,9 +862,10 @@ static void emit_fresh(emitter *e)
  * of this function), their restart words (cs_rng_lanes), one vector loop
  * over the list for the fresh states, and the scalar stores to the lanes.
  * One lane at a time (cs_rollout_restart, cs_fresh), a restart cost about
- * 80 cycles, a third of random-policy CartPole's time. A short block (1 to
- * 4 lanes) keeps that: one vector whose steps are a chain of latencies,
- * which a list and a group of 8 draws lengthen more than one lane's call. */
+ * 80 cycles, a third of random-policy CartPole's time. A block of up to 32
+ * lanes keeps that: a vector or few whose steps are a chain of latencies,
+ * which a list and a group of 8 draws lengthen more than a call per lane
+ * (7 CartPoles went 0.74x as fast through the list, 16 0.95x). */
 static void emit_rollout_restarts(emitter *e)
 {
     const cs_program *p = e->p;
@@ -1229,13 +1230,14 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * work it ran ahead into is thrown away. Where ended_ is hard to
      * predict (a few lanes: 4 CartPoles end an episode every ~5 steps),
      * resolving it early made the step 11% faster. The ended lanes of a
-     * wide block restart together (cs_rollout_restarts), a short block's
-     * and the rare non-finite ones one by one. */
+     * block past 32 lanes restart together (cs_rollout_restarts), a smaller
+     * block's (by ended_'s bits, exact there) and the rare non-finite ones
+     * one by one. */
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended, then the lanes with a non-finite state */\n"
                "    if (only < 0 || only == %u) {\n"
-               "        if (short_)   /* a lane at a time: a list and a group of 8 draws cost more for 1 to 4 */\n"
-               "            for (unsigned m_ = ended_ & ((1u << n) - 1u); m_; m_ &= m_ - 1u) {\n"
+               "        if (n <= 32)   /* a lane at a time (ended_'s bits are the lanes'): a list and a group of 8 draws cost more */\n"
+               "            for (unsigned m_ = ended_ & (n < 32 ? (1u << n) - 1u : ~0u); m_; m_ &= m_ - 1u) {\n"
                "                const int i = __builtin_ctz(m_);\n"
                "                cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
                "            }\n"
