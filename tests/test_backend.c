@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agents.h"
 #include "jit.h"
@@ -661,4 +662,52 @@ Test(backend, cpu_draws_straddling_blocks_as_the_interpreter)
         }
         cs_program_free(p);
     }
+}
+
+/* The cpu backend compiles a kernel's two halves (the rollout's entries,
+ * the step's: CS_ONLY_ROLLOUT, CS_ONLY_STEP) by two compilers at once, then
+ * links them: a wrapper around cc logs when each run starts and ends (each
+ * half waits 0.3 s first, so that both have started before either ends). */
+Test(backend, cpu_compiles_the_kernels_halves_at_once_then_links_them)
+{
+    char dir[] = "/tmp/cartsim-halves-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char wrapper[64], log[64];
+    snprintf(wrapper, sizeof wrapper, "%s/cc", dir);
+    snprintf(log, sizeof log, "%s/runs.log", dir);
+    FILE *f = fopen(wrapper, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nwhat=link\nfor a in \"$@\"; do case $a in -DCS_ONLY_*) what=$a;; esac; done\n"
+               "echo \"start $what\" >> '%s'\n[ $what = link ] || sleep 0.3\ncc \"$@\"; rc=$?\n"
+               "echo \"end $what\" >> '%s'\nexit $rc\n", log, log);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(wrapper, 0700), 0);
+    cs_program *p = cartpole(CS_F32);
+    cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
+    cs_cache cache = {.dir = ""};
+    cs_cpu_kernel k;
+    char err[1024];
+    cr_assert_eq(cs_cpu_compile(src.data, wrapper, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
+    cr_assert(k.rollout && k.step && k.restart, "the linked object has every entry");
+    cs_cpu_unload(&k);
+    cs_text_free(&src);
+    cs_program_free(p);
+    char lines[6][64] = {{0}};
+    f = fopen(log, "r");
+    cr_assert_not_null(f);
+    int n = 0;
+    while (n < 6 && fgets(lines[n], sizeof lines[n], f))
+        lines[n][strcspn(lines[n], "\n")] = 0, n++;
+    fclose(f);
+    cr_assert_eq(n, 6, "%d runs logged, not two halves and a link", n);
+    cr_assert(!strncmp(lines[0], "start -DCS_ONLY_", 16) && !strncmp(lines[1], "start -DCS_ONLY_", 16) &&
+                  strcmp(lines[0], lines[1]),
+              "the halves did not both start first: '%s', '%s'", lines[0], lines[1]);
+    cr_assert(!strncmp(lines[2], "end -DCS_ONLY_", 14) && !strncmp(lines[3], "end -DCS_ONLY_", 14),
+              "'%s', '%s'", lines[2], lines[3]);
+    cr_assert_str_eq(lines[4], "start link");
+    cr_assert_str_eq(lines[5], "end link");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }
