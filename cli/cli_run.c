@@ -14,9 +14,16 @@
 #define PROGRESS_CHUNKS 20
 /* Long runs go in chunks of about this long, so that an interrupt is seen
  * soon; the first chunk is sized blind, a run shorter than it is one call.
- * Each chunk is one cs_env_rollout: persistent, one launch; chunks are whole
- * unrolls, so that --no-persistent still launches once per --unroll steps. */
+ * Each chunk is one cs_env_rollout_part: persistent, one launch; chunks are
+ * whole unrolls, so that --no-persistent still launches once per --unroll
+ * steps. A chunk is at least MIN_CHUNK_STEPS steps: a call streams the
+ * batch's state from memory and back and draws a first block of random
+ * words for each lane, about 2.5 steps' time at millions of environments,
+ * where a step can take longer than CHUNK_MS (16M CartPoles went one step
+ * a call, 13x slower than in one call). The checksum is taken once, at the
+ * end: byte-wise, it cost more than a step at that size. */
 #define CHUNK_MS 250.0
+#define MIN_CHUNK_STEPS 64
 #define FIRST_CHUNK_ENV_STEPS ((int64_t)1 << 25)
 #define FIRST_CHUNK_ENV_STEPS_INTERP ((int64_t)1 << 21)
 
@@ -96,6 +103,8 @@ static int64_t next_chunk(const cs_env_info *in, int64_t last_steps, double last
     }
     if (n > most)
         n = most;
+    if (n < MIN_CHUNK_STEPS)
+        n = MIN_CHUNK_STEPS;
     if (n >= left)
         return left;   /* the rest in one call, however it divides */
     if (in->unroll > 1 && n > in->unroll)
@@ -126,7 +135,7 @@ static cs_status rollout(cs_env *env, const cli_args *a, const cs_env_info *in, 
         cs_rollout_stats s;
         memset(&s, 0, sizeof s);
         double c0 = now_ms();
-        cs_status st = cs_env_rollout(env, n, &s);
+        cs_status st = cs_env_rollout_part(env, n, &s);
         if (st != CS_OK) {
             if (bar && tty)
                 fprintf(stderr, "\r\033[K");
@@ -144,7 +153,6 @@ static cs_status rollout(cs_env *env, const cli_args *a, const cs_env_info *in, 
         total->nonfinite += s.nonfinite;
         total->launches += s.launches;
         total->run_ms += s.run_ms;
-        total->checksum = s.checksum;   /* of the final state */
         if (chunks == 1)
             total->mean_return = s.mean_return;
         if (bar)
@@ -152,11 +160,12 @@ static cs_status rollout(cs_env *env, const cli_args *a, const cs_env_info *in, 
     }
     if (chunks != 1)
         total->mean_return = total->episodes > 0 ? return_sum / (double)total->episodes : NAN;
-    if (chunks == 0) {
-        /* Stopped before the first step: the state as reset. */
-        cs_rollout_stats s;
-        if (cs_env_rollout(env, 0, &s) == CS_OK)
-            total->checksum = s.checksum;
+    /* Of the final state (stopped before the first step: as reset); a run
+     * over several ranks takes its own in turns later. */
+    if (cli_dist_ranks() == 1) {
+        cs_status st = cli_dist_checksum(env, &total->checksum);
+        if (st != CS_OK)
+            return st;
     }
     if (bar && tty)
         fprintf(stderr, "\r\033[K");

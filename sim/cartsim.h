@@ -255,6 +255,7 @@ const double *cs_env_rewards(cs_env *env);       /* [num_envs] */
 const uint8_t *cs_env_terminated(cs_env *env);   /* [num_envs] */
 const uint8_t *cs_env_truncated(cs_env *env);    /* [num_envs] */
 
+
 /* The raw state, always as doubles: [state_dim][num_envs]; and the steps
  * taken in each running episode. set_state is for replays and tests; it
  * refuses a value that is not finite in the batch's dtype. */
@@ -290,6 +291,12 @@ typedef struct {
  * (cs_config.policy: random actions by default), same-step auto-reset, all
  * inside the compiled kernel. Continues from the current state (reset first). */
 cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out);
+/* One call of a rollout made of several (cartsim run's chunks): as
+ * cs_env_rollout, but out->checksum is 0. The checksum hashes every
+ * environment's state byte by byte, which at millions of environments costs
+ * more than several steps: take it once, after the last call
+ * (cs_env_checksum_part, below, or a last cs_env_rollout of 0 steps). */
+cs_status cs_env_rollout_part(cs_env *env, int64_t steps, cs_rollout_stats *out);
 
 /* The rollout checksum of a batch split over handles (cs_config.first_env),
  * equal to the whole batch's cs_rollout_stats.checksum. The checksum hashes

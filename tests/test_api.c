@@ -363,6 +363,32 @@ Test(api, chunked_rollout_equals_one_rollout)
     cs_env_close(b);
 }
 
+/* A rollout in parts (cs_env_rollout_part, cartsim run's chunks): the
+ * same episodes, no checksum per part (0), and the checksum taken once
+ * at the end (cs_env_checksum_part) is the one-call rollout's. */
+Test(api, rollout_parts_leave_the_checksum_to_the_end)
+{
+    cs_env *a = open_env("cartpole", 257, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_env *b = open_env("cartpole", 257, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_rollout_stats sa, sb;
+    cs_env_reset(a, 9);
+    cs_env_reset(b, 9);
+    cr_assert_eq(cs_env_rollout(a, 1000, &sa), CS_OK);
+    int64_t episodes = 0;
+    for (int k = 0; k < 10; k++) {
+        cr_assert_eq(cs_env_rollout_part(b, 100, &sb), CS_OK);
+        cr_assert_eq(sb.checksum, 0, "part %d hashed the batch", k);
+        episodes += sb.episodes;
+    }
+    cr_assert_eq(episodes, sa.episodes);
+    uint64_t h = CS_CHECKSUM_START;
+    for (unsigned p = 0; p < cs_env_checksum_parts(b); p++)
+        cr_assert_eq(cs_env_checksum_part(b, p, &h), CS_OK);
+    cr_assert_eq(h, sa.checksum);
+    cs_env_close(a);
+    cs_env_close(b);
+}
+
 /* cs_config.persistent on the backends this machine has: info reports it
  * (fusion full only: rules and none launch every kernel every step), a
  * rollout launches once or once per unroll steps, and the states are the

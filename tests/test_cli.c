@@ -515,6 +515,24 @@ Test(cli, progress_chunks_keep_results)
     cli_result_free(&r2);
 }
 
+/* No chunk is shorter than 64 steps (cli_run.c, MIN_CHUNK_STEPS), though
+ * the progress bar asks for twenty: a call's fixed cost (the batch's state
+ * streamed from memory and back, a first draw per lane) is a few steps',
+ * and at millions of environments, where a step outlasts the 250 ms a
+ * chunk aims at, chunks of one step ran 13x slower than one call. Off a
+ * terminal the bar writes a line per chunk: 0%, then 64, 128, 192, 200. */
+Test(cli, a_chunk_is_at_least_64_steps)
+{
+    const char *a[] = {"--envs", "64", "--steps", "200", "--progress", NULL};
+    cli_result r;
+    run_ok(a, &r);
+    int lines = 0;
+    for (const char *c = r.err; (c = strchr(c, '%')); c++)
+        lines++;
+    cr_expect_eq(lines, 5, "%d progress lines, not 5: %s", lines, r.err);
+    cli_result_free(&r);
+}
+
 /* --no-persistent: fusion full launches once per --unroll steps instead of
  * once, on the cpu too, and computes the same states. */
 Test(cli, no_persistent_launches_per_unroll)
