@@ -255,6 +255,13 @@ const double *cs_env_rewards(cs_env *env);       /* [num_envs] */
 const uint8_t *cs_env_terminated(cs_env *env);   /* [num_envs] */
 const uint8_t *cs_env_truncated(cs_env *env);    /* [num_envs] */
 
+/* A batch of one environment (a Gymnasium Env) in one call: cs_env_step
+ * with its action (int32_t, or float[action_dim]), then its observation
+ * into obs (obs_dim floats), its reward, terminated and truncated (0 or 1)
+ * into the caller's memory. A batch of more environments: CS_ERR_ARGUMENT.
+ * For bindings, where each call and each result costs more than the step. */
+cs_status cs_env_step_one(cs_env *env, const void *action, float *obs, double *reward, uint8_t *terminated,
+                          uint8_t *truncated);
 
 /* The raw state, always as doubles: [state_dim][num_envs]; and the steps
  * taken in each running episode. set_state is for replays and tests; it

@@ -1025,6 +1025,29 @@ const double *cs_env_rewards(cs_env *env) { return host_buffer(env, CS_BUF_REWAR
 const uint8_t *cs_env_terminated(cs_env *env) { return host_buffer(env, CS_BUF_TERMINATED, env ? env->terminated : NULL); }
 const uint8_t *cs_env_truncated(cs_env *env) { return host_buffer(env, CS_BUF_TRUNCATED, env ? env->truncated : NULL); }
 
+cs_status cs_env_step_one(cs_env *env, const void *action, float *obs, double *reward, uint8_t *terminated,
+                          uint8_t *truncated)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (env->n != 1)
+        return fail(env, CS_ERR_ARGUMENT, "cs_env_step_one steps a batch of one environment, not %lld",
+                    (long long)env->n);
+    if (!obs || !reward || !terminated || !truncated)
+        return fail(env, CS_ERR_ARGUMENT, "an output of cs_env_step_one is NULL");
+    if ((s = cs_env_step(env, action)) != CS_OK ||
+        (s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_OBS) | CS_BUF_BIT(CS_BUF_REWARD) |
+                                            CS_BUF_BIT(CS_BUF_TERMINATED) | CS_BUF_BIT(CS_BUF_TRUNCATED))) != CS_OK)
+        return s;
+    for (unsigned k = 0; k < env->prog->n_obs; k++)
+        obs[k] = env->obs[k];   /* [k][0]: one environment */
+    *reward = env->reward[0];
+    *terminated = env->terminated[0];
+    *truncated = env->truncated[0];
+    return CS_OK;
+}
+
 /* Observations a row per environment: the transpose of the batch's own
  * [obs_dim][num_envs], made only when asked (the kernels keep theirs). */
 static cs_status obs_rows(cs_env *env, cs_buf b, float *out, size_t out_count)

@@ -363,6 +363,55 @@ Test(api, chunked_rollout_equals_one_rollout)
     cs_env_close(b);
 }
 
+/* cs_env_step_one, a Gymnasium Env's step in one call: the same step as
+ * cs_env_step and its results as the accessors give them, for a discrete
+ * and a box action space; a batch of two is refused, a bad action too. */
+Test(api, step_one_is_a_step_and_its_results_in_one_call)
+{
+    const char *names[] = {"cartpole", "pendulum"};
+    for (int e = 0; e < 2; e++) {
+        cs_env *one = open_env(names[e], 1, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+        cs_env *ref = open_env(names[e], 1, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+        cs_env_reset(one, 3);
+        cs_env_reset(ref, 3);
+        for (int t = 0; t < 600; t++) {
+            int32_t discrete = t % 3 == 0;
+            float box = (float)(t % 7) / 3.0f - 1.0f;
+            const void *action = e == 0 ? (const void *)&discrete : (const void *)&box;
+            float obs[8];
+            double reward;
+            uint8_t terminated = 9, truncated = 9;
+            cr_assert_eq(cs_env_step_one(one, action, obs, &reward, &terminated, &truncated), CS_OK, "%s",
+                         cs_env_error(one));
+            cr_assert_eq(cs_env_step(ref, action), CS_OK);
+            cs_env_info info;
+            cs_env_get_info(ref, &info);
+            for (unsigned k = 0; k < info.obs_dim; k++)
+                cr_assert_eq(obs[k], cs_env_obs(ref)[k], "%s step %d obs %u", names[e], t, k);
+            cr_assert_eq(reward, cs_env_rewards(ref)[0]);
+            cr_assert_eq(terminated, cs_env_terminated(ref)[0]);
+            cr_assert_eq(truncated, cs_env_truncated(ref)[0]);
+        }
+        cs_env_close(one);
+        cs_env_close(ref);
+    }
+    cs_env *two = open_env("cartpole", 2, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_env_reset(two, 1);
+    int32_t a[2] = {0, 1};
+    float obs[4];
+    double reward;
+    uint8_t te, tr;
+    cr_assert_eq(cs_env_step_one(two, a, obs, &reward, &te, &tr), CS_ERR_ARGUMENT);
+    cr_assert(strstr(cs_env_error(two), "one environment"), "%s", cs_env_error(two));
+    cs_env_close(two);
+    cs_env *one = open_env("cartpole", 1, CS_BACKEND_CPU, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_env_reset(one, 1);
+    int32_t bad = 2;
+    cr_assert_eq(cs_env_step_one(one, &bad, obs, &reward, &te, &tr), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_step_one(one, a, NULL, &reward, &te, &tr), CS_ERR_ARGUMENT);
+    cs_env_close(one);
+}
+
 /* A rollout in parts (cs_env_rollout_part, cartsim run's chunks): the
  * same episodes, no checksum per part (0), and the checksum taken once
  * at the end (cs_env_checksum_part) is the one-call rollout's. */

@@ -6,6 +6,8 @@ overwrites it, so keep a copy (np.array(view)) of what must outlive that.
 A view also keeps the handle's memory alive: close() stops the batch at
 once, and the memory goes when the last view of it goes.
 """
+import operator
+
 import numpy as np
 
 from ._native import CartsimError, call_with_error_buffer, check, ffi, lib, text
@@ -55,6 +57,21 @@ class _View:
         self.owner = owner
         self.__array_interface__ = {"data": (address, False), "shape": shape, "strides": strides,
                                     "typestr": typestr, "version": 3}
+
+
+class _One:
+    """step_one's buffers: the action, the observation, the reward and the two flags."""
+
+    def __init__(self, batch):
+        self.obs_array = np.empty(batch.obs_dim, dtype=np.float32)
+        self.obs = ffi.from_buffer("float[]", self.obs_array)
+        if batch.discrete:
+            self.action = ffi.new("int32_t[1]")
+        else:
+            self.action_array = np.empty(batch.action_dim, dtype=np.float32)
+            self.action = ffi.from_buffer("float[]", self.action_array)
+        self.reward = ffi.new("double[1]")
+        self.flags = ffi.new("uint8_t[2]")
 
 
 def _address(pointer):
@@ -145,6 +162,7 @@ class Batch:
         self.device = text(info.device)
         self.num_weights = int(lib.cs_env_num_weights(self._handle.ptr))
         self._views = {}
+        self._one = None
 
     # -------------------------------------------------------------- plumbing
 
@@ -212,6 +230,35 @@ class Batch:
         code = lib.cs_env_step(self._ptr(), ffi.from_buffer(buffer))
         if code != lib.CS_OK:
             self._call(code)
+
+    def step_one(self, action):
+        """A batch of one environment: steps with `action` (an int, or action_dim floats)
+        and returns (observation copy, reward, terminated, truncated) from one library
+        call (cs_env_step_one) into buffers made once: for one environment, each call into
+        the library, each array made and each check costs more than the step itself."""
+        one = self._one
+        if one is None:
+            if self.num_envs != 1:
+                raise ValueError("cartsim: step_one steps a batch of one environment, not %d" % self.num_envs)
+            one = self._one = _One(self)
+        if self.discrete:
+            try:
+                a = operator.index(action)
+            except TypeError:
+                a = None
+            if a is None or not -_INT32_MAX - 1 <= a <= _INT32_MAX:
+                # an array, a float, or past int32: the batch's checks say what is wrong
+                a = int(self.actions_buffer(np.asarray(action).reshape(1))[0])
+            one.action[0] = a
+        else:
+            a = np.asarray(action, dtype=np.float32)
+            if a.size != self.action_dim:
+                raise ValueError("cartsim: the action must have %d components, not %d" % (self.action_dim, a.size))
+            one.action_array[:] = a.reshape(self.action_dim)
+        code = lib.cs_env_step_one(self._ptr(), one.action, one.obs, one.reward, one.flags, one.flags + 1)
+        if code != lib.CS_OK:
+            self._call(code)
+        return one.obs_array.copy(), one.reward[0], bool(one.flags[0]), bool(one.flags[1])
 
     def results(self):
         """(obs, rewards, terminated, truncated) after a step, as obs() ... truncated()

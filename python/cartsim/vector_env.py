@@ -239,7 +239,6 @@ class Env(gymnasium.Env):
             raise ValueError("cartsim: render_mode must be None or 'rgb_array', not %r" % (render_mode,))
         self.render_mode = render_mode
         self._renderer = None
-        self._action_shape = (1,) + self.action_space.shape
 
     # A single environment hands out copies, as Gymnasium's own do: it is used
     # one step at a time, where a copy costs nothing worth saving.
@@ -251,9 +250,8 @@ class Env(gymnasium.Env):
         return self.batch.obs()[0].copy(), {}
 
     def step(self, action):
-        self.batch.step(np.asarray(action).reshape(self._action_shape))
-        b = self.batch
-        return b.obs()[0].copy(), float(b.rewards()[0]), bool(b.terminated()[0]), bool(b.truncated()[0]), {}
+        obs, reward, terminated, truncated = self.batch.step_one(action)
+        return obs, reward, terminated, truncated, {}
 
     def render(self):
         if self.render_mode != "rgb_array":

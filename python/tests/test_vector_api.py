@@ -139,3 +139,43 @@ def test_rgb_array_frames():
     assert not np.array_equal(frames[0], frames[1])        # different states, different pictures
     envs.close()
     assert cartsim.make_vec("CartPole-v1", 1, threads=1).render() is None
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_a_single_environment_steps_in_one_library_call(env_id):
+    """cartsim.make's step goes through cs_env_step_one (one call, buffers made once):
+    the same trajectory as a batch of one stepped with the same actions, every way an
+    action may come (int, NumPy scalar, 0-d and 1-element arrays, lists), and the same
+    refusals as before."""
+    single = cartsim.make(env_id, threads=1)
+    batch = cartsim.Batch(env_id, 1, autoreset="disabled", threads=1)
+    single.reset(seed=7)
+    batch.reset(7)
+    discrete = env_id == "CartPole-v1"
+    forms = ([1, np.int64(0), np.array(1), np.array([0]), np.int32(1), True] if discrete else
+             [0.5, np.float32(-1.5), np.array([0.25]), [1.0], np.array(-0.75, dtype=np.float64)])
+    for t in range(40):
+        action = forms[t % len(forms)]
+        obs, reward, terminated, truncated, info = single.step(action)
+        batch.step(np.asarray(action).reshape(1, *(() if discrete else (1,))))
+        assert obs.dtype == np.float32 and obs.shape == (batch.obs_dim,) and info == {}
+        assert np.array_equal(obs, batch.obs()[0]) and reward == batch.rewards()[0]
+        assert type(reward) is float and type(terminated) is bool and type(truncated) is bool
+        assert terminated == bool(batch.terminated()[0]) and truncated == bool(batch.truncated()[0])
+        if terminated or truncated:
+            single.reset(seed=t)
+            batch.reset(t)
+    if discrete:
+        with pytest.raises(TypeError):
+            single.step(0.5)
+        with pytest.raises(cartsim.CartsimError):
+            single.step(2)
+        with pytest.raises(cartsim.CartsimError):
+            single.step(2**40)
+    else:
+        with pytest.raises(ValueError):
+            single.step([0.1, 0.2])
+    with pytest.raises(ValueError):
+        cartsim.Batch(env_id, 2, threads=1).step_one(0)
+    single.close()
+    batch.close()
