@@ -516,8 +516,8 @@ static void emit_final(emitter *e, const entry *en)
     /* A step stores its results where the caller reads them, no copy after */
     for (unsigned k = 0; k < p->n_carried; k++)
         store(e, p->next[k], "", "        ((%s *)L->carried[%u])[lane]", e->real, k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_next[k], "(float)", "        L->obs[%uull * L->stride + lane]", k);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        store(e, p->obs_items[k].next, "(float)", "        L->obs[%uull * L->stride + lane]", p->obs_items[k].offset);
     store(e, p->reward, "(double)", "        L->reward[lane]");
     store(e, p->terminated, "", "        B->term[i]");
     store(e, p->truncated, "", "        B->trunc[i]");
@@ -805,8 +805,8 @@ static void emit_fresh(emitter *e)
     }
     for (unsigned k = 0; k < p->n_carried; k++)
         live[p->restart[k]] = 1;
-    for (unsigned k = 0; k < p->n_obs; k++)
-        live[p->obs_restart[k]] = 1;
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        live[p->obs_items[k].restart] = 1;
     for (cs_node n = count - 1; n > 0; n--)
         if (live[n])
             for (unsigned k = 0; k < node(e, n)->n_in; k++)
@@ -818,8 +818,8 @@ static void emit_fresh(emitter *e)
     for (unsigned k = 0; k < p->n_carried; k++)
         store(e, p->restart[k], "", "    out[%u]", k);
     out(e, "    if (obs) {\n");
-    for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_restart[k], "(float)", "        obs[%u]", k);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        store(e, p->obs_items[k].restart, "(float)", "        obs[%u]", p->obs_items[k].offset);
     out(e, "    }\n}\n\n");
 }
 
@@ -1306,16 +1306,16 @@ static void emit_cuda_step(emitter *e)
     emit_kernel_nodes(e, 0);
     for (unsigned k = 0; k < p->n_carried; k++)
         need(e, p->next[k]);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        need(e, p->obs_next[k]);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        need(e, p->obs_items[k].next);
     cs_node roots[3] = {p->reward, p->terminated, p->truncated};
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
     emit_bad_check(e, p->next);
     for (unsigned k = 0; k < p->n_carried; k++)
         store(e, p->next[k], "", "        ((%s *)L.carried[%u])[lane]", e->real, k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_next[k], "(float)", "        L.obs[%uull * L.stride + lane]", k);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        store(e, p->obs_items[k].next, "(float)", "        L.obs[%uull * L.stride + lane]", p->obs_items[k].offset);
     out(e, "        const int term = (");
     ref(e, p->terminated);
     out(e, ") | bad_, trunc = ");
@@ -1385,6 +1385,23 @@ int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_d
     for (unsigned k = 0; k < p->n_inputs; k++)
         if (!p->policy[k] || !p->roll_next) {
             snprintf(err, err_size, "the program has no in-kernel policy");
+            return -1;
+        }
+    /* Until the emitter lowers arrays and integer state: scalar real state
+     * (a variable per slot) and scalar box observations only. */
+    for (unsigned k = 0; k < p->n_vars; k++)
+        if (p->vars[k].shape != CS_SCALAR || p->vars[k].type != p->real || p->vars[k].slot != k) {
+            snprintf(err, err_size, "emit: state '%s' is an array or not real: not emitted yet", p->vars[k].name);
+            return -1;
+        }
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        if (p->obs_items[k].shape != CS_SCALAR || p->obs_items[k].space != CS_OBS_BOX) {
+            snprintf(err, err_size, "emit: observation %u is an array or discrete: not emitted yet", k);
+            return -1;
+        }
+    for (cs_node n = 1; n < cs_graph_count(p->graph); n++)
+        if (cs_graph_node(p->graph, n)->shape != CS_SCALAR && cs_graph_node(p->graph, n)->op != CS_OP_STACK) {
+            snprintf(err, err_size, "emit: array operations are not emitted yet");
             return -1;
         }
     emitter e = {.p = p, .g = p->graph, .dialect = d, .out = text, .f32 = p->real == CS_F32};

@@ -25,7 +25,7 @@ static cs_program *cartpole(cs_type real)
     const char *names[4] = {"x", "x_dot", "theta", "theta_dot"};
     cs_node s[4];
     for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], real);
+        cs_program_add_state(p, names[k], real, CS_SCALAR);
         s[k] = cs_leaf(g, CS_OP_CARRIED, real, k);
     }
     p->action_kind = CS_ACTION_DISCRETE;
@@ -58,7 +58,7 @@ static cs_program *cartpole(cs_type real)
         p->next[k] = nx[k];
         cs_node u = cs_leaf(g, CS_OP_UNIFORM, real, CS_UNIFORM_ID(CS_STREAM_RESTART, k));
         p->restart[k] = bin(p, CS_OP_ADD, K(p, -0.05), bin(p, CS_OP_MUL, bin(p, CS_OP_SUB, K(p, 0.05), K(p, -0.05)), u));
-        cs_program_add_obs(p, s[k]);
+        cs_program_add_obs(p, NULL, s[k], CS_OBS_BOX, -INFINITY, INFINITY, 0);
     }
     p->reward = K(p, 1.0);
     p->terminated = term;
@@ -252,7 +252,7 @@ static cs_program *selects(cs_type real)
     const char *names[4] = {"x", "y", "z", "w"};
     cs_node s[4];
     for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], real);
+        cs_program_add_state(p, names[k], real, CS_SCALAR);
         s[k] = cs_leaf(g, CS_OP_CARRIED, real, k);
     }
     p->action_kind = CS_ACTION_DISCRETE;
@@ -264,7 +264,7 @@ static cs_program *selects(cs_type real)
     for (int k = 0; k < 4; k++) {
         p->next[k] = finite_code(p, r[k]);
         p->restart[k] = K(p, 0);
-        cs_program_add_obs(p, s[k]);
+        cs_program_add_obs(p, NULL, s[k], CS_OBS_BOX, -INFINITY, INFINITY, 0);
     }
     p->reward = K(p, 0);
     p->terminated = cs_const(g, CS_BOOL, 0);
@@ -332,10 +332,10 @@ static cs_program *four_states(const char *name, const char *const names[4], cs_
     snprintf(p->name, sizeof p->name, "%s", name);
     p->max_steps = 100;
     for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], CS_F32);
+        cs_program_add_state(p, names[k], CS_F32, CS_SCALAR);
         s[k] = cs_leaf(p->graph, CS_OP_CARRIED, CS_F32, k);
         p->restart[k] = K(p, 0);
-        cs_program_add_obs(p, s[k]);
+        cs_program_add_obs(p, NULL, s[k], CS_OBS_BOX, -INFINITY, INFINITY, 0);
     }
     p->action_kind = CS_ACTION_DISCRETE;
     p->n_actions = 2;
