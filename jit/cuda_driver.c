@@ -56,6 +56,7 @@ struct cs_cuda {
     unsigned scratch_per_lane;
 
     cs_lanes_layout lay;
+    unsigned char *slot_bytes;   /* [n_carried] lay's, owned */
     bool allocated;
     cs_cu_deviceptr buf[CS_BUF_COUNT];
     cs_cu_deviceptr *carried, *params, *inputs;   /* each slot's [n] array, inside buf[CARRIED] etc. */
@@ -211,6 +212,8 @@ static void free_buffers(cs_cuda *c)
     for (size_t k = 0; k < sizeof more / sizeof more[0]; k++)
         if (more[k])
             c->cu.MemFree(more[k]);
+    free(c->slot_bytes);
+    c->slot_bytes = NULL;
     free(c->carried);
     free(c->params);
     free(c->inputs);
@@ -410,9 +413,16 @@ out:
 
 /* ---- buffers ---- */
 
+/* Bytes of carried slot k's [n] array, 8-aligned. */
+static size_t slot_size(const cs_lanes_layout *lay, unsigned k)
+{
+    size_t bytes = (size_t)lay->n * (lay->slot_bytes ? lay->slot_bytes[k] : lay->real_size);
+    return (bytes + 7) & ~(size_t)7;
+}
+
 static size_t buf_bytes(const cs_lanes_layout *lay, int b)
 {
-    size_t n = (size_t)lay->n, obs = lay->n_obs ? lay->n_obs : 1;
+    size_t n = (size_t)lay->n, obs = lay->n_obs ? lay->n_obs : 1, carried = 0;
     switch ((cs_buf)b) {
     case CS_BUF_SEGSTEP: return n * sizeof(int);
     case CS_BUF_OBS: case CS_BUF_FINAL_OBS: return n * obs * sizeof(float);
@@ -420,9 +430,15 @@ static size_t buf_bytes(const cs_lanes_layout *lay, int b)
     case CS_BUF_TERMINATED: case CS_BUF_TRUNCATED: case CS_BUF_PENDING: return n;
     case CS_BUF_SEGMENTS: case CS_BUF_NONFINITE: return n * sizeof(long long);
     /* [slot][n] in one allocation, so that CUDA callers get one pointer */
-    case CS_BUF_CARRIED: return n * lay->n_carried * lay->real_size;
+    case CS_BUF_CARRIED:
+        for (unsigned k = 0; k < lay->n_carried; k++)
+            carried += slot_size(lay, k);
+        return carried;
     case CS_BUF_PARAMS: return n * lay->n_params * lay->real_size;
     case CS_BUF_INPUTS: return n * lay->n_inputs * 4;
+    case CS_BUF_OBS_INT: case CS_BUF_FINAL_OBS_INT: return n * lay->n_obs_int * sizeof(long long);
+    case CS_BUF_STEP_WORDS: return n * lay->n_step_draws * sizeof(unsigned int);
+    case CS_BUF_RESTART_WORDS: return n * lay->n_restart_draws * sizeof(unsigned int);
     default: return 0;
     }
 }
@@ -462,8 +478,8 @@ static int alloc_current(cs_cuda *c, char *err, size_t err_size)
         cs_cuda_say(err, err_size, "out of memory");
         return CS_CUDA_FAIL;
     }
-    for (unsigned k = 0; k < lay->n_carried; k++)
-        c->carried[k] = c->buf[CS_BUF_CARRIED] + k * n * lay->real_size;
+    for (unsigned k = 0, at = 0; k < lay->n_carried; at += (unsigned)slot_size(lay, k), k++)
+        c->carried[k] = c->buf[CS_BUF_CARRIED] + at;
     for (unsigned k = 0; k < lay->n_params; k++)
         c->params[k] = c->buf[CS_BUF_PARAMS] + k * n * lay->real_size;
     for (unsigned k = 0; k < lay->n_inputs; k++)
@@ -502,6 +518,15 @@ int cs_cuda_alloc(cs_cuda *c, const cs_lanes_layout *lay, char *err, size_t err_
         return result;
     free_buffers(c);
     c->lay = *lay;
+    if (lay->slot_bytes) {   /* the caller's may go: a copy of our own */
+        if (!(c->slot_bytes = malloc(lay->n_carried + 1))) {
+            cs_cuda_say(err, err_size, "out of memory");
+            result = CS_CUDA_FAIL;
+            goto out;
+        }
+        memcpy(c->slot_bytes, lay->slot_bytes, lay->n_carried);
+        c->lay.slot_bytes = c->slot_bytes;
+    }
     size_t free_bytes = 0, total_bytes = 0;
     long long need = cs_cuda_bytes_needed(c, lay);
     CU_IN(c->cu.MemGetInfo(&free_bytes, &total_bytes), "reading the free memory of %s", c->info.name);
@@ -534,7 +559,8 @@ static unsigned regions(const cs_cuda *c, int b, const cs_lanes *host, region *o
     switch ((cs_buf)b) {
     case CS_BUF_CARRIED:
         for (unsigned k = 0; k < lay->n_carried && count < max; k++)
-            out[count++] = (region){c->carried[k], host->carried ? host->carried[k] : NULL, n * lay->real_size};
+            out[count++] = (region){c->carried[k], host->carried ? host->carried[k] : NULL,
+                                    n * (lay->slot_bytes ? lay->slot_bytes[k] : lay->real_size)};
         return count;
     case CS_BUF_PARAMS:
         for (unsigned k = 0; k < lay->n_params && count < max; k++)
@@ -560,6 +586,10 @@ static unsigned regions(const cs_cuda *c, int b, const cs_lanes *host, region *o
     case CS_BUF_SEGMENTS: h = host->segments; break;
     case CS_BUF_RETURN_SUM: h = host->return_sum; break;
     case CS_BUF_NONFINITE: h = host->nonfinite; break;
+    case CS_BUF_OBS_INT: h = host->obs_int; break;
+    case CS_BUF_FINAL_OBS_INT: h = host->final_obs_int; break;
+    case CS_BUF_STEP_WORDS: h = (void *)host->step_words; break;
+    case CS_BUF_RESTART_WORDS: h = (void *)host->restart_words; break;
     default: break;
     }
     out[0] = (region){c->buf[b], h, buf_bytes(lay, b)};
@@ -569,7 +599,8 @@ static unsigned regions(const cs_cuda *c, int b, const cs_lanes *host, region *o
 static const char *const buf_names[CS_BUF_COUNT] = {
     "state", "parameters", "episode steps", "inputs", "observations", "final observations", "rewards",
     "terminated flags", "truncated flags", "pending restarts", "running returns", "episode counts",
-    "return sums", "nonfinite counts",
+    "return sums", "nonfinite counts", "discrete observations", "final discrete observations",
+    "replayed step words", "replayed restart words",
 };
 
 typedef enum { COPY_FETCH, COPY_READ, COPY_UPLOAD, COPY_ZERO } copy_kind;
@@ -597,6 +628,8 @@ static int copy(cs_cuda *c, copy_kind kind, unsigned mask, const cs_lanes *host,
             continue;
         unsigned nr = regions(c, b, host, r, max);
         for (unsigned k = 0; k < nr; k++) {
+            if (!r[k].bytes)
+                continue;   /* a buffer the program has none of (discrete observations, words) */
             if (!r[k].host) {
                 cs_cuda_say(err, err_size, "no host buffer for the %s", buf_names[b]);
                 result = CS_CUDA_FAIL;
@@ -676,6 +709,9 @@ static cs_lanes device_lanes(const cs_cuda *c, const cs_lanes *l)
     d.segments = (long long *)(uintptr_t)c->buf[CS_BUF_SEGMENTS];
     d.return_sum = (double *)(uintptr_t)c->buf[CS_BUF_RETURN_SUM];
     d.nonfinite = (long long *)(uintptr_t)c->buf[CS_BUF_NONFINITE];
+    d.obs_int = (long long *)(uintptr_t)c->buf[CS_BUF_OBS_INT];
+    d.final_obs_int = (long long *)(uintptr_t)c->buf[CS_BUF_FINAL_OBS_INT];
+    d.step_words = d.restart_words = NULL;   /* replays: run_fixed's, once uploaded */
     return d;
 }
 
@@ -709,15 +745,31 @@ static int check_lanes(const cs_cuda *c, const cs_lanes *l, char *err, size_t er
 }
 
 /* Every buffer a kernel may write. */
-#define WRITTEN (CS_BUF_ALL & ~CS_BUF_BIT(CS_BUF_INPUTS))
+#define WRITTEN (CS_BUF_ALL & ~(CS_BUF_BIT(CS_BUF_INPUTS) | CS_BUF_BIT(CS_BUF_STEP_WORDS) | CS_BUF_BIT(CS_BUF_RESTART_WORDS)))
+
+/* The words a step or restart replays (lanes.h), uploaded where l gives
+ * them: the device's copies in d, else none. */
+static int replay_words(cs_cuda *c, const cs_lanes *l, cs_lanes *d, char *err, size_t err_size)
+{
+    unsigned mask = (l->step_words && c->lay.n_step_draws ? CS_BUF_BIT(CS_BUF_STEP_WORDS) : 0) |
+                    (l->restart_words && c->lay.n_restart_draws ? CS_BUF_BIT(CS_BUF_RESTART_WORDS) : 0);
+    int rc = mask ? cs_cuda_upload(c, mask, l, err, err_size) : 0;
+    if (mask & CS_BUF_BIT(CS_BUF_STEP_WORDS))
+        d->step_words = (const unsigned int *)(uintptr_t)c->buf[CS_BUF_STEP_WORDS];
+    if (mask & CS_BUF_BIT(CS_BUF_RESTART_WORDS))
+        d->restart_words = (const unsigned int *)(uintptr_t)c->buf[CS_BUF_RESTART_WORDS];
+    return rc;
+}
 
 static int run_fixed(cs_cuda *c, fixed_fn which, const cs_lanes *l, char *err, size_t err_size)
 {
     static const char *const names[FN_FIXED] = {"cs_kernel_restart", "cs_kernel_step", "cs_kernel_rollout"};
     int result = check_lanes(c, l, err, err_size);
+    cs_lanes d = device_lanes(c, l);
+    if (!result && which != FN_ROLLOUT)
+        result = replay_words(c, l, &d, err, err_size);
     if (result || (result = enter(c, err, err_size)))
         return result;
-    cs_lanes d = device_lanes(c, l);
     c->dirty |= WRITTEN;
     if ((result = launch(c, &c->fixed[which], names[which], &d, err, err_size)))
         goto out;

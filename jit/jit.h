@@ -350,7 +350,10 @@ void cs_cuda_unload(cs_cuda *c);
 typedef enum {
     CS_BUF_CARRIED, CS_BUF_PARAMS, CS_BUF_SEGSTEP, CS_BUF_INPUTS, CS_BUF_OBS, CS_BUF_FINAL_OBS,
     CS_BUF_REWARD, CS_BUF_TERMINATED, CS_BUF_TRUNCATED, CS_BUF_PENDING, CS_BUF_SEG_RETURN,
-    CS_BUF_SEGMENTS, CS_BUF_RETURN_SUM, CS_BUF_NONFINITE, CS_BUF_COUNT
+    CS_BUF_SEGMENTS, CS_BUF_RETURN_SUM, CS_BUF_NONFINITE,
+    CS_BUF_OBS_INT, CS_BUF_FINAL_OBS_INT,     /* discrete observations, int64 [n_obs_int][n] */
+    CS_BUF_STEP_WORDS, CS_BUF_RESTART_WORDS,  /* replayed words, uploaded by a step or restart that gives them */
+    CS_BUF_COUNT
 } cs_buf;
 #define CS_BUF_BIT(b) (1u << (b))
 #define CS_BUF_ALL ((1u << CS_BUF_COUNT) - 1)
@@ -358,7 +361,11 @@ typedef enum {
 typedef struct {
     long long n;           /* lanes: the stride */
     unsigned n_carried, n_params, n_obs, n_inputs;
-    size_t real_size;      /* of carried values and params; inputs are 4 bytes (int or float) */
+    size_t real_size;      /* of params and real carried slots; inputs are 4 bytes (int or float) */
+    const unsigned char *slot_bytes;   /* [n_carried] bytes of each carried slot's element (lanes.h: the
+                                          real's, 4 for an i32, 1 for a bool); NULL: real_size each */
+    unsigned n_obs_int;                /* discrete observation rows (int64) */
+    unsigned n_step_draws, n_restart_draws;   /* rows of replayed words (lanes.h's step_words, restart_words) */
 } cs_lanes_layout;
 
 /* Device bytes a layout needs with the loaded module's scratch. */

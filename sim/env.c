@@ -476,8 +476,8 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     if ((s = allocate(env)) != CS_OK)
         return s;
     if (env->backend == CS_BACKEND_CUDA) {
-        cs_lanes_layout lay = {env->n, env->prog->n_carried, env->prog->n_params, env->prog->n_obs,
-                               env->prog->n_inputs, real_size(env)};
+        cs_lanes_layout lay = {.n = env->n, .n_carried = env->prog->n_carried, .n_params = env->prog->n_params,
+                               .n_obs = env->prog->n_obs, .n_inputs = env->prog->n_inputs, .real_size = real_size(env)};
         char msg[1024];
         int rc = cs_cuda_alloc(env->k.cuda, &lay, msg, sizeof msg);
         if (rc)

@@ -385,6 +385,11 @@ static bool device_lanes_ok(const cs_lanes *l)
     for (size_t k = 0; k < sizeof single / sizeof single[0]; k++)
         if (!inside(single[k], 1))
             return false;
+    /* absent (0) where the program has none, else the device's */
+    const void *optional[] = {l->obs_int, l->final_obs_int, l->step_words, l->restart_words};
+    for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++)
+        if (optional[k] && !inside(optional[k], 1))
+            return false;
     void **tables[] = {l->carried, l->params, l->inputs};
     for (int t = 0; t < 3; t++)
         if (!inside(tables[t], sizeof(void *)))
@@ -542,6 +547,7 @@ cs_nvrtc_result nvrtcDestroyProgram(cs_nvrtc_program *p)
 #include "cartsim.h"
 #include "cuda_api.h"
 #include "jit.h"
+#include "lanes_any.h"
 #include "random_env.h"
 
 #ifdef CS_HAVE_CUDA_HEADERS
@@ -1691,6 +1697,97 @@ Test(cuda_fake, steps_equal_the_cpu_and_copy_back_lazily)
     cr_assert_eq(a.checksum, b.checksum, "pending restarts before a rollout");
     cs_env_close(cpu);
     cs_env_close(gpu);
+    check_clean();
+}
+
+/* The device runtime's kernel side for arrays and integers
+ * (jit/cuda_driver.c): carried slots of their own types (double, int,
+ * unsigned char) each in its place, the discrete observations' int64
+ * buffers, and the replayed words of a restart and a step, uploaded when
+ * given. A random array program with integer states and discrete
+ * observations, through the fake driver, equals the interpreter. */
+Test(cuda_fake, typed_slots_discrete_observations_and_replayed_words)
+{
+    use_fake_driver();
+    char err[4096];
+    cs_program *p = NULL;
+    for (uint64_t seed = 1; seed < 200 && !p; seed++) {
+        p = random_env_graph(seed, CS_F64, err, sizeof err);
+        cr_assert(p, "%s", err);
+        bool ints = false;
+        for (unsigned k = 0; k < p->n_carried; k++)
+            ints |= p->carried[k].type != CS_F64;
+        if (!ints || !p->n_obs_int || !p->n_step_draws || !p->n_restart_draws) {
+            cs_program_free(p);
+            p = NULL;
+        }
+    }
+    cr_assert(p, "no random program with integer states, discrete observations and draws");
+    cr_assert_eq(cs_optimize(p, CS_FUSION_FULL, NULL, err, sizeof err), 0, "%s", err);
+    cs_cuda *c = NULL;
+    cr_assert_eq(cs_cuda_open(&c, 0, err, sizeof err), 0, "%s", err);
+    cs_text src;
+    cr_assert_eq(lanes_emit(p, CS_FUSION_FULL, 1, CS_DIALECT_CUDA, &src, err, sizeof err, NULL), 0, "%s", err);
+    cs_cubin bin;
+    cr_assert_eq(cs_cuda_compile(cs_cuda_nvrtc(c), src.data, 90, false, NULL, &bin, err, sizeof err), 0, "%s", err);
+    cs_text_free(&src);
+    cs_cuda_schedule sched = {CS_FUSION_FULL, 1, true, 32};
+    cs_cuda_kernel_info info;
+    cr_assert_eq(cs_cuda_load(c, &bin, &sched, &info, err, sizeof err), 0, "%s", err);
+    cs_cubin_free(&bin);
+    enum { N = 77 };
+    unsigned char *bytes = malloc(p->n_carried);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        bytes[k] = (unsigned char)lanes_slot_size(p, k);
+    cs_lanes_layout lay = {.n = N, .n_carried = p->n_carried, .n_params = p->n_params, .n_obs = p->n_obs,
+                           .n_inputs = p->n_inputs, .real_size = 8, .slot_bytes = bytes, .n_obs_int = p->n_obs_int,
+                           .n_step_draws = p->n_step_draws, .n_restart_draws = p->n_restart_draws};
+    cr_assert_eq(cs_cuda_alloc(c, &lay, err, sizeof err), 0, "%s", err);
+    free(bytes);   /* the driver keeps a copy */
+    lanes_any ref, got;
+    lanes_any_init(&ref, p, N, 9);
+    lanes_any_init(&got, p, N, 9);
+    uint64_t r = 3;
+    for (long long w = 0; w < N * (long long)p->n_step_draws; w++)
+        ref.step_words[w] = got.step_words[w] = (unsigned int)splitmix_next(&r);
+    for (long long w = 0; w < N * (long long)p->n_restart_draws; w++)
+        ref.restart_words[w] = got.restart_words[w] = (unsigned int)splitmix_next(&r);
+    for (unsigned k = 0; k < p->n_inputs; k++)
+        for (long long i = 0; i < N; i++)
+            ((int *)ref.inputs[k])[i] = ((int *)got.inputs[k])[i] = p->inputs[k].type == CS_I32 ? (int)(i % 3) : 0;
+    unsigned written = CS_BUF_ALL & ~(CS_BUF_BIT(CS_BUF_INPUTS) | CS_BUF_BIT(CS_BUF_STEP_WORDS) | CS_BUF_BIT(CS_BUF_RESTART_WORDS));
+    char why[600];
+    /* a restart from the caller's words */
+    ref.l.restart_words = ref.restart_words;
+    got.l.restart_words = got.restart_words;
+    cs_interp_restart(p, &ref.l);
+    cr_assert_eq(cs_cuda_restart(c, &got.l, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_cuda_fetch(c, written, &got.l, err, sizeof err), 0, "%s", err);
+    cr_assert(!lanes_any_differ(&ref, &got, true, why, sizeof why), "restart: %s", why);
+    /* steps with the caller's words, restarting the next step (from them too) */
+    for (long long t = 0; t < 30; t++) {
+        ref.l.t = got.l.t = t;
+        ref.l.mode = got.l.mode = CS_MODE_NEXT_STEP;
+        ref.l.step_words = ref.step_words;
+        got.l.step_words = got.step_words;
+        cs_interp_step(p, &ref.l);
+        cr_assert_eq(cs_cuda_step(c, &got.l, false, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(cs_cuda_fetch(c, written, &got.l, err, sizeof err), 0, "%s", err);
+        cr_assert(!lanes_any_differ(&ref, &got, true, why, sizeof why), "step %lld: %s", t, why);
+    }
+    /* and a rollout (Philox's words) */
+    ref.l.step_words = got.l.step_words = NULL;
+    ref.l.restart_words = got.l.restart_words = NULL;
+    ref.l.t = got.l.t = 30;
+    ref.l.steps = got.l.steps = 40;
+    cs_interp_rollout(p, &ref.l);
+    cr_assert_eq(cs_cuda_rollout(c, &got.l, NULL, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_cuda_fetch(c, written, &got.l, err, sizeof err), 0, "%s", err);
+    cr_assert(!lanes_any_differ(&ref, &got, false, why, sizeof why), "rollout: %s", why);
+    lanes_any_free(&ref);
+    lanes_any_free(&got);
+    cs_cuda_close(c);
+    cs_program_free(p);
     check_clean();
 }
 
