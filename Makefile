@@ -82,7 +82,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build FORCE
+.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-arrays bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -237,6 +237,15 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 # peers (in build/bench-venv), plots and bench/RESULTS.md; BENCH_ARGS=--quick for a smoke run.
 bench: all
 	python3 bench/bench.py $(BENCH_ARGS)
+
+# A 10x10x4-state program (MinAtar's Breakout in outline, bench/compile_arrays.c):
+# cold compile time from the program to a loaded kernel at unroll 1 and 10, the
+# generated C's size, and its rate; a 20x20x4 grid beside it shows the size
+# does not grow with the arrays' elements (not part of `make test`).
+bench-arrays: $(BUILD)/libcartsim.a
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CS_CFLAGS) $(CFLAGS) bench/compile_arrays.c -o $(BUILD)/bench/compile_arrays $(BUILD)/libcartsim.a $(LDLIBS)
+	$(BUILD)/bench/compile_arrays
 
 # The math benchmarks (not part of `make test` either), built with the cpu
 # backend's flags (jit/backend_cpu.c's cc_flags) so that their loops are the
