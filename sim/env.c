@@ -1274,7 +1274,9 @@ static bool not_siblings(const cs_env *dst, const cs_env *src, char *why, size_t
         a->n_inputs != b->n_inputs || a->action_kind != b->action_kind || env_params(dst) != env_params(src))
         return snprintf(why, size, "a batch of %s cannot take the state of a batch of %s", a->name, b->name), true;
     for (unsigned k = 0; k < a->n_carried; k++)
-        if (strcmp(a->carried[k].name, b->carried[k].name) || a->carried[k].type != b->carried[k].type)
+        if (strcmp(a->carried[k].name, b->carried[k].name) ||
+            (a->carried[k].type != b->carried[k].type &&   /* reals differ by dtype, said below */
+             !(cs_type_is_real(a->carried[k].type) && cs_type_is_real(b->carried[k].type))))
             return snprintf(why, size, "state %u is %s here and %s there", k, a->carried[k].name,
                             b->carried[k].name), true;
     for (unsigned k = 0; k < env_params(dst); k++)
