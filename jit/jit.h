@@ -351,7 +351,8 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
 void cs_cuda_unload(cs_cuda *c);
 
 /* The buffers of a cs_lanes, one bit each in the masks below. CS_BUF_OBS and
- * CS_BUF_FINAL_OBS carry the int64 observations (obs_int, final_obs_int) too. */
+ * CS_BUF_FINAL_OBS carry the int64 observations (obs_int, final_obs_int) too,
+ * and the info values (info, final_info) likewise. */
 typedef enum {
     CS_BUF_CARRIED, CS_BUF_PARAMS, CS_BUF_SEGSTEP, CS_BUF_INPUTS, CS_BUF_OBS, CS_BUF_FINAL_OBS,
     CS_BUF_REWARD, CS_BUF_TERMINATED, CS_BUF_TRUNCATED, CS_BUF_PENDING, CS_BUF_SEG_RETURN,
@@ -366,6 +367,7 @@ typedef struct {
     size_t real_size;      /* of params and real carried slots; inputs are 4 bytes (int or float) */
     const size_t *slot_size;   /* [n_carried] bytes of each carried slot's element (real, int, bool) */
     unsigned n_obs_int;    /* int64 observation rows */
+    unsigned n_info;       /* info rows (doubles) */
 } cs_lanes_layout;
 
 /* Device bytes a layout needs with the loaded module's scratch. */

@@ -231,6 +231,8 @@ typedef struct {
     unsigned n_obs_items;       /* obs_dim counts the box items' elements */
     unsigned obs_int_dim;       /* the discrete items' elements */
     unsigned n_step_draws, n_restart_draws;   /* random words per step and per restart (cs_env_replay_draws) */
+    unsigned n_info_items;      /* the .env's info values (cs_env_info_item) */
+    unsigned info_dim;          /* their elements (cs_env_info_values) */
 } cs_env_info;
 
 cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
@@ -268,6 +270,18 @@ typedef struct {
 
 cs_status cs_env_obs_info(cs_env *env, unsigned k, cs_obs_info *out);       /* k < n_obs_items */
 
+/* An info value (Gymnasium's info dict: toy text's "prob", Taxi's
+ * "action_mask"): rows [offset, offset + size) of cs_env_info_values. */
+typedef struct {
+    const char *name;
+    cs_value_type type;
+    unsigned rank;
+    unsigned dims[3];
+    unsigned offset, size;
+} cs_info_item_desc;
+
+cs_status cs_env_info_item(cs_env *env, unsigned k, cs_info_item_desc *out); /* k < n_info_items */
+
 /* Every environment starts a fresh episode drawn from `seed`. */
 cs_status cs_env_reset(cs_env *env, uint64_t seed);
 
@@ -288,6 +302,14 @@ const float *cs_env_final_obs(cs_env *env);      /* same-step mode: obs that end
  * message when the batch has none). */
 const int64_t *cs_env_obs_int(cs_env *env);
 const int64_t *cs_env_final_obs_int(cs_env *env);
+/* The info values of the last step or reset, [info_dim][num_envs] doubles
+ * (ints and bools exact): after a step, each environment's step values, or
+ * its restart's where the step restarted it (next-step mode's pending
+ * restart; same-step mode's restart after an episode's end). NULL with the
+ * message when the environment declares none. */
+const double *cs_env_info_values(cs_env *env);
+/* Same-step mode: the info values of the steps that ended an episode. */
+const double *cs_env_final_info_values(cs_env *env);
 /* The same observations a row per environment, [num_envs][obs_dim] (obs of
  * environment i at out[i * obs_dim ...], as neural-network frameworks take a
  * batch), copied into out, which holds out_count floats (at least num_envs x
