@@ -855,7 +855,6 @@ static void run_loop(parser *P, const bstmt *s, val *frame)
         cs_lower_spend(P, 1, s->pos);
         var->value = (double)i;
         var->has_value = var->is_int = true;
-        var->v = cs_lower_scalar(cs_parse_built(P, cs_const(P->g, CS_I32, (double)i), s->pos), CS_I32);
         arena_mark m = cs_parse_mark(&P->temp);
         cs_lower_statements(P, s->body, frame);
         cs_parse_release(&P->temp, m);
@@ -944,8 +943,10 @@ static val lower_node(parser *P, const expr *e, val *frame)
         return cs_lower_scalar(cs_parse_built(P, cs_const(g, P->real, e->num), e->pos), P->real);
     case E_BOOL:
         return cs_lower_scalar(cs_parse_built(P, cs_const(g, CS_BOOL, e->num), e->pos), CS_BOOL);
-    case E_PARAM: case E_CONST: case E_LOCAL: case E_LOOP:
+    case E_PARAM: case E_CONST: case E_LOCAL:
         return e->sym->v;
+    case E_LOOP:   /* made when read: an empty loop of a million turns makes no nodes */
+        return cs_lower_scalar(cs_parse_built(P, cs_const(g, CS_I32, e->sym->value), e->pos), CS_I32);
     case E_SLOT:
         return frame[e->index];
     case E_STATE:

@@ -180,12 +180,12 @@ static val lower_randint(parser *P, const expr *e, val *frame)
     cs_node lo = e->n == 2 ? draw_param(P, e, 0, frame, CS_I32, shape) : 0;
     cs_node n = draw_param(P, e, e->n - 1, frame, CS_I32, shape);
     cs_node bits = draw_leaf(P, e, CS_OP_RANDBITS, shape, draw);
+    const cs_node_data *dn = cs_graph_node(g, n), *dl = lo ? cs_graph_node(g, lo) : NULL;
+    if (dn->op == CS_OP_CONST && (!dl || dl->op == CS_OP_CONST) && dn->imm.f - (dl ? dl->imm.f : 0) < 1)
+        cs_parse_fail_at(P, e->pos, lo ? "randint(lo, hi) needs lo < hi" : "randint(n) needs n >= 1, got %.0f",
+                dn->imm.f);
     if (lo)
         n = built(P, cs_binary(g, CS_OP_SUB, n, lo), e);
-    const cs_node_data *d = cs_graph_node(g, n);
-    if (d->op == CS_OP_CONST && d->imm.f < 1)
-        cs_parse_fail_at(P, e->pos, lo ? "randint(lo, hi) needs lo < hi" : "randint(n) needs n >= 1, got %.0f",
-                d->imm.f);
     cs_node r = built(P, cs_binary(g, CS_OP_BOUNDED, bits, n), e);
     return value_of(P, lo ? cs_binary(g, CS_OP_ADD, lo, r) : r, e);
 }

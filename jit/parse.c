@@ -439,8 +439,7 @@ static void parse_args(parser *P, const char *callee, kwarg *kw, unsigned accept
             size_t len = P->tok.len;
             kw_name k = keyword(s, len);
             if (!kw)
-                cs_parse_fail_at(P, pos, "keyword arguments (%.*s=) are for builtins only, and '%s' takes none",
-                        (int)len, s, callee);
+                cs_parse_fail_at(P, pos, "'%s' takes no keyword arguments (%.*s=)", callee, (int)len, s);
             if (k == KW_COUNT || !(accepted & (1u << k)))
                 cs_parse_fail_at(P, pos, "'%s' takes no keyword argument '%.*s'", callee, (int)len, s);
             if (kw[k].value)
@@ -1004,6 +1003,7 @@ static void unclosed(parser *P, size_t open)
 static bstmt *parse_for(parser *P)
 {
     size_t pos = P->tok.pos;
+    enter(P, pos);   /* loops in loops: the parser recurses */
     advance(P);   /* 'for' */
     const char *s = P->src + P->tok.pos;
     size_t n = P->tok.len, var_pos = P->tok.pos;
@@ -1043,6 +1043,7 @@ static bstmt *parse_for(parser *P)
     }
     advance(P);
     P->loops--;
+    P->depth--;
     end_scope(P, mark);
     return st;
 }
@@ -1833,6 +1834,10 @@ int cs_parse_override(const char *text, cs_param_override *out, char *err, size_
     const char *parts[2] = {value, colon ? colon + 1 : NULL};
     size_t lens[2] = {colon ? (size_t)(colon - value) : strlen(value), colon ? strlen(colon + 1) : 0};
     double v[2] = {0, 0};
+    if (!colon && (!strcmp(value, "true") || !strcmp(value, "false"))) {   /* a bool param's */
+        out->value = value[0] == 't';
+        return 0;
+    }
     for (int k = 0; k < (colon ? 2 : 1); k++) {
         int rc = override_number(parts[k], lens[k], &v[k]);
         if (rc == -2) {

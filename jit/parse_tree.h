@@ -85,11 +85,11 @@ struct sym {
     sym *shadowed;        /* the same name in an outer scope */
     sym *scope_next;      /* the symbol defined before it in the same scope */
     sym *next_param;      /* params in declaration order */
-    val v;                /* PARAM, CONST, LOCAL, LOOP (its value in the iteration being lowered) */
+    val v;                /* PARAM, CONST, LOCAL */
     cs_type type;         /* PARAM: its declared type */
     unsigned index;       /* STATE: variable; SLOT: frame slot; ranged PARAM: param slot */
     bool ranged;          /* PARAM with a range override */
-    bool has_value;       /* PARAM, CONST, LOOP: `value` is its compile-time number */
+    bool has_value;       /* PARAM, CONST, LOOP: `value` is its compile-time number (a loop's: this iteration's) */
     bool is_int;          /* ... and it is an int */
     double value, low, high;
     const char *why_not;  /* CONST without a compile-time value: why */
