@@ -1101,6 +1101,36 @@ static void *parse_deep_inputs(void *unused)
         if (depth > 300 && (rc != -1 || !strstr(err, "nested too deeply")))
             return "a 1200-deep function chain should be refused";
     }
+    /* the same through the array builtins, loops, literals and subscripts,
+     * each as deep as the lowering limit lets it (two or three levels of
+     * lowering per function), and one past it */
+    const struct {
+        const char *first, *next, *state;
+        int depth;
+    } arrays[] = {
+        {"fn g0(a) = a\n", "fn g%d(a) = set(g%d(a), 0, 1)\n", "x: int[2]", 495},
+        {"fn g0(a) = a\n", "fn g%d(a) {\n  s = a\n  for i in range(1) { s = g%d(s) }\n  return s\n}\n", "x", 495},
+        {"fn g0(a) = a\n", "fn g%d(a) = [g%d(a)][0]\n", "x", 330},
+        {"fn g0(a) = a\n", "fn g%d(a) = sum(reshape(g%d(a), 2), axis=0) * [1, 1]\n", "x: int[2]", 240},
+    };
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
+        for (int past = 0; past < 2; past++) {
+            int depth = arrays[k].depth + past * arrays[k].depth / 2;
+            size_t cap = 1 << 21, n = 0;
+            char *s = malloc(cap);
+            n += (size_t)sprintf(s + n, "env e \"E\"\n%s", arrays[k].first);
+            for (int j = 1; j < depth; j++)
+                n += (size_t)sprintf(s + n, arrays[k].next, j, j - 1);
+            n += (size_t)sprintf(s + n, "state %s\naction discrete 2\nobserve x\nreset { x = 0 }\n"
+                                        "step {\n  x' = g%d(x)\n  reward = 1.0\n  terminated = false\n}\n",
+                                 arrays[k].state, depth - 1);
+            int rc = parse_quietly(s, n);
+            free(s);
+            if (!past && rc != 0)
+                return "a chain of array builtins just under the lowering limit should parse";
+            if (past && (rc != -1 || !strstr(err, "nested too deeply")))
+                return "a chain of array builtins past the lowering limit should be refused";
+        }
     return NULL;
 }
 
