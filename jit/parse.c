@@ -4,16 +4,18 @@
  * trees to nodes; jit/parse_tree.h is their shared data.
  *
  * Every statement is parsed and then lowered at once, in source order, so
- * the error reported is the first one in the file. Function bodies are
- * kept as ASTs and lowered again at each call: functions are inlined, and
+ * the error reported is the first one in the file; a loop is one statement,
+ * parsed whole, then lowered once per turn. Function bodies are kept as
+ * ASTs and lowered again at each call: functions are inlined, and
  * hash-consing shares what the calls have in common.
  *
  * Errors longjmp back to cs_parse. Every parser allocation lives in one of
  * two arenas (perm: names, symbols, function bodies; temp: the statement
- * being parsed, emptied after each) or in two scratch arrays that cs_parse
- * frees, so no error path can leak. Recursion is bounded (NEST_MAX while
- * parsing, LOWER_MAX while lowering) and so is the work that inlining and
- * vectors can multiply (work_max): no input can overflow the stack or hang.
+ * being parsed, emptied after each) or in three growing arrays that
+ * cs_parse frees (scratch, targets, lower.c's tables), so no error path can
+ * leak. Recursion is bounded (NEST_MAX while parsing, LOWER_MAX while
+ * lowering) and so is the work that inlining, vectors and loops can
+ * multiply (work_max): no input can overflow the stack or hang.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -688,14 +690,12 @@ static expr *parse_postfix(parser *P)
         enter(P, pos);   /* v[0][0]...: the AST gets deeper with each */
         entered++;
         advance(P);
-        index_item items[CS_RANK_MAX + 1];
+        index_item items[CS_RANK_MAX];
         unsigned n = 0;
-        bool slices = false;
         for (;;) {
             if (n == CS_RANK_MAX)
                 cs_parse_fail_at(P, P->tok.pos, "too many indices (an array has at most %d axes)", CS_RANK_MAX);
-            items[n] = parse_index_item(P);
-            slices |= items[n++].slice;
+            items[n++] = parse_index_item(P);
             if (!is(P, CS_TOK_COMMA))
                 break;
             advance(P);
@@ -711,7 +711,6 @@ static expr *parse_postfix(parser *P)
             x->items = cs_parse_alloc(P, P->ast, CS_RANK_MAX * sizeof *x->items);
             e = x;
         }
-        (void)slices;
         memcpy(e->items + e->n_items, items, n * sizeof *items);
         e->n_items += n;
     }
@@ -1778,6 +1777,7 @@ int cs_parse(const char *src, size_t len, const char *filename, cs_type real,
     arena_free(&P.temp);
     free(P.scratch);
     free(P.targets);
+    free(P.tables);
     if (rc) {
         cs_program_free(P.p);
         return P.ov_failed ? -2 : -1;
