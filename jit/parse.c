@@ -1408,18 +1408,17 @@ static void parse_observation(parser *P)
         size_t base = P->n_scratch;
         parse_args(P, discrete ? "discrete" : "box", NULL, 0);
         unsigned got = (unsigned)(P->n_scratch - base);
+        if (got != (discrete ? 1u : 2u))
+            cs_parse_fail_at(P, pos, discrete ? "'discrete' takes 1 argument (the number of values), got %u"
+                                              : "'box' takes 2 arguments (low, high), got %u", got);
         const scratch_item *a = &P->scratch[base];
         if (discrete) {
-            if (got != 1)
-                cs_parse_fail_at(P, pos, "'discrete' takes 1 argument (the number of values), got %u", got);
             count = (int64_t)cs_lower_constant_int(P, a[0].e, "the number of discrete values", 1, INT32_MAX);
             if (v.type == P->real)
                 cs_parse_fail_at(P, e->start, "a discrete observation must be an int or a bool, got %s (convert it "
                         "with int(...))", cs_lower_shape_text(P, v.node, ty));
             space = CS_OBS_DISCRETE;
         } else {
-            if (got != 2)
-                cs_parse_fail_at(P, pos, "'box' takes 2 arguments (low, high), got %u", got);
             low = cs_lower_constant(P, a[0].e, "the low bound of the observation");
             high = cs_lower_constant(P, a[1].e, "the high bound of the observation");
             if (!isfinite(low) || !isfinite(high) || low > high)

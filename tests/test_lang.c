@@ -106,8 +106,6 @@ static void run_free(run *r)
 
 static cs_lanes lanes(run *r, unsigned begin, unsigned end)
 {
-    void *inputs[1] = {r->action};
-    (void)inputs;
     cs_lanes l = {.begin = begin, .end = end, .t = r->t, .seed = 99, .stride = r->n, .carried = r->carried,
                   .segstep = r->segstep, .obs = r->obs, .obs_int = r->obs_int, .reward = r->reward,
                   .terminated = r->terminated, .truncated = r->truncated, .mode = CS_MODE_NO_RESTART,
@@ -1021,6 +1019,10 @@ Test(lang_errors, state_declarations)
          "t.env:4:18: the observation's bounds must be finite with low <= high, got 1 and 0"},
         {"env e \"E\"\nstate q: int\naction discrete 2\nobserve q in discrete(0)\n",
          "t.env:4:23: the number of discrete values must be an integer from 1 to 2147483647, got 0"},
+        {"env e \"E\"\nstate q: int\naction discrete 2\nobserve q in discrete()\n",   /* make fuzz found it */
+         "t.env:4:14: 'discrete' takes 1 argument (the number of values), got 0"},
+        {"env e \"E\"\nstate q: int\naction discrete 2\nobserve q in box(1)\n",
+         "t.env:4:14: 'box' takes 2 arguments (low, high), got 1"},
         {"env e \"E\"\nstate q: int\naction discrete 2\nobserve q in cube(3)\n",
          "t.env:4:14: expected a space after 'in': discrete(N) or box(low, high), got 'cube'"},
         {"env e \"E\"\nstate q\naction discrete 2\nobserve q in discrete(3)\n",
