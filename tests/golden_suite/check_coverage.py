@@ -393,7 +393,7 @@ def check(path, markdown=False):
     if markdown:
         print("| `%s` | %d | %d | %d | %d KB | %s |" % (
             os.path.basename(path), episodes, len(steps), placed, (os.path.getsize(path) + 512) // 1024,
-            ", ".join("%s %d" % (n, counts.get(n, 0)) for n in need(meta))
+            "; ".join("%s (%d)" % (n, counts.get(n, 0)) for n in need(meta))
             + ("; MISSING: " + ", ".join(missing) if missing else "")))
         return not missing
     print("%s: %d steps, %d episodes (%d resets%s, %d placed), %d bytes" % (

@@ -9,8 +9,9 @@ inside each as a worker that writes, per row of references.SUITE,
   tests/golden_suite/STEM.dist.json  the reference's own draws, counted over many samples
 
 and finally check_coverage.py over the new files (it fails when a file misses
-a branch). The layout of both is in README.md; the semantics they pin down
-in docs/suite.md. Deterministic: the same pins give the same files.
+a branch) and replay_check.py (docs/suite.md written again in plain Python: it
+fails when a record differs from what the document says). The layout of the
+files is in README.md. Deterministic: the same pins give the same files.
 
   python3 tests/golden_suite/generate.py [--only STEM,...] [--samples 10000]
 """
@@ -74,9 +75,10 @@ def main():
                             "--only", ",".join(stems), "--samples", str(a.samples)], env=env)
         if r.returncode:
             sys.exit("generate.py: the %s worker failed (exit status %d)" % (ref, r.returncode))
-    r = subprocess.run([sys.executable, os.path.join(HERE, "check_coverage.py")]
-                       + [os.path.join(HERE, stem + ".jsonl") for stem in wanted])
-    sys.exit(r.returncode)
+    files = [os.path.join(HERE, stem + ".jsonl") for stem in wanted]
+    coverage = subprocess.run([sys.executable, os.path.join(HERE, "check_coverage.py")] + files)
+    replay = subprocess.run([sys.executable, os.path.join(HERE, "replay_check.py")] + files)
+    sys.exit(coverage.returncode or replay.returncode)
 
 
 if __name__ == "__main__":

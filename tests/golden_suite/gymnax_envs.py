@@ -130,10 +130,10 @@ class DeepSea(Spec):
         return [(None, None)] * 25
 
     def action(self, rng, state, episode):
-        # 'right' (the action_mapping's action at the cell) four times in five:
-        # some episodes reach the rewarding corner.
+        # 'right' (the action_mapping's action at the cell) always in one
+        # episode of three (they head for the treasure), else three times in four.
         right = int(state["action_mapping"][min(state["row"], 7), min(state["column"], 7)])
-        return right if rng.random() < 0.8 else 1 - right
+        return right if episode % 3 == 0 or rng.random() < 0.75 else 1 - right
 
 
 class MemoryChain(Spec):
@@ -174,7 +174,7 @@ class Breakout(Spec):
     doc = "reset ball_start: choice of [0, 1]: ball_x = [0, 9][ball_start], ball_dir = [2, 3][ball_start]"
 
     def episodes(self):
-        plan = [(25, None)] * 4
+        plan = [(20, None)] * 3
         for k in range(3):
             plan += [(8, "inside"), (14, "last_brick"), (10, "cleared"), (5, "truncate")]
         return plan
@@ -303,7 +303,7 @@ class FourRooms(Spec):
            "compared with fail_prob * 4 / 3, random_action: randint in [0, 4) taken instead when random_u is below")
 
     def episodes(self):
-        return [(None, None), (None, None), (30, None)] * 10 + [(None, "truncate")] * 3
+        return [(None, None), (None, None), (30, None)] * 7 + [(None, "truncate")] * 3
 
     def place(self, name, state, rng):
         return replace(state, time=496)
@@ -509,20 +509,25 @@ def generate(stem, env_id, options, path, seed):
 def summarize(values):
     """Counts of a draw's or a field's outcomes over the samples (axis 0):
     per element for up to 8 elements, pooled over the elements beyond;
-    a histogram with moments for reals."""
+    a histogram with moments for reals; `constant` when every sample is the same."""
     values = np.asarray(values)
+    flat = values.reshape(len(values), -1)
+    if (flat == flat[:1]).all():
+        return {"constant": plain(values[0]) if flat.shape[1] <= 8 else
+                "the same %s in every sample" % "x".join(str(d) for d in values.shape[1:])}
+    if values.dtype.kind == "f" and flat.shape[1] > 8:
+        flat = flat.reshape(-1, 1)          # pooled over the elements
     if values.dtype.kind == "f":
-        flat = values.reshape(len(values), -1)
         out = {}
         for j in range(flat.shape[1]):
             v = flat[:, j].astype(np.float64)
             lo, hi = float(v.min()), float(v.max())
             counts, edges = np.histogram(v, bins=20, range=(lo, hi if hi > lo else lo + 1))
-            out["[%d]" % j if flat.shape[1] > 1 else "all"] = {
+            out["[%d]" % j if flat.shape[1] > 1 else ("pooled" if values[0].size > 8 else "all")] = {
                 "mean": float(v.mean()), "std": float(v.std()), "min": lo, "max": hi,
                 "edges": [float(x) for x in edges], "counts": [int(c) for c in counts]}
         return out
-    flat = values.reshape(len(values), -1).astype(np.int64)
+    flat = flat.astype(np.int64)
     if flat.shape[1] <= 8:
         return {("[%d]" % j if flat.shape[1] > 1 else "all"):
                 {str(k): int(c) for k, c in zip(*np.unique(flat[:, j], return_counts=True))}
