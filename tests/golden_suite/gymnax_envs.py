@@ -409,8 +409,8 @@ SPECS = {"Catch-bsuite": Catch, "DeepSea-bsuite": DeepSea, "MemoryChain-bsuite":
 
 
 def versions():
-    return {"gymnax": gymnax.__version__ if hasattr(gymnax, "__version__") else "1.0.1", "jax": jax.__version__,
-            "jaxlib": jax.lib.__version__ if hasattr(jax.lib, "__version__") else "", "numpy": np.__version__,
+    from importlib.metadata import version   # gymnax has no __version__
+    return {"gymnax": version("gymnax"), "jax": jax.__version__, "jaxlib": version("jaxlib"), "numpy": np.__version__,
             "python": platform.python_version(), "backend": jax.default_backend()}
 
 
