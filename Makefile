@@ -82,7 +82,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build FORCE
+.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build golden-suite FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -237,6 +237,13 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 # peers (in build/bench-venv), plots and bench/RESULTS.md; BENCH_ARGS=--quick for a smoke run.
 bench: all
 	python3 bench/bench.py $(BENCH_ARGS)
+
+# The environment suite's golden data (tests/golden_suite/, docs/suite.md): written by
+# the references' own code (Gymnasium 1.4.0, gymnax 1.0.1), each pip-installed from PyPI
+# into a pinned venv under build/golden-suite; not part of `make test`, and the files
+# are committed. GOLDEN_SUITE_ARGS="--only Taxi-v4,Breakout-MinAtar" for some of them.
+golden-suite:
+	python3 tests/golden_suite/generate.py $(GOLDEN_SUITE_ARGS)
 
 # The math benchmarks (not part of `make test` either), built with the cpu
 # backend's flags (jit/backend_cpu.c's cc_flags) so that their loops are the
