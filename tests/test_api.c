@@ -468,6 +468,38 @@ Test(api, make_install_gives_a_usable_library, .timeout = 120)
     cr_assert_eq(rc, 0, "install into a DESTDIR, compile the example with pkg-config, run it");
 }
 
+/* What make prints for one object into a fresh build folder, V=1 or not. */
+static void make_output(const char *build, const char *verbose, char *out, size_t size)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C '%s' BUILD='%s' %s '%s/jit/text.o' 2>&1",
+             root(), build, verbose, build);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(out, 1, size - 1, f);
+    out[n] = 0;
+    cr_assert_eq(pclose(f), 0, "%s printed:\n%s", cmd, out);
+}
+
+/* A build says a line per file ("  CC      jit/text.c"), the whole command
+ * with V=1: the short form keeps make run's result on the first screen. */
+Test(api, make_prints_a_short_line_per_file_and_the_commands_with_v1, .timeout = 120)
+{
+    char build[] = "/tmp/cartsim-short-build-XXXXXX", out[16384], cmd[4200];
+    cr_assert_not_null(mkdtemp(build));
+    make_output(build, "", out, sizeof out);
+    char *short_form = strdup(out);
+    snprintf(cmd, sizeof cmd, "rm -f '%s/jit/text.o'", build);
+    cr_assert_eq(system(cmd), 0);
+    make_output(build, "V=1", out, sizeof out);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", build);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_str_eq(short_form, "  CC      jit/text.c\n");
+    cr_assert(strstr(out, " -c jit/text.c -o ") && strstr(out, "-std=c11"), "V=1 printed:\n%s", out);
+    free(short_form);
+}
+
 /* cs_config.math: the fast mode is reported, compiled into a kernel of its
  * own (two modes, two cache entries), changes f64's results and not f32's,
  * and gives the cpu backend's bits on the interpreter too. */
