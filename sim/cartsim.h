@@ -238,6 +238,9 @@ cs_status cs_env_reset(cs_env *env, uint64_t seed);
  * environment first (CS_ERR_ARGUMENT naming the right one); prefer them. */
 cs_status cs_env_step(cs_env *env, const void *actions);
 cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions);   /* [num_envs] */
+/* The same as int64_t (NumPy's and PyTorch's integers), each checked against
+ * [0, n_actions) whole, before it is narrowed: 2^32 is refused, not wrapped to 0. */
+cs_status cs_env_step_discrete_i64(cs_env *env, const int64_t *actions);   /* [num_envs] */
 cs_status cs_env_step_box(cs_env *env, const float *actions);          /* [action_dim][num_envs] */
 /* The same as doubles, converted to float (the actions' type in the batch). */
 cs_status cs_env_step_box_f64(cs_env *env, const double *actions);     /* [action_dim][num_envs] */

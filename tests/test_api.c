@@ -119,6 +119,20 @@ Test(api, typed_steps_check_the_action_type)
     cr_assert_eq(cs_env_step_box_f64(a, box64), CS_ERR_ARGUMENT);
     int32_t out_of_range[4] = {0, 2, 0, 0};
     cr_assert_eq(cs_env_step_discrete(a, out_of_range), CS_ERR_ARGUMENT);
+    /* int64 actions step as the int32 ones; each is checked whole, before it is narrowed */
+    int64_t wide[4] = {1, 0, 0, 1};
+    int32_t narrow[4] = {1, 0, 0, 1};
+    cr_assert_eq(cs_env_step_discrete_i64(a, wide), CS_OK, "%s", cs_env_error(a));
+    cr_assert_eq(cs_env_step_discrete(b, narrow), CS_OK);
+    cs_env_get_state(a, sa);
+    cs_env_get_state(b, sb);
+    cr_assert_eq(memcmp(sa, sb, sizeof sa), 0);
+    int64_t wraps_to_0[4] = {0, 0, INT64_C(1) << 32, 0}, negative[4] = {0, -1, 0, 0};
+    cr_assert_eq(cs_env_step_discrete_i64(a, wraps_to_0), CS_ERR_ARGUMENT);
+    cr_assert_str_eq(cs_env_error(a), "action 4294967296 of environment 2 is not in [0, 2)");
+    cr_assert_eq(cs_env_step_discrete_i64(a, negative), CS_ERR_ARGUMENT);
+    cr_assert_str_eq(cs_env_error(a), "action -1 of environment 1 is not in [0, 2)");
+    cr_assert_eq(cs_env_step_discrete_i64(a, NULL), CS_ERR_ARGUMENT);
     cs_env_close(a);
     cs_env_close(b);
 
@@ -127,6 +141,7 @@ Test(api, typed_steps_check_the_action_type)
     cs_env_reset(p32, 2);
     cs_env_reset(p64, 2);
     cr_assert_eq(cs_env_step_discrete(p32, discrete), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_step_discrete_i64(p32, wide), CS_ERR_ARGUMENT);
     cr_assert(strstr(cs_env_error(p32), "box") && strstr(cs_env_error(p32), "cs_env_step_box"), "%s",
               cs_env_error(p32));
     float torque[4] = {-2.0f, 0.25f, 1.0f, 2.0f};
