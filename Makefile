@@ -129,7 +129,8 @@ check: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/ex
 
 # The Python package's tests (python/tests) in a virtual environment of their
 # own, with the pinned packages of python/tests/requirements.txt from PyPI; a
-# failed pip stops here. The package finds build/libcartsim.so from the checkout.
+# failed pip stops here. The package finds build/libcartsim.so from the checkout;
+# its kernels go to the C suite's cache under $(BUILD), not the user's.
 PY_VENV = $(BUILD)/py-venv
 $(PY_VENV)/installed: python/tests/requirements.txt
 	rm -rf $(PY_VENV)
@@ -139,7 +140,8 @@ $(PY_VENV)/installed: python/tests/requirements.txt
 
 pytest: $(BUILD)/libcartsim.so $(BUILD)/cartsim $(PY_VENV)/installed
 	$(call say,PYTEST,python/tests)
-	$(Q)CARTSIM_LIBRARY=$(CURDIR)/$(BUILD)/libcartsim.so CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_HEADER=$(CURDIR)/sim/cartsim.h PYTHONPATH=$(CURDIR)/python \
+	@mkdir -p -m 700 $(BUILD)/test-cache
+	$(Q)XDG_CACHE_HOME=$(CURDIR)/$(BUILD)/test-cache CARTSIM_LIBRARY=$(CURDIR)/$(BUILD)/libcartsim.so CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_HEADER=$(CURDIR)/sim/cartsim.h PYTHONPATH=$(CURDIR)/python \
 		$(PY_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider python/tests $(PYTEST_ARGS)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
