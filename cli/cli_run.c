@@ -214,8 +214,10 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, co
                    in->sm_count, in->arch, in->block, in->registers, in->spill_bytes, in->local_bytes,
                    in->persistent ? "true" : "false");
     cli_buf_printf(b, "  \"ranks\": %d,\n  \"rank_run_ms\": [", rt->ranks);
-    for (int r = 0; r < rt->ranks; r++)
-        cli_buf_printf(b, "%s%.17g", r ? ", " : "", rt->run_ms[r]);
+    for (int r = 0; r < rt->ranks; r++) {
+        cli_buf_str(b, r ? ", " : "");
+        cli_buf_repr(b, rt->run_ms[r]);
+    }
     cli_buf_str(b, "],\n  \"notice\": ");
     cli_buf_json_string(b, in->notice && *in->notice ? in->notice : NULL);
     cli_buf_str(b, ",\n");
