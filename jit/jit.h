@@ -263,6 +263,7 @@ void cs_cpu_unload(cs_cpu_kernel *k);
 #define CS_CUDA_NO_DRIVER (-4)   /* opening: no libcuda.so.1 (or only the toolkit's stub) */
 #define CS_CUDA_NO_DEVICE (-5)   /* opening: a driver, but no device */
 #define CS_CUDA_NO_NVRTC (-6)    /* opening: no libnvrtc */
+#define CS_CUDA_NOT_INSTALLED (-7)   /* opening: no libcuda.so.1 where the loader looks: no NVIDIA driver here */
 
 typedef struct cs_nvrtc cs_nvrtc;
 
@@ -316,7 +317,7 @@ typedef struct {
 
 /* Opens the driver, device `device` (modulo the devices there are) and
  * NVRTC. 0, or why no device is usable:
- * CS_CUDA_NO_DRIVER, CS_CUDA_NO_DEVICE, CS_CUDA_NO_NVRTC, or CS_CUDA_FAIL
+ * CS_CUDA_NOT_INSTALLED, CS_CUDA_NO_DRIVER, CS_CUDA_NO_DEVICE, CS_CUDA_NO_NVRTC, or CS_CUDA_FAIL
  * with the driver's own message. */
 int cs_cuda_open(cs_cuda **out, int device, char *err, size_t err_size);
 void cs_cuda_close(cs_cuda *c);   /* NULL is fine */
@@ -416,6 +417,7 @@ typedef enum {
     CS_COMPILE_CC_TIMEOUT,     /* the C compiler ran past its time limit (its process group killed) */
     CS_COMPILE_INTERRUPTED,    /* a signal (Ctrl-C) stopped the compile */
     CS_COMPILE_NO_DRIVER,      /* no CUDA driver */
+    CS_COMPILE_NOT_INSTALLED,  /* no NVIDIA driver on this machine at all: auto runs the cpu without a notice */
     CS_COMPILE_NO_DEVICE,      /* a CUDA driver, but no device */
     CS_COMPILE_NO_NVRTC,       /* no libnvrtc */
     CS_COMPILE_DEVICE_OPEN,    /* the driver failed while opening the device */
