@@ -105,10 +105,12 @@ void cli_print_help(const cli_command *cmd);
 void cli_defaults(const cli_command *cmd, cli_args *a);
 void cli_print_overview(void);
 bool cli_stdout_write(const char *data, size_t len);   /* false after reporting an error */
-/* The cpu backend unusable (no C compiler), the default backend fell back to
- * the interpreter, ~100x slower: said on stderr every time, "cartsim: note:
- * ...", whatever the output format. */
-void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice);
+/* What an opened environment makes worth saying on stderr ("cartsim: note:
+ * ...", once, by rank 0, whatever the output format): the default backend
+ * fell back to the interpreter, ~100x slower (the cpu backend unusable: no C
+ * compiler), and settings asked for that have no effect on what ran
+ * (--math fast with f32, --block off the GPU). */
+void cli_open_notices(const cs_config *cfg, cs_backend got, cs_dtype dtype, const char *notice);
 void cli_env_notice(const cs_config *cfg, cs_env *env);
 /* Sets an option from a configuration file's value (NULL for a switch):
  * errors read "ORIGIN: KEY: ...", ORIGIN being "FILE:LINE". */

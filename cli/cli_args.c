@@ -232,17 +232,25 @@ int cli_buf_print(const cli_buf *b)
     return cli_stdout_write(b->data, b->len) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
-void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice)
+void cli_open_notices(const cs_config *cfg, cs_backend got, cs_dtype dtype, const char *notice)
 {
-    if (asked == CS_BACKEND_AUTO && got == CS_BACKEND_INTERP && cli_dist_rank() == 0)
+    if (cli_dist_rank() != 0)
+        return;
+    if (cfg->backend == CS_BACKEND_AUTO && got == CS_BACKEND_INTERP)
         fprintf(stderr, "cartsim: note: %s\n", notice && *notice ? notice : "running the interpreter");
+    if (cfg->math == CS_MATH_FAST && dtype == CS_DTYPE_F32)
+        fprintf(stderr, "cartsim: note: --math fast has no effect with --dtype f32: f32 computes with cartsim's "
+                        "own vectorized functions in either mode (it changes f64's)\n");
+    if (cfg->block > 0 && got != CS_BACKEND_CUDA)
+        fprintf(stderr, "cartsim: note: --block has no effect on the %s backend: it sets the threads per block "
+                        "of a CUDA launch\n", cs_backend_name(got));
 }
 
 void cli_env_notice(const cs_config *cfg, cs_env *env)
 {
     cs_env_info info;
     if (env && cs_env_get_info(env, &info) == CS_OK)
-        cli_fallback_notice(cfg->backend, info.backend, info.notice);
+        cli_open_notices(cfg, info.backend, info.dtype, info.notice);
 }
 
 /* ---- values ---- */

@@ -554,7 +554,7 @@ int cli_replay(cli_args *a)
     }
     if ((rc = check_against_env(&tb, &info)))
         goto done;
-    cli_fallback_notice(a->cfg.backend, info.backend, info.notice);
+    cli_open_notices(&a->cfg, info.backend, info.dtype, info.notice);
     if (!results_alloc(&res, &tb)) {
         rc = cli_error(CLI_EXIT_FAIL, "out of memory");
         goto done;

@@ -116,7 +116,7 @@ int cli_train(cli_args *a)
     cs_status st = cs_train(&a->cfg, &tc, &r, err, sizeof err);
     if (st != CS_OK)
         return cli_lib_error(st, err);
-    cli_fallback_notice(a->cfg.backend, r.backend, r.notice);
+    cli_open_notices(&a->cfg, r.backend, a->cfg.dtype, r.notice);
     /* Every rank takes part before any of them can stop: the whole job's total. */
     int64_t env_steps = r.env_steps;
     cli_dist_sum(&env_steps, 1);

@@ -207,7 +207,8 @@ typedef struct {
     cs_backend backend;         /* the backend actually used */
     cs_fusion fusion;
     cs_dtype dtype;
-    cs_math math;               /* cs_config.math */
+    cs_math math;               /* what ran: cs_config.math for f64; EXACT for f32, whose functions are
+                                   cartsim's own in either mode (the same kernel) */
     int unroll, threads;
     int kernels_per_step;       /* fused kernels (loops on the cpu) per step */
     bool persistent;            /* fusion full and cs_config.persistent: a rollout is one launch */

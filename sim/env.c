@@ -421,7 +421,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->len = src.len;
     rq->filename = src.filename;
     rq->real = cfg->dtype == CS_DTYPE_F32 ? CS_F32 : CS_F64;
-    rq->fast_f64 = cfg->math == CS_MATH_FAST;
+    rq->fast_f64 = cfg->math == CS_MATH_FAST && cfg->dtype == CS_DTYPE_F64;
     rq->params = cfg->params;
     rq->n_params = (unsigned)cfg->n_params;
     rq->bind_policy = bind_agent;
@@ -461,7 +461,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->first_env = cfg->first_env;
     env->fusion = cfg->fusion;
     env->dtype = cfg->dtype;
-    env->math = cfg->math;
+    env->math = cfg->dtype == CS_DTYPE_F64 ? cfg->math : CS_MATH_EXACT;   /* f32: one kernel for both */
     env->unroll = cfg->unroll;
     env->autoreset = cfg->autoreset;
     env->strict = cfg->strict;

@@ -3,6 +3,7 @@
  * matches what runs, the cache as people think of it, and Ctrl-C during a
  * compile in every subcommand. */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,5 +95,51 @@ Test(cli_messages, numbers_are_echoed_as_the_shortest_decimal)
             break;
         }
     }
+    cli_result_free(&r);
+}
+
+/* Settings that change nothing in what ran are said once, on stderr, and the
+ * summary reports what ran: f32 has one set of math functions, and --block
+ * shapes CUDA launches only. */
+Test(cli_messages, math_fast_with_f32_and_block_off_the_gpu_are_said_once)
+{
+    cli_result r;
+    cli_test_run((const char *const[]){"--math", "fast", "--block", "64", "--backend", "cpu", "--envs", "8",
+                                       "--steps", "5", "--json", NULL},
+                 120, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.err, "cartsim: note: --math fast has no effect with --dtype f32: f32 computes with cartsim's "
+                            "own vectorized functions in either mode (it changes f64's)\n"
+                            "cartsim: note: --block has no effect on the cpu backend: it sets the threads per "
+                            "block of a CUDA launch\n");
+    cr_assert(strstr(r.out, "\n  \"math\": \"exact\",\n"), "what ran: %s", r.out);
+    cr_assert(strstr(r.out, "\n    \"math\": \"fast\",\n"), "the config as asked: %s", r.out);
+    cli_result_free(&r);
+    cli_test_run((const char *const[]){"--math", "fast", "--dtype", "f64", "--backend", "cpu", "--envs", "8",
+                                       "--steps", "5", "--json", NULL},
+                 120, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.err, "", "f64's fast math is real");
+    cr_assert(strstr(r.out, "\n  \"math\": \"fast\",\n"), "%s", r.out);
+    cli_result_free(&r);
+}
+
+/* On a machine without an NVIDIA driver the cpu is what was to be expected:
+ * no "no CUDA device" notice on every run (a driver without a usable device
+ * still gets one: tests/test_cuda.c). */
+Test(cli_messages, no_cuda_notice_where_no_gpu_was_expected)
+{
+    cli_result r;
+    cli_test_run((const char *const[]){"--backend", "cuda", "--envs", "8", "--steps", "5", NULL}, 120, &r);
+    bool not_installed = strstr(r.err, "no CUDA driver (libcuda.so.1 not found)") != NULL;
+    cli_result_free(&r);
+    if (!not_installed)
+        cr_skip_test("this machine has a CUDA driver: its notices are tests/test_cuda.c's");
+    cli_test_run((const char *const[]){"--envs", "8", "--steps", "5", NULL}, 120, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(!strstr(r.out, "notice") && !strstr(r.out, "CUDA") && !*r.err, "%s%s", r.out, r.err);
+    cli_result_free(&r);
+    cli_test_run((const char *const[]){"--envs", "8", "--steps", "5", "--json", NULL}, 120, &r);
+    cr_assert(strstr(r.out, "\"notice\": null"), "%s", r.out);
     cli_result_free(&r);
 }
