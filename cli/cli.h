@@ -38,10 +38,12 @@ typedef enum {
 #define OPTION(id, flag, metavar, section, key, note, help) OPT_##id,
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
     OPT_COUNT
 } cli_opt_id;
 

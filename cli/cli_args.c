@@ -23,10 +23,12 @@ static const cli_flag program_flags[OPT_COUNT] = {
 #define OPTION(id, flag, metavar, section, key, note, help) [OPT_##id] = {flag, metavar, note, help, OPT_##id, NULL},
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
 };
 
 typedef struct {
@@ -37,10 +39,28 @@ static const cli_range ranges[OPT_COUNT] = {
 #define OPTION(id, flag, metavar, section, key, note, help)
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi) [OPT_##id] = {lo, hi},
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
+};
+
+/* An option's metavar and help in one subcommand's --help (FOR rows). */
+static const struct {
+    cli_opt_id id;
+    const char *commands, *metavar, *help;
+} spellings[] = {
+#define OPTION(id, flag, metavar, section, key, note, help)
+#define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help) {OPT_##id, commands, metavar, help},
+#include "cli_options.def"
+#undef OPTION
+#undef KEY
+#undef RANGE
+#undef FOR
 };
 
 /* The flags, built once from the library's table and the program's: the
@@ -581,13 +601,26 @@ static void default_text(const cli_args *d, const cli_flag *f, char *out, size_t
         snprintf(out, size, " (default%s%s)", note[0] == ':' ? "" : " ", note);
 }
 
+/* f as cmd's --help shows it: its own metavar and help where a FOR row says. */
+static cli_flag spelled_for(const cli_command *cmd, const cli_flag *f)
+{
+    cli_flag out = *f;
+    for (size_t k = 0; k < sizeof spellings / sizeof spellings[0]; k++)
+        if ((int)spellings[k].id == f->id && in_words(spellings[k].commands, cmd->name)) {
+            out.metavar = spellings[k].metavar;
+            out.help = spellings[k].help;
+        }
+    return out;
+}
+
 static void print_options(const cli_command *cmd)
 {
     cli_args d;
     cli_defaults(cmd, &d);
     build_table();
     for (int k = 0; k < table.n_flags; k++) {
-        const cli_flag *f = &table.flags[k];
+        cli_flag spelled = spelled_for(cmd, &table.flags[k]);
+        const cli_flag *f = &spelled;
         if (!cli_takes(cmd, f->id))
             continue;
         char dflt[320];

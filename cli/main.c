@@ -122,10 +122,11 @@ const cli_command cli_commands[] = {
         .name = "eval",
         .distributed = true,
         .summary = "score a policy on fresh episodes: mean, std, min and max return",
-        .usage = "--policy FILE|NAME [flags]",
+        .usage = "[--policy FILE|NAME] [flags]",
         .details = "Runs --episodes whole episodes from resets seeded --seed (then --seed + 1, ...\n"
                    "when there are more episodes than environments at once), with the policy\n"
-                   "fused into the step kernel.\n",
+                   "fused into the step kernel. Without --policy the actions are random: the\n"
+                   "baseline a trained policy should beat.\n",
         .options = CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_JSON),
         .settings = true,
         .without = " envs autoreset strict ",

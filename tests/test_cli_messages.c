@@ -143,3 +143,33 @@ Test(cli_messages, no_cuda_notice_where_no_gpu_was_expected)
     cr_assert(strstr(r.out, "\"notice\": null"), "%s", r.out);
     cli_result_free(&r);
 }
+
+/* Help says what each subcommand does with a flag: --out is a policy file to
+ * train, frames to render, a folder to view; eval runs without --policy. */
+Test(cli_messages, help_says_each_subcommands_own_out_and_evals_optional_policy)
+{
+    static const struct {
+        const char *command, *line;
+    } cases[] = {
+        {"train", "\n  --out FILE.pol                the policy file to write (without it the trained policy is discarded)\n"},
+        {"render", "\n  --out DIR|FILE.gif|FILE.mp4   numbered PNGs in DIR, or a video through ffmpeg\n"},
+        {"view", "\n  --out DIR                     where screenshots and recordings go\n"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cli_result r;
+        cli_test_run((const char *const[]){cases[k].command, "--help", NULL}, 60, &r);
+        cr_assert_eq(r.status, 0);
+        cr_assert(strstr(r.out, cases[k].line), "%s --help:\n%s", cases[k].command, r.out);
+        cli_result_free(&r);
+    }
+    cli_result r;
+    cli_test_run((const char *const[]){"eval", "--help", NULL}, 60, &r);
+    const char *usage = "usage: cartsim eval [--policy FILE|NAME] [flags]\n";
+    cr_assert(!strncmp(r.out, usage, strlen(usage)), "%s", r.out);
+    cr_assert(strstr(r.out, "Without --policy the actions are random"), "%s", r.out);
+    cli_result_free(&r);
+    cli_test_run((const char *const[]){"eval", "--episodes", "3", NULL}, 120, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "policy     random\n"), "%s", r.out);
+    cli_result_free(&r);
+}
