@@ -139,7 +139,8 @@ const cli_command cli_commands[] = {
         .summary = "list, size or clear the kernel cache",
         .usage = "[list|size|clear]",
         .details = "The compiled kernels in $XDG_CACHE_HOME/cartsim (else ~/.cache/cartsim), least\n"
-                   "recently used first: last use, bytes (the object and its record), name. The\n"
+                   "recently used first: last use, size (the object and its record), what it runs\n"
+                   "(environment, dtype, fusion, unroll, backend) and its file. The\n"
                    "cache keeps itself under $CARTSIM_CACHE_MAX_MB (default 512) MiB by removing\n"
                    "the least recently used kernels after each compile (never one used in the\n"
                    "last minute). clear removes every kernel; running jobs keep what they loaded.\n",

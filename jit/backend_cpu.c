@@ -356,6 +356,7 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
         goto done;
     /* A failed compile is never cached; a failed store runs from the build. */
     char path[PATH_MAX];
+    cs_cache_describe(cache, source, "cpu");
     if (!cache->dir[0] || cs_cache_store(cache, key, ".so", obj, path, sizeof path) != 0 ||
         load_cached(cache, key, out, err, err_size) != 0)
         rc = load(obj, out, err, err_size);

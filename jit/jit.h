@@ -161,6 +161,7 @@ uint64_t cs_fnv1a(uint64_t h, const void *data, size_t n);
 #define CS_CACHE_LOCK_WAIT_S 10      /* the longest wait for the cache's lock; $CARTSIM_CACHE_LOCK_WAIT_S */
 #define CS_CACHE_MAX_MB_DEFAULT 512  /* the size bound; $CARTSIM_CACHE_MAX_MB, cs_config.cache_max_mb */
 #define CS_CACHE_NAME_MAX 65         /* an entry's name: 32 hex digits, its suffix, a NUL */
+#define CS_CACHE_WHAT_MAX 112        /* an entry's description, NUL included */
 
 typedef struct {
     char dir[4096];        /* "" when running without a cache */
@@ -168,6 +169,7 @@ typedef struct {
     int dfd;               /* the verified directory, open while dir[0] */
     double lock_wait_ms;
     long long max_bytes;   /* stores evict down to this; <= 0: no bound */
+    char what[CS_CACHE_WHAT_MAX];   /* what the next stores hold, for `cartsim cache list` (cs_cache_describe) */
 } cs_cache;
 
 /* Opens `dir` (NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim),
@@ -183,6 +185,11 @@ int cs_cache_lookup(cs_cache *c, const char *key, const char *suffix, char *path
  * load /proc/self/fd/N: it stays valid if the entry is evicted); -1 on a miss.
  * A hit counts as a use for eviction. */
 int cs_cache_open_entry(cs_cache *c, const char *key, const char *suffix);
+/* Says what the next stores hold, from a kernel's source (the emitter's
+ * first line, "cartsim kernel: cartpole (CartPole-v1), f32, fusion full,
+ * unroll 10, C dialect") and where it runs ("cpu", "cuda sm_90"): kept in
+ * each entry's record, shown by cs_cache_list. */
+void cs_cache_describe(cs_cache *c, const char *source, const char *backend);
 /* Installs the file at `built` as the entry for key: written to a temporary
  * name with its checksum, then renamed; then evicts the least recently used
  * entries beyond max_bytes. 0, or -1 (entry not stored; warning set). */
@@ -210,6 +217,7 @@ int cs_cache_build_dir(cs_cache *c, cs_build_dir *b);
 
 typedef struct {
     char name[CS_CACHE_NAME_MAX];   /* the entry's file name */
+    char what[CS_CACHE_WHAT_MAX];   /* "cartpole (CartPole-v1), f32, fusion full, unroll 10, cpu"; "" if unknown */
     unsigned long long bytes;       /* the entry and its metadata */
     long long last_use;             /* seconds since the epoch */
 } cs_cache_item;
@@ -218,8 +226,10 @@ typedef struct {
  * bytes of every file in the directory. 0, or -1. */
 int cs_cache_list(cs_cache *c, cs_cache_item **items, size_t *count, unsigned long long *total);
 /* Removes every entry (and stale leftovers) under the exclusive lock: the
- * number of files removed, or -1. */
-long cs_cache_clear(cs_cache *c);
+ * number of entries removed (a kernel, or a kernel's side record: an entry
+ * and its metadata count once), or -1; *leftovers (may be NULL) the other
+ * files and build folders that went. */
+long cs_cache_clear(cs_cache *c, long *leftovers);
 /* Removes the private temporary directory, if one was made; closes the rest. */
 void cs_cache_close(cs_cache *c);
 
