@@ -315,7 +315,7 @@ static int check_against_env(const table *tb, const cs_env_info *in)
             double a = *cell(tb, r, 2 + k);
             if (in->discrete && !(a >= 0 && a < in->n_actions && a == (double)(int32_t)a))
                 return file_error(tb, tb->line[r], "action %s is not one of 0..%u of %s",
-                                  cs_repr_str(a, (char[CS_REPR_MAX]){0}), in->n_actions - 1,
+                                  cs_shortest(a, (char[CS_REPR_MAX]){0}), in->n_actions - 1,
                                   in->name);
             if (!in->discrete && !(a - a == 0))
                 return file_error(tb, tb->line[r], "action %g is not a finite number", a);

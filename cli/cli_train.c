@@ -147,7 +147,7 @@ int cli_train(cli_args *a)
             cli_buf_printf(&b, "%s: mean return %.2f over %" PRId64 " fresh episodes (target %s) after %" PRId64
                                " generations",
                            r.solved ? "solved" : "not solved", r.eval_return, a->episodes,
-                           cs_repr_str(r.target, (char[CS_REPR_MAX]){0}), r.generations);
+                           cs_shortest(r.target, (char[CS_REPR_MAX]){0}), r.generations);
         cli_buf_printf(&b, ", %" PRId64 " env-steps, %.2f s (compile %.2f s)\n", r.env_steps, r.elapsed_ms / 1e3,
                        r.compile_ms / 1e3);
         if (cli_dist_ranks() > 1) {

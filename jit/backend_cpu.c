@@ -203,7 +203,7 @@ static int run_compiler(const char *cc, const char *dir, const char *src, const 
         if (cs_now_ms() > deadline) {
             kill_compiler(pid);
             snprintf(err, err_size, "the C compiler ran longer than its time limit of %s s: stopped (cc_timeout)",
-                     cs_repr_str(timeout_s, (char[CS_REPR_MAX]){0}));
+                     cs_shortest(timeout_s, (char[CS_REPR_MAX]){0}));
             return CS_CPU_TIMEOUT;
         }
         if (nanosleep(&(struct timespec){0, nap_us * 1000}, NULL) != 0 && errno == EINTR && !interrupt) {

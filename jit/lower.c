@@ -94,7 +94,7 @@ double cs_lower_constant_int(parser *P, const expr *e, const char *what, double 
     double v = cs_lower_constant(P, e, what);
     if (!(v >= lo && v <= hi && v == floor(v)))
         cs_parse_fail_at(P, e->start, "%s must be an integer from %.0f to %.0f, got %s", what, lo, hi,
-                         cs_repr_str(v, (char[CS_REPR_MAX]){0}));
+                         cs_shortest(v, (char[CS_REPR_MAX]){0}));
     return v;
 }
 

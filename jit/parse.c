@@ -542,7 +542,7 @@ static expr *parse_postfix(parser *P)
         if (!cs_lower_ceval(P, k, &v))
             cs_parse_fail_at(P, P->cerr_pos, "an index must be a compile-time integer: %s", P->cerr);
         if (!(v >= 0 && v < ITEMS_MAX && v == floor(v)))
-            cs_parse_fail_at(P, k->start, "an index must be an integer from 0, got %s", cs_repr_str(v, (char[CS_REPR_MAX]){0}));
+            cs_parse_fail_at(P, k->start, "an index must be an integer from 0, got %s", cs_shortest(v, (char[CS_REPR_MAX]){0}));
         expr *x = new_expr(P, E_INDEX, pos, 1);
         x->start = e->start;
         x->kid[0] = e;
@@ -971,7 +971,7 @@ static void parse_param(parser *P)
     if (o)
         v = o->value;
     if (!isfinite(v))
-        cs_parse_fail_at(P, pos, "param '%s' must be finite, got %s", y->name, cs_repr_str(v, (char[CS_REPR_MAX]){0}));
+        cs_parse_fail_at(P, pos, "param '%s' must be finite, got %s", y->name, cs_shortest(v, (char[CS_REPR_MAX]){0}));
     y->has_value = true;
     y->value = v;
     y->v = cs_lower_scalar(cs_parse_built(P, cs_const(P->g, P->real, v), pos), P->real);
@@ -993,7 +993,7 @@ static void parse_const(parser *P)
         y->why_not = copy_name(P, P->cerr, strlen(P->cerr));
     /* as a param's: a constant that is not a number is a mistake */
     else if (!isfinite(y->value))
-        cs_parse_fail_at(P, pos, "const '%s' must be finite, got %s", y->name, cs_repr_str(y->value, (char[CS_REPR_MAX]){0}));
+        cs_parse_fail_at(P, pos, "const '%s' must be finite, got %s", y->name, cs_shortest(y->value, (char[CS_REPR_MAX]){0}));
 }
 
 static void parse_state(parser *P)
@@ -1052,8 +1052,8 @@ static void parse_action(parser *P)
     double high = cs_lower_constant(P, a[1].e, "the high bound of the action");
     if (!isfinite(low) || !isfinite(high) || low > high)
         cs_parse_fail_at(P, a[0].e->start, "the action's bounds must be finite with low <= high, got %s and %s",
-                         cs_repr_str(low, (char[CS_REPR_MAX]){0}),
-                         cs_repr_str(high, (char[CS_REPR_MAX]){0}));
+                         cs_shortest(low, (char[CS_REPR_MAX]){0}),
+                         cs_shortest(high, (char[CS_REPR_MAX]){0}));
     p->action_kind = CS_ACTION_BOX;
     if (got == 2) {
         add_input(P, "action", P->real, low, high);
@@ -1249,7 +1249,7 @@ static void parse_declaration(parser *P)
         expr *e = parse_expr(P);
         double v = cs_lower_constant(P, e, "reward_threshold");
         if (!isfinite(v))
-            cs_parse_fail_at(P, e->start, "reward_threshold must be finite, got %s", cs_repr_str(v, (char[CS_REPR_MAX]){0}));
+            cs_parse_fail_at(P, e->start, "reward_threshold must be finite, got %s", cs_shortest(v, (char[CS_REPR_MAX]){0}));
         P->p->reward_threshold = v;
     } else if (word_is(P, "param")) {
         parse_param(P);
@@ -1499,8 +1499,8 @@ int cs_parse_override(const char *text, cs_param_override *out, char *err, size_
         return 0;
     }
     if (v[0] > v[1]) {
-        snprintf(err, err_size, "override '%s': the low end %s is above the high end %s", text, cs_repr_str(v[0], (char[CS_REPR_MAX]){0}),
-                 cs_repr_str(v[1], (char[CS_REPR_MAX]){0}));
+        snprintf(err, err_size, "override '%s': the low end %s is above the high end %s", text, cs_shortest(v[0], (char[CS_REPR_MAX]){0}),
+                 cs_shortest(v[1], (char[CS_REPR_MAX]){0}));
         return -1;
     }
     out->is_range = true;

@@ -155,8 +155,10 @@ size_t cs_num_repr(double x, char out[CS_REPR_MAX])
     return (size_t)(p - out);
 }
 
-const char *cs_repr_str(double x, char buf[CS_REPR_MAX])
+const char *cs_shortest(double x, char buf[CS_REPR_MAX])
 {
-    cs_num_repr(x, buf);
+    size_t n = cs_num_repr(x, buf);
+    if (n > 2 && strcmp(buf + n - 2, ".0") == 0)
+        buf[n - 2] = '\0';
     return buf;
 }

@@ -10,8 +10,9 @@
 #define CS_REPR_MAX 32
 size_t cs_num_repr(double x, char out[CS_REPR_MAX]);
 
-/* The same into a caller's buffer of any size (a message's argument):
- * returns buf, so that printf("%s", cs_repr_str(x, buf)) reads in place. */
-const char *cs_repr_str(double x, char buf[CS_REPR_MAX]);
+/* For messages: the same digits without Python's ".0" on a whole number
+ * ("2", "0.6", "1e-05", "inf"), returning buf, so that
+ * printf("%s", cs_shortest(x, (char[CS_REPR_MAX]){0})) reads in place. */
+const char *cs_shortest(double x, char buf[CS_REPR_MAX]);
 
 #endif

@@ -202,17 +202,6 @@ static void put_int(cs_config *cfg, const cfg_setting *st, int64_t v)
     }
 }
 
-/* Seconds as they are written back: the shortest decimal, a whole number
- * without ".0" (300, 0.25); snprintf's result. */
-static int seconds_text(char *buf, size_t size, double s)
-{
-    char text[CS_REPR_MAX];
-    size_t n = cs_num_repr(s, text);
-    if (n > 2 && strcmp(text + n - 2, ".0") == 0)
-        text[n - 2] = 0;
-    return snprintf(buf, size, "%s", text);
-}
-
 static double get_seconds(const cs_config *cfg, const cfg_setting *st)
 {
     double s;
@@ -229,7 +218,7 @@ cs_status cs_config_check(const cs_config *cfg, char *err, size_t size)
             double s = get_seconds(cfg, st);
             if (!(s >= 0 && s <= (double)in->max))
                 return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be from 0 (%s s) to %" PRId64 " seconds, not %s",
-                              in->field, in->default_value, in->max, cs_repr_str(s, (char[CS_REPR_MAX]){0}));
+                              in->field, in->default_value, in->max, cs_shortest(s, (char[CS_REPR_MAX]){0}));
             continue;
         }
         if (in->kind != CS_SETTING_INT)
@@ -275,7 +264,7 @@ cs_status cs_config_get(const cs_config *cfg, const char *name, char *buf, size_
         break;
     case CS_SETTING_SECONDS: {   /* 0: the default, for a cs_config that was zeroed, not initialized */
         double s = get_seconds(cfg, st);
-        n = s > 0 || !in->default_value ? seconds_text(buf, size, s) : snprintf(buf, size, "%s", in->default_value);
+        n = s > 0 || !in->default_value ? snprintf(buf, size, "%s", cs_shortest(s, (char[CS_REPR_MAX]){0})) : snprintf(buf, size, "%s", in->default_value);
         break;
     }
     case CS_SETTING_CHOICE:
