@@ -704,6 +704,13 @@ static void parse_targets(parser *P)
             break;
         advance(P);
     }
+    /* Python's statements, written from habit: say what the language has instead. */
+    static const char *const python_words[] = {"if", "elif", "else", "for", "while"};
+    for (size_t k = 0; !is(P, CS_TOK_ASSIGN) && P->n_targets == 1 && k < sizeof python_words / sizeof *python_words; k++)
+        if (P->targets[0].len == strlen(python_words[k]) && !memcmp(P->targets[0].name, python_words[k], P->targets[0].len))
+            cs_parse_fail_at(P, P->targets[0].pos, "'%s' starts no statement: a block holds only assignments "
+                             "(NAME = EXPR, x' = EXPR); a choice is an expression, y1' = y1 < 0 ? -y1 : y1",
+                             python_words[k]);
     if (!is(P, CS_TOK_ASSIGN))
         cs_parse_fail_at(P, P->tok.pos, "expected '=' after the name%s to assign, got %s",
                 P->n_targets > 1 ? "s" : "", describe(P));
@@ -847,6 +854,9 @@ static void end_statement(parser *P)
 {
     if (is(P, CS_TOK_EOL))
         skip_eols(P);
+    else if (word_is(P, "if"))   /* Python's A if C else B */
+        cs_parse_fail_at(P, P->tok.pos, "expected the end of the statement, got 'if': a choice is written "
+                         "C ? A : B (y' = bounced ? -y1 : y1), not A if C else B");
     else if (!is(P, CS_TOK_RBRACE))
         cs_parse_fail_at(P, P->tok.pos, "expected the end of the statement, got %s", describe(P));
 }
