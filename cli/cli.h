@@ -16,6 +16,7 @@
 #ifndef CS_CLI_H
 #define CS_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -165,6 +166,12 @@ void cli_json_config(cli_buf *b, const cs_config *cfg);
  * CLI_EXIT_OK, or CLI_EXIT_FAIL after saying why (it ran out of memory while
  * built, or the write failed). */
 int cli_buf_print(const cli_buf *b);
+
+/* stop.c: the signal (SIGINT, SIGTERM) that asked the program to stop, or 0;
+ * main() catches them for every subcommand and gives cs_config.interrupt
+ * this flag. */
+extern volatile sig_atomic_t cli_stop_signal;
+void cli_catch_stop_signals(void);
 
 /* dist.c: the program over several processes (mpirun -n K); one process
  * without MPI. start: 0 or the exit status; end: the job's exit status. */

@@ -219,6 +219,10 @@ int cli_status_exit(cs_status s)
 
 int cli_lib_error(cs_status s, const char *message)
 {
+    /* Stopped by the program's own Ctrl-C (a compile, training between
+     * generations): exit status 128 + the signal, the library's words. */
+    if (s == CS_ERR_INTERRUPTED && cli_stop_signal)
+        return cli_error(128 + cli_stop_signal, "%s", message && *message ? message : "interrupted");
     if (!message || !*message)
         message = cs_status_string(s);
     if (!message)

@@ -207,6 +207,9 @@ static int dispatch(int argc, char **argv)
     if (cli_dist_ranks() > 1 && !cmd->distributed)
         return cli_error(CLI_EXIT_USAGE, "cartsim %s runs in one process: launch it without mpirun (run, train "
                                          "and eval split over processes)", cmd->name);
+    /* Ctrl-C stops a compile (and the work after it) cleanly in every subcommand. */
+    cli_catch_stop_signals();
+    a.cfg.interrupt = &cli_stop_signal;
     return cmd->run(&a);
 }
 

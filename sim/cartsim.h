@@ -148,7 +148,8 @@ typedef struct {
      * CS_ERR_TIMEOUT, whatever the backend asked (no silent fallback). */
     double cc_timeout_s;
     /* Set by the program's signal handler (Ctrl-C), it stops a compile in
-     * progress: opening fails with CS_ERR_INTERRUPTED; other signals the
+     * progress: opening fails with CS_ERR_INTERRUPTED (and cs_train, in one
+     * process, between generations); other signals the
      * program handles (a timer's) do not. NULL: any handled signal that
      * interrupts the compile's wait stops it (a program whose handler cannot
      * run during the call, as Python's). (The compiler runs in a process

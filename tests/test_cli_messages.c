@@ -3,10 +3,14 @@
  * matches what runs, the cache as people think of it, and Ctrl-C during a
  * compile in every subcommand. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_test.h"
@@ -200,5 +204,152 @@ Test(cli_messages, cache_list_describes_kernels_and_clear_counts_them)
     cli_result_free(&r);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* ---- Ctrl-C during a compile, in every subcommand that compiles ---- */
+
+/* Starts the program with stdout and stderr into files of dir and $CC a
+ * compiler that only sleeps; returns its pid. */
+static pid_t start_compiling(const char *dir, const char *const *args)
+{
+    char cc[600], out[600], err[600];
+    snprintf(cc, sizeof cc, "%s/sleepy-cc", dir);
+    FILE *f = fopen(cc, "w");
+    cr_assert_not_null(f);
+    fputs("#!/bin/sh\nsleep 60\n", f);
+    fclose(f);
+    chmod(cc, 0700);
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    int nargs = 0;
+    while (args[nargs])
+        nargs++;
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("CC", cc, 1);
+        setenv("SDL_VIDEODRIVER", "offscreen", 1);
+        char cache[600];
+        snprintf(cache, sizeof cache, "%s/cache", dir);
+        setenv("XDG_CACHE_HOME", cache, 1);
+        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr) || !freopen("/dev/null", "r", stdin))
+            _exit(127);
+        char **argv = calloc((size_t)nargs + 2, sizeof *argv);
+        argv[0] = (char *)cli_test_bin();
+        for (int i = 0; i < nargs; i++)
+            argv[i + 1] = (char *)args[i];
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* The exit status within limit_s (128 + N for signal N), or -1 after killing it. */
+static int exit_status_within(pid_t pid, double limit_s)
+{
+    for (double waited = 0; waited < limit_s; waited += 0.01) {
+        int ws;
+        if (waitpid(pid, &ws, WNOHANG) == pid)
+            return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+/* The file's text ("" while it does not exist yet). */
+static char *read_text(const char *path)
+{
+    char *text = calloc(1, 1 << 20);
+    cr_assert_not_null(text);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(text, 1, (1 << 20) - 1, f);
+        text[n] = 0;
+        fclose(f);
+    }
+    return text;
+}
+
+/* Every subcommand that compiles stops at Ctrl-C while the compiler runs:
+ * exit status 130 at once (not when the compiler would be done), one line
+ * saying so, no build folder left in the cache; a second Ctrl-C is not needed. */
+Test(cli_messages, ctrl_c_while_compiling_stops_every_subcommand, .timeout = 240)
+{
+    char dir[] = "/tmp/cartsim-ctrl-c-XXXXXX", path[700];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/episode.csv", dir);
+    char golden[700];
+    snprintf(golden, sizeof golden, "%s/cartpole.csv", cli_test_golden());
+    const char *const runs[][12] = {
+        {"--envs", "8", "--steps", "5", NULL},
+        {"replay", "--env", "cartpole", golden, NULL},
+        {"eval", "--episodes", "3", NULL},
+        {"train", "--pop", "8", "--generations", "2", NULL},
+        {"render", "--envs", "1", "--steps", "2", "--out", dir, NULL},
+        {"view", "--envs", "1", NULL},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        pid_t pid = start_compiling(dir, runs[k]);
+        nanosleep(&(struct timespec){0, 700000000L}, NULL);   /* into the compile */
+        cr_assert_eq(kill(pid, SIGINT), 0);
+        int status = exit_status_within(pid, 10);
+        snprintf(path, sizeof path, "%s/err", dir);
+        char *err = read_text(path);
+        const char *command = runs[k][0][0] == '-' ? "run" : runs[k][0];
+        if (status == 2 && strstr(err, "no display"))   /* a viewer without SDL2 refuses before compiling */
+            cr_log_warn("view: %s", err);
+        else
+            cr_expect(status == 130 && strstr(err, "interrupted while compiling"), "%s: exit status %d: %s", command,
+                      status, err);
+        free(err);
+        char cmd[800];
+        snprintf(cmd, sizeof cmd, "test -z \"$(find '%s/cache' -name '.build-*' 2>/dev/null)\"", dir);
+        cr_expect_eq(system(cmd), 0, "%s: a build folder was left in the cache", command);
+    }
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* train goes on between compiles: Ctrl-C stops it between generations. */
+Test(cli_messages, ctrl_c_stops_training_between_generations, .timeout = 120)
+{
+    char dir[] = "/tmp/cartsim-ctrl-c-train-XXXXXX", path[700];
+    cr_assert_not_null(mkdtemp(dir));
+    char out[600];
+    snprintf(out, sizeof out, "%s/out", dir);
+    char cache[600];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("XDG_CACHE_HOME", cache, 1);
+        if (!freopen(out, "w", stdout) || !freopen("/dev/null", "r", stdin))
+            _exit(127);
+        snprintf(path, sizeof path, "%s/err", dir);
+        if (!freopen(path, "w", stderr))
+            _exit(127);
+        execl(cli_test_bin(), cli_test_bin(), "train", "--pop", "16", "--generations", "1000000", "--target", "1e9",
+              (char *)NULL);
+        _exit(127);
+    }
+    /* Its kernel in the cache: the compile is over, the generations run. */
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "test -n \"$(find '%s' -name '*.so.meta' 2>/dev/null)\"", cache);
+    int waited = 0;
+    while (system(cmd) != 0 && waited++ < 600)
+        nanosleep(&(struct timespec){0, 100000000L}, NULL);
+    nanosleep(&(struct timespec){0, 300000000L}, NULL);
+    cr_assert_eq(kill(pid, SIGINT), 0);
+    int status = exit_status_within(pid, 10);
+    snprintf(path, sizeof path, "%s/err", dir);
+    char *err = read_text(path);
+    cr_expect_eq(status, 130, "exit status %d: %s", status, err);
+    cr_expect(strstr(err, "cartsim: interrupted after ") && strstr(err, " of 1000000 generations\n"), "%s", err);
+    free(err);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }

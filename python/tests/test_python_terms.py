@@ -147,3 +147,26 @@ def test_make_pytest_keeps_its_kernels_in_the_build_folder():
     newest = max(os.path.getmtime(os.path.join(cache, f)) for f in os.listdir(cache)) if os.path.isdir(cache) else 0
     assert newest >= started, "the kernel did not go to %s (make pytest's XDG_CACHE_HOME)" % cache
 
+
+
+def test_ctrl_c_while_compiling_raises_keyboard_interrupt_at_once(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    cc = tmp_path / "sleepy-cc"
+    cc.write_text("#!/bin/sh\nsleep 60\n")
+    cc.chmod(0o700)
+    script = ("import sys, time, cartsim\nprint('compiling', flush=True)\nt0 = time.time()\n"
+              "try:\n    cartsim.make_vec('CartPole-v1', 4, backend='cpu')\n"
+              "except KeyboardInterrupt:\n    print('KeyboardInterrupt after %.1f s' % (time.time() - t0))\n")
+    env = dict(os.environ, CC=str(cc), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    assert child.stdout.readline() == "compiling\n"
+    time.sleep(0.5)                                   # the compiler started
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=20)
+    assert out.startswith("KeyboardInterrupt after "), (out, err)
+    assert float(out.split()[2]) < 10, out            # not when the compiler would have finished (60 s)
+    leftovers = [p for p in (tmp_path / "cache").rglob(".build-*")]
+    assert not leftovers, leftovers
