@@ -179,6 +179,7 @@ int cli_dist_start(int *argc, char ***argv);
 int cli_dist_end(int status);
 int cli_dist_rank(void);
 int cli_dist_local_rank(void);   /* among the ranks on this node */
+int cli_dist_local_ranks(void);  /* the ranks on this node (1 without MPI) */
 int cli_dist_ranks(void);
 /* Holds a message back until the ranks agree who prints it; false: print it now. */
 bool cli_dist_hold(const char *line);

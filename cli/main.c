@@ -4,6 +4,7 @@
  * themselves) and its function in its own cli_*.c. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -204,6 +205,12 @@ static int dispatch(int argc, char **argv)
     /* Several GPUs on a node: one per rank there, unless --device says. */
     if (cli_dist_ranks() > 1 && !a.given[cli_setting_id("device")])
         a.cfg.device = cli_dist_local_rank();
+    /* Ranks sharing a node share its cores, unless --threads says: each takes
+     * its share, where every core each would oversubscribe them. */
+    if (cli_dist_local_ranks() > 1 && a.cfg.threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        a.cfg.threads = cores > cli_dist_local_ranks() ? (int)(cores / cli_dist_local_ranks()) : 1;
+    }
     if (cli_dist_ranks() > 1 && !cmd->distributed)
         return cli_error(CLI_EXIT_USAGE, "cartsim %s runs in one process: launch it without mpirun (run, train "
                                          "and eval split over processes)", cmd->name);
