@@ -102,7 +102,7 @@ typedef enum { CS_DTYPE_F32, CS_DTYPE_F64 } cs_dtype;
 /* How f64 computes sin, cos, tan, exp, log, tanh, atan2, pow, fmod and %:
  * EXACT with glibc's functions (Gymnasium's bits; a scalar pass of their
  * own on the cpu), FAST with cartsim's branch-free ones (jit/mathd.h, each
- * within the ULP bound the README states), which vectorize. f32 always
+ * within the ULP bound docs/math.md states), which vectorize. f32 always
  * computes with cartsim's own (jit/mathf.h). */
 typedef enum { CS_MATH_EXACT, CS_MATH_FAST } cs_math;
 typedef enum { CS_AUTORESET_NEXT_STEP, CS_AUTORESET_SAME_STEP, CS_AUTORESET_DISABLED } cs_autoreset;

@@ -90,7 +90,7 @@ static const cfg_setting settings[] = {
       .default_value = "f32", .help = "floating-point type of the state and arithmetic"}, FIELD(dtype)},
     {{.name = "math", .section = "run", .field = "math", .kind = CS_SETTING_CHOICE, CHOICES(math_names),
       .default_value = "exact",
-      .help = "f64's sin, cos, exp...: glibc's (Gymnasium's bits) or cartsim's vectorized ones (README's error bounds)"},
+      .help = "f64's sin, cos, exp...: glibc's (Gymnasium's bits) or cartsim's vectorized ones (docs/math.md's error bounds)"},
      FIELD(math)},
     {{.name = "autoreset", .section = "env", .field = "autoreset", .kind = CS_SETTING_CHOICE, CHOICES(autoreset_names),
       .default_value = "next_step", .help = "auto-reset convention"}, FIELD(autoreset)},
