@@ -304,9 +304,10 @@ def worker_cartsim_python(a):
     import cartsim
     env = cartsim.make_vec("CartPole-v1", num_envs=a.envs, threads=a.threads, backend="cpu")
     env.reset(seed=1)
-    steps, times = timed_steps(env, a)
+    steps, times = timed_steps(env, a, np.dtype(a.action_dtype).type)
     return {"version": "cartsim %s (python/), numpy %s" % (cartsim.__version__, np.__version__),
-            "impl": "VectorEnv.step, threads=%d" % a.threads, "steps": steps, "runs_s": times,
+            "impl": "VectorEnv.step, %s actions, threads=%d" % (a.action_dtype, a.threads), "steps": steps,
+            "runs_s": times,
             "autoreset": "next_step"}
 
 
@@ -450,6 +451,8 @@ def main():
     ap.add_argument("--only", default="", help="--suite: comma-separated ids (default: all)")
     ap.add_argument("--suite-env", default="FrozenLake-v1", help="the toy-text worker's environment")
     ap.add_argument("--unroll", default="1")
+    ap.add_argument("--action-dtype", default="int64", choices=("int64", "int32"),
+                    help="the cartsim-python worker's actions")
     a = ap.parse_args()
     a.envs_list = [int(x) for x in a.envs.split(",") if x]
     if a.worker:
@@ -509,20 +512,24 @@ def main():
                      "runs_s": [x / 1e3 for x in r["runs_ms"]], "compile_s": r["compile_ms"] / 1e3,
                      "busy": r["busy"]}
             add("cartsim", variant, n, t, r, autoreset)
-        for peer, worker, autoreset in (("cartsim Python", "cartsim-python", "next_step"),
-                                        ("Gymnasium", "gymnasium", "next_step"),
-                                        ("gymnax (XLA)", "gymnax", "same_step"),
-                                        ("EnvPool", "envpool", "next_step")):
+        # cartsim Python twice: with int64 actions (what action_space.sample()
+        # and tensor.numpy() give) and with int32 ones (the library's own type).
+        for peer, worker, autoreset, variant, extra in (
+                ("cartsim Python", "cartsim-python", "next_step", "int64 actions", ["--action-dtype", "int64"]),
+                ("cartsim Python", "cartsim-python", "next_step", "int32 actions", ["--action-dtype", "int32"]),
+                ("Gymnasium", "gymnasium", "next_step", "", []),
+                ("gymnax (XLA)", "gymnax", "same_step", "", []),
+                ("EnvPool", "envpool", "next_step", "", [])):
             if worker not in peers or (peer in ("Gymnasium", "cartsim Python") and t > 1):
                 continue   # NumPy's elementwise operations run on one thread
             reason = status.get(worker)
             if reason:
-                add(peer, "", n, t, {"error": reason}, autoreset)
+                add(peer, variant, n, t, {"error": reason}, autoreset)
                 continue
             r = run_json(pinned(t, [py, me, "--worker", worker, "--envs", str(n), "--threads", str(t),
-                                    "--repeat", str(a.repeat), "--min-time", str(a.min_time)]),
+                                    "--repeat", str(a.repeat), "--min-time", str(a.min_time)] + extra),
                          a.timeout, env, threads=t)
-            add(peer, "", n, t, r, autoreset)
+            add(peer, variant, n, t, r, autoreset)
 
     for n in a.envs_list:
         for t in threads_list:

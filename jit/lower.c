@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "parse_tree.h"
+#include "repr.h"
 
 /* ---- compile-time values --------------------------------------------- */
 
@@ -38,7 +39,8 @@ static bool ceval_int(parser *P, cs_op op, double a, double b, size_t pos, doubl
                  : op == CS_OP_NEG ? -a : op == CS_OP_ABS ? fabs(a)
                  : op == CS_OP_IDIV && a == INT32_MIN && b == -1 ? -a : r;
     if (exact != r)
-        return cfail(P, pos, "integer overflow: %.17g does not fit in 32 bits (write a real)", exact);
+        return cfail(P, pos, "integer overflow: %s does not fit in 32 bits (write a real)",
+                     cs_shortest(exact, (char[CS_REPR_MAX]){0}));
     *out = r;
     return true;
 }
@@ -185,7 +187,8 @@ double cs_lower_constant_int(parser *P, const expr *e, const char *what, double 
 {
     double v = cs_lower_constant(P, e, what);
     if (!(v >= lo && v <= hi && v == floor(v)))
-        cs_parse_fail_at(P, e->start, "%s must be an integer from %.0f to %.0f, got %.17g", what, lo, hi, v);
+        cs_parse_fail_at(P, e->start, "%s must be an integer from %.0f to %.0f, got %s", what, lo, hi,
+                         cs_shortest(v, (char[CS_REPR_MAX]){0}));
     return v;
 }
 
@@ -601,7 +604,7 @@ bool cs_lower_static_int(parser *P, const expr *e, const char *what, long long *
     if (!cs_lower_ceval(P, e, &v))
         return false;
     if (v != floor(v) || fabs(v) > 2147483647.0)
-        cs_parse_fail_at(P, e->start, "%s must be an integer, got %.17g", what, v);
+        cs_parse_fail_at(P, e->start, "%s must be an integer, got %s", what, cs_shortest(v, (char[CS_REPR_MAX]){0}));
     *out = (long long)v;
     return true;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "parse_tree.h"
+#include "repr.h"
 
 static const char *const sym_kind_name[] = {"param", "const", "state", "local", "function parameter",
                                             "function", "loop variable"};
@@ -872,6 +873,13 @@ static void parse_targets(parser *P)
             break;
         advance(P);
     }
+    /* Python's statements, written from habit: say what the language has instead. */
+    static const char *const python_words[] = {"if", "elif", "else", "for", "while"};
+    for (size_t k = 0; !is(P, CS_TOK_ASSIGN) && P->n_targets == 1 && k < sizeof python_words / sizeof *python_words; k++)
+        if (P->targets[0].len == strlen(python_words[k]) && !memcmp(P->targets[0].name, python_words[k], P->targets[0].len))
+            cs_parse_fail_at(P, P->targets[0].pos, "'%s' starts no statement: a block holds only assignments "
+                             "(NAME = EXPR, x' = EXPR); a choice is an expression, y1' = y1 < 0 ? -y1 : y1",
+                             python_words[k]);
     if (!is(P, CS_TOK_ASSIGN))
         cs_parse_fail_at(P, P->tok.pos, "expected '=' after the name%s to assign, got %s",
                 P->n_targets > 1 ? "s" : "", describe(P));
@@ -976,6 +984,9 @@ static void end_statement(parser *P)
 {
     if (is(P, CS_TOK_EOL))
         skip_eols(P);
+    else if (word_is(P, "if"))   /* Python's A if C else B */
+        cs_parse_fail_at(P, P->tok.pos, "expected the end of the statement, got 'if': a choice is written "
+                         "C ? A : B (y' = bounced ? -y1 : y1), not A if C else B");
     else if (!is(P, CS_TOK_RBRACE))
         cs_parse_fail_at(P, P->tok.pos, "expected the end of the statement, got %s", describe(P));
 }
@@ -1220,8 +1231,8 @@ static void parse_param(parser *P)
         v = cs_lower_constant(P, e, what);
         cs_lower_ceval_typed(P, e, &v, &is_int);
         if (type == CS_I32 && !is_int)
-            cs_parse_fail_at(P, e->start, "param '%.*s' is an int, got the real %.17g (write an int, or declare "
-                    "it real)", (int)n, s, v);
+            cs_parse_fail_at(P, e->start, "param '%.*s' is an int, got the real %s (write an int, or declare "
+                    "it real)", (int)n, s, cs_shortest(v, (char[CS_REPR_MAX]){0}));
     }
     sym *y = define(P, s, n, pos, SYM_PARAM);
     y->type = type;
@@ -1250,12 +1261,13 @@ static void parse_param(parser *P)
                   : type == CS_I32 ? v == floor(v) && v >= INT32_MIN && v <= INT32_MAX : true;
         if (!fits) {
             P->ov_failed = true;
-            cs_parse_fail_at(P, pos, "param '%s' is %s: its override must be %s, got %.17g", y->name,
-                    type == CS_I32 ? "an int" : "a bool", type == CS_I32 ? "an integer" : "0, 1, true or false", v);
+            cs_parse_fail_at(P, pos, "param '%s' is %s: its override must be %s, got %s", y->name,
+                    type == CS_I32 ? "an int" : "a bool", type == CS_I32 ? "an integer" : "0, 1, true or false",
+                    cs_shortest(v, (char[CS_REPR_MAX]){0}));
         }
     }
     if (!isfinite(v))
-        cs_parse_fail_at(P, pos, "param '%s' must be finite, got %g", y->name, v);
+        cs_parse_fail_at(P, pos, "param '%s' must be finite, got %s", y->name, cs_shortest(v, (char[CS_REPR_MAX]){0}));
     y->has_value = type != CS_BOOL;
     y->is_int = type == CS_I32;
     y->value = v;
@@ -1295,7 +1307,7 @@ static void parse_const(parser *P)
         y->why_not = copy_name(P, v.n ? "it is an array" : P->cerr, strlen(v.n ? "it is an array" : P->cerr));
     /* as a param's: a constant that is not a number is a mistake */
     else if (!isfinite(y->value))
-        cs_parse_fail_at(P, pos, "const '%s' must be finite, got %g", y->name, y->value);
+        cs_parse_fail_at(P, pos, "const '%s' must be finite, got %s", y->name, cs_shortest(y->value, (char[CS_REPR_MAX]){0}));
     if (typed && d.type == P->real)
         y->is_int = false;
 }
@@ -1366,7 +1378,9 @@ static void parse_action(parser *P)
     double low = cs_lower_constant(P, a[0].e, "the low bound of the action");
     double high = cs_lower_constant(P, a[1].e, "the high bound of the action");
     if (!isfinite(low) || !isfinite(high) || low > high)
-        cs_parse_fail_at(P, a[0].e->start, "the action's bounds must be finite with low <= high, got %g and %g", low, high);
+        cs_parse_fail_at(P, a[0].e->start, "the action's bounds must be finite with low <= high, got %s and %s",
+                         cs_shortest(low, (char[CS_REPR_MAX]){0}),
+                         cs_shortest(high, (char[CS_REPR_MAX]){0}));
     p->action_kind = CS_ACTION_BOX;
     if (got == 2) {
         add_input(P, "action", P->real, low, high);
@@ -1423,7 +1437,7 @@ static void parse_observation(parser *P)
             high = cs_lower_constant(P, a[1].e, "the high bound of the observation");
             if (!isfinite(low) || !isfinite(high) || low > high)
                 cs_parse_fail_at(P, a[0].e->start, "the observation's bounds must be finite with low <= high, got "
-                        "%g and %g", low, high);
+                        "%s and %s", cs_shortest(low, (char[CS_REPR_MAX]){0}), cs_shortest(high, (char[CS_REPR_MAX]){0}));
         }
         P->n_scratch = base;
     }
@@ -1599,7 +1613,7 @@ static void parse_declaration(parser *P)
         expr *e = parse_expr(P);
         double v = cs_lower_constant(P, e, "reward_threshold");
         if (!isfinite(v))
-            cs_parse_fail_at(P, e->start, "reward_threshold must be finite, got %g", v);
+            cs_parse_fail_at(P, e->start, "reward_threshold must be finite, got %s", cs_shortest(v, (char[CS_REPR_MAX]){0}));
         P->p->reward_threshold = v;
     } else if (word_is(P, "param")) {
         parse_param(P);
@@ -1854,7 +1868,8 @@ int cs_parse_override(const char *text, cs_param_override *out, char *err, size_
         return 0;
     }
     if (v[0] > v[1]) {
-        snprintf(err, err_size, "override '%s': the low end %.17g is above the high end %.17g", text, v[0], v[1]);
+        snprintf(err, err_size, "override '%s': the low end %s is above the high end %s", text, cs_shortest(v[0], (char[CS_REPR_MAX]){0}),
+                 cs_shortest(v[1], (char[CS_REPR_MAX]){0}));
         return -1;
     }
     out->is_range = true;

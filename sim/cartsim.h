@@ -102,7 +102,7 @@ typedef enum { CS_DTYPE_F32, CS_DTYPE_F64 } cs_dtype;
 /* How f64 computes sin, cos, tan, exp, log, tanh, atan2, pow, fmod and %:
  * EXACT with glibc's functions (Gymnasium's bits; a scalar pass of their
  * own on the cpu), FAST with cartsim's branch-free ones (jit/mathd.h, each
- * within the ULP bound the README states), which vectorize. f32 always
+ * within the ULP bound docs/math.md states), which vectorize. f32 always
  * computes with cartsim's own (jit/mathf.h). */
 typedef enum { CS_MATH_EXACT, CS_MATH_FAST } cs_math;
 typedef enum { CS_AUTORESET_NEXT_STEP, CS_AUTORESET_SAME_STEP, CS_AUTORESET_DISABLED } cs_autoreset;
@@ -148,7 +148,8 @@ typedef struct {
      * CS_ERR_TIMEOUT, whatever the backend asked (no silent fallback). */
     double cc_timeout_s;
     /* Set by the program's signal handler (Ctrl-C), it stops a compile in
-     * progress: opening fails with CS_ERR_INTERRUPTED; other signals the
+     * progress: opening fails with CS_ERR_INTERRUPTED (and cs_train, in one
+     * process, between generations); other signals the
      * program handles (a timer's) do not. NULL: any handled signal that
      * interrupts the compile's wait stops it (a program whose handler cannot
      * run during the call, as Python's). (The compiler runs in a process
@@ -207,7 +208,8 @@ typedef struct {
     cs_backend backend;         /* the backend actually used */
     cs_fusion fusion;
     cs_dtype dtype;
-    cs_math math;               /* cs_config.math */
+    cs_math math;               /* what ran: cs_config.math for f64; EXACT for f32, whose functions are
+                                   cartsim's own in either mode (the same kernel) */
     int unroll, threads;
     int kernels_per_step;       /* fused kernels (loops on the cpu) per step */
     bool persistent;            /* fusion full and cs_config.persistent: a rollout is one launch */
@@ -292,6 +294,9 @@ cs_status cs_env_reset(cs_env *env, uint64_t seed);
  * environment first (CS_ERR_ARGUMENT naming the right one); prefer them. */
 cs_status cs_env_step(cs_env *env, const void *actions);
 cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions);   /* [num_envs] */
+/* The same as int64_t (NumPy's and PyTorch's integers), each checked against
+ * [0, n_actions) whole, before it is narrowed: 2^32 is refused, not wrapped to 0. */
+cs_status cs_env_step_discrete_i64(cs_env *env, const int64_t *actions);   /* [num_envs] */
 cs_status cs_env_step_box(cs_env *env, const float *actions);          /* [action_dim][num_envs] */
 /* The same as doubles, converted to float (the actions' type in the batch). */
 cs_status cs_env_step_box_f64(cs_env *env, const double *actions);     /* [action_dim][num_envs] */

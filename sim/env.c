@@ -46,6 +46,7 @@ struct cs_env {
     double *info, *final_info;          /* the info values */
     const uint32_t *replay_step, *replay_restart;   /* cs_env_replay_draws, for the next call */
     float *box_actions;                 /* cs_env_step_box_f64's doubles as floats, allocated on first use */
+    int32_t *narrowed_actions;              /* cs_env_step_discrete_i64's actions as int32, allocated on first use */
     double *reward, *seg_return, *return_sum;
     uint8_t *terminated, *truncated, *pending;
     long long *segments, *nonfinite;
@@ -445,7 +446,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->len = src.len;
     rq->filename = src.filename;
     rq->real = cfg->dtype == CS_DTYPE_F32 ? CS_F32 : CS_F64;
-    rq->fast_f64 = cfg->math == CS_MATH_FAST;
+    rq->fast_f64 = cfg->math == CS_MATH_FAST && cfg->dtype == CS_DTYPE_F64;
     rq->params = cfg->params;
     rq->n_params = (unsigned)cfg->n_params;
     rq->bind_policy = bind_agent;
@@ -485,7 +486,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->first_env = cfg->first_env;
     env->fusion = cfg->fusion;
     env->dtype = cfg->dtype;
-    env->math = cfg->math;
+    env->math = cfg->dtype == CS_DTYPE_F64 ? cfg->math : CS_MATH_EXACT;   /* f32: one kernel for both */
     env->unroll = cfg->unroll;
     env->autoreset = cfg->autoreset;
     env->strict = cfg->strict;
@@ -550,6 +551,7 @@ void cs_env_close(cs_env *env)
     free(env->lane_episodes);
     free(env->device_actions);
     free(env->box_actions);
+    free(env->narrowed_actions);
     cs_kernel_free(&env->k);
     free(env);
 }
@@ -1073,6 +1075,43 @@ cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions)
 {
     cs_status s = action_kind_is(env, true, "cs_env_step_discrete");
     return s != CS_OK ? s : cs_env_step(env, actions);
+}
+
+/* int64 actions (NumPy's and PyTorch's integers) narrowed in one vectorized
+ * pass into the batch's own int32 buffer, which cs_env_step then checks: a
+ * caller converting them first reads and writes the batch twice more. A value
+ * whose bits above the 31st are not all zero is out of range whatever its low
+ * half says (2^32 is not 0); SSE2 has no 64-bit compare, so the pass collects
+ * those bits and leaves the range to the int32 check. */
+cs_status cs_env_step_discrete_i64(cs_env *env, const int64_t *actions)
+{
+    cs_status s = action_kind_is(env, true, "cs_env_step_discrete_i64");
+    if (s == CS_OK)
+        s = step_ready(env);
+    if (s != CS_OK)
+        return s;
+    if (!actions)
+        return fail(env, CS_ERR_ARGUMENT, "actions is NULL");
+    if (!env->narrowed_actions &&
+        !(env->narrowed_actions = malloc((size_t)(env->n ? env->n : 1) * sizeof *env->narrowed_actions)))
+        return fail(env, CS_ERR_NOMEM, "out of memory for the actions");
+    int32_t *narrow = env->narrowed_actions;
+    uint64_t high = 0;
+    int64_t i = 0, n = env->n;
+    for (; i + ACTION_CHUNK <= n; i += ACTION_CHUNK)   /* a fixed trip count: -O2 vectorizes it */
+        for (int j = 0; j < ACTION_CHUNK; j++) {
+            high |= (uint64_t)actions[i + j] >> 31;
+            narrow[i + j] = (int32_t)actions[i + j];
+        }
+    for (; i < n; i++) {
+        high |= (uint64_t)actions[i] >> 31;
+        narrow[i] = (int32_t)actions[i];
+    }
+    for (i = 0; high && i < n; i++)
+        if ((uint64_t)actions[i] >= env->prog->n_actions)
+            return fail(env, CS_ERR_ARGUMENT, "action %lld of environment %lld is not in [0, %u)",
+                        (long long)actions[i], (long long)i, env->prog->n_actions);
+    return cs_env_step(env, narrow);
 }
 
 cs_status cs_env_step_box(cs_env *env, const float *actions)

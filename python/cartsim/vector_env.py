@@ -1,12 +1,13 @@
 """cartsim as a gymnasium.vector.VectorEnv (and a one-environment gymnasium.Env)."""
 import os
+import sys
 
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .batch import Batch
+from .batch import Batch, check_keywords
 from .frames import Renderer
 
 # Gymnasium's ids of the environments cartsim ships, and their names in envs/.
@@ -80,6 +81,32 @@ class _Seeds:
         return int(seed)
 
 
+def _warn_render_without_mode(who):
+    """Gymnasium's warning for render() on an environment made without a render_mode."""
+    gymnasium.logger.warn("You are calling render method without specifying any render mode. You can specify the "
+                          "render_mode at initialization, e.g. %s(..., render_mode=\"rgb_array\")" % who, stacklevel=3)
+
+
+def _inside_gymnasium_sync_make_vec():
+    """Whether gymnasium.make_vec(..., vectorization_mode="sync" or "async") is
+    making this environment: each of its num_envs copies is then a batch of one."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "create_single_env" and code.co_filename.endswith(os.path.join("envs", "registration.py")):
+            return True
+        frame = frame.f_back
+    return False
+
+
+# What make_vec and VectorEnv take besides env and num_envs.
+# (Batch's autoreset is autoreset_mode here, and has no meaning for one environment.)
+VECTOR_KEYWORDS = ("seed", "autoreset_mode", "render_mode", "max_episode_steps") + tuple(
+    k for k in Batch.KEYWORDS if k != "autoreset")
+# What make and Env take besides env.
+SINGLE_KEYWORDS = ("render_mode", "max_episode_steps") + tuple(k for k in Batch.KEYWORDS if k != "autoreset")
+
+
 class VectorEnv(gymnasium.vector.VectorEnv):
     """num_envs environments stepped at once by one fused kernel.
 
@@ -96,6 +123,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     def __init__(self, env="CartPole-v1", num_envs=1, *, seed=None, autoreset_mode=AutoresetMode.NEXT_STEP,
                  render_mode=None, max_episode_steps=None, **batch_settings):
+        check_keywords("cartsim.VectorEnv", batch_settings, VECTOR_KEYWORDS)
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         self.batch = Batch(library_env(env), num_envs, autoreset=_AUTORESET_NAMES[self.autoreset_mode],
                            **batch_settings)
@@ -141,6 +169,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def render(self):
         """One (height, width, 3) uint8 frame per environment, as Gymnasium's SyncVectorEnv gives them."""
         if self.render_mode != "rgb_array":
+            _warn_render_without_mode("cartsim.make_vec")
             return None
         return tuple(self.render_tiles(i, 1, 1) for i in range(self.num_envs))
 
@@ -232,7 +261,13 @@ class Env(gymnasium.Env):
     keywords as VectorEnv."""
 
     def __init__(self, env="CartPole-v1", *, render_mode=None, **batch_settings):
+        check_keywords("cartsim.Env", batch_settings, SINGLE_KEYWORDS)
         batch_settings.pop("max_episode_steps", None)
+        if _inside_gymnasium_sync_make_vec():
+            gymnasium.logger.warn("gymnasium.make_vec(\"cartsim/...\", vectorization_mode=\"sync\" or \"async\") "
+                                  "steps its environments one at a time, each a batch of one: leave "
+                                  "vectorization_mode out (\"vector_entry_point\", the registered default) "
+                                  "for one fused batch of all of them", stacklevel=2)
         self.batch = Batch(library_env(env), 1, autoreset="disabled", **batch_settings)
         self.observation_space, self.action_space, self.metadata = single_spaces(self.batch)
         if render_mode not in (None, "rgb_array"):
@@ -257,6 +292,7 @@ class Env(gymnasium.Env):
 
     def render(self):
         if self.render_mode != "rgb_array":
+            _warn_render_without_mode("cartsim.make")
             return None
         if self._renderer is None:
             self._renderer = Renderer(self.batch)
