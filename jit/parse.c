@@ -27,7 +27,7 @@
 #include "repr.h"
 
 static const char *const sym_kind_name[] = {"param", "const", "state", "local", "function parameter",
-                                            "function", "loop variable"};
+                                            "function", "loop variable", "info value"};
 
 static void *grow_array(parser *P, void *array, size_t *cap, size_t need, size_t size);
 
@@ -575,6 +575,13 @@ static expr *parse_name(parser *P)
         e = new_expr(P, E_STATE, pos, 0);
         e->index = y->index;
         break;
+    case SYM_INFO:
+        if (P->ctx != CTX_STEP && P->ctx != CTX_RESET)
+            cs_parse_fail_at(P, pos, "info value '%s' can only be read in the reset and step blocks, after it is "
+                    "assigned", y->name);
+        e = new_expr(P, E_INFO, pos, 0);
+        e->index = y->index;
+        break;
     case SYM_PARAM: e = new_expr(P, E_PARAM, pos, 0); break;
     case SYM_CONST: e = new_expr(P, E_CONST, pos, 0); break;
     case SYM_LOCAL: e = new_expr(P, E_LOCAL, pos, 0); break;
@@ -937,6 +944,16 @@ static void check_targets(parser *P)
             if (reward ? p->reward : p->terminated)
                 cs_parse_fail_at(P, t->pos, "'%.*s' is assigned twice", n, t->name);
             t->kind = reward ? T_REWARD : T_TERMINATED;
+            continue;
+        }
+        if (y && y->kind == SYM_INFO && (P->ctx == CTX_STEP || P->ctx == CTX_RESET)) {
+            snprintf(what, sizeof what, "info '%s'", y->name);
+            not_in_loop(P, t, what);
+            const cs_info_item *it = &p->info_items[y->index];
+            if (P->ctx == CTX_STEP ? it->step : it->restart)
+                cs_parse_fail_at(P, t->pos, "info '%s' is assigned twice", y->name);
+            t->kind = T_INFO;
+            t->state = y->index;
             continue;
         }
         if (y && y->kind == SYM_STATE && P->ctx == CTX_STEP)
@@ -1542,6 +1559,69 @@ static void parse_fn(parser *P)
     f->defining = false;
 }
 
+/* info NAME [: TYPE], ...: values the reset and the step each assign once,
+ * reported beside the observation (Gymnasium's info dict). */
+static void parse_info(parser *P)
+{
+    advance(P);
+    for (;;) {
+        const char *s;
+        size_t n, pos;
+        declared_name(P, "info", &s, &n, &pos);
+        decl_type d = {P->real, CS_SCALAR, pos};
+        if (is(P, CS_TOK_COLON)) {
+            advance(P);
+            d = parse_type(P, true);
+        }
+        if (P->reset.seen || P->step.seen)
+            cs_parse_fail_at(P, pos, "declare info '%.*s' before reset and step (both assign it)", (int)n, s);
+        if (P->p->n_info + (uint64_t)cs_shape_of(P->g, d.shape)->size > STATE_ELEMENTS_MAX)
+            cs_parse_fail_at(P, pos, "too many info elements (at most %d in all)", STATE_ELEMENTS_MAX);
+        sym *y = define(P, s, n, pos, SYM_INFO);
+        int k = cs_program_add_info(P->p, y->name, d.type, d.shape);
+        if (k < 0)
+            fail_plain(P, "out of memory");
+        y->index = (unsigned)k;
+        if (!is(P, CS_TOK_COMMA))
+            break;
+        advance(P);
+    }
+}
+
+/* keep NAME, ...: states that keep their value through an auto-reset
+ * (only an explicit reset gives them their reset value). */
+static void parse_keep(parser *P)
+{
+    need(P, &P->state, "state", "keep");
+    advance(P);
+    for (;;) {
+        if (!is(P, CS_TOK_NAME))
+            cs_parse_fail_at(P, P->tok.pos, "expected a state's name after 'keep', got %s", describe(P));
+        sym *y = lookup(P, P->src + P->tok.pos, P->tok.len);
+        if (!y || y->kind != SYM_STATE)
+            cs_parse_fail_at(P, P->tok.pos, "'%.*s' is not a state: only states can be kept", (int)P->tok.len,
+                    P->src + P->tok.pos);
+        if (P->p->vars[y->index].kept)
+            cs_parse_fail_at(P, P->tok.pos, "state '%s' is kept twice", y->name);
+        P->p->vars[y->index].kept = true;
+        advance(P);
+        if (!is(P, CS_TOK_COMMA))
+            break;
+        advance(P);
+    }
+}
+
+/* Every info value needs a value in the block just parsed. */
+static void need_info(parser *P, bool step, size_t pos)
+{
+    for (unsigned k = 0; k < P->p->n_info_items; k++) {
+        const cs_info_item *it = &P->p->info_items[k];
+        if (!(step ? it->step : it->restart))
+            cs_parse_fail_at(P, pos, "%s does not assign info '%s' (both reset and step assign every info value)",
+                    step ? "step" : "reset", it->name);
+    }
+}
+
 static void parse_reset(parser *P)
 {
     need(P, &P->state, "state", "reset");
@@ -1551,6 +1631,7 @@ static void parse_reset(parser *P)
         if (!P->p->restart[k])
             cs_parse_fail_at(P, P->reset.pos, "reset does not assign state '%s' (every state needs a reset value)",
                     P->p->vars[k].name);
+    need_info(P, false, P->reset.pos);
 }
 
 static void parse_step(parser *P)
@@ -1568,6 +1649,7 @@ static void parse_step(parser *P)
         cs_parse_fail_at(P, P->step.pos, "step does not assign 'reward'");
     if (!p->terminated)
         cs_parse_fail_at(P, P->step.pos, "step does not assign 'terminated'");
+    need_info(P, true, P->step.pos);
 }
 
 /* policy NAME { ...; action = E }: a policy an agent can choose by name. */
@@ -1631,6 +1713,10 @@ static void parse_declaration(parser *P)
         parse_reset(P);
     } else if (word_is(P, "step")) {
         parse_step(P);
+    } else if (word_is(P, "info")) {
+        parse_info(P);
+    } else if (word_is(P, "keep")) {
+        parse_keep(P);
     } else if (word_is(P, "policy")) {
         parse_policy(P);
     } else {

@@ -169,3 +169,87 @@ Test(kept_info, an_info_value_needs_both_of_its_values)
     cr_assert(strstr(err, "info 'twice'"), "%s", err);
     cs_program_free(p);
 }
+
+/* ---- through the language and the public API (tests/envs/tally.env) ---- */
+
+#include "cartsim.h"
+
+static cs_env *open_tally(int64_t n, cs_autoreset autoreset)
+{
+    static char path[4096];
+    const char *root = getenv("CARTSIM_ROOT");
+    snprintf(path, sizeof path, "%s/tests/envs/tally.env", root ? root : ".");
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = path;
+    cfg.num_envs = n;
+    cfg.backend = CS_BACKEND_INTERP;
+    cfg.autoreset = autoreset;
+    cfg.threads = 1;
+    cs_env *env;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s", cs_env_error(env));
+    return env;
+}
+
+Test(kept_info, the_language_declares_info_and_kept_states)
+{
+    cs_env *env = open_tally(2, CS_AUTORESET_NEXT_STEP);
+    cs_env_info info;
+    cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+    cr_assert_eq(info.n_info_items, 2);
+    cr_assert_eq(info.info_dim, 3);
+    cs_info_item_desc d;
+    cr_assert_eq(cs_env_info_item(env, 1, &d), CS_OK);
+    cr_assert_str_eq(d.name, "allowed");
+    cr_assert(d.type == CS_VALUE_BOOL && d.rank == 1 && d.dims[0] == 2 && d.offset == 1 && d.size == 2);
+    cr_assert_eq(cs_env_reset(env, 5), CS_OK);
+    const double *v = cs_env_info_values(env);
+    cr_assert(v && v[0] == 1 && v[1] == 1 && v[2 * 2] == 1, "the reset's info");
+    int32_t a[2] = {1, 1};
+    int ended = 0;
+    for (int t = 0; t < 40; t++) {
+        cr_assert_eq(cs_env_step_discrete(env, a), CS_OK);
+        ended += cs_env_terminated(env)[0];
+        v = cs_env_info_values(env);
+        cr_assert(v[0] == 1.0 || v[0] == 0.25 || v[0] == 0.75, "prob %g", v[0]);
+    }
+    double state[2 * 2];
+    cr_assert_eq(cs_env_get_state(env, state), CS_OK);
+    cr_assert_eq(state[1 * 2 + 0], ended, "the kept tally counts every episode: %g of %d", state[2], ended);
+    cr_assert_gt(ended, 2);
+    cs_env_close(env);
+}
+
+static const char *parse_error(const char *src)
+{
+    static char err[512];
+    cs_program *p = NULL;
+    int rc = cs_parse(src, strlen(src), "t.env", CS_F64, NULL, 0, &p, err, sizeof err);
+    cs_program_free(p);
+    return rc ? err : "";
+}
+
+#define HEAD "env t \"T\"\nstate x: int\naction discrete 2\nobserve x\n"
+
+Test(kept_info, mistakes_with_info_and_keep)
+{
+    cr_assert_str_eq(parse_error(HEAD "info p\nreset { x = 0 }\nstep { x' = x; reward = 1.0; terminated = false; p = 0.5 }\n"),
+                     "t.env:6:1: reset does not assign info 'p' (both reset and step assign every info value)");
+    cr_assert_str_eq(parse_error(HEAD "info p\nreset { x = 0; p = 1.0 }\nstep { x' = x; reward = 1.0; terminated = false }\n"),
+                     "t.env:7:1: step does not assign info 'p' (both reset and step assign every info value)");
+    cr_assert_str_eq(parse_error(HEAD "info p\nreset { x = 0; p = 1.0; p = 2.0 }\n"),
+                     "t.env:6:25: info 'p' is assigned twice");
+    cr_assert_str_eq(parse_error(HEAD "info p: int\nreset { x = 0; p = 1.5 }\n"),
+                     "t.env:6:16: info 'p' must be int, got real (convert it with int(...))");
+    cr_assert_str_eq(parse_error(HEAD "info p\nreset { x = 0; q = p; p = 1.0 }\n"),
+                     "t.env:6:20: info 'p' is read before it is assigned");
+    cr_assert_str_eq(parse_error(HEAD "keep y\n"), "t.env:5:6: 'y' is not a state: only states can be kept");
+    cr_assert_str_eq(parse_error(HEAD "keep x, x\n"), "t.env:5:9: state 'x' is kept twice");
+    cr_assert_str_eq(parse_error("env t \"T\"\nkeep x\n"), "t.env:2:1: declare 'state' before 'keep'");
+    cr_assert_str_eq(parse_error(HEAD "reset { x = 0 }\ninfo p\n"),
+                     "t.env:6:6: declare info 'p' before reset and step (both assign it)");
+    /* a kept state cannot be observed */
+    const char *kept = "env t \"T\"\nstate x: int\nkeep x\naction discrete 2\nobserve x\nreset { x = 0 }\n"
+                       "step { x' = x; reward = 1.0; terminated = false }\n";
+    cr_assert(strstr(parse_error(kept), "an observation reads a kept state"), "%s", parse_error(kept));
+}

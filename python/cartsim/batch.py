@@ -11,6 +11,7 @@ import inspect
 import numpy as np
 
 from ._native import CartsimError, call_with_error_buffer, check, ffi, lib, text
+from . import structure
 from .dlpack import CUDA, DeviceArray
 
 BACKENDS = ("auto", "cpu", "cuda", "interp")
@@ -169,6 +170,11 @@ class Batch:
         self.max_steps = int(info.max_steps)
         self.reward_threshold = float(info.reward_threshold)
         self.state_names = [text(info.state_names[k]) for k in range(self.state_dim)]
+        # the .env file's own structure: variables and observation items by name
+        self.state_vars, self.obs_items = structure.describe(self._handle.ptr, info)
+        self.obs_int_dim = int(info.obs_int_dim)
+        self.info_items = structure.describe_info(self._handle.ptr, info)
+        self.flat_obs = structure.is_flat(self.obs_items)
         self.backend = text(lib.cs_backend_name(info.backend))
         self.fusion = text(lib.cs_fusion_name(info.fusion))
         self.dtype = np.float32 if info.dtype == lib.CS_DTYPE_F32 else np.float64
@@ -275,6 +281,47 @@ class Batch:
     def truncated(self):
         return self._flags(self._ptr())[1]
 
+    def observation(self, final=False):
+        """The observation as the .env file declares it: the (num_envs, obs_dim) float
+        view when every item is a real scalar (obs()), else each item's view shaped
+        (num_envs, *shape) (float32 for a box, int64 for a discrete item), one item
+        alone or a tuple of them. Views, not copies."""
+        ptr = self._ptr()
+        if self.flat_obs:
+            return self._obs(ptr, "final_obs" if final else "obs", lib.cs_env_final_obs if final else lib.cs_env_obs)
+        views = []
+        for k, it in enumerate(self.obs_items):
+            if it.discrete:
+                pointer = (lib.cs_env_final_obs_int if final else lib.cs_env_obs_int)(ptr)
+                typestr = "<i8"
+            else:
+                pointer = (lib.cs_env_final_obs if final else lib.cs_env_obs)(ptr)
+                typestr = "<f4"
+            if pointer == ffi.NULL:
+                self._call(lib.CS_ERR_STATE)
+            offset, shape, strides = structure.item_layout(it, self.num_envs)
+            key = ("final_item" if final else "item", k)
+            cached = self._views.get(key)
+            if cached is not None and cached[0] == pointer:
+                views.append(cached[1])
+                continue
+            array = np.asarray(_View(self._handle, _address(pointer) + offset, shape, strides, typestr))
+            self._views[key] = (pointer, array)
+            views.append(array)
+        return views[0] if len(views) == 1 else tuple(views)
+
+    def info(self, final=False):
+        """The .env file's info values of the last step or reset, {name: (num_envs, *shape)}
+        in each one's type (copies: an info dict outlives the step), {} when it declares none."""
+        if not self.info_items:
+            return {}
+        values = (lib.cs_env_final_info_values if final else lib.cs_env_info_values)(self._ptr())
+        if values == ffi.NULL:
+            self._call(lib.CS_ERR_STATE)
+        n = self.num_envs
+        flat = np.frombuffer(ffi.buffer(values, 8 * n * sum(it.size for it in self.info_items)), dtype=np.float64)
+        return structure.info_dict(flat.reshape(-1, n), self.info_items)
+
     def _obs(self, ptr, key, query):
         n = self.num_envs
         return self._view(key, query(ptr), (n, self.obs_dim), (4, 4 * n), "<f4")
@@ -288,15 +335,18 @@ class Batch:
                 self._view("truncated", lib.cs_env_truncated(ptr), (n,), None, "|b1"))
 
     def get_state(self):
-        """The raw state as doubles, shaped (num_envs, state_dim) (a copy)."""
+        """Every state variable by name, {name: (num_envs, *shape)} in its own dtype, as a
+        structure.State, which is also the raw (num_envs, state_dim) array of doubles it
+        always was (np.asarray(state), state[:, k]). A copy."""
         out = np.empty((self.state_dim, self.num_envs), dtype=np.float64)
         self._call(lib.cs_env_get_state(self._ptr(), ffi.from_buffer("double[]", out)))
-        return out.T
+        return structure.State(out.T, self.state_vars, self.dtype)
 
     def set_state(self, state, episode_steps=None):
         """Sets every environment's state ((num_envs, state_dim) doubles) and the
         steps its running episode has taken (default 0)."""
-        s = np.ascontiguousarray(np.asarray(state, dtype=np.float64).reshape(self.num_envs, self.state_dim).T)
+        flat = structure.flat_state(state, self.state_vars, self.num_envs, self.state_dim)
+        s = np.ascontiguousarray(flat.T)
         steps = ffi.NULL
         if episode_steps is not None:
             steps_array = np.ascontiguousarray(episode_steps, dtype=np.int32).reshape(self.num_envs)

@@ -7,6 +7,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from . import structure
 from .batch import Batch, check_keywords
 from .frames import Renderer
 
@@ -47,7 +48,7 @@ def single_spaces(batch):
         observation_space = reference.observation_space
         metadata = {"render_modes": ["rgb_array"], "render_fps": reference.metadata.get("render_fps", 30)}
     else:
-        observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (batch.obs_dim,), np.float32)
+        observation_space = structure.observation_space(batch.obs_items, batch.obs_dim)
         metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
     if batch.discrete:
         action_space = gymnasium.spaces.Discrete(batch.n_actions)
@@ -55,6 +56,28 @@ def single_spaces(batch):
         action_space = gymnasium.spaces.Box(batch.action_low.astype(np.float32), batch.action_high.astype(np.float32),
                                             (batch.action_dim,), np.float32)
     return observation_space, action_space, metadata
+
+
+def _one(observation, i):
+    """Environment i's observation, a copy: a row, an item's element, or a tuple of them."""
+    if isinstance(observation, tuple):
+        return tuple(item[i].copy() for item in observation)
+    return observation[i].copy()
+
+
+def _vector_info(values, mask=None):
+    """A vector env's info dict from {name: (num_envs, ...)}: each value with its "_name"
+    mask of the environments that have it (all, or `mask`), as Gymnasium's vector envs give it."""
+    info = {}
+    for name, value in values.items():
+        info[name] = value
+        info["_" + name] = np.ones(value.shape[0], dtype=bool) if mask is None else mask.copy()
+    return info
+
+
+def _single_info(values):
+    """One environment's info: each value's element 0 (a Python float or int for a scalar)."""
+    return {name: (value[0].item() if value.ndim == 1 else value[0].copy()) for name, value in values.items()}
 
 
 def _autoreset_mode(mode):
@@ -149,21 +172,25 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if options:
             raise ValueError("cartsim: reset options are not supported (%s)" % ", ".join(options))
         self.batch.reset(self._seeds.next(seed))
-        return self.batch.obs(), {}
+        return self.batch.observation(), _vector_info(self.batch.info())
 
     def step(self, actions):
         batch = self.batch
         batch.step(actions)
         obs, rewards, terminated, truncated = batch.results()
-        info = {}
+        if not batch.flat_obs:
+            obs = batch.observation()
+        info = _vector_info(batch.info())
         if self.autoreset_mode is AutoresetMode.SAME_STEP:
             ended = terminated | truncated
             if ended.any():
                 final_obs = np.full(self.num_envs, None, dtype=object)
-                source = batch.final_obs()
+                source = batch.observation(final=True)
                 for i in np.flatnonzero(ended):
-                    final_obs[i] = source[i].copy()
-                info = {"final_obs": final_obs, "_final_obs": ended, "final_info": {}, "_final_info": ended.copy()}
+                    final_obs[i] = _one(source, i)
+                final_info = _vector_info(batch.info(final=True), ended)
+                info.update({"final_obs": final_obs, "_final_obs": ended, "final_info": final_info,
+                             "_final_info": ended.copy()})
         return obs, rewards, terminated, truncated, info
 
     def render(self):
@@ -283,12 +310,13 @@ class Env(gymnasium.Env):
         if options:
             raise ValueError("cartsim: reset options are not supported (%s)" % ", ".join(options))
         self.batch.reset(int(self.np_random.integers(0, 2**63 - 1)) if seed is None else seed)
-        return self.batch.obs()[0].copy(), {}
+        return _one(self.batch.observation(), 0), _single_info(self.batch.info())
 
     def step(self, action):
         self.batch.step(np.asarray(action).reshape(self._action_shape))
         b = self.batch
-        return b.obs()[0].copy(), float(b.rewards()[0]), bool(b.terminated()[0]), bool(b.truncated()[0]), {}
+        return (_one(b.observation(), 0), float(b.rewards()[0]), bool(b.terminated()[0]), bool(b.truncated()[0]),
+                _single_info(b.info()))
 
     def render(self):
         if self.render_mode != "rgb_array":
