@@ -173,6 +173,7 @@ class Batch:
         # the .env file's own structure: variables and observation items by name
         self.state_vars, self.obs_items = structure.describe(self._handle.ptr, info)
         self.obs_int_dim = int(info.obs_int_dim)
+        self.n_step_draws, self.n_restart_draws = int(info.n_step_draws), int(info.n_restart_draws)
         self.info_items = structure.describe_info(self._handle.ptr, info)
         self.flat_obs = structure.is_flat(self.obs_items)
         self.backend = text(lib.cs_backend_name(info.backend))
@@ -309,6 +310,25 @@ class Batch:
             self._views[key] = (pointer, array)
             views.append(array)
         return views[0] if len(views) == 1 else tuple(views)
+
+    def replay_draws(self, step_words=None, restart_words=None):
+        """The next step or reset takes its random words from these uint32 arrays,
+        shaped (n_step_draws, num_envs) and (n_restart_draws, num_envs), instead of
+        Philox (cs_env_replay_draws: how tests replay a reference's random outcomes).
+        None: Philox as usual. Kept alive here until that call has run."""
+        def words(a, count, what):
+            if a is None:
+                return None
+            a = np.ascontiguousarray(a, dtype=np.uint32)
+            if a.shape != (max(count, 1), self.num_envs) and a.shape != (count, self.num_envs):
+                raise ValueError("cartsim: %s must have shape (%d, %d), not %s" % (what, count, self.num_envs,
+                                                                                 a.shape))
+            return a
+        s = words(step_words, self.n_step_draws, "step_words")
+        r = words(restart_words, self.n_restart_draws, "restart_words")
+        self._replay_keep = (s, r)
+        self._call(lib.cs_env_replay_draws(self._ptr(), ffi.NULL if s is None else ffi.from_buffer("uint32_t[]", s),
+                                           ffi.NULL if r is None else ffi.from_buffer("uint32_t[]", r)))
 
     def info(self, final=False):
         """The .env file's info values of the last step or reset, {name: (num_envs, *shape)}
