@@ -53,15 +53,20 @@
 #define CS_SHORT_LANES 4  /* a vector of f32 at 16 bytes: blocks of 1 to 4 lanes */
 #define CS_SHORT_AHEAD 2  /* a short block's blocks of Philox words drawn at once */
 static_assert(CS_BLOCK_LANES % CS_PAD_LANES == 0, "a padded block fits the block");
+static_assert(CS_BLOCK_LANES % 8 == 0, "cs_rng_lanes's whole groups of 8 lanes fit the block");
 static_assert(CS_SHORT_LANES * CS_SHORT_AHEAD <= CS_PAD_LANES, "a short block's words fit the smallest block");
-/* A block's lanes shrink (powers of two down to CS_PAD_LANES) so that its
- * bytes stay under this: a 10x10x4 state is 1.6 KB a lane before its
- * temporaries, and 256 such lanes would spill L2. */
+/* A block's lanes shrink (powers of two down to CS_BLOCK_LANES_MIN) so
+ * that its bytes stay under this: a 10x10x4 state is 1.6 KB a lane before
+ * its temporaries, and 256 such lanes would spill L2. The least is 64:
+ * cs_list_lanes reads a block's rows of flags 64 at a time. */
 #define CS_BLOCK_BYTES_MAX (512u * 1024u)
+#define CS_BLOCK_LANES_MIN 64
 
 /* Where leaves live: C rollout blocks (B->c), a CUDA thread's registers,
- * global buffers (C and CUDA steps, CUDA multi-kernel rollouts), a fresh start. */
-typedef enum { SCOPE_ROLLOUT, SCOPE_THREAD, SCOPE_STEP, SCOPE_FRESH } scope_kind;
+ * global buffers (C and CUDA steps, CUDA multi-kernel rollouts), a fresh
+ * start (one lane's, cs_fresh, or a C rollout block's listed lanes at once,
+ * cs_rollout_restarts: SCOPE_RESTARTS reads its words by list position j). */
+typedef enum { SCOPE_ROLLOUT, SCOPE_THREAD, SCOPE_STEP, SCOPE_FRESH, SCOPE_RESTARTS } scope_kind;
 
 #define CS_NO_LOOP UINT32_MAX
 #define CS_COPY_LOOP (UINT32_MAX - 1)   /* a loop_shape: a stack's or concat's copies, one nest per operand */
@@ -505,7 +510,8 @@ static void need(emitter *e, cs_node n)
     const cs_node_data *d = node(e, n);
     const char *T = c_type((cs_type)d->type);
     bool computed = d->n_in > 0 || is_draw((cs_op)d->op);
-    if (e->scope != SCOPE_FRESH && !in_this_loop(e, n) && computed && e->materialized[n]) {
+    bool fresh = e->scope == SCOPE_FRESH || e->scope == SCOPE_RESTARTS;
+    if (!fresh && !in_this_loop(e, n) && computed && e->materialized[n]) {
         if (d->shape != CS_SCALAR && (e->nest || !scalar_stack(e, n)))
             return;
         if (d->op == CS_OP_STACK) {
@@ -527,13 +533,13 @@ static void need(emitter *e, cs_node n)
         emit_node(e, n);   /* only reached for nodes computed in place (fresh scope) */
         return;
     }
-    if (d->shape != CS_SCALAR && d->op == CS_OP_CARRIED && e->scope != SCOPE_FRESH)
+    if (d->shape != CS_SCALAR && d->op == CS_OP_CARRIED && !fresh)
         return;   /* an array state: elem reads it where it lives */
     const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
     switch ((cs_op)d->op) {
     case CS_OP_CARRIED: {
         unsigned slot = (unsigned)d->imm.i;
-        if (e->scope == SCOPE_FRESH) {
+        if (fresh) {
             snprintf(e->err, sizeof e->err, "the reset reads the state '%s'", e->p->carried[slot].name);
             break;
         }
@@ -560,6 +566,8 @@ static void need(emitter *e, cs_node n)
     case CS_OP_PARAM:
         if (e->scope == SCOPE_FRESH)
             out(e, "%sconst %s v%u = ((const %s *)params[%d])[lane];\n", ind, T, n, e->real, (int)d->imm.i);
+        else if (e->scope == SCOPE_RESTARTS)
+            out(e, "%sconst %s v%u = ((const %s *)L->params[%d])[lane];\n", ind, T, n, e->real, (int)d->imm.i);
         else
             out(e, "%sconst %s v%u = ((const %s *)%sparams[%d])[lane];\n", ind, T, n, e->real, e->L, (int)d->imm.i);
         break;
@@ -711,8 +719,11 @@ static void emit_expr(emitter *e, cs_node n)
  * stream's draw number k (an expression); the restart stream's rw_[k]. */
 static void draw_word(emitter *e, const cs_node_data *d, const char *k)
 {
+    unsigned nb = rng_blocks(e->p->n_step_draws);
     if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
-        out(e, "rw_[%s]", k);
+        out(e, "rw_[%s]%s", k, e->scope == SCOPE_RESTARTS ? "[j]" : "");
+    else if (e->dialect == CS_DIALECT_C && nb > 1)   /* a window of nb blocks (emit_kernels) */
+        out(e, "B->rw[(int)(4 * (((w0 + (%s)) >> 2) %% %uu) + ((w0 + (%s)) & 3))][i%s]", k, nb, k, e->ahead ? " + col_" : "");
     else if (e->dialect == CS_DIALECT_C)
         out(e, "B->rw[(int)(w0 + (%s) - 4 * blk)][i%s]", k, e->ahead ? " + col_" : "");
     else
@@ -1135,7 +1146,8 @@ static void emit_node(emitter *e, cs_node n)
     }
     const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
     const char *T = c_type((cs_type)d->type);
-    bool called = !e->in_call_pass && e->scope != SCOPE_FRESH && own_pass(e, n);
+    bool fresh = e->scope == SCOPE_FRESH || e->scope == SCOPE_RESTARTS;
+    bool called = !e->in_call_pass && !fresh && own_pass(e, n);
     for (unsigned k = 0; k < d->n_in && !called; k++)
         need(e, cs_graph_input(e->g, n, k));
     if (called) {
@@ -1154,7 +1166,7 @@ static void emit_node(emitter *e, cs_node n)
         unsigned k = CS_UNIFORM_DRAW(d->imm.i);
         const char *conv = e->f32 ? "cs_u01_f32" : "cs_u01_f64";
         if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
-            out(e, "%sconst %s v%u = %s(rw_[%u]);\n", ind, T, n, conv, k);
+            out(e, "%sconst %s v%u = %s(rw_[%u]%s);\n", ind, T, n, conv, k, e->scope == SCOPE_RESTARTS ? "[j]" : "");
         else
             out(e, "%sconst %s v%u = %s(B->rw[wi%u][i%s]);\n", ind, T, n, conv, k, e->ahead ? " + col_" : "");
     } else if (d->op == CS_OP_STACK) {
@@ -1185,7 +1197,7 @@ static void emit_node(emitter *e, cs_node n)
         out(e, ";\n");
     }
     e->stamp[n] = e->now;
-    if (e->scope != SCOPE_FRESH && e->materialized[n] && !e->in_call_pass) {
+    if (!fresh && e->materialized[n] && !e->in_call_pass) {
         if (d->op == CS_OP_STACK)
             for (unsigned k = 0; k < d->n_in; k++) {
                 out(e, "%s", ind);
@@ -1395,6 +1407,24 @@ static bool scalar_obs_only(const cs_program *p)
     return true;
 }
 
+/* Whether an info value is an array (stored by its own loops). */
+static bool array_info(const cs_program *p)
+{
+    for (unsigned k = 0; k < p->n_info_items; k++)
+        if (p->info_items[k].shape != CS_SCALAR)
+            return true;
+    return false;
+}
+
+/* Whether a state variable keeps its value through an auto-reset. */
+static bool any_kept(const cs_program *p)
+{
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (p->vars[v].kept)
+            return true;
+    return false;
+}
+
 static bool any_array_state(const cs_program *p, bool real_only)
 {
     for (unsigned v = 0; v < p->n_vars; v++)
@@ -1525,6 +1555,11 @@ static void emit_final(emitter *e, const entry *en)
         else
             store(e, it->next, "(float)", "        L->obs[%uull * L->stride + lane]", it->offset);
     }
+    for (unsigned k = 0; k < p->n_info_items; k++) {
+        const cs_info_item *it = &p->info_items[k];
+        if (it->shape == CS_SCALAR)
+            store(e, it->step, "(double)", "        if (L->info) L->info[%uull * L->stride + lane]", it->offset);
+    }
     store(e, p->reward, "(double)", "        L->reward[lane]");
     store(e, p->terminated, "", "        B->term[i]");
     store(e, p->truncated, "", "        B->trunc[i]");
@@ -1538,6 +1573,19 @@ static void emit_final(emitter *e, const entry *en)
 static void emit_array_commits(emitter *e, const entry *en, const char *ivdep)
 {
     const cs_program *p = e->p;
+    for (unsigned k = 0; k < p->n_info_items && !en->rollout; k++) {
+        const cs_info_item *it = &p->info_items[k];
+        if (it->shape == CS_SCALAR)
+            continue;
+        e->now++;
+        out(e, "    if (L->info)\n");
+        nest_open(e, cs_shape_of(e->g, it->shape), "    ");
+        lane_loop_open(e, ivdep);
+        out(e, "        L->info[(%uull + e_) * L->stride + lane] = (double)", it->offset);
+        elem(e, it->step, "e_");
+        out(e, ";\n    }\n");
+        nest_close(e, "    ");
+    }
     for (unsigned k = 0; k < p->n_obs_items && !en->rollout; k++) {
         const cs_obs_item *it = &p->obs_items[k];
         bool first = it->shape != CS_SCALAR;
@@ -1738,7 +1786,7 @@ static void emit_kernel_loops(emitter *e, const entry *en, unsigned k)
     e->loop = 0;
     bool last = k == e->part->n_kernels - 1;
     if (e->n_loops > 1 || e->loop_shape[0] != CS_SCALAR || (last && any_array_state(e->p, false)) ||
-        (last && !en->rollout && !scalar_obs_only(e->p))) {
+        (last && !en->rollout && (!scalar_obs_only(e->p) || array_info(e->p)))) {
         emit_planned_loops(e, en, k);
         return;
     }
@@ -1811,7 +1859,7 @@ static void emit_call_loop(emitter *e, const bool *cone)
 
 /* Kernel k's pass when each of its library calls is an f64 sin or cos:
  * a vector loop by the near functions, noting far lanes, then glibc for
- * those lanes only, listed first without a branch (a branch per lane
+ * those lanes only, listed first (cs_list_lanes64: a branch per lane
  * mispredicts at every other far lane). Where most lanes are far (an angle
  * of any size, as MountainCar's cos(3 x)), the vector loop only adds
  * to glibc's calls: a rollout's block then calls glibc for every lane, and
@@ -1829,7 +1877,7 @@ static void emit_near64_pass(emitter *e, unsigned k, const bool *cone, bool roll
     out(e, "    if (far_) {   /* lanes whose near sin or cos may not be glibc's: those by glibc */\n"
            "    int nf_ = try_near_ ? 0 : n;\n"
            "    if (try_near_)\n"
-           "        for (int i = 0; i < n; i++) { B->far_at[nf_] = i; nf_ += (int)B->far[i]; }\n");
+           "        nf_ = cs_list_lanes64(B->far, n, B->far_at);\n");
     emit_call_loop(e, cone);
     if (rollout)
         out(e, "    if (try_near_) B->mostly_far[%u] = 4 * nf_ > 3 * n;\n    } else B->mostly_far[%u] = 0;\n", k, k);
@@ -1936,41 +1984,47 @@ static void emit_kernels(emitter *e, const entry *en)
                    "        col_ = (int)(blk %% %du) * CS_SHORT;\n"
                    "        if (grp_ != B->rng_block) {\n"
                    "            B->rng_block = grp_;\n"
-                   "            for (int j = 0; j < %d * CS_SHORT; j++) {\n"
-                   "                unsigned int o_[4];\n"
-                   "                cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + j %% CS_SHORT), grp_ * %du + (unsigned int)(j / CS_SHORT), 0u, o_);\n"
-                   "                B->rw[0][j] = o_[0]; B->rw[1][j] = o_[1]; B->rw[2][j] = o_[2]; B->rw[3][j] = o_[3];\n"
-                   "            }\n"
+                   "            cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, %d * CS_SHORT, grp_ * %du, CS_SHORT, 0u, &B->rw[0][0], CS_BLOCK);\n"
                    "        }\n"
                    "    } else\n",
                 CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD);
-        if (nb == 1)
+        if (nb == 1) {
             out(e, "    if (blk != B->rng_block) {   /* every %u steps: words for the next ones */\n"
-                   "        B->rng_block = blk;\n", 4 / D);
-        else
-            out(e, "    {\n");
-        out(e, "        for (int i = 0; i < nv; i++) {\n"
-               "            unsigned int o_[4];\n");
-        if (D <= CS_NAMED_WORDS_MAX)
-            for (unsigned j = 0; j < nb; j++)
-                out(e, "            cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + i), blk + %uu, 0u, o_);\n"
-                       "            B->rw[%u][i] = o_[0]; B->rw[%u][i] = o_[1]; B->rw[%u][i] = o_[2]; B->rw[%u][i] = o_[3];\n",
-                    j, 4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3);
-        else   /* arrays of draws: a loop over the step's blocks of words */
-            out(e, "            for (unsigned int j = 0; j < %uu; j++) {\n"
-                   "                cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + i), blk + j, 0u, o_);\n"
-                   "                B->rw[4 * j][i] = o_[0]; B->rw[4 * j + 1][i] = o_[1]; B->rw[4 * j + 2][i] = o_[2]; B->rw[4 * j + 3][i] = o_[3];\n"
-                   "            }\n", nb);
-        out(e, "        }\n    }\n");
-        if (!en->rollout)
+                   "        B->rng_block = blk;\n"
+                   "        cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, nv, blk, CS_BLOCK, 0u, &B->rw[0][0], CS_BLOCK);\n"
+                   "    }\n", 4 / D);
+            for (unsigned k = 0; k < D; k++)
+                if (word_named(e, k))
+                    out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
+        } else {
+            /* A step's words straddle blocks: B->rw keeps a window of the
+             * last nb blocks, block b in rows 4 (b % nb), and each block is
+             * drawn once, at the first step that reads it (B->rng_block:
+             * the next block not drawn yet), not nb blocks every step. */
+            out(e, "    {\n"
+                   "        const unsigned long long last_ = (w0 + %uu) >> 2;\n"
+                   "        unsigned long long b_ = B->rng_block;\n"
+                   "        if (b_ < blk || b_ > last_ + 1)\n"
+                   "            b_ = blk;   /* a new block of lanes, or another time */\n"
+                   "        for (; b_ <= last_; b_++)\n"
+                   "            cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, nv, b_, CS_BLOCK, 0u, &B->rw[4 * (b_ %% %uu)][0], CS_BLOCK);\n"
+                   "        B->rng_block = last_ + 1;\n"
+                   "    }\n", D - 1, nb);
+            for (unsigned k = 0; k < D; k++)
+                if (word_named(e, k))
+                    out(e, "    const int wi%u = (int)(4 * (((w0 + %uu) >> 2) %% %uu) + ((w0 + %uu) & 3));\n", k, k, nb, k);
+        }
+        if (!en->rollout) {   /* B->rng_block was reset: the words are this step's, to be overwritten */
             out(e, "    if (L->step_words)   /* replayed words (lanes.h): this step's draws are the caller's */\n"
                    "        for (unsigned int k_ = 0; k_ < %uu; k_++)\n"
                    "            for (int i = 0; i < nv; i++)\n"
-                   "                B->rw[(int)(w0 + k_ - 4 * blk)][i] = L->step_words[(long long)k_ * L->stride + b0 + i];\n",
-                D);
-        for (unsigned k = 0; k < D; k++)
-            if (word_named(e, k))
-                out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
+                   "                B->rw[", D);
+            if (nb > 1)
+                out(e, "(int)(4 * (((w0 + k_) >> 2) %% %uu) + ((w0 + k_) & 3))", nb);
+            else
+                out(e, "(int)(w0 + k_ - 4 * blk)");
+            out(e, "][i] = L->step_words[(long long)k_ * L->stride + b0 + i];\n");
+        }
     }
     for (unsigned k = 0; k < part->n_kernels; k++) {
         plan_loops(e, en, k);
@@ -1988,8 +2042,8 @@ static void emit_kernels(emitter *e, const entry *en)
     }
 }
 
-/* A state variable's fresh value stored to lhs<index> (a line for a
- * scalar, a loop for an array): cs_fresh's out or outi. */
+/* A state variable's fresh value stored to cs_fresh's out or outi (a line
+ * for a scalar, a loop for an array). */
 static void emit_fresh_var(emitter *e, unsigned v)
 {
     const cs_state_var *sv = &e->p->vars[v];
@@ -2004,26 +2058,84 @@ static void emit_fresh_var(emitter *e, unsigned v)
     out(e, ";\n");
 }
 
+/* A fresh observation (box or discrete) or info value to its row of `to`. */
+static void emit_fresh_row(emitter *e, cs_node value, uint32_t shape, unsigned offset, unsigned size, const char *to,
+                           const char *cast)
+{
+    if (shape == CS_SCALAR) {
+        store(e, value, cast, "        %s[%u]", to, offset);
+        return;
+    }
+    out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            %s[%u + e_] = %s", size, to, offset, cast);
+    elem(e, value, "e_");
+    out(e, ";\n");
+}
+
 static void emit_fresh_obs(emitter *e, bool discrete)
 {
     const cs_program *p = e->p;
     for (unsigned k = 0; k < p->n_obs_items; k++) {
         const cs_obs_item *it = &p->obs_items[k];
-        if ((it->space == CS_OBS_DISCRETE) != discrete)
-            continue;
-        const char *to = discrete ? "obsi" : "obs", *cast = discrete ? "(long long)" : "(float)";
-        if (it->shape == CS_SCALAR) {
-            store(e, it->restart, cast, "        %s[%u]", to, it->offset);
-            continue;
-        }
-        out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            %s[%u + e_] = %s", it->size, to, it->offset, cast);
-        elem(e, it->restart, "e_");
-        out(e, ";\n");
+        if ((it->space == CS_OBS_DISCRETE) == discrete)
+            emit_fresh_row(e, it->restart, it->shape, it->offset, it->size, discrete ? "obsi" : "obs",
+                           discrete ? "(long long)" : "(float)");
     }
 }
 
-/* cs_fresh: a lane's fresh start at time tau (params, state, observation),
- * from Philox's words or, when words is not NULL, the caller's
+static bool any_param_restart(const cs_program *p)
+{
+    for (unsigned k = 0; k < p->n_params; k++)
+        if (p->param_restart[k])
+            return true;
+    return false;
+}
+
+/* The parameters a restart redraws, stored to <params>[k][lane]: what the
+ * fresh state then reads. */
+static void emit_param_restarts(emitter *e, const char *ind, const char *params)
+{
+    const cs_program *p = e->p;
+    e->now++;
+    for (unsigned k = 0; k < p->n_params; k++) {
+        if (!p->param_restart[k])
+            continue;
+        cs_node r = p->param_restart[k];
+        if (node(e, r)->n_in || is_draw((cs_op)node(e, r)->op))
+            need(e, r);
+        store(e, r, "", "%s((%s *)%s[%u])[lane]", ind, e->real, params, k);
+    }
+}
+
+/* Every node the fresh state (and with obs, its observation and info
+ * values) needs, in id order. */
+static void emit_fresh_nodes(emitter *e, bool obs)
+{
+    const cs_program *p = e->p;
+    e->now++;
+    uint32_t count = cs_graph_count(e->g);
+    unsigned char *live = calloc(count, 1);
+    if (!live) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+        return;
+    }
+    for (unsigned v = 0; v < p->n_vars; v++)
+        live[p->restart[v]] = 1;
+    for (unsigned k = 0; obs && k < p->n_obs_items; k++)
+        live[p->obs_items[k].restart] = 1;
+    for (unsigned k = 0; obs && k < p->n_info_items; k++)
+        live[p->info_items[k].restart] = 1;
+    for (cs_node n = count - 1; n > 0; n--)
+        if (live[n])
+            for (unsigned k = 0; k < node(e, n)->n_in; k++)
+                live[cs_graph_input(e->g, n, k)] = 1;
+    for (cs_node n = 1; n < count; n++)
+        if (live[n] && !is_const(e, n))
+            need(e, n);
+    free(live);
+}
+
+/* cs_fresh: a lane's fresh start at time tau (params, state, observation,
+ * info), from Philox's words or, when words is not NULL, the caller's
  * ([draw][stride], lanes.h's restart_words). The state goes to out (real
  * slots) and outi (i32 and bool slots), each indexed by slot_index. */
 static void emit_fresh(emitter *e)
@@ -2034,7 +2146,7 @@ static void emit_fresh(emitter *e)
     e->part = NULL;
     e->blocked = false;
     /* not inlined where it is long (array states): its callers are rare paths */
-    out(e, "%s void cs_fresh(unsigned long long seed, unsigned int key, void *const *params, long long lane, long long tau, const unsigned int *words, long long stride, %s *out, int *outi, float *obs, long long *obsi)\n{\n",
+    out(e, "%s void cs_fresh(unsigned long long seed, unsigned int key, void *const *params, long long lane, long long tau, const unsigned int *words, long long stride, %s *out, int *outi, float *obs, long long *obsi, double *info)\n{\n",
         e->dialect == CS_DIALECT_CUDA ? "CS_DEVICE" : e->slot_tables ? "static __attribute__((noinline))" : "static", e->real);
     if (nrb) {
         out(e, "    unsigned int rw_[%u];\n", 4 * nrb);
@@ -2047,43 +2159,13 @@ static void emit_fresh(emitter *e)
                "        cs_rng_block(seed, key, (unsigned long long)tau, (1u << 16) | j, rw_ + 4 * j);\n",
             nrb);
     }
-    out(e, "    (void)seed; (void)key; (void)params; (void)tau; (void)obs; (void)words; (void)stride; (void)outi; (void)obsi;\n");
-    bool any_param = false;
-    for (unsigned k = 0; k < p->n_params; k++)
-        any_param |= p->param_restart[k] != 0;
-    if (any_param) {
-        e->now++;
+    out(e, "    (void)seed; (void)key; (void)params; (void)tau; (void)obs; (void)words; (void)stride; (void)outi; (void)obsi; (void)info;\n");
+    if (any_param_restart(p)) {
         out(e, "    {\n");
-        for (unsigned k = 0; k < p->n_params; k++) {
-            if (!p->param_restart[k])
-                continue;
-            cs_node r = p->param_restart[k];
-            if (node(e, r)->n_in || is_draw((cs_op)node(e, r)->op))
-                need(e, r);
-            store(e, r, "", "    ((%s *)params[%u])[lane]", e->real, k);
-        }
+        emit_param_restarts(e, "    ", "params");
         out(e, "    }\n");
     }
-    e->now++;
-    /* Every node the fresh state needs, in id order. */
-    uint32_t count = cs_graph_count(e->g);
-    unsigned char *live = calloc(count, 1);
-    if (!live) {
-        snprintf(e->err, sizeof e->err, "out of memory");
-        return;
-    }
-    for (unsigned v = 0; v < p->n_vars; v++)
-        live[p->restart[v]] = 1;
-    for (unsigned k = 0; k < p->n_obs_items; k++)
-        live[p->obs_items[k].restart] = 1;
-    for (cs_node n = count - 1; n > 0; n--)
-        if (live[n])
-            for (unsigned k = 0; k < node(e, n)->n_in; k++)
-                live[cs_graph_input(e->g, n, k)] = 1;
-    for (cs_node n = 1; n < count; n++)
-        if (live[n] && !is_const(e, n))
-            need(e, n);
-    free(live);
+    emit_fresh_nodes(e, true);
     for (unsigned v = 0; v < p->n_vars; v++)
         emit_fresh_var(e, v);
     out(e, "    if (obs) {\n");
@@ -2094,7 +2176,100 @@ static void emit_fresh(emitter *e)
         emit_fresh_obs(e, true);
         out(e, "    }\n");
     }
+    if (p->n_info) {
+        out(e, "    if (info) {\n");
+        for (unsigned k = 0; k < p->n_info_items; k++) {
+            const cs_info_item *it = &p->info_items[k];
+            emit_fresh_row(e, it->restart, it->shape, it->offset, it->size, "info", "(double)");
+        }
+        out(e, "    }\n");
+    }
     out(e, "}\n\n");
+}
+
+/* cs_rollout_restarts: the lanes of a wide block whose episode ended at
+ * this step, restarted together, as a step is computed: their list
+ * (cs_list_lanes of B->end: a loop per set bit of a word of flags was 40%
+ * of this function), their restart words (cs_rng_lanes), one vector loop
+ * over the list for the fresh states, and the scalar stores to the lanes.
+ * One lane at a time (cs_rollout_restart, cs_fresh), a restart cost about
+ * 80 cycles, a third of random-policy CartPole's time. A short block (1 to
+ * 4 lanes) keeps that: one vector whose steps are a chain of latencies,
+ * which a list and a group of 8 draws lengthen more than one lane's call.
+ * Programs of real scalar states only (a kept one keeps its value); the
+ * others restart a lane at a time. */
+static void emit_rollout_restarts(emitter *e)
+{
+    const cs_program *p = e->p;
+    const char *R = e->real;
+    unsigned nrb = (p->n_restart_draws + 3) / 4, nc = p->n_carried ? p->n_carried : 1;
+    e->scope = SCOPE_RESTARTS;
+    e->part = NULL;
+    e->blocked = false;
+    out(e, "static __attribute__((noinline)) void cs_rollout_restarts(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long tau)\n{\n"
+           "    int at[CS_BLOCK + 8];   /* the lanes that restart, nr of them */\n"
+           "    const int nr = cs_list_lanes(B->end, n, at);\n"
+           "    for (int j = nr; j < (nr + 7) / 8 * 8; j++)\n"
+           "        at[j] = 0;   /* cs_rng_lanes reads whole groups of 8 */\n");
+    if (nrb)
+        out(e, "    unsigned int rw_[%u][CS_BLOCK];\n"
+               "    for (unsigned int k = 0; k < %uu; k++)\n"
+               "        cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), at, nr, (unsigned long long)tau, CS_BLOCK, (1u << 16) | k, &rw_[4 * k][0], CS_BLOCK);\n",
+            4 * nrb, nrb);
+    if (any_param_restart(p)) {
+        out(e, "    for (int j = 0; j < nr; j++) {\n        const long long lane = b0 + at[j];\n");
+        emit_param_restarts(e, "        ", "L->params");
+        out(e, "    }\n");
+    }
+    out(e, "    %s f_[%u][CS_BLOCK];\n    for (int j = 0; j < nr; j++) {\n"
+           "        const long long lane = b0 + at[j]; (void)lane;\n", R, nc);
+    emit_fresh_nodes(e, false);
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (!p->vars[v].kept)
+            store(e, p->restart[v], "", "        f_[%u][j]", p->vars[v].slot);
+    out(e, "    }\n"
+           "    for (int j = 0; j < nr; j++) {\n"
+           "        const int i = at[j];\n"
+           "        const long long lane = b0 + i;\n"
+           "        if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
+           "        else { L->segments[lane] += 1; L->return_sum[lane] += B->ret[i]; }\n"
+           "        B->ret[i] = 0;\n");
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (!p->vars[v].kept)
+            out(e, "        B->c[%u][i] = f_[%u][j];\n", p->vars[v].slot, p->vars[v].slot);
+    out(e, "        B->ss[i] = 0;\n    }\n}\n\n");
+}
+
+/* `name`(flags, n, at): the lanes i < n whose flag (of `type`) is set,
+ * listed in at[] in order, and their count. The flags are gathered 64 to a
+ * word by vector loops (rows of CS_BLOCK flags: a multiple of 64), and a
+ * word's first 8 set bits listed without a branch, so at[] must hold n + 8
+ * entries: a loop per set bit mispredicted its exit at every word, and a
+ * branch-free loop over the lanes is a chain through the count. */
+static void emit_list_lanes(emitter *e, const char *name, const char *type)
+{
+    out(e, "static inline int %s(const %s *restrict flags, int n, int *restrict at)\n{\n"
+           "    int count = 0;\n"
+           "    for (int w = 0; w < n; w += 64) {\n"
+           "        unsigned lo = 0, hi = 0;\n"
+           "        for (int j = 0; j < 32; j++)\n"
+           "            lo |= (unsigned)(flags[w + j] != 0) << j;\n"
+           "        for (int j = 0; j < 32; j++)\n"
+           "            hi |= (unsigned)(flags[w + 32 + j] != 0) << j;\n"
+           "        unsigned long long m = lo | (unsigned long long)hi << 32;\n"
+           "        if (n - w < 64)\n"
+           "            m &= (1ull << (n - w)) - 1ull;\n"
+           "        const int c = __builtin_popcountll(m);\n"
+           "        for (int k = 0; k < 8; k++) {   /* past c: stores that the next word overwrites */\n"
+           "            at[count + k] = w + __builtin_ctzll(m | 1ull << 63);\n"
+           "            m &= m - 1ull;\n"
+           "        }\n"
+           "        count += c < 8 ? c : 8;\n"
+           "        for (; m; m &= m - 1ull)\n"
+           "            at[count++] = w + __builtin_ctzll(m);\n"
+           "    }\n"
+           "    return count;\n}\n\n",
+        name, type);
 }
 
 /* The constant tables (TABLE nodes), static arrays of the source; with
@@ -2162,6 +2337,8 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
            "static inline double cs_select(int c, double a, double b) { cs_bits64 x = {a}, y = {b}; unsigned long long m = 0ull - (unsigned long long)c; x.u = (x.u & m) | (y.u & ~m); return x.f; }\n"
            "static inline double cs_clip(double x, double lo, double hi) { double m = cs_select(lo > x, lo, x); return cs_select(hi < m, hi, m); }\n"
            "static inline float cs_clipf(float x, float lo, float hi) { float m = cs_selectf(lo > x, lo, x); return cs_selectf(hi < m, hi, m); }\n\n");
+    emit_list_lanes(e, "cs_list_lanes", "int");
+    emit_list_lanes(e, "cs_list_lanes64", "long long");
     emit_tables(e);
 }
 
@@ -2195,7 +2372,7 @@ static unsigned choose_block_lanes(const emitter *e)
     for (cs_node n = 1; n < count && !arrays; n++)
         arrays = is_array(e, n) && !scalar_stack(e, n);
     unsigned lanes = CS_BLOCK_LANES;
-    while (arrays && lanes > CS_PAD_LANES && bytes * lanes > CS_BLOCK_BYTES_MAX)
+    while (arrays && lanes > CS_BLOCK_LANES_MIN && bytes * lanes > CS_BLOCK_BYTES_MAX)
         lanes /= 2;
     return lanes;
 }
@@ -2239,7 +2416,7 @@ static void emit_block_struct(emitter *e)
         out(e, "    int nf[CS_BLOCK];   /* an element of an array state is not finite */\n");
     if (e->near64_kernels)
         out(e, "    long long far[CS_BLOCK];   /* a pass's lanes whose near sin/cos may not be glibc's */\n"
-               "    int far_at[CS_BLOCK];      /* ...their indices */\n"
+               "    int far_at[CS_BLOCK + 8];  /* ...their indices (cs_list_lanes64) */\n"
                "    int mostly_far[%u];        /* per kernel: this block's last near loop found most lanes far */\n",
             e->near64_kernels);
     for (cs_node n = 1; n < count; n++)
@@ -2283,9 +2460,17 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     out(e, "    if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
            "    else { L->segments[lane] += 1; L->return_sum[lane] += B->ret[i]; }\n"
            "    B->ret[i] = 0;\n"
-           "    cs_fresh(L->seed, (unsigned int)(L->key0 + lane), L->params, lane, tau, 0, 0, fresh, %s, 0, 0);\n",
+           "    cs_fresh(L->seed, (unsigned int)(L->key0 + lane), L->params, lane, tau, 0, 0, fresh, %s, 0, 0, 0);\n",
         e->n_int_slots ? "freshi" : "0");
-    if (e->slot_tables) {   /* the block's rows are cs_fresh's, class by class */
+    if (e->slot_tables && any_kept(p)) {   /* a kept state keeps its value (an auto-reset) */
+        for (unsigned v = 0; v < p->n_vars; v++) {
+            const cs_state_var *sv = &p->vars[v];
+            const char *row = slot_is_real(e, sv->slot) ? "c" : "ci", *from = slot_is_real(e, sv->slot) ? "fresh" : "freshi";
+            if (!sv->kept)
+                out(e, "    for (int e_ = 0; e_ < %u; e_++)\n        B->%s[%u + e_][i] = %s[%u + e_];\n", sv->size, row,
+                    e->slot_index[sv->slot], from, e->slot_index[sv->slot]);
+        }
+    } else if (e->slot_tables) {   /* the block's rows are cs_fresh's, class by class */
         if (e->n_real_slots)
             out(e, "    for (int k_ = 0; k_ < %u; k_++)\n        B->c[k_][i] = fresh[k_];\n", e->n_real_slots);
         if (e->n_int_slots)
@@ -2294,9 +2479,12 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     for (unsigned v = 0; v < p->n_vars && !e->slot_tables; v++) {
         const cs_state_var *sv = &p->vars[v];
         unsigned at = e->slot_index[sv->slot];
-        out(e, "    B->c[%u][i] = fresh[%u];\n", at, at);
+        if (!sv->kept)
+            out(e, "    B->c[%u][i] = fresh[%u];\n", at, at);
     }
     out(e, "    B->ss[i] = 0;\n}\n\n");
+    if (!e->slot_tables)
+        emit_rollout_restarts(e);
     cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
     /* A launch (L->launch > 0) runs one kernel of one step over every block
      * kept in L->blocks, where the values that cross kernels wait for the
@@ -2344,24 +2532,49 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     (void)en;
 }
 
+/* Which state variables a restart gives their fresh value: all (a reset),
+ * all but the kept ones (an auto-reset, as an episode ends), or as the
+ * restart entry's caller says (lanes.h's CS_RESTART_*). */
+typedef enum { RESET_ALL, RESET_AUTO, RESET_BY_MODE } reset_kind;
+
+/* One variable's fresh value (f_ or fi_) to its global buffer. */
+static void emit_fresh_var_store(emitter *e, const char *ind, unsigned v, bool locals)
+{
+    const cs_state_var *sv = &e->p->vars[v];
+    const char *from = slot_is_real(e, sv->slot) ? "f_" : "fi_", *cast = slot_store_cast(e, sv->slot);
+    unsigned at = e->slot_index[sv->slot];
+    if (sv->shape != CS_SCALAR)
+        out(e, "%s    for (int e_ = 0; e_ < %u; e_++)\n%s        ((%s *)%scarried[%u + e_])[lane] = %s%s[%u + e_];\n", ind,
+            sv->size, ind, slot_buffer_type(e, sv->slot), e->L, sv->slot, cast, from, at);
+    else if (locals)
+        out(e, "%s    c%u_[lane] = %s%s[%u];\n", ind, sv->slot, cast, from, at);
+    else
+        out(e, "%s    ((%s *)%scarried[%u])[lane] = %s%s[%u];\n", ind, slot_buffer_type(e, sv->slot), e->L, sv->slot, cast,
+            from, at);
+}
+
 /* A lane's fresh start at time `tau`, stored to the global buffers: through
  * L's pointers, or with `locals` through the restrict copies that
  * cs_kernel_step writes every buffer through (c0_, obs_, segstep_; array
  * states through L). replay: the caller's restart words, if any. */
-static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool obs, bool locals, bool replay)
+static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool obs, bool locals, bool replay,
+                             reset_kind reset)
 {
     const cs_program *p = e->p;
     const char *L = e->L;
+    bool info = obs && p->n_info;
     out(e, "%s{\n%s    %s f_[%u]; float fo_[%u];\n", ind, ind, e->real, e->n_real_slots ? e->n_real_slots : 1,
         p->n_obs ? p->n_obs : 1);
     if (e->n_int_slots)
         out(e, "%s    int fi_[%u];\n", ind, e->n_int_slots);
     if (p->n_obs_int)
         out(e, "%s    long long foi_[%u];\n", ind, p->n_obs_int);
-    out(e, "%s    cs_fresh(%sseed, (unsigned int)(%skey0 + lane), %sparams, lane, %s, %s, %sstride, f_, %s, fo_, %s);\n", ind,
-        L, L, L, tau, replay ? (e->dialect == CS_DIALECT_C ? "L->restart_words" : "L.restart_words") : "0", L,
-        e->n_int_slots ? "fi_" : "0", p->n_obs_int ? "foi_" : "0");
-    if (e->slot_tables) {
+    if (info)
+        out(e, "%s    double fin_[%u];\n", ind, p->n_info);
+    out(e, "%s    cs_fresh(%sseed, (unsigned int)(%skey0 + lane), %sparams, lane, %s, %s, %sstride, f_, %s, fo_, %s, %s);\n",
+        ind, L, L, L, tau, replay ? (e->dialect == CS_DIALECT_C ? "L->restart_words" : "L.restart_words") : "0", L,
+        e->n_int_slots ? "fi_" : "0", p->n_obs_int ? "foi_" : "0", info ? "fin_" : "0");
+    if (e->slot_tables && !any_kept(p)) {
         if (e->n_real_slots)
             out(e, "%s    for (int k_ = 0; k_ < %u; k_++)\n%s        ((%s *)%scarried[cs_slot_real[k_]])[lane] = f_[k_];\n", ind,
                 e->n_real_slots, ind, e->real, L);
@@ -2370,16 +2583,15 @@ static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool 
                    "%s        if (cs_slot_bool[k_]) ((unsigned char *)%scarried[cs_slot_int[k_]])[lane] = (unsigned char)fi_[k_];\n"
                    "%s        else ((int *)%scarried[cs_slot_int[k_]])[lane] = fi_[k_];\n",
                 ind, e->n_int_slots, ind, L, ind, L);
-    }
-    for (unsigned v = 0; v < p->n_vars && !e->slot_tables; v++) {
-        const cs_state_var *sv = &p->vars[v];
-        const char *from = slot_is_real(e, sv->slot) ? "f_" : "fi_", *cast = slot_store_cast(e, sv->slot);
-        unsigned at = e->slot_index[sv->slot];
-        if (locals)
-            out(e, "%s    c%u_[lane] = %s%s[%u];\n", ind, sv->slot, cast, from, at);
-        else
-            out(e, "%s    ((%s *)%scarried[%u])[lane] = %s%s[%u];\n", ind, slot_buffer_type(e, sv->slot), L, sv->slot, cast,
-                from, at);
+    } else {
+        for (unsigned v = 0; v < p->n_vars; v++) {
+            if (!p->vars[v].kept || reset == RESET_ALL) {
+                emit_fresh_var_store(e, ind, v, locals && !e->slot_tables);
+            } else if (reset == RESET_BY_MODE) {
+                out(e, "%s    if (%smode != CS_RESTART_AUTO)   /* a kept state: reset by a reset, not by an episode's end */\n", ind, L);
+                emit_fresh_var_store(e, ind, v, locals && !e->slot_tables);
+            }
+        }
     }
     if (obs && scalar_obs_only(p)) {
         for (unsigned k = 0; k < p->n_obs; k++) {
@@ -2396,6 +2608,9 @@ static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool 
             out(e, "%s    for (int k_ = 0; k_ < %u; k_++)\n%s        %sobs_int[k_ * %sstride + lane] = foi_[k_];\n", ind,
                 p->n_obs_int, ind, L, L);
     }
+    if (info)
+        out(e, "%s    if (%sinfo)\n%s        for (int k_ = 0; k_ < %u; k_++)\n%s            %sinfo[k_ * %sstride + lane] = fin_[k_];\n",
+            ind, L, ind, p->n_info, ind, L, L);
     if (locals)
         out(e, "%s    segstep_[lane] = 0;\n%s}\n", ind, ind);
     else
@@ -2458,7 +2673,7 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "            if (!ev) continue;\n"
            "            const long long lane = b0 + i;\n"
            "            if (ev & 1) {\n");
-    emit_fresh_store(e, "                ", "t", true, true, true);
+    emit_fresh_store(e, "                ", "t", true, true, true, RESET_AUTO);
     out(e, "                pending_[lane] = 0; reward_[lane] = 0;\n"
            "                term_[lane] = 0; trunc_[lane] = 0;\n"
            "                continue;\n"
@@ -2476,7 +2691,11 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
             out(e, "                for (int k_ = 0; k_ < %u; k_++)\n"
                    "                    L->final_obs_int[k_ * S + lane] = L->obs_int[k_ * S + lane];\n", p->n_obs_int);
     }
-    emit_fresh_store(e, "                ", "t + 1", true, true, false);
+    if (p->n_info)
+        out(e, "                if (L->info)\n"
+               "                    for (int k_ = 0; k_ < %u; k_++)\n"
+               "                        L->final_info[k_ * S + lane] = L->info[k_ * S + lane];\n", p->n_info);
+    emit_fresh_store(e, "                ", "t + 1", true, true, true, RESET_AUTO);
     out(e, "            }\n"
            "        }\n        }\n    }\n    free(B);\n}\n\n");
 }
@@ -2485,7 +2704,7 @@ static void emit_c_restart(emitter *e)
 {
     out(e, "void cs_kernel_restart(const cs_lanes *L)\n{\n"
            "    for (long long lane = L->begin; lane < L->end; lane++) {\n");
-    emit_fresh_store(e, "        ", "L->t", true, false, true);
+    emit_fresh_store(e, "        ", "L->t", true, false, true, RESET_BY_MODE);
     out(e, "        if (L->pending) L->pending[lane] = 0;\n"
            "        if (L->seg_return) L->seg_return[lane] = 0;\n"
            "    }\n}\n");
@@ -2546,27 +2765,30 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * state is mispredicted after the step is done, when the next step's
      * work it ran ahead into is thrown away. Where ended_ is hard to
      * predict (a few lanes: 4 CartPoles end an episode every ~5 steps),
-     * resolving it early made the step 11% faster. A short block visits
-     * only its ended lanes, by the bits of ended_: a branch per lane would
-     * be mispredicted where one ends. */
+     * resolving it early made the step 11% faster. The ended lanes of a
+     * wide block restart together (cs_rollout_restarts, programs of real
+     * scalar states), a short block's and the rare non-finite ones one by
+     * one. */
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended, then the lanes with a non-finite state */\n"
                "    if (only < 0 || only == %u) {\n"
-               "        if (short_)\n"
+               "        if (short_)   /* a lane at a time: a list and a group of 8 draws cost more for 1 to 4 */\n"
                "            for (unsigned m_ = ended_ & ((1u << n) - 1u); m_; m_ &= m_ - 1u) {\n"
                "                const int i = __builtin_ctz(m_);\n"
                "                cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
                "            }\n"
                "        else if (ended_)\n"
-               "            for (int i = 0; i < n; i++)\n"
-               "                if (B->end[i])\n"
-               "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+               "%s"
                "        if (__builtin_expect(bad_any_, 0))\n"
                "            for (int i = 0; i < n; i++)\n"
                "                if (!B->end[i] && B->done[i])\n"
                "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
                "    }\n",
-            part->n_kernels - 1);
+            part->n_kernels - 1,
+            e->slot_tables ? "            for (int i = 0; i < n; i++)\n"
+                             "                if (B->end[i])\n"
+                             "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+                           : "            cs_rollout_restarts(B, L, n, b0, t + 1);\n");
     out(e, "}\n\n");
     /* Blocks of 1 to CS_SHORT lanes run a variant of their own: CS_SHORT
      * lanes, a constant, so that GCC makes the loop one vector of 16 bytes
@@ -2735,12 +2957,14 @@ static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
            "            %s f_[%u];\n", e->real, e->n_real_slots ? e->n_real_slots : 1);
     if (e->n_int_slots)
         out(e, "            int fi_[%u];\n", e->n_int_slots);
-    out(e, "            cs_fresh(L.seed, (unsigned int)(L.key0 + lane), L.params, lane, t + 1, 0, 0, f_, %s, 0, 0);\n",
+    out(e, "            cs_fresh(L.seed, (unsigned int)(L.key0 + lane), L.params, lane, t + 1, 0, 0, f_, %s, 0, 0, 0);\n",
         e->n_int_slots ? "fi_" : "0");
     for (unsigned v = 0; v < p->n_vars; v++) {
         const cs_state_var *sv = &p->vars[v];
         const char *from = slot_is_real(e, sv->slot) ? "f_" : "fi_";
         unsigned at = e->slot_index[sv->slot];
+        if (sv->kept)
+            continue;   /* an episode's end: a kept state keeps its value */
         if (sv->shape == CS_SCALAR)
             out(e, "            c%u = %s[%u];\n", sv->slot, from, at);
         else
@@ -2799,17 +3023,32 @@ static void emit_cuda_rollout_split(emitter *e)
             out(e, ") {\n            if (bad_) L.nonfinite[lane] += 1;\n"
                    "            else { L.segments[lane] += 1; L.return_sum[lane] += L.seg_return[lane]; }\n"
                    "            L.seg_return[lane] = 0;\n");
-            emit_fresh_store(e, "            ", "t + 1", false, false, false);
+            emit_fresh_store(e, "            ", "t + 1", false, false, false, RESET_AUTO);
             out(e, "        }\n");
         }
         out(e, "    }\n}\n\n");
     }
 }
 
-/* The observations of the state after a step, per lane. */
+/* The observations of the state after a step, and the info values, per lane. */
 static void emit_lane_obs(emitter *e)
 {
     const cs_program *p = e->p;
+    if (p->n_info)
+        out(e, "        if (L.info) {\n");
+    for (unsigned k = 0; k < p->n_info_items; k++) {
+        const cs_info_item *it = &p->info_items[k];
+        if (it->shape == CS_SCALAR) {
+            store(e, it->step, "(double)", "            L.info[%uull * L.stride + lane]", it->offset);
+            continue;
+        }
+        out(e, "            for (int e_ = 0; e_ < %u; e_++)\n                L.info[(%uull + e_) * L.stride + lane] = (double)",
+            it->size, it->offset);
+        elem(e, it->step, "e_");
+        out(e, ";\n");
+    }
+    if (p->n_info)
+        out(e, "        }\n");
     for (unsigned k = 0; k < p->n_obs_items; k++) {
         const cs_obs_item *it = &p->obs_items[k];
         bool discrete = it->space == CS_OBS_DISCRETE;
@@ -2833,7 +3072,7 @@ static void emit_cuda_step(emitter *e)
     e->scope = SCOPE_STEP;
     out(e, "CS_GLOBAL void cs_kernel_step(cs_lanes L)\n{\n    const long long t = L.t;\n    (void)t;\n" CS_LANE_LOOP);
     out(e, "        if (L.mode == CS_MODE_NEXT_STEP && L.pending[lane]) {\n");
-    emit_fresh_store(e, "            ", "t", true, false, true);
+    emit_fresh_store(e, "            ", "t", true, false, true, RESET_AUTO);
     out(e, "            L.pending[lane] = 0; L.reward[lane] = 0; L.terminated[lane] = 0; L.truncated[lane] = 0;\n"
            "            continue;\n        }\n");
     e->now++;
@@ -2847,6 +3086,8 @@ static void emit_cuda_step(emitter *e)
         need(e, p->next[v]);
     for (unsigned k = 0; k < p->n_obs_items; k++)
         need(e, p->obs_items[k].next);
+    for (unsigned k = 0; k < p->n_info_items; k++)
+        need(e, p->info_items[k].step);
     cs_node roots[3] = {p->reward, p->terminated, p->truncated};
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
@@ -2880,7 +3121,11 @@ static void emit_cuda_step(emitter *e)
                    "                    L.final_obs_int[k_ * L.stride + lane] = L.obs_int[k_ * L.stride + lane];\n",
                 p->n_obs_int);
     }
-    emit_fresh_store(e, "                ", "t + 1", true, false, false);
+    if (p->n_info)
+        out(e, "                if (L.info)\n"
+               "                    for (int k_ = 0; k_ < %u; k_++)\n"
+               "                        L.final_info[k_ * L.stride + lane] = L.info[k_ * L.stride + lane];\n", p->n_info);
+    emit_fresh_store(e, "                ", "t + 1", true, false, true, RESET_AUTO);
     out(e, "            } else if (L.mode == CS_MODE_NEXT_STEP) {\n                L.pending[lane] = 1;\n            }\n"
            "        }\n    }\n}\n\n");
 }
@@ -2888,7 +3133,7 @@ static void emit_cuda_step(emitter *e)
 static void emit_cuda_restart(emitter *e)
 {
     out(e, "CS_GLOBAL void cs_kernel_restart(cs_lanes L)\n{\n" CS_LANE_LOOP);
-    emit_fresh_store(e, "        ", "L.t", true, false, true);
+    emit_fresh_store(e, "        ", "L.t", true, false, true, RESET_BY_MODE);
     out(e, "        if (L.pending) L.pending[lane] = 0;\n        if (L.seg_return) L.seg_return[lane] = 0;\n    }\n}\n\n");
 }
 

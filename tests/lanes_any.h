@@ -25,6 +25,7 @@ typedef struct {
     int *segstep;
     float *obs, *final_obs;
     long long *obs_int, *final_obs_int;
+    double *info, *final_info;
     double *reward, *seg_return, *return_sum;
     unsigned char *terminated, *truncated, *pending;
     long long *segments, *nonfinite;
@@ -60,6 +61,8 @@ static inline void lanes_any_init(lanes_any *b, const cs_program *p, long long n
     b->final_obs = calloc(N * no, sizeof(float));
     b->obs_int = calloc(N * ni, sizeof(long long));
     b->final_obs_int = calloc(N * ni, sizeof(long long));
+    b->info = calloc(N * (p->n_info ? p->n_info : 1), sizeof(double));
+    b->final_info = calloc(N * (p->n_info ? p->n_info : 1), sizeof(double));
     b->reward = calloc(N, sizeof(double));
     b->seg_return = calloc(N, sizeof(double));
     b->return_sum = calloc(N, sizeof(double));
@@ -72,7 +75,8 @@ static inline void lanes_any_init(lanes_any *b, const cs_program *p, long long n
     b->restart_words = calloc(N * (p->n_restart_draws + 1), sizeof(unsigned int));
     b->l = (cs_lanes){.begin = 0, .end = n, .seed = seed, .stride = n, .carried = b->carried, .params = b->params,
                       .segstep = b->segstep, .inputs = b->inputs, .obs = b->obs, .final_obs = b->final_obs,
-                      .obs_int = b->obs_int, .final_obs_int = b->final_obs_int, .reward = b->reward,
+                      .obs_int = b->obs_int, .final_obs_int = b->final_obs_int, .info = b->info,
+                      .final_info = b->final_info, .reward = b->reward,
                       .terminated = b->terminated, .truncated = b->truncated, .pending = b->pending,
                       .seg_return = b->seg_return, .segments = b->segments, .return_sum = b->return_sum,
                       .nonfinite = b->nonfinite};
@@ -87,6 +91,7 @@ static inline void lanes_any_free(lanes_any *b)
     for (unsigned k = 0; b->p && k < b->p->n_inputs; k++)
         free(b->inputs[k]);
     void *all[] = {b->carried, b->params, b->inputs, b->segstep, b->obs, b->final_obs, b->obs_int, b->final_obs_int,
+                   b->info, b->final_info,
                    b->reward, b->seg_return, b->return_sum, b->terminated, b->truncated, b->pending, b->segments,
                    b->nonfinite, b->step_words, b->restart_words};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
@@ -177,6 +182,8 @@ static inline bool lanes_any_differ(const lanes_any *a, const lanes_any *b, bool
         {"final observations", a->final_obs, b->final_obs, with_obs ? N * p->n_obs : 0, 4, true},
         {"discrete observations", a->obs_int, b->obs_int, with_obs ? N * p->n_obs_int : 0, 8, false},
         {"final discrete observations", a->final_obs_int, b->final_obs_int, with_obs ? N * p->n_obs_int : 0, 8, false},
+        {"info values", a->info, b->info, with_obs ? N * p->n_info : 0, 8, true},
+        {"final info values", a->final_info, b->final_info, with_obs ? N * p->n_info : 0, 8, true},
     };
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         for (size_t i = 0; i < bufs[k].count; i++)

@@ -386,7 +386,7 @@ static bool device_lanes_ok(const cs_lanes *l)
         if (!inside(single[k], 1))
             return false;
     /* absent (0) where the program has none, else the device's */
-    const void *optional[] = {l->obs_int, l->final_obs_int, l->step_words, l->restart_words};
+    const void *optional[] = {l->obs_int, l->final_obs_int, l->info, l->final_info, l->step_words, l->restart_words};
     for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++)
         if (optional[k] && !inside(optional[k], 1))
             return false;
@@ -1736,12 +1736,12 @@ Test(cuda_fake, typed_slots_discrete_observations_and_replayed_words)
     cr_assert_eq(cs_cuda_load(c, &bin, &sched, &info, err, sizeof err), 0, "%s", err);
     cs_cubin_free(&bin);
     enum { N = 77 };
-    unsigned char *bytes = malloc(p->n_carried);
+    size_t *bytes = malloc(p->n_carried * sizeof *bytes);
     for (unsigned k = 0; k < p->n_carried; k++)
-        bytes[k] = (unsigned char)lanes_slot_size(p, k);
+        bytes[k] = lanes_slot_size(p, k);
     cs_lanes_layout lay = {.n = N, .n_carried = p->n_carried, .n_params = p->n_params, .n_obs = p->n_obs,
-                           .n_inputs = p->n_inputs, .real_size = 8, .slot_bytes = bytes, .n_obs_int = p->n_obs_int,
-                           .n_step_draws = p->n_step_draws, .n_restart_draws = p->n_restart_draws};
+                           .n_inputs = p->n_inputs, .real_size = 8, .slot_size = bytes, .n_obs_int = p->n_obs_int,
+                           .n_info = p->n_info, .n_step_draws = p->n_step_draws, .n_restart_draws = p->n_restart_draws};
     cr_assert_eq(cs_cuda_alloc(c, &lay, err, sizeof err), 0, "%s", err);
     free(bytes);   /* the driver keeps a copy */
     lanes_any ref, got;
@@ -1755,7 +1755,7 @@ Test(cuda_fake, typed_slots_discrete_observations_and_replayed_words)
     for (unsigned k = 0; k < p->n_inputs; k++)
         for (long long i = 0; i < N; i++)
             ((int *)ref.inputs[k])[i] = ((int *)got.inputs[k])[i] = p->inputs[k].type == CS_I32 ? (int)(i % 3) : 0;
-    unsigned written = CS_BUF_ALL & ~(CS_BUF_BIT(CS_BUF_INPUTS) | CS_BUF_BIT(CS_BUF_STEP_WORDS) | CS_BUF_BIT(CS_BUF_RESTART_WORDS));
+    unsigned written = CS_BUF_ALL & ~CS_BUF_BIT(CS_BUF_INPUTS);   /* the observations carry the discrete ones */
     char why[600];
     /* a restart from the caller's words */
     ref.l.restart_words = ref.restart_words;

@@ -1,4 +1,4 @@
-/* The passes (fold, concat, dce), the fusion modes and the dumps.
+/* The passes (fold, scalarize, concat, dce), the fusion modes and the dumps.
  *
  * Programs are built with the builder API directly. Folding must give the
  * exact result the device computes in the node's precision, and must leave
@@ -892,14 +892,14 @@ Test(deep, a_chain_of_100000_nodes)
 
 Test(passes, table_in_pipeline_order)
 {
-    const char *names[] = {"fold", "concat", "dce"};
+    const char *names[] = {"fold", "scalarize", "concat", "dce"};
     unsigned n = 0;
     for (const cs_pass_info *pass = cs_pass_table; pass->name; pass++, n++) {
-        cr_assert_lt(n, 3);
+        cr_assert_lt(n, 4);
         cr_assert_str_eq(pass->name, names[n]);
         cr_assert(pass->run && pass->what && pass->what[0]);
     }
-    cr_assert_eq(n, 3);
+    cr_assert_eq(n, 4);
 }
 
 Test(passes, a_program_without_observations)
