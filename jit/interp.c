@@ -320,3 +320,52 @@ void cs_interp_rollout(const cs_program *p, const cs_lanes *l)
     }
     teardown(&s);
 }
+
+/* ---- chosen roots, one lane at a time (render/'s pictures) ---- */
+
+struct cs_interp_roots {
+    interp in;
+    cs_node *roots;
+    unsigned n_roots;
+};
+
+void cs_interp_roots_free(cs_interp_roots *r)
+{
+    if (!r)
+        return;
+    free(r->in.val);
+    free(r->in.order);
+    free(r->roots);
+    free(r);
+}
+
+cs_interp_roots *cs_interp_roots_new(const cs_program *p, const cs_node *roots, unsigned n_roots)
+{
+    cs_interp_roots *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    uint32_t count = cs_graph_count(p->graph);
+    r->in.p = p;
+    r->in.val = calloc(count, sizeof *r->in.val);
+    r->in.order = malloc(count * sizeof *r->in.order);
+    r->roots = malloc((n_roots ? n_roots : 1) * sizeof *r->roots);
+    if (!r->in.val || !r->in.order || !r->roots || plan(&r->in, roots, n_roots)) {
+        cs_interp_roots_free(r);
+        return NULL;
+    }
+    if (n_roots)
+        memcpy(r->roots, roots, n_roots * sizeof *roots);
+    r->n_roots = n_roots;
+    return r;
+}
+
+void cs_interp_roots_eval(cs_interp_roots *r, const cs_lanes *l, long long lane, double *out)
+{
+    interp *in = &r->in;
+    in->l = l;
+    in->lane = lane;
+    in->t = l->t;
+    run_plan(in);
+    for (unsigned k = 0; k < r->n_roots; k++)
+        out[k] = in->val[r->roots[k]];   /* val[0] stays 0: a root left 0 reads 0 */
+}
