@@ -1,7 +1,8 @@
 /* The parser's data, shared by its two halves: jit/parse.c (source text ->
  * a small syntax tree per statement, names, statements, declarations) and
  * jit/lower.c (a tree -> graph nodes through the builder, and compile-time
- * values). Private to those two files. */
+ * values), and by the declarations parsed in files of their own.
+ * Private to those files. */
 #ifndef CS_PARSE_TREE_H
 #define CS_PARSE_TREE_H
 
@@ -182,6 +183,23 @@ typedef struct {
 _Noreturn void cs_parse_fail_at(parser *P, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void *cs_parse_alloc(parser *P, arena *a, size_t n);
 cs_node cs_parse_built(parser *P, cs_node n, size_t pos);   /* n, or the builder's error at pos */
+
+/* parse.c: what the declarations parsed in files of their own use */
+void cs_parse_advance(parser *P);
+bool cs_parse_word_is(const parser *P, const char *w);
+const char *cs_parse_describe(parser *P);                        /* the current token, for messages */
+const char *cs_parse_where(parser *P, size_t pos, char buf[24]);  /* "12:5" */
+expr *cs_parse_expr(parser *P);
+void cs_parse_statement(parser *P);              /* a block's `a, b = E`, parsed, lowered and assigned */
+void cs_parse_block_open(parser *P, const char *what);   /* '{' and the end of lines after it */
+void cs_parse_end_statement(parser *P);          /* end of line, or the block's '}' */
+_Noreturn void cs_parse_unclosed(parser *P, size_t open);
+void cs_parse_once(parser *P, section *s, const char *what);     /* a declaration that must appear once */
+void cs_parse_need(parser *P, const section *s, const char *what, const char *before);
+sym *cs_parse_lookup(parser *P, const char *s, size_t n);
+sym *cs_parse_define(parser *P, const char *s, size_t n, size_t pos, sym_kind kind);
+void cs_parse_end_scope(parser *P, sym *mark);   /* the scopes opened since `mark` (a P->scope) */
+void cs_parse_free_temp(parser *P);              /* after a statement: its trees */
 
 /* lower.c: compile-time values (false with P->cerr when not one) */
 bool cs_lower_ceval(parser *P, const expr *e, double *out);
