@@ -1,8 +1,8 @@
 /* The parser's data, shared by its two halves: jit/parse.c (source text ->
  * a small syntax tree per statement, names, statements, declarations) and
  * jit/lower.c (a tree -> graph nodes through the builder, and compile-time
- * values), and by the declarations parsed in files of their own.
- * Private to those files. */
+ * values), and by the declarations parsed in files of their own
+ * (jit/parse_draw.c: the draw block). Private to those files. */
 #ifndef CS_PARSE_TREE_H
 #define CS_PARSE_TREE_H
 
@@ -111,7 +111,7 @@ struct expr {
     size_t *op_pos;
 };
 
-typedef enum { CTX_GLOBAL, CTX_OBSERVE, CTX_RESET, CTX_STEP, CTX_FN, CTX_POLICY } context;
+typedef enum { CTX_GLOBAL, CTX_OBSERVE, CTX_RESET, CTX_STEP, CTX_FN, CTX_POLICY, CTX_DRAW } context;
 
 typedef enum { T_LOCAL, T_NEXT, T_RESET, T_REWARD, T_TERMINATED, T_ACTION } target_kind;
 
@@ -173,7 +173,7 @@ typedef struct {
     size_t work, work_max;
     unsigned draws[2];    /* next draw number per stream */
 
-    section env, max_steps, threshold, state, action, observe, reset, step;
+    section env, max_steps, threshold, state, action, observe, reset, step, draw;
     val action_val;
     char cerr[200];       /* why ceval failed */
     size_t cerr_pos;
@@ -200,6 +200,9 @@ sym *cs_parse_lookup(parser *P, const char *s, size_t n);
 sym *cs_parse_define(parser *P, const char *s, size_t n, size_t pos, sym_kind kind);
 void cs_parse_end_scope(parser *P, sym *mark);   /* the scopes opened since `mark` (a P->scope) */
 void cs_parse_free_temp(parser *P);              /* after a statement: its trees */
+
+/* parse_draw.c: `draw { ... }`, the picture (docs/dsl.md, "Pictures") */
+void cs_parse_draw(parser *P);
 
 /* lower.c: compile-time values (false with P->cerr when not one) */
 bool cs_lower_ceval(parser *P, const expr *e, double *out);
