@@ -1266,6 +1266,8 @@ static void parse_declaration(parser *P)
         parse_step(P);
     } else if (word_is(P, "policy")) {
         parse_policy(P);
+    } else if (word_is(P, "draw")) {
+        cs_parse_draw(P);
     } else {
         cs_parse_fail_at(P, P->tok.pos, "expected a declaration (env, max_steps, reward_threshold, param, const, "
                                "state, action, observe, fn, reset or step), got %s", describe(P));
