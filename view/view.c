@@ -3,10 +3,10 @@
  * select, drive, take screenshots and record. It steps the simulation
  * through the public API only: the environment's own compiled policy
  * (cs_env_rollout, one step at a time), or, for `human`, cs_env_step with
- * the arrow keys' action on the selected environment. It reads the state
- * back and the environment's drawing rule paints each tile, through a scaled
- * canvas, into RGB memory that becomes the window's texture; text is drawn
- * in a TrueType font (render/font.c).
+ * the arrow keys' action on the selected environment. Each tile is the
+ * environment's own picture (its draw block, render/picture.c), drawn over
+ * its current state through a scaled canvas into RGB memory that becomes
+ * the window's texture; text is drawn in a TrueType font (render/font.c).
  *
  * One frame: scripted events (tests), the event queue, the steps owed at
  * the current speed, the drawing, then screenshot and recording from the
@@ -199,7 +199,8 @@ typedef struct {
 
     cs_env *env;
     cs_env_info info;
-    const render_rule *rule;
+    render_picture *picture;    /* the environment's draw block */
+    int frame_w, frame_h, frame_rate;   /* its canvas and frame rate: a tile, 1x speed */
     bool human;                 /* host actions from the keys, instead of the compiled policy */
     void *actions;              /* human: int32_t[n] or float[action_dim][n] */
     cs_config cfg;              /* the batch's, same-step auto-reset */
@@ -272,7 +273,7 @@ static layout compute_layout(const viewer *v)
     memset(&L, 0, sizeof L);
     SDL_GetRendererOutputSize(v->sdl, &L.out_w, &L.out_h);
     int area_w = L.out_w > 1 ? L.out_w : 1, area_h = L.out_h - STATUS_BAR_H > 1 ? L.out_h - STATUS_BAR_H : 1;
-    double fw = v->rule->width, fh = v->rule->height;
+    double fw = v->frame_w, fh = v->frame_h;
     int max_cols = area_w / MIN_TILE_W > 1 ? area_w / MIN_TILE_W : 1;
     int max_rows = (int)(area_h / (MIN_TILE_W * fh / fw)) > 1 ? (int)(area_h / (MIN_TILE_W * fh / fw)) : 1;
     int64_t count = v->n < (int64_t)max_cols * max_rows ? v->n : (int64_t)max_cols * max_rows;
@@ -557,7 +558,7 @@ static void start_recording(viewer *v)
         warn(v, msg);
         return;
     }
-    if (render_sink_open(dir, w, h, v->rule->fps, &v->rec) != CS_OK) {
+    if (render_sink_open(dir, w, h, v->frame_rate, &v->rec) != CS_OK) {
         snprintf(msg, sizeof msg, "recording: %s", render_sink_error(v->rec));
         render_sink_close(v->rec, NULL, 0);
         v->rec = NULL;
@@ -607,17 +608,14 @@ static void speed_text(int log2, char *out, size_t size)
 static void draw_tiles(viewer *v, const layout *L)
 {
     render_canvas c;
-    double *one = v->fresh;     /* scratch: one environment's state */
     int64_t first = (int64_t)v->page * L->per_page;
     for (int k = 0; k < L->per_page && first + k < v->n; k++) {
         int64_t e = first + k;
         render_rect t = tile_rect(L, k);
         /* One pixel of backdrop between tiles. */
         render_rect inner = {t.x, t.y, t.w - 1, t.h - 1};
-        for (unsigned d = 0; d < v->info.state_dim; d++)
-            one[d] = v->state[(int64_t)d * v->n + e];
-        render_canvas_init(&c, v->pixels, v->pix_w * 3, inner, t.x, t.y, L->scale, v->rule->height);
-        v->rule->draw(&c, one);
+        render_canvas_init(&c, v->pixels, v->pix_w * 3, inner, t.x, t.y, L->scale, v->frame_h);
+        render_picture_draw_env(v->picture, &c, e);
         /* The longest label that fits the tile. */
         char label[96];
         int px = t.w >= 400 ? 2 : 1, size = px > 1 ? TEXT_LARGE : TEXT_SMALL;
@@ -986,7 +984,7 @@ static cs_status advance(viewer *v, double dt)
         steps = v->single_steps;
         drive = v->single_drive;
     } else {
-        v->owed += dt * v->rule->fps * ldexp(1, v->speed_log2);
+        v->owed += dt * v->frame_rate * ldexp(1, v->speed_log2);
         steps = v->owed < MAX_STEPS_PER_FRAME ? (int)v->owed : MAX_STEPS_PER_FRAME;
         v->owed -= steps;
         if (v->owed > 1)
@@ -1040,8 +1038,8 @@ static cs_status run_loop(viewer *v)
             break;
         if ((s = advance(v, dt)) != CS_OK)
             return s;
-        if ((s = cs_env_get_state(v->env, v->state)) != CS_OK)
-            return fail(v, s, "%s", cs_env_error(v->env));
+        if ((s = render_picture_read(v->picture, v->err, v->err_size)) != CS_OK)
+            return s;
 
         layout L = compute_layout(v);
         if (v->page >= L.pages)
@@ -1136,13 +1134,9 @@ static cs_status open_simulation(viewer *v, const cs_config *cfg)
     if ((s = cs_env_get_info(v->env, &v->info)) != CS_OK)
         return fail(v, s, "%s", cs_env_error(v->env));
     v->n = v->info.num_envs;
-    v->rule = render_find_rule(&v->info);
-    if (!v->rule) {
-        char names[256];
-        render_rule_names(names, sizeof names);
-        return fail(v, CS_ERR_UNAVAILABLE, "no drawing rule for environment '%s'; render/ draws: %s",
-                    v->info.name ? v->info.name : "?", names);
-    }
+    if ((s = render_picture_open(v->env, &v->picture, v->err, v->err_size)) != CS_OK)
+        return s;
+    render_picture_size(v->picture, &v->frame_w, &v->frame_h, &v->frame_rate);
     if (v->info.state_dim > VIEW_MAX_STATE || v->info.action_dim > VIEW_MAX_STATE)
         return fail(v, CS_ERR_LIMIT, "the viewer drives environments of at most %d state variables and actions",
                     VIEW_MAX_STATE);
@@ -1180,6 +1174,7 @@ static void teardown(viewer *v)
             SDL_Quit();
     }
     render_font_close(v->font);
+    render_picture_free(v->picture);
     cs_env_close(v->twin);
     cs_env_close(v->env);
     free(v->ret_offset);

@@ -1,5 +1,5 @@
 /* view/: the SDL2 window of `cartsim view`, the program's own room. It sits
- * on the library (cartsim.h) and render/ (drawing rules, canvas, font, PNG
+ * on the library (cartsim.h) and render/ (pictures, canvas, font, PNG
  * and frame sinks), and is linked only into the cartsim program (and the
  * tests), so that libcartsim.so needs no SDL2. Without SDL2 at build time it
  * still compiles, and view_run answers CS_ERR_UNAVAILABLE saying how to get
