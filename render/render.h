@@ -139,6 +139,8 @@ bool render_sink_is_video(const char *path);
  * must exist or be creatable, and be writable. CS_ERR_UNAVAILABLE (no
  * ffmpeg) or CS_ERR_IO with the reason. */
 cs_status render_sink_check(const char *path, char *err, size_t err_size);
+/* The directory, made when missing (its parent must exist). */
+cs_status render_make_dir(const char *path, char *err, size_t err_size);
 /* Frames of width x height at fps: numbered PNGs (000000.png, ...) in a
  * directory, created when missing, or a video through ffmpeg reading raw RGB
  * on its stdin. On failure *out may still be a sink holding the message. */

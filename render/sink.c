@@ -118,6 +118,11 @@ static cs_status check_dir(const char *path, char *err, size_t err_size)
     return CS_OK;
 }
 
+cs_status render_make_dir(const char *path, char *err, size_t err_size)
+{
+    return ensure_dir(path, err, err_size);
+}
+
 cs_status render_sink_check(const char *path, char *err, size_t err_size)
 {
     if (!path || !*path)

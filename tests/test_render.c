@@ -1035,6 +1035,27 @@ Test(cli_render, every_classic_environment)
     remove_dir(dir);
 }
 
+/* `view --out DIR` makes DIR, as `render` does, so that a recording (a
+ * directory inside it) can be made: it used to end in "cannot create
+ * directory" in the status bar. */
+Test(cli_view, out_is_made_and_a_recording_goes_into_it)
+{
+    NEEDS_SDL();
+    char *dir = temp_dir(), out[1200];
+    snprintf(out, sizeof out, "%s/not-yet", dir);
+    setenv("SDL_VIDEODRIVER", "offscreen", 1);
+    setenv("CARTSIM_VIEW_SCRIPT", "wait 2; key v; wait 4; key v; key q", 1);
+    cli_result r;
+    run_cli((const char *[]){"view", "--backend", "interp", "--envs", "2", "--out", out, NULL}, &r);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert(strstr(r.out, "recorded") && strstr(r.out, "not-yet/cartsim-rec-000"), "%s", r.out);
+    cli_result_free(&r);
+    char frame0[1300];
+    snprintf(frame0, sizeof frame0, "%s/cartsim-rec-000/000000.png", out);
+    cr_assert(access(frame0, F_OK) == 0, "%s", frame0);
+    remove_dir(dir);
+}
+
 /* ---- text in a real font ---- */
 
 Test(render, text_has_lower_case)

@@ -519,7 +519,6 @@ static void screenshot(viewer *v)
         warn(v, msg);
         return;
     }
-    mkdir(v->out_dir, 0777);   /* made at the first use: cartsim view only checked it */
     if (!free_name(v->out_dir, "cartsim-shot", ".png", name, sizeof name)) {
         snprintf(msg, sizeof msg, "screenshot: no free file name in %s", v->out_dir);
         warn(v, msg);
@@ -1212,6 +1211,10 @@ cs_status view_run(const cs_config *cfg, const view_options *opt, view_report *r
         s = start_video(&v);
     if (s == CS_OK)
         s = open_window(&v);
+    /* Where screenshots and recordings go, made now as `render` makes its
+     * own: a recording's directory is made inside it. */
+    if (s == CS_OK)
+        s = render_make_dir(v.out_dir, err, err_size);
     if (s == CS_OK)
         s = run_loop(&v);
     report->selected = v.selected;
