@@ -1056,6 +1056,26 @@ Test(cli_view, out_is_made_and_a_recording_goes_into_it)
     remove_dir(dir);
 }
 
+/* The help's second column starts past its widest key: "pgup pgdn" used to
+ * run into its description. */
+Test(view, help_keys_do_not_overlap_their_descriptions)
+{
+    render_font *font;
+    char err[RENDER_ERROR_SIZE];
+    cs_status s = render_font_open(NULL, &font, err, sizeof err);
+    if (s == CS_ERR_UNAVAILABLE)
+        skip_loudly("%s", err);
+    cr_assert_eq(s, CS_OK, "%s", err);
+    for (int size = 11; size <= 24; size++) {
+        int tab = view_help_tab(font, size);
+        const char *const keys[] = {"pgup pgdn", "left right", "q esc", "space"};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            cr_assert_geq(tab, render_text_width(font, keys[k], size) + size / 2, "size %d: '%s' reaches the tab",
+                          size, keys[k]);
+    }
+    render_font_close(font);
+}
+
 /* ---- text in a real font ---- */
 
 Test(render, text_has_lower_case)

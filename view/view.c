@@ -28,6 +28,33 @@
 
 #include "view/view.h"
 
+/* The help overlay: each key and what it does, in two columns. */
+static const char *const help[][2] = {
+    {"space", "pause / run"},
+    {"right", "one step (while paused)"},
+    {"+ -", "faster / slower"},
+    {"r  R", "reset selected / all"},
+    {"click", "select an environment"},
+    {"left right", "drive the selected one (hold)"},
+    {"pgup pgdn", "previous / next page"},
+    {"s", "screenshot (png)"},
+    {"v", "start / stop recording (png frames)"},
+    {"h", "this help"},
+    {"q esc", "quit"},
+};
+
+enum { HELP_LINES = sizeof help / sizeof help[0] };
+
+int view_help_tab(render_font *font, int size)
+{
+    int widest = 0;
+    for (int i = 0; i < HELP_LINES; i++) {
+        int w = render_text_width(font, help[i][0], size);
+        widest = w > widest ? w : widest;
+    }
+    return widest + size;   /* a gap as wide as a line is high */
+}
+
 #ifndef CS_HAVE_SDL2
 
 cs_status view_run(const cs_config *cfg, const view_options *opt, view_report *report, char *err, size_t err_size)
@@ -682,37 +709,22 @@ static void draw_status(viewer *v, const layout *L)
 
 static void draw_help(viewer *v, const layout *L)
 {
-    static const char *const lines[] = {
-        "space       pause / run",
-        "right       one step (while paused)",
-        "+ -         faster / slower",
-        "r  R        reset selected / all",
-        "click       select an environment",
-        "left right  drive the selected one (hold)",
-        "pgup pgdn   previous / next page",
-        "s           screenshot (png)",
-        "v           start / stop recording (png frames)",
-        "h           this help",
-        "q esc       quit",
-    };
-    int n = (int)(sizeof lines / sizeof lines[0]), size = TEXT_LARGE + 3, line_h = size + 6;
-    int w = 0, tab = render_text_width(v->font, "left right  ", size);   /* the longest key column */
-    for (int i = 0; i < n; i++) {
-        int line_w = tab + render_text_width(v->font, lines[i] + 12, size);
+    int size = TEXT_LARGE + 3, line_h = size + 6, tab = view_help_tab(v->font, size), w = 0;
+    for (int i = 0; i < HELP_LINES; i++) {
+        int line_w = tab + render_text_width(v->font, help[i][1], size);
         w = line_w > w ? line_w : w;
     }
     w += 40;
-    int h = n * line_h + 36;
+    int h = HELP_LINES * line_h + 36;
     int x = (L->out_w - w) / 2, y = (L->out_h - STATUS_BAR_H - h) / 2;
     render_canvas c;
     render_canvas_init(&c, v->pixels, v->pix_w * 3, (render_rect){0, 0, v->pix_w, v->pix_h}, 0, 0, 1, 0);
     render_device_rect(&c, (render_rect){x, y, w, h}, SHADE);
-    /* A proportional font: the keys and what they do in two columns. */
-    for (int i = 0; i < n; i++) {
-        char key_column[16];
-        snprintf(key_column, sizeof key_column, "%.12s", lines[i]);
-        render_text(&c, v->font, x + 20, y + 18 + i * line_h, size, key_column, WHITE);
-        render_text(&c, v->font, x + 20 + tab, y + 18 + i * line_h, size, lines[i] + 12, WHITE);
+    /* A proportional font: the keys and what they do in two columns, the
+     * second past the widest key. */
+    for (int i = 0; i < HELP_LINES; i++) {
+        render_text(&c, v->font, x + 20, y + 18 + i * line_h, size, help[i][0], WHITE);
+        render_text(&c, v->font, x + 20 + tab, y + 18 + i * line_h, size, help[i][1], WHITE);
     }
 }
 

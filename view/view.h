@@ -53,6 +53,10 @@ typedef struct {
     char warning[RENDER_ERROR_SIZE];   /* the last screenshot or recording that failed, or "" */
 } view_report;
 
+/* The help overlay's second column: its offset past the widest key, at a
+ * text size (the keys' widths in `font`). */
+int view_help_tab(render_font *font, int size);
+
 /* Opens `cfg` (with same-step auto-reset: a tile always shows a live
  * episode), opens a window and runs until q/Esc/close (or the script's
  * end). CS_ERR_UNAVAILABLE when there is no display, no SDL2 or no font. */
