@@ -1076,6 +1076,16 @@ Test(view, help_keys_do_not_overlap_their_descriptions)
     render_font_close(font);
 }
 
+/* Neighbouring tiles show their returns with the same decimals. */
+Test(view, returns_of_a_page_share_their_decimals)
+{
+    const double pendulum[3] = {-1234.5678, -12.3456, -0.5}, cartpole[3] = {12, 40, 0}, odd[2] = {NAN, 3};
+    cr_assert_eq(view_return_decimals(pendulum, 3), 2);
+    cr_assert_eq(view_return_decimals(cartpole, 3), 0);
+    cr_assert_eq(view_return_decimals(odd, 2), 0);
+    cr_assert_eq(view_return_decimals(pendulum + 2, 1), 2);
+}
+
 /* ---- text in a real font ---- */
 
 Test(render, text_has_lower_case)

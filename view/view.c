@@ -55,6 +55,14 @@ int view_help_tab(render_font *font, int size)
     return widest + size;   /* a gap as wide as a line is high */
 }
 
+int view_return_decimals(const double *returns, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(returns[i]) && returns[i] != floor(returns[i]))
+            return 2;
+    return 0;
+}
+
 #ifndef CS_HAVE_SDL2
 
 cs_status view_run(const cs_config *cfg, const view_options *opt, view_report *report, char *err, size_t err_size)
@@ -631,10 +639,41 @@ static void speed_text(int log2, char *out, size_t size)
         snprintf(out, size, "1/%dx", 1 << -log2);
 }
 
+/* Tile e's label in one of three forms, from the longest. */
+static void tile_label(const viewer *v, int64_t e, int form, int decimals, char *out, size_t size)
+{
+    if (form == 0)
+        snprintf(out, size, "#%lld step %d return %.*f", (long long)e, v->ep_steps[e], decimals, v->ep_return[e]);
+    else if (form == 1)
+        snprintf(out, size, "#%lld %d %.*f", (long long)e, v->ep_steps[e], decimals, v->ep_return[e]);
+    else
+        snprintf(out, size, "#%lld", (long long)e);
+}
+
+/* One form and one number of decimals for the whole page, so that
+ * neighbouring tiles read alike: the longest form every label fits. */
+static void page_labels(const viewer *v, const layout *L, int64_t first, int count, int *form, int *decimals)
+{
+    *decimals = view_return_decimals(v->ep_return + first, count);
+    int px = L->tile_w >= 400 ? 2 : 1, size = px > 1 ? TEXT_LARGE : TEXT_SMALL, room = L->tile_w - 1 - 8 * px;
+    for (*form = 0; *form < 2; (*form)++) {
+        bool fits = true;
+        for (int k = 0; k < count && fits; k++) {
+            char label[96];
+            tile_label(v, first + k, *form, *decimals, label, sizeof label);
+            fits = render_text_width(v->font, label, size) <= room;
+        }
+        if (fits)
+            return;
+    }
+}
+
 static void draw_tiles(viewer *v, const layout *L)
 {
     render_canvas c;
     int64_t first = (int64_t)v->page * L->per_page;
+    int count = (int)(v->n - first < L->per_page ? v->n - first : L->per_page), form, decimals;
+    page_labels(v, L, first, count, &form, &decimals);
     for (int k = 0; k < L->per_page && first + k < v->n; k++) {
         int64_t e = first + k;
         render_rect t = tile_rect(L, k);
@@ -642,20 +681,9 @@ static void draw_tiles(viewer *v, const layout *L)
         render_rect inner = {t.x, t.y, t.w - 1, t.h - 1};
         render_canvas_init(&c, v->pixels, v->pix_w * 3, inner, t.x, t.y, L->scale, v->frame_h);
         render_picture_draw_env(v->picture, &c, e);
-        /* The longest label that fits the tile. */
         char label[96];
         int px = t.w >= 400 ? 2 : 1, size = px > 1 ? TEXT_LARGE : TEXT_SMALL;
-        for (int form = 0; form < 3; form++) {
-            if (form == 0)
-                snprintf(label, sizeof label, "#%lld step %d return %.6g", (long long)e, v->ep_steps[e],
-                         v->ep_return[e]);
-            else if (form == 1)
-                snprintf(label, sizeof label, "#%lld %d %.4g", (long long)e, v->ep_steps[e], v->ep_return[e]);
-            else
-                snprintf(label, sizeof label, "#%lld", (long long)e);
-            if (render_text_width(v->font, label, size) + 8 * px <= inner.w)
-                break;
-        }
+        tile_label(v, e, form, decimals, label, sizeof label);
         render_text(&c, v->font, t.x + 4 * px, t.y + 2 * px, size, label, LABEL);
         if (e == v->selected) {
             int b = 3;

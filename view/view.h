@@ -56,6 +56,9 @@ typedef struct {
 /* The help overlay's second column: its offset past the widest key, at a
  * text size (the keys' widths in `font`). */
 int view_help_tab(render_font *font, int size);
+/* The decimals every tile of a page shows its return with: 0 when each of
+ * the n returns is a whole number, else 2. */
+int view_return_decimals(const double *returns, int64_t n);
 
 /* Opens `cfg` (with same-step auto-reset: a tile always shows a live
  * episode), opens a window and runs until q/Esc/close (or the script's
