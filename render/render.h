@@ -136,8 +136,10 @@ typedef struct render_sink render_sink;
 /* True when `path` names a video (ends in .gif or .mp4): ffmpeg writes it. */
 bool render_sink_is_video(const char *path);
 /* Checks before any work starts: a video needs ffmpeg on PATH; a directory
- * must exist or be creatable, and be writable. CS_ERR_UNAVAILABLE (no
- * ffmpeg) or CS_ERR_IO with the reason. */
+ * must exist or be creatable, and be writable; any other path with an
+ * extension (x.avi, x.png) is no format at all. CS_ERR_UNAVAILABLE (no
+ * ffmpeg), CS_ERR_IO or CS_ERR_ARGUMENT (the formats listed) with the
+ * reason. Nothing is created. */
 cs_status render_sink_check(const char *path, char *err, size_t err_size);
 /* The directory, made when missing (its parent must exist). */
 cs_status render_make_dir(const char *path, char *err, size_t err_size);

@@ -910,6 +910,34 @@ Test(cli_render, bad_input_is_one_line_and_status_2)
     assert_usage_error(&r, "directory");
 }
 
+/* A path with an extension that is no format is refused, with the formats,
+ * and nothing is written (it used to be a directory of PNGs named x.avi). */
+Test(cli_render, an_unknown_format_is_refused_with_the_list)
+{
+    char *dir = temp_dir(), out[1200], png[1300];
+    const char *const names[] = {"x.avi", "frames.png", "run.webm"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        snprintf(out, sizeof out, "%s/%s", dir, names[k]);
+        cli_result r;
+        run_cli((const char *[]){"render", "--backend", "interp", "--steps", "2", "--out", out, NULL}, &r);
+        char want[64];
+        snprintf(want, sizeof want, "unknown format '%s'", strrchr(names[k], '.'));
+        bool listed = strstr(r.err, "FILE.gif") && strstr(r.err, "FILE.mp4") && strstr(r.err, "PNG frames");
+        cr_assert(listed, "%s", r.err);
+        assert_usage_error(&r, want);
+        cr_assert(access(out, F_OK) != 0, "%s was written", out);
+    }
+    /* an existing directory with a dot in its name, or a name ending in '/', is a directory */
+    snprintf(out, sizeof out, "%s/run.1/", dir);
+    cli_result r;
+    run_cli((const char *[]){"render", "--backend", "interp", "--steps", "1", "--out", out, NULL}, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_result_free(&r);
+    snprintf(png, sizeof png, "%s/000001.png", out);
+    cr_assert(access(png, F_OK) == 0);
+    remove_dir(dir);
+}
+
 Test(cli_render, video_without_ffmpeg_says_how_to_get_it)
 {
     setenv("PATH", "/nonexistent", 1);
