@@ -6,16 +6,20 @@
  * conversion to int.
  *
  * The shapes follow pygame's rules, which Gymnasium's pictures are drawn
- * with: a point stands for the frame pixel that holds it; a polygon covers
- * the frame pixels on or inside its outline through those pixels (a
- * scanline fill whose spans end at the nearest pixel, as SDL_gfx's filled
- * polygons), a disc the pixels within its radius and a half of its centre
- * pixel, a line the pixels from one end's to the other's. Those frame
- * pixels are then sampled at the device's pixel centres, so a scaled frame
- * (the viewer's tiles) shows the same shapes. A box is the one exact shape:
- * the device pixels whose centres lie in it, half-open, so that boxes that
- * share an edge tile without overlapping. */
+ * with, so that a classic environment's frame is Gymnasium's pixel for pixel
+ * but for its anti-aliased outlines: a point stands for the frame pixel
+ * that holds it (its coordinates truncated toward zero, as pygame's int());
+ * a polygon covers the pixels of SDL_gfx's scanline fill through those
+ * pixels (16.16 fixed-point crossings, spans to the nearest pixel, edges
+ * included); a disc the rows of SDL_gfx's midpoint circle; a line the
+ * pixels of Bresenham's walk between its end pixels, as pygame.draw.line.
+ * Those frame pixels are then sampled at the device's pixel centres, so a
+ * scaled frame (the viewer's tiles) shows the same shapes (a line drawn
+ * smaller than its pixels keeps a device pixel for each of them). A box is
+ * the one exact shape: the device pixels whose centres lie in it,
+ * half-open, so that boxes that share an edge tile without overlapping. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "render.h"
@@ -177,16 +181,42 @@ static double frame_row(const render_canvas *c, int row)
     return floor(c->frame_h - (row + 0.5 - c->oy) / c->scale);
 }
 
+/* pygame's int(): toward zero. */
+static double pixel_of(double v) { return trunc(v); }
+
+/* Corners within this many pixels of the origin are computed as SDL_gfx
+ * computes them, in 16.16 fixed point; farther ones (far off any frame)
+ * in double. */
+#define FIXED_REACH 1048576.0
+
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+/* A 16.16 x to its pixel, halves up. */
+static double nearest(int64_t v) { return (double)(floor_div(v, 65536) + (v - 65536 * floor_div(v, 65536) >= 32768)); }
+
+/* Where row y meets the edge from (x0, y0) up to (x1, y1), in pixels
+ * (fixed: in 1/65536 pixels, the rise's fraction truncated first, as
+ * SDL_gfx's filled polygons compute it). */
+static double crossing(double x0, double y0, double x1, double y1, double y, bool fixed)
+{
+    if (!fixed)
+        return x0 + (y - y0) * (x1 - x0) / (y1 - y0);
+    int64_t rise = (int64_t)(y - y0), height = (int64_t)(y1 - y0);
+    return (double)((65536 * rise / height) * (int64_t)(x1 - x0) + 65536 * (int64_t)x0);
+}
+
 void render_polygon(render_canvas *c, const double *pts, int n, render_colour col)
 {
     if (n < 3 || n > MAX_POINTS || !(c->scale > 0))
         return;
     double X[MAX_POINTS], Y[MAX_POINTS], ymin = 0, ymax = 0;
+    bool fixed = true;
     for (int i = 0; i < n; i++) {
         if (!isfinite(pts[2 * i]) || !isfinite(pts[2 * i + 1]))
             return;
-        X[i] = floor(pts[2 * i]);
-        Y[i] = floor(pts[2 * i + 1]);
+        X[i] = pixel_of(pts[2 * i]);
+        Y[i] = pixel_of(pts[2 * i + 1]);
+        fixed &= fabs(X[i]) < FIXED_REACH && fabs(Y[i]) < FIXED_REACH;
         ymin = i == 0 || Y[i] < ymin ? Y[i] : ymin;
         ymax = i == 0 || Y[i] > ymax ? Y[i] : ymax;
     }
@@ -204,7 +234,7 @@ void render_polygon(render_canvas *c, const double *pts, int n, render_colour co
             if (Y[lo] == Y[up])
                 continue;
             if ((y >= Y[lo] && y < Y[up]) || (y == ymax && y > Y[lo] && y <= Y[up]))
-                xs[k++] = X[lo] + (y - Y[lo]) * (X[up] - X[lo]) / (Y[up] - Y[lo]);
+                xs[k++] = crossing(X[lo], Y[lo], X[up], Y[up], y, fixed);
         }
         for (int i = 1; i < k; i++)
             for (int j = i; j > 0 && xs[j - 1] > xs[j]; j--) {
@@ -212,49 +242,153 @@ void render_polygon(render_canvas *c, const double *pts, int n, render_colour co
                 xs[j] = xs[j - 1];
                 xs[j - 1] = t;
             }
+        /* Each pair of crossings to the nearest pixels, both included. */
         for (int i = 0; i + 1 < k; i += 2) {
-            double xa = floor(xs[i] + 0.5), xb = ceil(xs[i + 1] - 0.5);   /* to the nearest pixels */
+            double xa = fixed ? nearest((int64_t)xs[i] + 1) : floor(xs[i] + 0.5);
+            double xb = fixed ? nearest((int64_t)xs[i + 1] - 1) : ceil(xs[i + 1] - 0.5);
             if (xa <= xb)
                 frame_span(c, row, xa, xb, col);
         }
     }
 }
 
+/* The half-widths of a disc's rows, dy = 0 .. radius, as SDL_gfx's filled
+ * circles (pygame's gfxdraw.filled_circle) have them: the midpoint circle
+ * walked from the top, each row of the outline given the span it first
+ * meets (so the top and bottom rows are one pixel wide). */
+static void disc_rows(int radius, int *half)
+{
+    int dx = 0, dy = radius, last_dx = -1, last_dy = -1, f = 1 - radius, east = 3, south_east = 5 - 2 * radius;
+    do {
+        if (dy != last_dy)
+            half[dy] = dx;
+        if (dx != last_dx && dx != dy)
+            half[dx] = dy;
+        last_dx = dx;
+        last_dy = dy;
+        if (f < 0) {
+            f += east;
+            south_east += 2;
+        } else {
+            f += south_east;
+            south_east += 4;
+            dy--;
+        }
+        east += 2;
+        dx++;
+    } while (dx <= dy);
+}
+
+#define DISC_ROWS_MAX 65536   /* beyond, a disc is the pixels within r + 1/2 of its centre */
+
 void render_disc(render_canvas *c, double x, double y, double r, render_colour col)
 {
     if (!(fabs(x) < 1e9 && fabs(y) < 1e9 && r >= 0 && r < 1e9) || !(c->scale > 0))
         return;
-    double cx = floor(x), cy = floor(y), reach = r + 0.5;
+    double cx = pixel_of(x), cy = pixel_of(y), radius = trunc(r);
+    int *half = NULL;
+    if (radius <= DISC_ROWS_MAX) {
+        half = malloc(((size_t)radius + 1) * sizeof *half);
+        if (!half)
+            return;
+        disc_rows((int)radius, half);
+    }
     int first, end;
-    frame_rows(c, cy - floor(reach), cy + floor(reach), &first, &end);
+    frame_rows(c, cy - radius, cy + radius, &first, &end);
     for (int row = first; row < end; row++) {
-        double d = frame_row(c, row) - cy;
-        if (d * d > reach * reach)
+        double d = fabs(frame_row(c, row) - cy);
+        if (d > radius)
             continue;
-        double w = floor(sqrt(reach * reach - d * d));
+        double w = half ? half[(int)d] : floor(sqrt((radius + 0.5) * (radius + 0.5) - d * d));
         frame_span(c, row, cx - w, cx + w, col);
     }
+    free(half);
 }
+
+/* The part of a segment within a margin of the frame's visible part (the
+ * clip rectangle, in frame coordinates), Liang-Barsky: a segment with an
+ * end far away keeps its direction without losing its precision near the
+ * frame. false when none of it is there. */
+static bool clip_segment(const render_canvas *c, double *x0, double *y0, double *x1, double *y1)
+{
+    double lo_x = (c->clip.x - c->ox) / c->scale - 2, hi_x = (c->clip.x + c->clip.w - c->ox) / c->scale + 2;
+    double lo_y = c->frame_h - (c->clip.y + c->clip.h - c->oy) / c->scale - 2;
+    double hi_y = c->frame_h - (c->clip.y - c->oy) / c->scale + 2;
+    double dx = *x1 - *x0, dy = *y1 - *y0, t0 = 0, t1 = 1;
+    const double p[4] = {-dx, dx, -dy, dy}, q[4] = {*x0 - lo_x, hi_x - *x0, *y0 - lo_y, hi_y - *y0};
+    for (int k = 0; k < 4; k++) {
+        if (p[k] == 0) {
+            if (q[k] < 0)
+                return false;
+            continue;
+        }
+        double t = q[k] / p[k];
+        if (p[k] < 0 && t > t0)
+            t0 = t;
+        else if (p[k] > 0 && t < t1)
+            t1 = t;
+    }
+    if (!(t0 <= t1))
+        return false;
+    double ax = *x0, ay = *y0;
+    *x0 = ax + t0 * dx;
+    *y0 = ay + t0 * dy;
+    *x1 = ax + t1 * dx;
+    *y1 = ay + t1 * dy;
+    return isfinite(*x0) && isfinite(*y0) && isfinite(*x1) && isfinite(*y1);
+}
+
+/* One frame pixel: the device pixels whose centres fall in it, or, on a
+ * frame drawn smaller than its pixels, the one its centre falls in (a line
+ * never vanishes from a small tile). */
+static void frame_pixel(render_canvas *c, double x, double y, render_colour col)
+{
+    if (c->scale >= 1) {
+        int first, end;
+        frame_rows(c, y, y, &first, &end);
+        for (int row = first; row < end; row++)
+            if (frame_row(c, row) == y)
+                frame_span(c, row, x, x, col);
+        return;
+    }
+    double dx = floor(device_x(c, x + 0.5)), dy = floor(device_y(c, y + 0.5));
+    if (dx >= c->clip.x && dx < c->clip.x + c->clip.w && dy >= c->clip.y && dy < c->clip.y + c->clip.h)
+        push(c, (render_rect){(int)dx, (int)dy, 1, 1}, col);
+}
+
+/* Lines reaching farther than this past the visible frame are clipped to
+ * it first: the walk below stays short whatever the ends. */
+#define LINE_REACH 4096.0
 
 void render_line(render_canvas *c, double x0, double y0, double x1, double y1, render_colour col)
 {
-    if (!isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1))
+    if (!isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1) || !(c->scale > 0))
         return;
-    /* Between the centres of the end pixels, one frame pixel wide (never
-     * thinner than a device pixel), the end pixels included. */
-    double X0 = device_x(c, floor(x0) + 0.5), Y0 = device_y(c, floor(y0) + 0.5);
-    double X1 = device_x(c, floor(x1) + 0.5), Y1 = device_y(c, floor(y1) + 0.5);
-    double w = c->scale > 1 ? c->scale : 1;
-    double dx = X1 - X0, dy = Y1 - Y0, len = sqrt(dx * dx + dy * dy);
-    double tx = 1, ty = 0;
-    if (len > 0 && isfinite(len)) {
-        tx = dx / len;
-        ty = dy / len;
+    double lo_x = (c->clip.x - c->ox) / c->scale - LINE_REACH, hi_x = (c->clip.x + c->clip.w - c->ox) / c->scale + LINE_REACH;
+    double lo_y = c->frame_h - (c->clip.y + c->clip.h - c->oy) / c->scale - LINE_REACH;
+    double hi_y = c->frame_h - (c->clip.y - c->oy) / c->scale + LINE_REACH;
+    bool far = fmin(x0, x1) < lo_x || fmax(x0, x1) > hi_x || fmin(y0, y1) < lo_y || fmax(y0, y1) > hi_y;
+    if (far && !clip_segment(c, &x0, &y0, &x1, &y1))
+        return;
+    /* Bresenham's walk from the first end's pixel to the second's, both
+     * included, as pygame's draw.line takes it. */
+    int64_t x = (int64_t)pixel_of(x0), y = (int64_t)pixel_of(y0), xe = (int64_t)pixel_of(x1), ye = (int64_t)pixel_of(y1);
+    int64_t dx = xe > x ? xe - x : x - xe, dy = ye > y ? ye - y : y - ye, sx = x < xe ? 1 : -1, sy = y < ye ? 1 : -1;
+    int64_t err = (dx > dy ? dx : -dy) / 2;
+    for (;;) {
+        frame_pixel(c, (double)x, (double)y, col);
+        if (x == xe && y == ye)
+            break;
+        int64_t e = err;
+        if (e > -dx) {
+            err -= dy;
+            x += sx;
+        }
+        if (e < dy) {
+            err += dx;
+            y += sy;
+        }
     }
-    double hx = tx * w / 2, hy = ty * w / 2, nx = -ty * w / 2, ny = tx * w / 2;
-    double X[4] = {X0 - hx + nx, X1 + hx + nx, X1 + hx - nx, X0 - hx - nx};
-    double Y[4] = {Y0 - hy + ny, Y1 + hy + ny, Y1 + hy - ny, Y0 - hy - ny};
-    device_polygon(c, X, Y, 4, col);
 }
 
 void render_box(render_canvas *c, double x0, double y0, double x1, double y1, render_colour col)

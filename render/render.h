@@ -68,10 +68,11 @@ void render_device_rect(render_canvas *c, render_rect r, render_colour col);
 /* The whole clip rectangle. */
 void render_fill(render_canvas *c, render_colour col);
 /* In frame coordinates, as pygame draws (canvas.c): a point stands for the
- * frame pixel holding it. A polygon (pts[2k], pts[2k+1] = x, y; 3 to 16
- * corners) covers the pixels on or inside its outline; a disc the pixels
- * within r + 1/2 of its centre's pixel; a line, one pixel wide, the pixels
- * from one end's to the other's. */
+ * frame pixel holding it (truncated toward zero). A polygon (pts[2k],
+ * pts[2k+1] = x, y; 3 to 16 corners) covers the pixels of SDL_gfx's fill
+ * through its corners' pixels; a disc of radius int(r) SDL_gfx's filled
+ * circle around its centre's pixel; a line Bresenham's pixels from one
+ * end's to the other's. */
 void render_polygon(render_canvas *c, const double *pts, int n, render_colour col);
 void render_disc(render_canvas *c, double x, double y, double r, render_colour col);
 void render_line(render_canvas *c, double x0, double y0, double x1, double y1, render_colour col);
