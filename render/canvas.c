@@ -178,6 +178,12 @@ static void frame_rows(const render_canvas *c, double y0, double y1, int *first,
 /* The frame pixel row a device row's centre falls in. */
 static double frame_row(const render_canvas *c, int row)
 {
+    if (c->scale == 1) {   /* a frame at whole device pixels: no rounding to do */
+        double bottom = c->frame_h + c->oy;
+        if (fabs(bottom) < 1e9 && bottom == (double)(int64_t)bottom)
+            return bottom - 1 - row;
+        return floor(bottom - row - 0.5);
+    }
     return floor(c->frame_h - (row + 0.5 - c->oy) / c->scale);
 }
 
@@ -194,15 +200,26 @@ static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (
 /* A 16.16 x to its pixel, halves up. */
 static double nearest(int64_t v) { return (double)(floor_div(v, 65536) + (v - 65536 * floor_div(v, 65536) >= 32768)); }
 
-/* Where row y meets the edge from (x0, y0) up to (x1, y1), in pixels
- * (fixed: in 1/65536 pixels, the rise's fraction truncated first, as
- * SDL_gfx's filled polygons compute it). */
-static double crossing(double x0, double y0, double x1, double y1, double y, bool fixed)
+/* An edge from its lower end (x0, y0) up to row y1, horizontal ones left
+ * out; in fixed point also its rise and run as integers. */
+typedef struct {
+    double x0, y0, y1, slope;
+    int64_t x0_fixed, run, rise;
+} edge;
+
+/* Where row y meets the edge, in pixels (fixed: in 1/65536 pixels, the
+ * fraction of the rise truncated first, as SDL_gfx's filled polygons
+ * compute it; a 32-bit division where it fits, for speed). */
+static double crossing(const edge *e, double y, bool fixed)
 {
     if (!fixed)
-        return x0 + (y - y0) * (x1 - x0) / (y1 - y0);
-    int64_t rise = (int64_t)(y - y0), height = (int64_t)(y1 - y0);
-    return (double)((65536 * rise / height) * (int64_t)(x1 - x0) + 65536 * (int64_t)x0);
+        return e->x0 + (y - e->y0) * e->slope;
+    int64_t up = (int64_t)(y - e->y0), part;
+    if (e->rise < 32768)
+        part = (int32_t)(65536 * up) / (int32_t)e->rise;
+    else
+        part = 65536 * up / e->rise;
+    return (double)(part * e->run + e->x0_fixed);
 }
 
 void render_polygon(render_canvas *c, const double *pts, int n, render_colour col)
@@ -220,6 +237,23 @@ void render_polygon(render_canvas *c, const double *pts, int n, render_colour co
         ymin = i == 0 || Y[i] < ymin ? Y[i] : ymin;
         ymax = i == 0 || Y[i] > ymax ? Y[i] : ymax;
     }
+    edge edges[MAX_POINTS];
+    int n_edges = 0;
+    for (int i = 0, j = n - 1; i < n; j = i++) {
+        int lo = Y[i] < Y[j] ? i : j, up = lo == i ? j : i;
+        if (Y[lo] == Y[up])
+            continue;
+        edge *e = &edges[n_edges++];
+        e->x0 = X[lo];
+        e->y0 = Y[lo];
+        e->y1 = Y[up];
+        e->slope = (X[up] - X[lo]) / (Y[up] - Y[lo]);
+        if (fixed) {
+            e->x0_fixed = 65536 * (int64_t)X[lo];
+            e->run = (int64_t)(X[up] - X[lo]);
+            e->rise = (int64_t)(Y[up] - Y[lo]);
+        }
+    }
     int first, end;
     frame_rows(c, ymin, ymax, &first, &end);
     for (int row = first; row < end; row++) {
@@ -229,12 +263,10 @@ void render_polygon(render_canvas *c, const double *pts, int n, render_colour co
         /* Each edge from its lower end, up to but not through its upper
          * one, except on the top row: every row meets an even number. */
         int k = 0;
-        for (int i = 0, j = n - 1; i < n; j = i++) {
-            int lo = Y[i] < Y[j] ? i : j, up = lo == i ? j : i;
-            if (Y[lo] == Y[up])
-                continue;
-            if ((y >= Y[lo] && y < Y[up]) || (y == ymax && y > Y[lo] && y <= Y[up]))
-                xs[k++] = crossing(X[lo], Y[lo], X[up], Y[up], y, fixed);
+        for (int i = 0; i < n_edges; i++) {
+            const edge *e = &edges[i];
+            if ((y >= e->y0 && y < e->y1) || (y == ymax && y > e->y0 && y <= e->y1))
+                xs[k++] = crossing(e, y, fixed);
         }
         for (int i = 1; i < k; i++)
             for (int j = i; j > 0 && xs[j - 1] > xs[j]; j--) {
@@ -286,9 +318,9 @@ void render_disc(render_canvas *c, double x, double y, double r, render_colour c
     if (!(fabs(x) < 1e9 && fabs(y) < 1e9 && r >= 0 && r < 1e9) || !(c->scale > 0))
         return;
     double cx = pixel_of(x), cy = pixel_of(y), radius = trunc(r);
-    int *half = NULL;
+    int small[257], *half = NULL;
     if (radius <= DISC_ROWS_MAX) {
-        half = malloc(((size_t)radius + 1) * sizeof *half);
+        half = radius < 257 ? small : malloc(((size_t)radius + 1) * sizeof *half);
         if (!half)
             return;
         disc_rows((int)radius, half);
@@ -302,7 +334,8 @@ void render_disc(render_canvas *c, double x, double y, double r, render_colour c
         double w = half ? half[(int)d] : floor(sqrt((radius + 0.5) * (radius + 0.5) - d * d));
         frame_span(c, row, cx - w, cx + w, col);
     }
-    free(half);
+    if (half != small)
+        free(half);
 }
 
 /* The part of a segment within a margin of the frame's visible part (the
@@ -338,22 +371,28 @@ static bool clip_segment(const render_canvas *c, double *x0, double *y0, double 
     return isfinite(*x0) && isfinite(*y0) && isfinite(*x1) && isfinite(*y1);
 }
 
-/* One frame pixel: the device pixels whose centres fall in it, or, on a
- * frame drawn smaller than its pixels, the one its centre falls in (a line
- * never vanishes from a small tile). */
-static void frame_pixel(render_canvas *c, double x, double y, render_colour col)
+/* Frame pixels [x0, x1] of row y: the device pixels whose centres fall in
+ * them, or, on a frame drawn smaller than its pixels, those their centres
+ * fall in (a line never vanishes from a small tile). */
+static void frame_run(render_canvas *c, double x0, double x1, double y, render_colour col)
 {
     if (c->scale >= 1) {
         int first, end;
         frame_rows(c, y, y, &first, &end);
         for (int row = first; row < end; row++)
             if (frame_row(c, row) == y)
-                frame_span(c, row, x, x, col);
+                frame_span(c, row, x0, x1, col);
         return;
     }
-    double dx = floor(device_x(c, x + 0.5)), dy = floor(device_y(c, y + 0.5));
-    if (dx >= c->clip.x && dx < c->clip.x + c->clip.w && dy >= c->clip.y && dy < c->clip.y + c->clip.h)
-        push(c, (render_rect){(int)dx, (int)dy, 1, 1}, col);
+    double dy = floor(device_y(c, y + 0.5));
+    if (dy < c->clip.y || dy >= c->clip.y + c->clip.h)
+        return;
+    int lo = c->clip.x, hi = c->clip.x + c->clip.w;
+    int a = clamp_int(floor(device_x(c, x0 + 0.5)), lo, hi), b = clamp_int(floor(device_x(c, x1 + 0.5)) + 1, lo, hi);
+    a = a < lo ? lo : a;
+    b = b > hi ? hi : b;
+    if (a < b)
+        push(c, (render_rect){a, (int)dy, b - a, 1}, col);
 }
 
 /* Lines reaching farther than this past the visible frame are clipped to
@@ -371,22 +410,26 @@ void render_line(render_canvas *c, double x0, double y0, double x1, double y1, r
     if (far && !clip_segment(c, &x0, &y0, &x1, &y1))
         return;
     /* Bresenham's walk from the first end's pixel to the second's, both
-     * included, as pygame's draw.line takes it. */
+     * included, as pygame's draw.line takes it; each row's run of pixels
+     * is drawn at once. */
     int64_t x = (int64_t)pixel_of(x0), y = (int64_t)pixel_of(y0), xe = (int64_t)pixel_of(x1), ye = (int64_t)pixel_of(y1);
     int64_t dx = xe > x ? xe - x : x - xe, dy = ye > y ? ye - y : y - ye, sx = x < xe ? 1 : -1, sy = y < ye ? 1 : -1;
-    int64_t err = (dx > dy ? dx : -dy) / 2;
+    int64_t err = (dx > dy ? dx : -dy) / 2, run = x;
     for (;;) {
-        frame_pixel(c, (double)x, (double)y, col);
-        if (x == xe && y == ye)
+        if (x == xe && y == ye) {
+            frame_run(c, (double)(run < x ? run : x), (double)(run < x ? x : run), (double)y, col);
             break;
-        int64_t e = err;
+        }
+        int64_t e = err, was_x = x;
         if (e > -dx) {
             err -= dy;
             x += sx;
         }
         if (e < dy) {
             err += dx;
+            frame_run(c, (double)(run < was_x ? run : was_x), (double)(run < was_x ? was_x : run), (double)y, col);
             y += sy;
+            run = x;
         }
     }
 }

@@ -641,6 +641,34 @@ Test(render, nonsense_values_are_skipped_or_clipped)
     cs_env_close(env);
 }
 
+/* A frame drawn smaller than its pixels (the viewer's tiles) keeps its
+ * one-pixel lines whole and its shapes where they belong. */
+Test(render, a_scaled_down_frame_keeps_its_lines)
+{
+    char *text = env_source("cartpole");
+    cs_env *env = open_text(text, 1, NULL, 0);
+    free(text);
+    const double upright[4] = {0, 0, 0, 0};
+    cr_assert_eq(cs_env_set_state(env, upright, NULL), CS_OK);
+    render_picture *pic;
+    char err[512];
+    cr_assert_eq(render_picture_open(env, &pic, err, sizeof err), CS_OK, "%s", err);
+    cr_assert_eq(render_picture_read(pic, err, sizeof err), CS_OK, "%s", err);
+    enum { W = 180, H = 120 };   /* 0.3 of 600x400 */
+    static uint8_t img[W * H * 3];
+    render_canvas c;
+    render_canvas_init(&c, img, W * 3, (render_rect){0, 0, W, H}, 0, 0, 0.3, 400);
+    render_picture_draw_env(pic, &c, 0);
+    int track = (int)floor((400 - 100.5) * 0.3);   /* frame row 100's centre */
+    for (int x = 0; x < W; x++)
+        cr_assert(same(pixel(img, W, x, track), BLACK), "the track has a hole at column %d", x);
+    assert_pixel(img, W, 90, (int)((400 - 200) * 0.3), POLE);
+    assert_pixel(img, W, 90, (int)((400 - 100) * 0.3) + 3, BLACK);   /* the cart */
+    assert_pixel(img, W, 10, 10, WHITE);
+    render_picture_free(pic);
+    cs_env_close(env);
+}
+
 /* A grid colours a cell per element, row 0 on top; an element that is not a
  * colour leaves its cell alone. The parser takes grids once the language
  * has arrays: the item is built here as the parser will build it. */
