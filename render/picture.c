@@ -259,8 +259,9 @@ cs_status render_picture_open(cs_env *env, render_picture **out, char *err, size
     if (!p->canvas_width)
         return cs_say(err, err_size, CS_ERR_UNAVAILABLE,
                       "environment '%s' has no picture: add a draw block to its .env file, such as "
-                      "draw { canvas(600, 400); circle(x, 0, 0.1, rgb(0, 0, 0)) } (docs/dsl.md, \"Pictures\")",
-                      p->name);
+                      "draw { canvas(600, 400); view(-3, 3, -2); circle(%s, 0, 0.2, rgb(0, 0, 0)) } "
+                      "(docs/dsl.md, \"Pictures\")",
+                      p->name, p->n_carried ? p->carried[0].name : "0");
     cs_status s = render_picture_new(p, out, err, err_size);
     if (s == CS_OK)
         (*out)->env = env;

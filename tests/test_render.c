@@ -966,6 +966,29 @@ Test(cli_render, an_unknown_format_is_refused_with_the_list)
     remove_dir(dir);
 }
 
+/* An environment without a draw block: one line saying what to add (with
+ * the environment's own first state in the example), exit status 2, and
+ * no directory made. */
+Test(cli_render, an_environment_without_a_picture_says_what_to_add)
+{
+    char *dir = temp_dir(), env[1200], out[1200];
+    snprintf(env, sizeof env, "%s/ball.env", dir);
+    snprintf(out, sizeof out, "%s/frames", dir);
+    FILE *f = fopen(env, "w");
+    cr_assert(f);
+    fputs("env ball \"Ball-v0\"\nstate height\naction discrete 2\nobserve height\nreset { height = 0 }\n"
+          "step { height' = height; reward = 1; terminated = false }\n", f);
+    fclose(f);
+    cli_result r;
+    run_cli((const char *[]){"render", "--env", env, "--backend", "interp", "--out", out, NULL}, &r);
+    assert_usage_error(&r, "environment 'ball' has no picture: add a draw block to its .env file");
+    run_cli((const char *[]){"render", "--env", env, "--backend", "interp", "--out", out, NULL}, &r);
+    cr_assert(strstr(r.err, "circle(height, 0, 0.2"), "%s", r.err);
+    cli_result_free(&r);
+    cr_assert(access(out, F_OK) != 0, "%s was made", out);
+    remove_dir(dir);
+}
+
 Test(cli_render, video_without_ffmpeg_says_how_to_get_it)
 {
     setenv("PATH", "/nonexistent", 1);
