@@ -63,7 +63,7 @@ LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wild
 CLI_SRC  = $(wildcard cli/*.c)
 VIEW_SRC = $(wildcard view/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
-PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h jit/mathd.h
+PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h jit/mathd.h jit/mathi.h
 
 # Open MPI is optional too, and the program's alone (cli/dist.c): the library
 # links no MPI. Without it `mpirun -n K build/cartsim` is refused. `make MPI=no`.

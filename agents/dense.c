@@ -69,7 +69,7 @@ int cs_policy_dense(cs_program *p, const cs_agent *a, unsigned *first_weight)
     *first_weight = p->n_params;
     unsigned n_in = p->n_obs;
     for (unsigned k = 0; k < n_in && !b.failed; k++)
-        x[k] = p->obs[k];
+        b.failed |= !(x[k] = cs_program_obs_element(p, k));
     for (unsigned l = 0; l < a->n_hidden && !b.failed; l++) {
         layer(&b, x, n_in, y, a->hidden[l], true);
         n_in = a->hidden[l];

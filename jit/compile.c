@@ -1,7 +1,7 @@
 /* The compile driver: every stage once, in order, straight-line as QBE's
  * main.c writes it:
  *
- *   parse -> bind the policy fragment -> fold, concat (full only), dce
+ *   parse -> bind the policy fragment -> fold, scalarize, concat (full only), dce
  *         -> partition (once, for the emitter and the dump) -> emit -> backend
  *
  * The request says where to stop (`cartsim dump` stops after a pass, after
@@ -24,7 +24,7 @@ int cs_optimize(cs_program *p, cs_fusion fusion, const char *after, char *err, s
         for (const cs_pass_info *pass = cs_pass_table; pass->name; pass++)
             known |= strcmp(pass->name, after) == 0;
         if (!known) {
-            snprintf(err, err_size, "unknown pass '%s' (passes: parse, fold, concat, dce)", after);
+            snprintf(err, err_size, "unknown pass '%s' (passes: parse, fold, scalarize, concat, dce)", after);
             return -1;
         }
     }
@@ -33,6 +33,10 @@ int cs_optimize(cs_program *p, cs_fusion fusion, const char *after, char *err, s
     if (cs_pass_fold(p) < 0)
         goto oom;
     if (stop(after, "fold"))
+        return 0;
+    if (cs_pass_scalarize(p) < 0)
+        goto oom;
+    if (stop(after, "scalarize"))
         return 0;
     if (fusion == CS_FUSION_FULL && cs_pass_concat(p) < 0)
         goto oom;

@@ -21,7 +21,8 @@
  *       load carried state into B->c; for t in steps (U per iteration):
  *           step: [RNG words] [kernel 0's f64 library calls or f32 modulos: a pass]
  *                 kernel 0 loop { loads, ops, next state, return, done }
- *                 restart pass over the lanes that finished, if any (rare, scalar)
+ *                 the lanes that finished, if any: listed, restarted by one
+ *                 vector loop (cs_rollout_restarts); a non-finite one alone
  *       store the state back
  *   (blocks of 1 to 4 lanes: cs_rollout_steps_short, the same step with 4
  *   lanes as a constant and the time loop inside)
@@ -39,11 +40,14 @@
 #define CS_SHORT_LANES 4  /* a vector of f32 at 16 bytes: blocks of 1 to 4 lanes */
 #define CS_SHORT_AHEAD 2  /* a short block's blocks of Philox words drawn at once */
 static_assert(CS_BLOCK_LANES % CS_PAD_LANES == 0, "a padded block fits the block");
+static_assert(CS_BLOCK_LANES % 8 == 0, "cs_rng_lanes's whole groups of 8 lanes fit the block");
 static_assert(CS_SHORT_LANES * CS_SHORT_AHEAD <= CS_BLOCK_LANES, "a short block's words fit the block");
 
 /* Where leaves live: C rollout blocks (B->c), a CUDA thread's registers,
- * global buffers (C and CUDA steps, CUDA multi-kernel rollouts), a fresh start. */
-typedef enum { SCOPE_ROLLOUT, SCOPE_THREAD, SCOPE_STEP, SCOPE_FRESH } scope_kind;
+ * global buffers (C and CUDA steps, CUDA multi-kernel rollouts), a fresh
+ * start (one lane's, cs_fresh, or a C rollout block's listed lanes at once,
+ * cs_rollout_restarts: SCOPE_RESTARTS reads its words by list position j). */
+typedef enum { SCOPE_ROLLOUT, SCOPE_THREAD, SCOPE_STEP, SCOPE_FRESH, SCOPE_RESTARTS } scope_kind;
 
 typedef struct {
     const cs_program *p;
@@ -231,8 +235,8 @@ static void need(emitter *e, cs_node n)
         return;
     const cs_node_data *d = node(e, n);
     const char *T = c_type((cs_type)d->type);
-    if (e->scope != SCOPE_FRESH && !in_this_kernel(e, n) && (d->n_in > 0 || d->op == CS_OP_UNIFORM) &&
-        e->materialized[n]) {
+    bool fresh = e->scope == SCOPE_FRESH || e->scope == SCOPE_RESTARTS;
+    if (!fresh && !in_this_kernel(e, n) && (d->n_in > 0 || d->op == CS_OP_UNIFORM) && e->materialized[n]) {
         if (d->op == CS_OP_STACK) {
             out(e, "        const %s v%u[%u] = {", T, n, d->n_in);
             for (unsigned k = 0; k < d->n_in; k++) {
@@ -404,7 +408,8 @@ static void emit_node(emitter *e, cs_node n)
     }
     const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
     const char *T = c_type((cs_type)d->type);
-    bool called = !e->in_call_pass && e->scope != SCOPE_FRESH && own_pass(e, n);
+    bool fresh = e->scope == SCOPE_FRESH || e->scope == SCOPE_RESTARTS;
+    bool called = !e->in_call_pass && !fresh && own_pass(e, n);
     for (unsigned k = 0; k < d->n_in && !called; k++)
         need(e, cs_graph_input(e->g, n, k));
     if (called) {
@@ -413,7 +418,7 @@ static void emit_node(emitter *e, cs_node n)
         unsigned k = CS_UNIFORM_DRAW(d->imm.i);
         const char *conv = e->f32 ? "cs_u01_f32" : "cs_u01_f64";
         if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
-            out(e, "%sconst %s v%u = %s(rw_[%u]);\n", ind, T, n, conv, k);
+            out(e, "%sconst %s v%u = %s(rw_[%u]%s);\n", ind, T, n, conv, k, e->scope == SCOPE_RESTARTS ? "[j]" : "");
         else if (e->dialect == CS_DIALECT_C)
             out(e, "%sconst %s v%u = %s(B->rw[wi%u][i%s]);\n", ind, T, n, conv, k, e->ahead ? " + col_" : "");
         else {
@@ -446,7 +451,7 @@ static void emit_node(emitter *e, cs_node n)
         }
     }
     e->stamp[n] = e->now;
-    if (e->scope != SCOPE_FRESH && e->materialized[n] && !e->in_call_pass) {
+    if (!fresh && e->materialized[n] && !e->in_call_pass) {
         if (d->op == CS_OP_STACK)
             for (unsigned k = 0; k < d->n_in; k++) {
                 out(e, "%s", ind);
@@ -516,8 +521,8 @@ static void emit_final(emitter *e, const entry *en)
     /* A step stores its results where the caller reads them, no copy after */
     for (unsigned k = 0; k < p->n_carried; k++)
         store(e, p->next[k], "", "        ((%s *)L->carried[%u])[lane]", e->real, k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_next[k], "(float)", "        L->obs[%uull * L->stride + lane]", k);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        store(e, p->obs_items[k].next, "(float)", "        L->obs[%uull * L->stride + lane]", p->obs_items[k].offset);
     store(e, p->reward, "(double)", "        L->reward[lane]");
     store(e, p->terminated, "", "        B->term[i]");
     store(e, p->truncated, "", "        B->trunc[i]");
@@ -620,7 +625,7 @@ static void emit_call_loop(emitter *e, const bool *cone)
 
 /* Kernel k's pass when each of its library calls is an f64 sin or cos:
  * a vector loop by the near functions, noting far lanes, then glibc for
- * those lanes only, listed first without a branch (a branch per lane
+ * those lanes only, listed first (cs_list_lanes64: a branch per lane
  * mispredicts at every other far lane). Where most lanes are far (an angle
  * of any size, as MountainCar's cos(3 x)), the vector loop only adds
  * to glibc's calls: a rollout's block then calls glibc for every lane, and
@@ -638,7 +643,7 @@ static void emit_near64_pass(emitter *e, unsigned k, const bool *cone, bool roll
     out(e, "    if (far_) {   /* lanes whose near sin or cos may not be glibc's: those by glibc */\n"
            "    int nf_ = try_near_ ? 0 : n;\n"
            "    if (try_near_)\n"
-           "        for (int i = 0; i < n; i++) { B->far_at[nf_] = i; nf_ += (int)B->far[i]; }\n");
+           "        nf_ = cs_list_lanes64(B->far, n, B->far_at);\n");
     emit_call_loop(e, cone);
     if (rollout)
         out(e, "    if (try_near_) B->mostly_far[%u] = 4 * nf_ > 3 * n;\n    } else B->mostly_far[%u] = 0;\n", k, k);
@@ -725,28 +730,34 @@ static void emit_kernels(emitter *e, const entry *en)
                    "        col_ = (int)(blk %% %du) * CS_SHORT;\n"
                    "        if (grp_ != B->rng_block) {\n"
                    "            B->rng_block = grp_;\n"
-                   "            for (int j = 0; j < %d * CS_SHORT; j++) {\n"
-                   "                unsigned int o_[4];\n"
-                   "                cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + j %% CS_SHORT), grp_ * %du + (unsigned int)(j / CS_SHORT), 0u, o_);\n"
-                   "                B->rw[0][j] = o_[0]; B->rw[1][j] = o_[1]; B->rw[2][j] = o_[2]; B->rw[3][j] = o_[3];\n"
-                   "            }\n"
+                   "            cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, %d * CS_SHORT, grp_ * %du, CS_SHORT, 0u, &B->rw[0][0], CS_BLOCK);\n"
                    "        }\n"
                    "    } else\n",
                 CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD, CS_SHORT_AHEAD);
-        if (nb == 1)
+        if (nb == 1) {
             out(e, "    if (blk != B->rng_block) {   /* every %u steps: words for the next ones */\n"
-                   "        B->rng_block = blk;\n", 4 / D);
-        else
-            out(e, "    {\n");
-        out(e, "        for (int i = 0; i < nv; i++) {\n"
-               "            unsigned int o_[4];\n");
-        for (unsigned j = 0; j < nb; j++)
-            out(e, "            cs_rng_block(L->seed, (unsigned int)(L->key0 + b0 + i), blk + %uu, 0u, o_);\n"
-                   "            B->rw[%u][i] = o_[0]; B->rw[%u][i] = o_[1]; B->rw[%u][i] = o_[2]; B->rw[%u][i] = o_[3];\n",
-                j, 4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3);
-        out(e, "        }\n    }\n");
-        for (unsigned k = 0; k < D; k++)
-            out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
+                   "        B->rng_block = blk;\n"
+                   "        cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, nv, blk, CS_BLOCK, 0u, &B->rw[0][0], CS_BLOCK);\n"
+                   "    }\n", 4 / D);
+            for (unsigned k = 0; k < D; k++)
+                out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
+        } else {
+            /* A step's words straddle blocks: B->rw keeps a window of the
+             * last nb blocks, block b in rows 4 (b % nb), and each block is
+             * drawn once, at the first step that reads it (B->rng_block:
+             * the next block not drawn yet), not nb blocks every step. */
+            out(e, "    {\n"
+                   "        const unsigned long long last_ = (w0 + %uu) >> 2;\n"
+                   "        unsigned long long b_ = B->rng_block;\n"
+                   "        if (b_ < blk || b_ > last_ + 1)\n"
+                   "            b_ = blk;   /* a new block of lanes, or another time */\n"
+                   "        for (; b_ <= last_; b_++)\n"
+                   "            cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, nv, b_, CS_BLOCK, 0u, &B->rw[4 * (b_ %% %uu)][0], CS_BLOCK);\n"
+                   "        B->rng_block = last_ + 1;\n"
+                   "    }\n", D - 1, nb);
+            for (unsigned k = 0; k < D; k++)
+                out(e, "    const int wi%u = (int)(4 * (((w0 + %uu) >> 2) %% %uu) + ((w0 + %uu) & 3));\n", k, k, nb, k);
+        }
     }
     for (unsigned k = 0; k < part->n_kernels; k++) {
         emit_call_pass(e, k, en->rollout);
@@ -761,6 +772,56 @@ static void emit_kernels(emitter *e, const entry *en)
             out(e, "    if (only < 0 || only == %u)\n", k);
         emit_kernel_loops(e, en, k);
     }
+}
+
+static bool any_param_restart(const cs_program *p)
+{
+    for (unsigned k = 0; k < p->n_params; k++)
+        if (p->param_restart[k])
+            return true;
+    return false;
+}
+
+/* The parameters a restart redraws, stored to <params>[k][lane]: what the
+ * fresh state then reads. */
+static void emit_param_restarts(emitter *e, const char *ind, const char *params)
+{
+    const cs_program *p = e->p;
+    e->now++;
+    for (unsigned k = 0; k < p->n_params; k++) {
+        if (!p->param_restart[k])
+            continue;
+        cs_node r = p->param_restart[k];
+        if (node(e, r)->n_in || node(e, r)->op == CS_OP_UNIFORM)
+            need(e, r);
+        store(e, r, "", "%s((%s *)%s[%u])[lane]", ind, e->real, params, k);
+    }
+}
+
+/* Every node the fresh state (and with obs, its observation) needs, in id
+ * order. */
+static void emit_fresh_nodes(emitter *e, bool obs)
+{
+    const cs_program *p = e->p;
+    e->now++;
+    uint32_t count = cs_graph_count(e->g);
+    unsigned char *live = calloc(count, 1);
+    if (!live) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+        return;
+    }
+    for (unsigned k = 0; k < p->n_carried; k++)
+        live[p->restart[k]] = 1;
+    for (unsigned k = 0; obs && k < p->n_obs_items; k++)
+        live[p->obs_items[k].restart] = 1;
+    for (cs_node n = count - 1; n > 0; n--)
+        if (live[n])
+            for (unsigned k = 0; k < node(e, n)->n_in; k++)
+                live[cs_graph_input(e->g, n, k)] = 1;
+    for (cs_node n = 1; n < count; n++)
+        if (live[n] && !is_const(e, n))
+            need(e, n);
+    free(live);
 }
 
 /* cs_fresh: a lane's fresh start at time tau (params, state, observation). */
@@ -779,48 +840,98 @@ static void emit_fresh(emitter *e)
             nrb);
     }
     out(e, "    (void)seed; (void)key; (void)params; (void)tau; (void)obs;\n");
-    bool any_param = false;
-    for (unsigned k = 0; k < p->n_params; k++)
-        any_param |= p->param_restart[k] != 0;
-    if (any_param) {
-        e->now++;
+    if (any_param_restart(p)) {
         out(e, "    {\n");
-        for (unsigned k = 0; k < p->n_params; k++) {
-            if (!p->param_restart[k])
-                continue;
-            cs_node r = p->param_restart[k];
-            if (node(e, r)->n_in || node(e, r)->op == CS_OP_UNIFORM)
-                need(e, r);
-            store(e, r, "", "    ((%s *)params[%u])[lane]", e->real, k);
-        }
+        emit_param_restarts(e, "    ", "params");
         out(e, "    }\n");
     }
-    e->now++;
-    /* Every node the fresh state needs, in id order. */
-    uint32_t count = cs_graph_count(e->g);
-    unsigned char *live = calloc(count, 1);
-    if (!live) {
-        snprintf(e->err, sizeof e->err, "out of memory");
-        return;
-    }
-    for (unsigned k = 0; k < p->n_carried; k++)
-        live[p->restart[k]] = 1;
-    for (unsigned k = 0; k < p->n_obs; k++)
-        live[p->obs_restart[k]] = 1;
-    for (cs_node n = count - 1; n > 0; n--)
-        if (live[n])
-            for (unsigned k = 0; k < node(e, n)->n_in; k++)
-                live[cs_graph_input(e->g, n, k)] = 1;
-    for (cs_node n = 1; n < count; n++)
-        if (live[n] && !is_const(e, n))
-            need(e, n);
-    free(live);
+    emit_fresh_nodes(e, true);
     for (unsigned k = 0; k < p->n_carried; k++)
         store(e, p->restart[k], "", "    out[%u]", k);
     out(e, "    if (obs) {\n");
-    for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_restart[k], "(float)", "        obs[%u]", k);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        store(e, p->obs_items[k].restart, "(float)", "        obs[%u]", p->obs_items[k].offset);
     out(e, "    }\n}\n\n");
+}
+
+/* cs_rollout_restarts: the lanes of a wide block whose episode ended at
+ * this step, restarted together, as a step is computed: their list
+ * (cs_list_lanes of B->end: a loop per set bit of a word of flags was 40%
+ * of this function), their restart words (cs_rng_lanes), one vector loop
+ * over the list for the fresh states, and the scalar stores to the lanes.
+ * One lane at a time (cs_rollout_restart, cs_fresh), a restart cost about
+ * 80 cycles, a third of random-policy CartPole's time. A short block (1 to
+ * 4 lanes) keeps that: one vector whose steps are a chain of latencies,
+ * which a list and a group of 8 draws lengthen more than one lane's call. */
+static void emit_rollout_restarts(emitter *e)
+{
+    const cs_program *p = e->p;
+    const char *R = e->real;
+    unsigned nrb = (p->n_restart_draws + 3) / 4, nc = p->n_carried ? p->n_carried : 1;
+    e->scope = SCOPE_RESTARTS;
+    e->part = NULL;
+    out(e, "static __attribute__((noinline)) void cs_rollout_restarts(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long tau)\n{\n"
+           "    int at[CS_BLOCK + 8];   /* the lanes that restart, nr of them */\n"
+           "    const int nr = cs_list_lanes(B->end, n, at);\n"
+           "    for (int j = nr; j < (nr + 7) / 8 * 8; j++)\n"
+           "        at[j] = 0;   /* cs_rng_lanes reads whole groups of 8 */\n");
+    if (nrb)
+        out(e, "    unsigned int rw_[%u][CS_BLOCK];\n"
+               "    for (unsigned int k = 0; k < %uu; k++)\n"
+               "        cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), at, nr, (unsigned long long)tau, CS_BLOCK, (1u << 16) | k, &rw_[4 * k][0], CS_BLOCK);\n",
+            4 * nrb, nrb);
+    if (any_param_restart(p)) {
+        out(e, "    for (int j = 0; j < nr; j++) {\n        const long long lane = b0 + at[j];\n");
+        emit_param_restarts(e, "        ", "L->params");
+        out(e, "    }\n");
+    }
+    out(e, "    %s f_[%u][CS_BLOCK];\n    for (int j = 0; j < nr; j++) {\n"
+           "        const long long lane = b0 + at[j]; (void)lane;\n", R, nc);
+    emit_fresh_nodes(e, false);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        store(e, p->restart[k], "", "        f_[%u][j]", k);
+    out(e, "    }\n"
+           "    for (int j = 0; j < nr; j++) {\n"
+           "        const int i = at[j];\n"
+           "        const long long lane = b0 + i;\n"
+           "        if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
+           "        else { L->segments[lane] += 1; L->return_sum[lane] += B->ret[i]; }\n"
+           "        B->ret[i] = 0;\n");
+    for (unsigned k = 0; k < p->n_carried; k++)
+        out(e, "        B->c[%u][i] = f_[%u][j];\n", k, k);
+    out(e, "        B->ss[i] = 0;\n    }\n}\n\n");
+}
+
+/* `name`(flags, n, at): the lanes i < n whose flag (of `type`) is set,
+ * listed in at[] in order, and their count. The flags are gathered 64 to a
+ * word by vector loops (rows of CS_BLOCK flags: a multiple of 64), and a
+ * word's first 8 set bits listed without a branch, so at[] must hold n + 8
+ * entries: a loop per set bit mispredicted its exit at every word, and a
+ * branch-free loop over the lanes is a chain through the count. */
+static void emit_list_lanes(emitter *e, const char *name, const char *type)
+{
+    out(e, "static inline int %s(const %s *restrict flags, int n, int *restrict at)\n{\n"
+           "    int count = 0;\n"
+           "    for (int w = 0; w < n; w += 64) {\n"
+           "        unsigned lo = 0, hi = 0;\n"
+           "        for (int j = 0; j < 32; j++)\n"
+           "            lo |= (unsigned)(flags[w + j] != 0) << j;\n"
+           "        for (int j = 0; j < 32; j++)\n"
+           "            hi |= (unsigned)(flags[w + 32 + j] != 0) << j;\n"
+           "        unsigned long long m = lo | (unsigned long long)hi << 32;\n"
+           "        if (n - w < 64)\n"
+           "            m &= (1ull << (n - w)) - 1ull;\n"
+           "        const int c = __builtin_popcountll(m);\n"
+           "        for (int k = 0; k < 8; k++) {   /* past c: stores that the next word overwrites */\n"
+           "            at[count + k] = w + __builtin_ctzll(m | 1ull << 63);\n"
+           "            m &= m - 1ull;\n"
+           "        }\n"
+           "        count += c < 8 ? c : 8;\n"
+           "        for (; m; m &= m - 1ull)\n"
+           "            at[count++] = w + __builtin_ctzll(m);\n"
+           "    }\n"
+           "    return count;\n}\n\n",
+        name, type);
 }
 
 static void emit_prelude(emitter *e, const cs_schedule *s)
@@ -850,6 +961,8 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
            "static inline double cs_select(int c, double a, double b) { cs_bits64 x = {a}, y = {b}; unsigned long long m = 0ull - (unsigned long long)c; x.u = (x.u & m) | (y.u & ~m); return x.f; }\n"
            "static inline double cs_clip(double x, double lo, double hi) { double m = cs_select(lo > x, lo, x); return cs_select(hi < m, hi, m); }\n"
            "static inline float cs_clipf(float x, float lo, float hi) { float m = cs_selectf(lo > x, lo, x); return cs_selectf(hi < m, hi, m); }\n\n");
+    emit_list_lanes(e, "cs_list_lanes", "int");
+    emit_list_lanes(e, "cs_list_lanes64", "long long");
 }
 
 static void emit_block_struct(emitter *e)
@@ -880,7 +993,7 @@ static void emit_block_struct(emitter *e)
     }
     if (e->near64_kernels)
         out(e, "    long long far[CS_BLOCK];   /* a pass's lanes whose near sin/cos may not be glibc's */\n"
-               "    int far_at[CS_BLOCK];      /* ...their indices */\n"
+               "    int far_at[CS_BLOCK + 8];  /* ...their indices (cs_list_lanes64) */\n"
                "    int mostly_far[%u];        /* per kernel: this block's last near loop found most lanes far */\n",
             e->near64_kernels);
     for (cs_node n = 1; n < count; n++)
@@ -903,6 +1016,7 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     for (unsigned k = 0; k < p->n_carried; k++)
         out(e, "    B->c[%u][i] = fresh[%u];\n", k, k);
     out(e, "    B->ss[i] = 0;\n}\n\n");
+    emit_rollout_restarts(e);
     cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
     /* A launch (L->launch > 0) runs one kernel of one step over every block
      * kept in L->blocks, where the values that cross kernels wait for the
@@ -1102,21 +1216,19 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * state is mispredicted after the step is done, when the next step's
      * work it ran ahead into is thrown away. Where ended_ is hard to
      * predict (a few lanes: 4 CartPoles end an episode every ~5 steps),
-     * resolving it early made the step 11% faster. A short block visits
-     * only its ended lanes, by the bits of ended_: a branch per lane would
-     * be mispredicted where one ends. */
+     * resolving it early made the step 11% faster. The ended lanes of a
+     * wide block restart together (cs_rollout_restarts), a short block's
+     * and the rare non-finite ones one by one. */
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended, then the lanes with a non-finite state */\n"
                "    if (only < 0 || only == %u) {\n"
-               "        if (short_)\n"
+               "        if (short_)   /* a lane at a time: a list and a group of 8 draws cost more for 1 to 4 */\n"
                "            for (unsigned m_ = ended_ & ((1u << n) - 1u); m_; m_ &= m_ - 1u) {\n"
                "                const int i = __builtin_ctz(m_);\n"
                "                cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
                "            }\n"
                "        else if (ended_)\n"
-               "            for (int i = 0; i < n; i++)\n"
-               "                if (B->end[i])\n"
-               "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+               "            cs_rollout_restarts(B, L, n, b0, t + 1);\n"
                "        if (__builtin_expect(bad_any_, 0))\n"
                "            for (int i = 0; i < n; i++)\n"
                "                if (!B->end[i] && B->done[i])\n"
@@ -1306,16 +1418,16 @@ static void emit_cuda_step(emitter *e)
     emit_kernel_nodes(e, 0);
     for (unsigned k = 0; k < p->n_carried; k++)
         need(e, p->next[k]);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        need(e, p->obs_next[k]);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        need(e, p->obs_items[k].next);
     cs_node roots[3] = {p->reward, p->terminated, p->truncated};
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
     emit_bad_check(e, p->next);
     for (unsigned k = 0; k < p->n_carried; k++)
         store(e, p->next[k], "", "        ((%s *)L.carried[%u])[lane]", e->real, k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_next[k], "(float)", "        L.obs[%uull * L.stride + lane]", k);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        store(e, p->obs_items[k].next, "(float)", "        L.obs[%uull * L.stride + lane]", p->obs_items[k].offset);
     out(e, "        const int term = (");
     ref(e, p->terminated);
     out(e, ") | bad_, trunc = ");
@@ -1385,6 +1497,23 @@ int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_d
     for (unsigned k = 0; k < p->n_inputs; k++)
         if (!p->policy[k] || !p->roll_next) {
             snprintf(err, err_size, "the program has no in-kernel policy");
+            return -1;
+        }
+    /* Until the emitter lowers arrays and integer state: scalar real state
+     * (a variable per slot) and scalar box observations only. */
+    for (unsigned k = 0; k < p->n_vars; k++)
+        if (p->vars[k].shape != CS_SCALAR || p->vars[k].type != p->real || p->vars[k].slot != k) {
+            snprintf(err, err_size, "emit: state '%s' is an array or not real: not emitted yet", p->vars[k].name);
+            return -1;
+        }
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        if (p->obs_items[k].shape != CS_SCALAR || p->obs_items[k].space != CS_OBS_BOX) {
+            snprintf(err, err_size, "emit: observation %u is an array or discrete: not emitted yet", k);
+            return -1;
+        }
+    for (cs_node n = 1; n < cs_graph_count(p->graph); n++)
+        if (cs_graph_node(p->graph, n)->shape != CS_SCALAR && cs_graph_node(p->graph, n)->op != CS_OP_STACK) {
+            snprintf(err, err_size, "emit: array operations are not emitted yet");
             return -1;
         }
     emitter e = {.p = p, .g = p->graph, .dialect = d, .out = text, .f32 = p->real == CS_F32};

@@ -4,7 +4,7 @@
  * and can stop after any of them (`cartsim dump`):
  *
  *   .env text --cs_parse--> program --policy fragment (agents/, a callback)-->
- *     --fold--> --concat (fusion full only)--> --dce-->           (stage PASSES)
+ *     --fold--> --scalarize--> --concat (fusion full only)--> --dce-->  (stage PASSES)
  *     --cs_plan_build: the partitions, once (none | rules | full)-->  (PARTITION)
  *     --cs_emit (C | CUDA dialect, reading the plan)-->               (EMIT)
  *     backend: cpu (cc + dlopen) | cuda (nvrtc.c, then cuda_driver.c) | interp,
@@ -62,12 +62,16 @@ int cs_parse(const char *src, size_t len, const char *filename, cs_type real,
              const cs_param_override *overrides, unsigned n_overrides,
              cs_program **out, char *err, size_t err_size);
 
-/* fold.c, concat.c, dce.c: passes. Each rewrites the program's roots (the
+/* fold.c, scalarize.c, concat.c, dce.c: passes. Each rewrites the program's roots (the
  * graph is append-only; dce rebuilds it with the live nodes only) and returns
  * how many nodes it changed, or -1 when memory ran out. */
 int cs_pass_fold(cs_program *p);    /* IEEE-safe constant folding */
 int cs_pass_concat(cs_program *p);  /* index(stack(..)) forwards the operand */
 int cs_pass_dce(cs_program *p);     /* keep only what the roots reach */
+/* scalarize.c: arrays of at most CS_SCALARIZE_MAX elements become their
+ * elements (then folds what that made constant). */
+#define CS_SCALARIZE_MAX 16
+int cs_pass_scalarize(cs_program *p);
 
 typedef struct {
     const char *name;
@@ -354,7 +358,8 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
                  char *err, size_t err_size);
 void cs_cuda_unload(cs_cuda *c);
 
-/* The buffers of a cs_lanes, one bit each in the masks below. */
+/* The buffers of a cs_lanes, one bit each in the masks below. CS_BUF_OBS and
+ * CS_BUF_FINAL_OBS carry the int64 observations (obs_int, final_obs_int) too. */
 typedef enum {
     CS_BUF_CARRIED, CS_BUF_PARAMS, CS_BUF_SEGSTEP, CS_BUF_INPUTS, CS_BUF_OBS, CS_BUF_FINAL_OBS,
     CS_BUF_REWARD, CS_BUF_TERMINATED, CS_BUF_TRUNCATED, CS_BUF_PENDING, CS_BUF_SEG_RETURN,
@@ -366,7 +371,9 @@ typedef enum {
 typedef struct {
     long long n;           /* lanes: the stride */
     unsigned n_carried, n_params, n_obs, n_inputs;
-    size_t real_size;      /* of carried values and params; inputs are 4 bytes (int or float) */
+    size_t real_size;      /* of params and real carried slots; inputs are 4 bytes (int or float) */
+    const size_t *slot_size;   /* [n_carried] bytes of each carried slot's element (real, int, bool) */
+    unsigned n_obs_int;    /* int64 observation rows */
 } cs_lanes_layout;
 
 /* Device bytes a layout needs with the loaded module's scratch. */

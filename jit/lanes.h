@@ -10,7 +10,7 @@
 #ifndef CS_LANES_H
 #define CS_LANES_H
 
-#define CS_LANES_ABI 3
+#define CS_LANES_ABI 4
 
 /* cs_lanes.mode for the step entry point */
 #define CS_MODE_NO_RESTART 0  /* never restart (replays, the DISABLED mode) */
@@ -30,12 +30,15 @@ typedef struct cs_lanes {
                                  environment (cs_config.first_env), so a slice draws as the whole */
     int mode;                 /* step: CS_MODE_* */
     long long stride;         /* lanes in the whole batch: the row length of obs */
-    void **carried;           /* [n_carried] arrays of the carried slot's type */
+    void **carried;           /* [n_carried] arrays of the carried slot's type: float or double
+                                 (the real type), int (i32), unsigned char (bool) */
     void **params;            /* [n_params] arrays of the program's real type */
     int *segstep;             /* steps since the lane's last restart */
     void **inputs;            /* step: [n_inputs] arrays, int (discrete) or float (box) */
-    float *obs;               /* [n_obs][stride] */
+    float *obs;               /* [n_obs][stride]: box observations */
     float *final_obs;         /* [n_obs][stride], same-step mode */
+    long long *obs_int;       /* [n_obs_int][stride]: discrete observations */
+    long long *final_obs_int; /* [n_obs_int][stride], same-step mode */
     double *reward;
     unsigned char *terminated, *truncated;
     unsigned char *pending;   /* next-step mode: restart at the lane's next step */
@@ -43,6 +46,12 @@ typedef struct cs_lanes {
     long long *segments;      /* episodes finished */
     double *return_sum;       /* sum of the finished episodes' returns */
     long long *nonfinite;     /* restarts forced by a NaN or infinite state */
+    /* Replaying recorded random outcomes (tests against a reference): when
+     * not NULL, draw k of the step stream at this call's step (and of the
+     * restart stream at a restart) is the word words[k * stride + lane]
+     * instead of Philox's. Only the step and restart entry points read them. */
+    const unsigned int *step_words;    /* [n_step_draws][stride] */
+    const unsigned int *restart_words; /* [n_restart_draws][stride] */
 } cs_lanes;
 
 #endif

@@ -374,7 +374,8 @@ static val lower_node(parser *P, const expr *e, val *frame)
                 cs_parse_fail_at(P, e->pos, "state '%s' is read before it is assigned in reset", e->sym->name);
             return cs_lower_scalar(p->restart[e->index], P->real);
         }
-        return cs_lower_scalar(cs_parse_built(P, cs_leaf(g, CS_OP_CARRIED, P->real, e->index), e->pos), P->real);
+        return cs_lower_scalar(cs_parse_built(P, cs_leaf(g, CS_OP_CARRIED, P->real, p->vars[e->index].slot), e->pos),
+                               P->real);
     case E_NEXT:
         if (!p->next[e->index])
             cs_parse_fail_at(P, e->pos, "%s' is read before it is assigned", e->sym->name);

@@ -803,11 +803,11 @@ static void assign(parser *P, const target *t, val v)
         define(P, t->name, t->len, t->pos, SYM_LOCAL)->v = v;
         break;
     case T_NEXT:
-        snprintf(what, sizeof what, "the next value of '%s'", p->carried[t->state].name);
+        snprintf(what, sizeof what, "the next value of '%s'", p->vars[t->state].name);
         p->next[t->state] = cs_lower_real_value(P, v, t->pos, what);
         break;
     case T_RESET:
-        snprintf(what, sizeof what, "the reset value of '%s'", p->carried[t->state].name);
+        snprintf(what, sizeof what, "the reset value of '%s'", p->vars[t->state].name);
         p->restart[t->state] = cs_lower_real_value(P, v, t->pos, what);
         break;
     case T_REWARD:
@@ -999,13 +999,13 @@ static void parse_state(parser *P)
 {
     once(P, &P->state, "state");
     for (;;) {
-        if (P->p->n_carried == ITEMS_MAX)
+        if (P->p->n_vars == ITEMS_MAX)
             cs_parse_fail_at(P, P->tok.pos, "too many states (at most %d)", ITEMS_MAX);
         const char *s;
         size_t n, pos;
-        declared_name(P, P->p->n_carried ? "," : "state", &s, &n, &pos);
+        declared_name(P, P->p->n_vars ? "," : "state", &s, &n, &pos);
         sym *y = define(P, s, n, pos, SYM_STATE);
-        int k = cs_program_add_carried(P->p, y->name, P->real);
+        int k = cs_program_add_state(P->p, y->name, P->real, CS_SCALAR);
         if (k < 0)
             fail_plain(P, "out of memory");
         y->index = (unsigned)k;
@@ -1075,13 +1075,13 @@ static void parse_observe(parser *P)
     once(P, &P->observe, "observe");
     P->ctx = CTX_OBSERVE;
     for (;;) {
-        if (P->p->n_obs == ITEMS_MAX)
+        if (P->p->n_obs_items == ITEMS_MAX)
             cs_parse_fail_at(P, P->tok.pos, "too many observations (at most %d)", ITEMS_MAX);
         expr *e = parse_expr(P);
         char what[32];
-        snprintf(what, sizeof what, "observation %u", P->p->n_obs);
+        snprintf(what, sizeof what, "observation %u", P->p->n_obs_items);
         cs_node n = cs_lower_real_value(P, cs_lower(P, e, NULL), e->start, what);
-        if (cs_program_add_obs(P->p, n) < 0)
+        if (cs_program_add_obs(P->p, NULL, n, CS_OBS_BOX, -INFINITY, INFINITY, 0) < 0)
             fail_plain(P, "out of memory");
         if (!is(P, CS_TOK_COMMA))
             break;
@@ -1180,10 +1180,10 @@ static void parse_reset(parser *P)
     need(P, &P->state, "state", "reset");
     once(P, &P->reset, "reset");
     parse_block(P, CTX_RESET, "reset");
-    for (unsigned k = 0; k < P->p->n_carried; k++)
+    for (unsigned k = 0; k < P->p->n_vars; k++)
         if (!P->p->restart[k])
             cs_parse_fail_at(P, P->reset.pos, "reset does not assign state '%s' (every state needs a reset value)",
-                    P->p->carried[k].name);
+                    P->p->vars[k].name);
 }
 
 static void parse_step(parser *P)
@@ -1193,10 +1193,10 @@ static void parse_step(parser *P)
     once(P, &P->step, "step");
     parse_block(P, CTX_STEP, "step");
     cs_program *p = P->p;
-    for (unsigned k = 0; k < p->n_carried; k++)
+    for (unsigned k = 0; k < p->n_vars; k++)
         if (!p->next[k])
             cs_parse_fail_at(P, P->step.pos, "step does not assign %s' (every state needs a next value)",
-                    p->carried[k].name);
+                    p->vars[k].name);
     if (!p->reward)
         cs_parse_fail_at(P, P->step.pos, "step does not assign 'reward'");
     if (!p->terminated)

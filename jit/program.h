@@ -4,17 +4,23 @@
  *
  * Everything is a node of one graph. Step-side nodes may read CARRIED (the
  * value before the step), INPUT (the per-step inputs: an action), PARAM,
- * SEGSTEP and UNIFORM draws of the step stream; restart-side nodes read PARAM
- * and UNIFORM draws of the restart stream. Observations are written as
+ * SEGSTEP and UNIFORM/RANDBITS draws of the step stream; restart-side nodes
+ * read PARAM and draws of the restart stream. Observations are written as
  * functions of CARRIED (an observation of a state); the program holds them
  * already substituted for the state after a step and after a restart.
+ *
+ * The state is a list of variables, each a scalar or an array of one type
+ * (real, i32 or bool), stored in consecutive scalar slots: the runtime's
+ * buffers are per slot ([slot][lane], struct of arrays), so element k of
+ * every environment is contiguous. Roots (next, restart) are per variable.
  */
 #ifndef CS_PROGRAM_H
 #define CS_PROGRAM_H
 
 #include "ir.h"
 
-/* UNIFORM's imm.i: stream in the high bits, draw number in the low 16. */
+/* UNIFORM's and RANDBITS's imm.i: stream in the high bits, the first draw
+ * number in the low 16 (element e of an array draw is draw number k + e). */
 enum { CS_STREAM_STEP = 0, CS_STREAM_RESTART = 1 };
 #define CS_UNIFORM_ID(stream, k) (((int64_t)(stream) << 16) | (int64_t)(k))
 #define CS_UNIFORM_STREAM(imm) ((int)((imm) >> 16))
@@ -23,9 +29,33 @@ enum { CS_STREAM_STEP = 0, CS_STREAM_RESTART = 1 };
 #define CS_NAME_MAX 48
 
 typedef struct {
-    char name[CS_NAME_MAX];
+    char name[CS_NAME_MAX];   /* a state slot: "x", or "grid[2,3]" for an element */
     cs_type type;
 } cs_slot;
+
+/* A state variable: slots [slot, slot + size) hold its elements, row-major. */
+typedef struct {
+    char name[CS_NAME_MAX];
+    cs_type type;             /* CS_BOOL, CS_I32 or the program's real */
+    uint32_t shape;           /* the graph's shape id (CS_SCALAR: one slot) */
+    unsigned slot, size;
+} cs_state_var;
+
+/* An observation: one value of any shape, and the space it is observed in.
+ * Box items go to the float buffer ([n_obs][lane]), discrete ones to the
+ * int64 buffer ([n_obs_int][lane]), elements row-major from `offset`. */
+typedef enum { CS_OBS_BOX, CS_OBS_DISCRETE } cs_obs_space;
+
+typedef struct {
+    char name[CS_NAME_MAX];   /* the expression's text when it is a name, else "" */
+    cs_node node;             /* over CARRIED */
+    cs_node next, restart;    /* of the state after the step; of the fresh state */
+    uint32_t shape;
+    cs_obs_space space;
+    double low, high;         /* box bounds (-inf and inf when none are declared) */
+    int64_t n;                /* discrete: the values are 0 .. n - 1 */
+    unsigned offset, size;    /* elements, in the buffer of its space */
+} cs_obs_item;
 
 typedef enum { CS_ACTION_DISCRETE, CS_ACTION_BOX } cs_action_kind;
 
@@ -73,15 +103,17 @@ typedef struct cs_program {
     cs_type real;                 /* CS_F32 or CS_F64, fixed per compile */
     bool fast_f64;                /* f64 math by jit/mathd.h, not glibc (cs_config.math) */
 
-    unsigned n_carried;
-    cs_slot *carried;
-    cs_node *next;                /* [n_carried] value after one step */
-    cs_node *restart;             /* [n_carried] fresh value */
+    unsigned n_carried;           /* slots */
+    cs_slot *carried;             /* [n_carried] */
+    unsigned n_vars;
+    cs_state_var *vars;           /* [n_vars] */
+    cs_node *next;                /* [n_vars] value after one step */
+    cs_node *restart;             /* [n_vars] fresh value */
 
-    unsigned n_obs;
-    cs_node *obs;                 /* [n_obs] over CARRIED */
-    cs_node *obs_next;            /* [n_obs] of the state after the step */
-    cs_node *obs_restart;         /* [n_obs] of the fresh state */
+    unsigned n_obs;               /* float observation elements (box items) */
+    unsigned n_obs_int;           /* int64 observation elements (discrete items) */
+    unsigned n_obs_items;
+    cs_obs_item *obs_items;       /* [n_obs_items] */
 
     cs_node reward;               /* real */
     cs_node terminated;           /* bool */
@@ -98,7 +130,7 @@ typedef struct cs_program {
     cs_node *policy;              /* [n_inputs] */
     /* The step with the policy spliced in for the inputs: what a rollout
      * computes (cs_program_bind_policy). */
-    cs_node *roll_next;           /* [n_carried] */
+    cs_node *roll_next;           /* [n_vars] */
     cs_node roll_reward, roll_terminated, roll_truncated;
 
     /* Per-lane parameters, read from buffers (domain randomization, policy
@@ -131,11 +163,21 @@ typedef struct cs_program {
 /* Allocation helpers (jit/program.c). A program owns its graph. */
 cs_program *cs_program_new(cs_type real);
 void cs_program_free(cs_program *p);
+/* Append a state variable of type t and shape (its slots after the last
+ * one's); returns its index, or -1 when out of memory or past 2^31 slots. */
+int cs_program_add_state(cs_program *p, const char *name, cs_type t, uint32_t shape);
 /* Append a slot; returns its index or -1 when out of memory. */
-int cs_program_add_carried(cs_program *p, const char *name, cs_type t);
 int cs_program_add_input(cs_program *p, const char *name, cs_type t, double low, double high);
 int cs_program_add_param(cs_program *p, const char *name, cs_type t);
-int cs_program_add_obs(cs_program *p, cs_node over_carried);
+/* Append an observation of `over_carried` in a box (CS_OBS_BOX, low/high)
+ * or discrete space (n); its offset follows the items of its space before
+ * it. Returns its index, or -1 when out of memory. */
+int cs_program_add_obs(cs_program *p, const char *name, cs_node over_carried, cs_obs_space space, double low,
+                       double high, int64_t n);
+/* The scalar node of float observation element k over CARRIED (built when
+ * the item is an array): what a policy reads. 0 when k is out of range or
+ * building failed. */
+cs_node cs_program_obs_element(cs_program *p, unsigned k);
 /* A declared policy with every action node 0 (the inputs must exist). Its
  * index, or -1 when out of memory. */
 int cs_program_add_named(cs_program *p, const char *name);
@@ -159,9 +201,10 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size);
  * replaced by policy[k], and recounts the draws. 0, or -1. */
 int cs_program_bind_policy(cs_program *p);
 
-/* Calls visit on every non-zero root slot (next, restart, obs*, policy,
- * param_restart, reward, terminated, truncated, the declared policies'
- * actions, the picture's values): how passes rewrite them. */
+/* Calls visit on every non-zero root (next, restart, the observations'
+ * node, next and restart, policy, param_restart, reward, terminated,
+ * truncated, the declared policies' actions, the picture's values): how
+ * passes rewrite them. */
 void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx);
 
 /* Marks in `live` (cs_graph_count entries, zeroed) every node the roots

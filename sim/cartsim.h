@@ -224,9 +224,49 @@ typedef struct {
     int spill_bytes;            /* register spill stores per thread, the most of the rollout kernels (ptxas's
                                    report); -1 when unknown: PTX that the driver compiled */
     int local_bytes;            /* local memory per thread of the rollout kernel: spills and stack frames */
+    /* The state and observations as the .env file declares them: variables
+     * and observation items, each a scalar or an array (cs_env_state_info,
+     * cs_env_obs_info); discrete observations are int64 (cs_env_obs_int). */
+    unsigned n_state_vars;      /* state_dim counts their elements */
+    unsigned n_obs_items;       /* obs_dim counts the box items' elements */
+    unsigned obs_int_dim;       /* the discrete items' elements */
+    unsigned n_step_draws, n_restart_draws;   /* random words per step and per restart (cs_env_replay_draws) */
 } cs_env_info;
 
 cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
+
+/* A state variable: rows [first, first + size) of cs_env_get_state's array,
+ * its elements row-major. Integers and bools are exact there (doubles). */
+typedef enum { CS_VALUE_REAL, CS_VALUE_INT, CS_VALUE_BOOL } cs_value_type;
+
+typedef struct {
+    const char *name;
+    cs_value_type type;         /* REAL: the batch's dtype; INT: int32 */
+    unsigned rank;              /* 0: a scalar */
+    unsigned dims[3];           /* dims[k] for k < rank */
+    unsigned first, size;
+} cs_state_info;
+
+cs_status cs_env_state_info(cs_env *env, unsigned k, cs_state_info *out);   /* k < n_state_vars */
+
+/* An observation item: its space and where its elements are, row-major:
+ * rows [offset, offset + size) of cs_env_obs (box: float32) or of
+ * cs_env_obs_int (discrete: int64, values in [0, n)). A box without
+ * declared bounds has low -inf and high inf. */
+typedef enum { CS_SPACE_BOX, CS_SPACE_DISCRETE } cs_space;
+
+typedef struct {
+    const char *name;           /* the observed state's name, or "" for an expression */
+    cs_space space;
+    cs_value_type type;         /* of the value before it is stored */
+    unsigned rank;
+    unsigned dims[3];
+    unsigned offset, size;
+    double low, high;           /* box */
+    int64_t n;                  /* discrete */
+} cs_obs_info;
+
+cs_status cs_env_obs_info(cs_env *env, unsigned k, cs_obs_info *out);       /* k < n_obs_items */
 
 /* Every environment starts a fresh episode drawn from `seed`. */
 cs_status cs_env_reset(cs_env *env, uint64_t seed);
@@ -244,6 +284,10 @@ cs_status cs_env_step_box_f64(cs_env *env, const double *actions);     /* [actio
 
 const float *cs_env_obs(cs_env *env);            /* [obs_dim][num_envs] */
 const float *cs_env_final_obs(cs_env *env);      /* same-step mode: obs that ended an episode */
+/* The discrete observations, [obs_int_dim][num_envs] int64 (NULL with the
+ * message when the batch has none). */
+const int64_t *cs_env_obs_int(cs_env *env);
+const int64_t *cs_env_final_obs_int(cs_env *env);
 /* The same observations a row per environment, [num_envs][obs_dim] (obs of
  * environment i at out[i * obs_dim ...], as neural-network frameworks take a
  * batch), copied into out, which holds out_count floats (at least num_envs x
@@ -260,6 +304,14 @@ const uint8_t *cs_env_truncated(cs_env *env);    /* [num_envs] */
  * refuses a value that is not finite in the batch's dtype. */
 cs_status cs_env_get_state(cs_env *env, double *out);
 cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *episode_steps);
+
+/* Replaying a reference's random outcomes (the suite's golden tests): the
+ * next cs_env_step or cs_env_reset (once) takes its random words from
+ * these arrays instead of Philox: step_words[k * num_envs + i] is draw k of
+ * the step of environment i (n_step_draws of them), restart_words likewise
+ * for a restart in that call (n_restart_draws). Either may be NULL (Philox
+ * as usual). The arrays must stay valid until that call returns. */
+cs_status cs_env_replay_draws(cs_env *env, const uint32_t *step_words, const uint32_t *restart_words);
 
 /* Makes dst continue from where src is: src's state, per-environment
  * parameters, episode steps and running returns, observations, rewards and

@@ -25,7 +25,7 @@ static cs_program *cartpole(cs_type real)
     const char *names[4] = {"x", "x_dot", "theta", "theta_dot"};
     cs_node s[4];
     for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], real);
+        cs_program_add_state(p, names[k], real, CS_SCALAR);
         s[k] = cs_leaf(g, CS_OP_CARRIED, real, k);
     }
     p->action_kind = CS_ACTION_DISCRETE;
@@ -58,7 +58,7 @@ static cs_program *cartpole(cs_type real)
         p->next[k] = nx[k];
         cs_node u = cs_leaf(g, CS_OP_UNIFORM, real, CS_UNIFORM_ID(CS_STREAM_RESTART, k));
         p->restart[k] = bin(p, CS_OP_ADD, K(p, -0.05), bin(p, CS_OP_MUL, bin(p, CS_OP_SUB, K(p, 0.05), K(p, -0.05)), u));
-        cs_program_add_obs(p, s[k]);
+        cs_program_add_obs(p, NULL, s[k], CS_OBS_BOX, -INFINITY, INFINITY, 0);
     }
     p->reward = K(p, 1.0);
     p->terminated = term;
@@ -198,7 +198,7 @@ Test(backend, f64_sin_cos_by_near_functions_and_glibc_for_far_lanes)
 {
     cs_program *p = cartpole(CS_F64);
     cs_text src = emit_c(p, CS_FUSION_FULL, 10, NULL);
-    const char *want[] = {"= cs_sin_near(v", "= cs_cos_near(v", "cs_sincos(v", "B->far_at[nf_] = i"};
+    const char *want[] = {"= cs_sin_near(v", "= cs_cos_near(v", "cs_sincos(v", "nf_ = cs_list_lanes64(B->far, n, B->far_at);"};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         int times = 0;
         for (const char *at = strstr(src.data, want[k]); at; at = strstr(at + 1, want[k]))
@@ -252,7 +252,7 @@ static cs_program *selects(cs_type real)
     const char *names[4] = {"x", "y", "z", "w"};
     cs_node s[4];
     for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], real);
+        cs_program_add_state(p, names[k], real, CS_SCALAR);
         s[k] = cs_leaf(g, CS_OP_CARRIED, real, k);
     }
     p->action_kind = CS_ACTION_DISCRETE;
@@ -264,7 +264,7 @@ static cs_program *selects(cs_type real)
     for (int k = 0; k < 4; k++) {
         p->next[k] = finite_code(p, r[k]);
         p->restart[k] = K(p, 0);
-        cs_program_add_obs(p, s[k]);
+        cs_program_add_obs(p, NULL, s[k], CS_OBS_BOX, -INFINITY, INFINITY, 0);
     }
     p->reward = K(p, 0);
     p->terminated = cs_const(g, CS_BOOL, 0);
@@ -332,10 +332,10 @@ static cs_program *four_states(const char *name, const char *const names[4], cs_
     snprintf(p->name, sizeof p->name, "%s", name);
     p->max_steps = 100;
     for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], CS_F32);
+        cs_program_add_state(p, names[k], CS_F32, CS_SCALAR);
         s[k] = cs_leaf(p->graph, CS_OP_CARRIED, CS_F32, k);
         p->restart[k] = K(p, 0);
-        cs_program_add_obs(p, s[k]);
+        cs_program_add_obs(p, NULL, s[k], CS_OBS_BOX, -INFINITY, INFINITY, 0);
     }
     p->action_kind = CS_ACTION_DISCRETE;
     p->n_actions = 2;
@@ -508,4 +508,151 @@ Test(backend, cpu_launches_one_kernel_per_call)
     lanes_free(&ref);
     lanes_free(&got);
     cs_program_free(p);
+}
+
+/* A walk of one state x by a per-environment step k, both drawn at each
+ * restart (k a parameter redrawn, as `--param k=LO:HI` does), ended by
+ * |x| > 0.8 at random steps and truncated at the ninth: most lanes of a
+ * block restart together there, more than 8 of every 64. */
+static cs_program *walk(void)
+{
+    cs_program *p = cs_program_new(CS_F64);
+    cs_graph *g = p->graph;
+    snprintf(p->name, sizeof p->name, "walk");
+    p->max_steps = 9;
+    cs_program_add_state(p, "x", CS_F64, CS_SCALAR);
+    cs_program_add_param(p, "k", CS_F64);
+    cs_node x = cs_leaf(g, CS_OP_CARRIED, CS_F64, 0), k = cs_leaf(g, CS_OP_PARAM, CS_F64, 0);
+    p->action_kind = CS_ACTION_DISCRETE;
+    p->n_actions = 2;
+    cs_program_add_input(p, "action", CS_I32, 0, 1);
+    cs_node a = cs_cast(g, CS_F64, cs_leaf(g, CS_OP_INPUT, CS_I32, 0));
+    cs_node nx = bin(p, CS_OP_ADD, x, bin(p, CS_OP_MUL, k, bin(p, CS_OP_SUB, a, K(p, 0.5))));
+    p->next[0] = nx;
+    p->restart[0] = bin(p, CS_OP_MUL, K(p, 0.1), cs_leaf(g, CS_OP_UNIFORM, CS_F64, CS_UNIFORM_ID(CS_STREAM_RESTART, 0)));
+    p->param_restart[0] = bin(p, CS_OP_ADD, K(p, 0.25), cs_leaf(g, CS_OP_UNIFORM, CS_F64, CS_UNIFORM_ID(CS_STREAM_RESTART, 1)));
+    cs_program_add_obs(p, NULL, x, CS_OBS_BOX, -INFINITY, INFINITY, 0);
+    p->reward = k;
+    p->terminated = bin(p, CS_OP_OR, bin(p, CS_OP_GT, nx, K(p, 0.8)), bin(p, CS_OP_LT, nx, K(p, -0.8)));
+    char err[256];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+/* The lanes of a wide block whose episode ends restart together, as a
+ * step is computed (jit/emit.c, cs_rollout_restarts: one list, one vector
+ * loop of fresh states), not one call of cs_fresh per lane; at every batch
+ * size (short blocks of 1 to 4 lanes, which restart lane by lane, padded
+ * ones, several blocks) the states, parameters, episodes and returns are
+ * the interpreter's bits. */
+Test(backend, cpu_restarts_a_blocks_ended_lanes_together_as_the_interpreter)
+{
+    cs_program *p = walk();
+    cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
+    cr_assert(strstr(src.data, "cs_rollout_restarts(B, L, n, b0, t + 1);"),
+              "the rollout does not restart a wide block's ended lanes together");
+    cs_text_free(&src);
+    const int64_t sizes[] = {1, 3, 4, 5, 8, 65, 300};
+    const int unrolls[] = {1, 4};
+    for (int u = 0; u < 2; u++) {
+        cs_cpu_kernel kernel;
+        compile_c(p, CS_FUSION_FULL, unrolls[u], &kernel, NULL);
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            int64_t n = sizes[z];
+            lanes_buf ref, got;
+            lanes_init(&ref, n, sizeof(double));
+            lanes_init(&got, n, sizeof(double));
+            double *k_ref = calloc((size_t)n, sizeof(double)), *k_got = calloc((size_t)n, sizeof(double));
+            void *params_ref[1] = {k_ref}, *params_got[1] = {k_got};
+            ref.l.params = params_ref;
+            got.l.params = params_got;
+            rollout_interp(p, &ref, 60);
+            kernel.restart(&got.l);
+            got.l.steps = 60;
+            kernel.rollout(&got.l);
+            char what[64];
+            snprintf(what, sizeof what, "%lld lanes, unroll %d", (long long)n, unrolls[u]);
+            assert_same(&ref, &got, sizeof(double), what);
+            cr_assert_eq(memcmp(k_ref, k_got, (size_t)n * sizeof(double)), 0, "%s: parameters differ", what);
+            long long episodes = 0;
+            for (int64_t i = 0; i < n; i++)
+                episodes += ref.segments[i];
+            cr_assert_geq(episodes, 6 * n, "%s: %lld episodes", what, episodes);
+            free(k_ref);
+            free(k_got);
+            lanes_free(&ref);
+            lanes_free(&got);
+        }
+        cs_cpu_unload(&kernel);
+    }
+    cs_program_free(p);
+}
+
+/* A random walk driven by a box action of `dims` components: a random
+ * policy draws `dims` words a step, which straddle Philox blocks unless
+ * dims divides 4. */
+static cs_program *drift(unsigned dims)
+{
+    cs_program *p = cs_program_new(CS_F64);
+    cs_graph *g = p->graph;
+    snprintf(p->name, sizeof p->name, "drift%u", dims);
+    p->max_steps = 50;
+    cs_program_add_state(p, "x", CS_F64, CS_SCALAR);
+    cs_node x = cs_leaf(g, CS_OP_CARRIED, CS_F64, 0), nx = x;
+    p->action_kind = CS_ACTION_BOX;
+    for (unsigned k = 0; k < dims; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "action%u", k);
+        cs_program_add_input(p, name, CS_F64, -1, 1);
+        cs_node a = cs_leaf(g, CS_OP_INPUT, CS_F64, k);
+        nx = bin(p, CS_OP_ADD, nx, bin(p, CS_OP_MUL, K(p, ldexp(1, -(int)k)), a));
+    }
+    p->next[0] = nx;
+    p->restart[0] = K(p, 0);
+    cs_program_add_obs(p, NULL, x, CS_OBS_BOX, -INFINITY, INFINITY, 0);
+    p->reward = nx;
+    p->terminated = bin(p, CS_OP_GT, nx, K(p, 3.0));
+    char err[256];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+/* D draws a step that straddle Philox blocks (D = 3, 5, 6): the C dialect
+ * keeps a window of blocks and draws each once, at the first step that
+ * reads it, whatever the unroll and however the call splits the steps:
+ * the interpreter's bits. D = 1, 2 and 4 read one block a step. */
+Test(backend, cpu_draws_straddling_blocks_as_the_interpreter)
+{
+    const unsigned dims[] = {1, 2, 3, 4, 5, 6};
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+        cs_program *p = drift(dims[d]);
+        cr_assert_eq(p->n_step_draws, dims[d]);
+        const int unrolls[] = {1, 4};
+        for (int u = 0; u < 2; u++) {
+            cs_cpu_kernel kernel;
+            compile_c(p, CS_FUSION_FULL, unrolls[u], &kernel, NULL);
+            lanes_buf ref, got;
+            lanes_init(&ref, 300, sizeof(double));
+            lanes_init(&got, 300, sizeof(double));
+            rollout_interp(p, &ref, 97);
+            kernel.restart(&got.l);
+            const long long calls[] = {1, 13, 40, 43};   /* 97 steps in four calls */
+            for (int c = 0; c < 4; c++) {
+                got.l.steps = calls[c];
+                kernel.rollout(&got.l);
+                got.l.t += calls[c];
+            }
+            char what[64];
+            snprintf(what, sizeof what, "%u draws a step, unroll %d", dims[d], unrolls[u]);
+            assert_same(&ref, &got, sizeof(double), what);
+            lanes_free(&ref);
+            lanes_free(&got);
+            cs_cpu_unload(&kernel);
+        }
+        cs_program_free(p);
+    }
 }

@@ -2573,11 +2573,11 @@ static void check_folding(cs_type real, bool fast_f64, const bufs *run, long lon
         cr_assert(e, "%s: %s", o->expr, cs_graph_error(g));
         char name[16];
         snprintf(name, sizeof name, "r%d", r);
-        cr_assert_eq(cs_program_add_carried(p, name, real), r);
+        cr_assert_eq(cs_program_add_state(p, name, real, CS_SCALAR), r);
         p->next[r] = e;
         p->restart[r] = zero;
     }
-    cr_assert_eq(cs_program_add_obs(p, zero), 0);
+    cr_assert_eq(cs_program_add_obs(p, NULL, zero, CS_OBS_BOX, -INFINITY, INFINITY, 0), 0);
     p->reward = zero;
     p->terminated = cs_const(g, CS_BOOL, 0);
     char err[200];

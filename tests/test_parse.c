@@ -165,7 +165,7 @@ static void check_cartpole(const char *file, const char *name)
             cr_assert_neq(p->restart[k], 0);
             cr_assert_eq(cs_graph_node(p->graph, p->next[k])->type, reals[r]);
             /* observe x, x_dot, theta, theta_dot: the carried leaves themselves */
-            const cs_node_data *o = cs_graph_node(p->graph, p->obs[k]);
+            const cs_node_data *o = cs_graph_node(p->graph, p->obs_items[k].node);
             cr_assert(o->op == CS_OP_CARRIED && o->imm.i == k);
             /* restart k = lo + (hi - lo) * u with draw k of the restart stream */
             char want[128];
@@ -426,7 +426,7 @@ Test(later, pendulum)
                      "(neg (add (add (pow (sub (mod (add carried0 3.1415926535897931) (mul 2 3.1415926535897931)) "
                      "3.1415926535897931) 2) (mul 0.10000000000000001 (pow carried1 2))) (mul 0.001 (pow (clip "
                      "input0 (neg 2) 2) 2))))");
-    cr_assert_str_eq(dump(p, p->obs[0]), "(cos carried0)");
+    cr_assert_str_eq(dump(p, p->obs_items[0].node), "(cos carried0)");
     cr_assert_eq(p->max_steps, 200);
     cr_assert(isnan(p->reward_threshold));
     cs_program_free(p);
