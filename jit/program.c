@@ -42,6 +42,10 @@ void cs_program_free(cs_program *p)
     for (unsigned k = 0; k < p->n_named; k++)
         free(p->named[k].action);
     free(p->named);
+    for (unsigned k = 0; k < p->n_draw_items; k++)
+        free(p->draw_items[k].text);
+    free(p->draw_items);
+    free(p->draw);
     free(p);
 }
 
@@ -208,6 +212,44 @@ int cs_program_add_named(cs_program *p, const char *name)
     snprintf(named[p->n_named].name, sizeof named->name, "%s", name);
     named[p->n_named].action = action;
     return (int)p->n_named++;
+}
+
+/* The smallest power of two that holds n, 0 for 0: an array's capacity,
+ * implicit as grow's. */
+static size_t capacity_for(size_t n)
+{
+    size_t c = n ? 1 : 0;
+    while (c < n)
+        c *= 2;
+    return c;
+}
+
+int cs_program_add_draw_roots(cs_program *p, unsigned n)
+{
+    if (n > INT32_MAX - p->n_draw)
+        return -1;
+    size_t need = (size_t)p->n_draw + n, cap = capacity_for(p->n_draw);
+    if (need > cap) {
+        cs_node *draw = realloc(p->draw, capacity_for(need) * sizeof *draw);
+        if (!draw)
+            return -1;
+        p->draw = draw;
+    }
+    if (n)
+        memset(p->draw + p->n_draw, 0, n * sizeof *p->draw);
+    unsigned first = p->n_draw;
+    p->n_draw += n;
+    return (int)first;
+}
+
+int cs_program_add_draw_item(cs_program *p, const cs_draw_item *item)
+{
+    void **arrays[] = {(void **)&p->draw_items};
+    const size_t sizes[] = {sizeof *p->draw_items};
+    if (!grow(p->n_draw_items, arrays, sizes, 1))
+        return -1;
+    p->draw_items[p->n_draw_items] = *item;
+    return (int)p->n_draw_items++;
 }
 
 const cs_named_policy *cs_program_find_named(const cs_program *p, const char *name)
@@ -440,6 +482,9 @@ void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *roo
         for (unsigned k = 0; k < p->n_inputs; k++)
             if (p->named[j].action[k])
                 visit(ctx, &p->named[j].action[k]);
+    for (unsigned k = 0; k < p->n_draw; k++)
+        if (p->draw[k])
+            visit(ctx, &p->draw[k]);
     cs_node *single[] = {&p->reward, &p->terminated, &p->truncated,
                          &p->roll_reward, &p->roll_terminated, &p->roll_truncated};
     for (unsigned k = 0; k < 6; k++)

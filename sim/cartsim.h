@@ -443,11 +443,13 @@ cs_status cs_env_step_device(cs_env *env);
 
 /* ---- Frames: what environments look like (render/) ----
  *
- * RGB images of environments' current states, drawn as Gymnasium's
- * rgb_array draws them (CartPole-v1: 600x400, white background, black cart,
- * brown pole): height x width x 3 bytes, rows top to bottom. A batch is
- * tiled row-major, `columns` tiles a row (0: the smallest square that
- * holds them), tiles past the batch black.
+ * RGB images of environments' current states, drawn by each environment's
+ * own picture, the draw block of its .env file (docs/dsl.md, "Pictures"),
+ * with its parameters as overridden (the classic ones draw as Gymnasium's
+ * rgb_array: CartPole-v1 600x400, white background, black cart, brown
+ * pole): height x width x 3 bytes, rows top to bottom. A batch is tiled
+ * row-major, `columns` tiles a row (0: the smallest square that holds
+ * them), tiles past the batch black.
  *
  *     cs_renderer *r;
  *     int w, h;
@@ -460,10 +462,10 @@ cs_status cs_env_step_device(cs_env *env);
  *     cs_renderer_close(r);
  *
  * Drawing is done in memory: no display and no window library are needed.
- * For an environment that has no picture, cs_renderer_open answers
- * CS_ERR_UNAVAILABLE and says why. A
- * renderer borrows its environment (close the renderer first), keeps its own
- * last-error message, and reuses its drawing surface from frame to frame. */
+ * For an environment whose .env file has no draw block, cs_renderer_open
+ * answers CS_ERR_UNAVAILABLE and says what to add. A renderer borrows its
+ * environment (close the renderer first), keeps its own last-error message,
+ * and evaluates the picture once per drawn environment per frame. */
 typedef struct cs_renderer cs_renderer;
 
 /* On failure *out is still a handle holding the message (or NULL when
@@ -476,6 +478,10 @@ const char *cs_renderer_error(const cs_renderer *r);
  * (at least width * height * 3). rgb NULL: only sets *width and *height. */
 cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, uint8_t *rgb, size_t rgb_size,
                         int *width, int *height);
+/* The frames per second the picture declares (its draw block's fps;
+ * Gymnasium's render_fps for the classic environments): the speed a viewer
+ * shows it at, a video's frame rate. 0 for a renderer that failed to open. */
+int cs_renderer_fps(const cs_renderer *r);
 
 /* ---- Policies: what rollouts run, fused into the step kernel (agents/) ----
  *

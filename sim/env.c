@@ -17,6 +17,7 @@
 #include "agents.h"
 #include "cartsim.h"
 #include "config.h"
+#include "env_lanes.h"
 #include "env_source.h"
 #include "jit.h"
 #include "pool.h"
@@ -1311,6 +1312,21 @@ cs_status cs_env_get_state(cs_env *env, double *out)
     for (unsigned k = 0; k < env->prog->n_carried; k++)
         for (int64_t i = 0; i < env->n; i++)
             out[k * env->n + i] = slot_value(env, k, i);
+    return CS_OK;
+}
+
+const cs_program *cs_env_program(const cs_env *env) { return env && !env->failed ? env->prog : NULL; }
+
+cs_status cs_env_host_lanes(cs_env *env, cs_lanes *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!env->was_reset)
+        return fail(env, CS_ERR_STATE, "state read before reset");
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_CARRIED) | CS_BUF_BIT(CS_BUF_PARAMS))) != CS_OK)
+        return s;
+    *out = lanes_template(env);
     return CS_OK;
 }
 
