@@ -274,12 +274,15 @@ static void need(emitter *e, cs_node n)
         else
             out(e, "%sconst int v%u = 0;\n", ind, n);
         break;
-    case CS_OP_PARAM:
+    case CS_OP_PARAM: {
+        /* a shared parameter: element 0, one value broadcast to every lane */
+        const char *at = e->p->param_shared[d->imm.i] ? "0" : "lane";
         if (e->scope == SCOPE_FRESH)
-            out(e, "%sconst %s v%u = ((const %s *)params[%d])[lane];\n", ind, T, n, e->real, (int)d->imm.i);
+            out(e, "%sconst %s v%u = ((const %s *)params[%d])[%s];\n", ind, T, n, e->real, (int)d->imm.i, at);
         else
-            out(e, "%sconst %s v%u = ((const %s *)%sparams[%d])[lane];\n", ind, T, n, e->real, e->L, (int)d->imm.i);
+            out(e, "%sconst %s v%u = ((const %s *)%sparams[%d])[%s];\n", ind, T, n, e->real, e->L, (int)d->imm.i, at);
         break;
+    }
     case CS_OP_INPUT:
         if (e->scope != SCOPE_STEP)
             snprintf(e->err, sizeof e->err, "input %d read outside a step", (int)d->imm.i);
@@ -1049,12 +1052,13 @@ static void emit_c_restart(emitter *e)
            "    }\n}\n");
 }
 
-/* Does any kernel of the partition load a per-environment parameter? */
+/* Does any kernel of the partition load a per-environment parameter? (A
+ * shared one is read at element 0, whatever the lane.) */
 static bool reads_params(const emitter *e, const cs_partition *part)
 {
     uint32_t count = cs_graph_count(e->g);
     for (cs_node n = 1; n < count; n++)
-        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_PARAM)
+        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_PARAM && !e->p->param_shared[node(e, n)->imm.i])
             return true;
     return false;
 }

@@ -67,7 +67,8 @@ static double load_leaf(interp *in, const cs_node_data *d)
     }
     case CS_OP_PARAM: {
         void *a = l->params[d->imm.i];
-        return f32 ? ((float *)a)[in->lane] : ((double *)a)[in->lane];
+        long long at = p->param_shared[d->imm.i] ? 0 : in->lane;
+        return f32 ? ((float *)a)[at] : ((double *)a)[at];
     }
     case CS_OP_INPUT:
         if (p->inputs[d->imm.i].type == CS_I32)

@@ -39,6 +39,7 @@ void cs_program_free(cs_program *p)
     free(p->policy);
     free(p->params);
     free(p->param_restart);
+    free(p->param_shared);
     for (unsigned k = 0; k < p->n_named; k++)
         free(p->named[k].action);
     free(p->named);
@@ -97,12 +98,20 @@ int cs_program_add_input(cs_program *p, const char *name, cs_type t, double low,
 
 int cs_program_add_param(cs_program *p, const char *name, cs_type t)
 {
-    void **arrays[] = {(void **)&p->params, (void **)&p->param_restart};
-    const size_t sizes[] = {sizeof *p->params, sizeof *p->param_restart};
-    if (!grow(p->n_params, arrays, sizes, 2))
+    void **arrays[] = {(void **)&p->params, (void **)&p->param_restart, (void **)&p->param_shared};
+    const size_t sizes[] = {sizeof *p->params, sizeof *p->param_restart, sizeof *p->param_shared};
+    if (!grow(p->n_params, arrays, sizes, 3))
         return -1;
     set_slot(&p->params[p->n_params], name, t);
     return (int)p->n_params++;
+}
+
+int cs_program_add_shared_param(cs_program *p, const char *name, cs_type t)
+{
+    int k = cs_program_add_param(p, name, t);
+    if (k >= 0)
+        p->param_shared[k] = true;
+    return k;
 }
 
 int cs_program_add_obs(cs_program *p, cs_node over_carried)

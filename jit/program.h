@@ -70,10 +70,14 @@ typedef struct cs_program {
     cs_node roll_reward, roll_terminated, roll_truncated;
 
     /* Per-lane parameters, read from buffers (domain randomization, policy
-     * weights). param_restart[k] != 0 redraws it at every restart. */
+     * weights). param_restart[k] != 0 redraws it at every restart.
+     * param_shared[k]: one value for every lane, read from element 0 of
+     * its buffer (weights a whole batch shares: a broadcast, not a load per
+     * lane); never redrawn. */
     unsigned n_params;
     cs_slot *params;
     cs_node *param_restart;
+    bool *param_shared;
 
     /* The policies the source declares, in declaration order. */
     unsigned n_named;
@@ -96,6 +100,8 @@ void cs_program_free(cs_program *p);
 int cs_program_add_carried(cs_program *p, const char *name, cs_type t);
 int cs_program_add_input(cs_program *p, const char *name, cs_type t, double low, double high);
 int cs_program_add_param(cs_program *p, const char *name, cs_type t);
+/* A parameter every lane reads at element 0 (param_shared). */
+int cs_program_add_shared_param(cs_program *p, const char *name, cs_type t);
 int cs_program_add_obs(cs_program *p, cs_node over_carried);
 /* A declared policy with every action node 0 (the inputs must exist). Its
  * index, or -1 when out of memory. */

@@ -509,3 +509,56 @@ Test(backend, cpu_launches_one_kernel_per_call)
     lanes_free(&got);
     cs_program_free(p);
 }
+
+/* A shared parameter (cs_program.param_shared): every lane reads element 0
+ * of its buffer, whatever its own element holds, in the interpreter and in
+ * the C dialect; and the rollout stays padded (blocks of 1 to 4 lanes get
+ * their vector variant), since no lane reads an element of its own. The
+ * other elements hold NaN: a lane that read its own would go non-finite
+ * and restart at 0. */
+static cs_program *drift(void)
+{
+    static const char *const names[4] = {"x", "y", "z", "w"};
+    cs_node s[4];
+    cs_program *p = four_states("drift", names, s);
+    int rate = cs_program_add_shared_param(p, "rate", CS_F32);
+    cr_assert_geq(rate, 0);
+    cs_node r = cs_leaf(p->graph, CS_OP_PARAM, CS_F32, rate);
+    p->next[0] = bin(p, CS_OP_ADD, s[0], r);
+    p->next[1] = bin(p, CS_OP_ADD, s[1], bin(p, CS_OP_MUL, r, r));
+    p->next[2] = s[2];
+    p->next[3] = s[3];
+    return four_states_finish(p);
+}
+
+static float drift_rate[300];
+
+static void fill_drift(lanes_buf *b)
+{
+    static void *params[1] = {drift_rate};
+    for (int64_t i = 0; i < b->n; i++)
+        drift_rate[i] = i ? NAN : 0.25f;
+    b->l.params = params;
+    b->l.t = 0;
+    b->l.steps = 3;
+}
+
+Test(backend, a_shared_parameter_is_element_0_for_every_lane)
+{
+    cs_program *p = drift();
+    cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
+    cr_assert(strstr(src.data, "params[0])[0]"), "the shared parameter is not read at element 0");
+    cr_assert(strstr(src.data, "cs_rollout_steps_short"), "a rollout reading only shared parameters is padded");
+    cs_text_free(&src);
+    const int64_t sizes[] = {300, 3};
+    for (int z = 0; z < 2; z++) {
+        lanes_buf ref;
+        expect_cpu_as_interp(p, sizes[z], fill_drift, 1, &ref, z ? "3 lanes" : "300 lanes");
+        for (int64_t i = 0; i < sizes[z]; i++) {
+            cr_assert_eq(((float *)ref.carried[0])[i], 0.75f, "lane %lld", (long long)i);
+            cr_assert_eq(((float *)ref.carried[1])[i], 0.1875f, "lane %lld", (long long)i);
+        }
+        lanes_free(&ref);
+    }
+    cs_program_free(p);
+}
