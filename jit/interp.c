@@ -300,6 +300,14 @@ void cs_interp_rollout(const cs_program *p, const cs_lanes *l)
             in->lane = lane;
             in->t = l->t + step;
             run_plan(in);
+            long long row = (in->t - l->record_t0) * l->stride + lane;
+            for (unsigned r = 0; r < p->n_records && l->record; r++) {
+                double v = in->val[p->record[r]];
+                if (cs_type_is_real(p->records[r].type))
+                    ((float *)l->record[r])[row] = (float)v;
+                else
+                    ((int *)l->record[r])[row] = (int)v;
+            }
             bool finite = true;
             for (unsigned k = 0; k < p->n_carried; k++)
                 finite &= isfinite(in->val[p->roll_next[k]]) != 0;

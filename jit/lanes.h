@@ -10,7 +10,7 @@
 #ifndef CS_LANES_H
 #define CS_LANES_H
 
-#define CS_LANES_ABI 3
+#define CS_LANES_ABI 4
 
 /* cs_lanes.mode for the step entry point */
 #define CS_MODE_NO_RESTART 0  /* never restart (replays, the DISABLED mode) */
@@ -43,6 +43,9 @@ typedef struct cs_lanes {
     long long *segments;      /* episodes finished */
     double *return_sum;       /* sum of the finished episodes' returns */
     long long *nonfinite;     /* restarts forced by a NaN or infinite state */
+    void **record;            /* rollout: [n_records] arrays [steps][stride] where every step's records
+                                 go, float (a real) or int (i32, bool); NULL: none kept */
+    long long record_t0;      /* rollout: the global step of the records' row 0 */
 } cs_lanes;
 
 #endif

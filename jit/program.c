@@ -40,6 +40,8 @@ void cs_program_free(cs_program *p)
     free(p->params);
     free(p->param_restart);
     free(p->param_shared);
+    free(p->records);
+    free(p->record);
     for (unsigned k = 0; k < p->n_named; k++)
         free(p->named[k].action);
     free(p->named);
@@ -124,6 +126,17 @@ int cs_program_add_obs(cs_program *p, cs_node over_carried)
     return (int)p->n_obs++;
 }
 
+int cs_program_add_record(cs_program *p, const char *name, cs_node root)
+{
+    void **arrays[] = {(void **)&p->records, (void **)&p->record};
+    const size_t sizes[] = {sizeof *p->records, sizeof *p->record};
+    if (!root || !grow(p->n_records, arrays, sizes, 2))
+        return -1;
+    set_slot(&p->records[p->n_records], name, (cs_type)cs_graph_node(p->graph, root)->type);
+    p->record[p->n_records] = root;
+    return (int)p->n_records++;
+}
+
 int cs_program_add_named(cs_program *p, const char *name)
 {
     cs_node *action = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *action);
@@ -179,7 +192,8 @@ int cs_program_bind_policy(cs_program *p)
     p->roll_truncated = p->truncated;
     cs_node single[3] = {p->roll_reward, p->roll_terminated, p->roll_truncated};
     if (cs_substitute(p->graph, p->roll_next, p->n_carried, map_to_policy, p) ||
-        cs_substitute(p->graph, single, 3, map_to_policy, p))
+        cs_substitute(p->graph, single, 3, map_to_policy, p) ||
+        cs_substitute(p->graph, p->record, p->n_records, map_to_policy, p))
         return -1;
     p->roll_reward = single[0];
     p->roll_terminated = single[1];
@@ -243,7 +257,7 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size)
 
 unsigned cs_program_step_root_max(const cs_program *p)
 {
-    return p->n_inputs + p->n_carried + p->n_obs + 3;
+    return p->n_inputs + p->n_carried + p->n_obs + p->n_records + 3;
 }
 
 unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots)
@@ -255,6 +269,8 @@ unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *r
         roots[n++] = p->roll_reward;
         roots[n++] = p->roll_terminated;
         roots[n++] = p->roll_truncated;
+        for (unsigned k = 0; k < p->n_records; k++)
+            roots[n++] = p->record[k];
         return n;
     }
     for (unsigned k = 0; k < p->n_carried; k++)
@@ -281,6 +297,8 @@ void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *roo
     for (unsigned k = 0; k < p->n_params; k++)
         if (p->param_restart[k])
             visit(ctx, &p->param_restart[k]);
+    for (unsigned k = 0; k < p->n_records; k++)
+        visit(ctx, &p->record[k]);
     for (unsigned j = 0; j < p->n_named; j++)
         for (unsigned k = 0; k < p->n_inputs; k++)
             if (p->named[j].action[k])

@@ -79,6 +79,15 @@ typedef struct cs_program {
     cs_node *param_restart;
     bool *param_shared;
 
+    /* What a rollout records at every step (a trainer's trajectories):
+     * record[k] is a root of the rollout step, over what it reads (INPUT
+     * too: cs_program_bind_policy puts the policy in, as in roll_next),
+     * stored into the caller's buffer k (cs_lanes.record) at [step][lane]:
+     * a float for a real, an int for i32 and bool. Rollouts only. */
+    unsigned n_records;
+    cs_slot *records;
+    cs_node *record;
+
     /* The policies the source declares, in declaration order. */
     unsigned n_named;
     cs_named_policy *named;
@@ -103,6 +112,8 @@ int cs_program_add_param(cs_program *p, const char *name, cs_type t);
 /* A parameter every lane reads at element 0 (param_shared). */
 int cs_program_add_shared_param(cs_program *p, const char *name, cs_type t);
 int cs_program_add_obs(cs_program *p, cs_node over_carried);
+/* A record named `name` of the value `root` (its type the node's). */
+int cs_program_add_record(cs_program *p, const char *name, cs_node root);
 /* A declared policy with every action node 0 (the inputs must exist). Its
  * index, or -1 when out of memory. */
 int cs_program_add_named(cs_program *p, const char *name);
@@ -118,12 +129,13 @@ const cs_named_policy *cs_program_find_named(const cs_program *p, const char *na
 int cs_program_finish(cs_program *p, char *err, size_t err_size);
 
 /* Sets roll_* from next/reward/terminated/truncated with every INPUT k
- * replaced by policy[k], and recounts the draws. 0, or -1. */
+ * replaced by policy[k], does the same to the records, and recounts the
+ * draws. 0, or -1. */
 int cs_program_bind_policy(cs_program *p);
 
 /* Calls visit on every non-zero root slot (next, restart, obs*, policy,
- * param_restart, reward, terminated, truncated, the declared policies'
- * actions): how passes rewrite them. */
+ * param_restart, reward, terminated, truncated, the records, the declared
+ * policies' actions): how passes rewrite them. */
 void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx);
 
 /* Marks in `live` (cs_graph_count entries, zeroed) every node the roots

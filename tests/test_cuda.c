@@ -1459,6 +1459,110 @@ Test(cuda_host, f32_rollouts_equal_the_cpu_backend_bit_for_bit)
 }
 
 /* The step entry, both auto-reset conventions, against the cpu's step. */
+/* Records and shared parameters (jit/program.h) in the CUDA dialect: a
+ * CartPole that records an observation, its action, the reward, the next
+ * state's angle and a value of a shared parameter writes, through the shim,
+ * the rows and state the cpu backend writes, in every launch schedule. The
+ * shared parameter's other elements hold NaN: only element 0 may be read. */
+enum { SREC_OBS, SREC_ACTION, SREC_REWARD, SREC_ANGLE, SREC_SCALED, N_SREC };
+
+static cs_program *recording_program(cs_type real, cs_fusion pol)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/envs/cartpole.env", root());
+    size_t len;
+    char *src = read_text(path, &len);
+    cs_program *p = NULL;
+    char err[1024];
+    cr_assert_eq(cs_parse(src, len, path, real, NULL, 0, &p, err, sizeof err), 0, "%s", err);
+    free(src);
+    cs_graph *g = p->graph;
+    int scale = cs_program_add_shared_param(p, "scale", real);
+    cr_assert_geq(scale, 0);
+    cs_node scaled = cs_binary(g, CS_OP_MUL, p->obs[1], cs_leaf(g, CS_OP_PARAM, real, scale));
+    cr_assert_eq(cs_program_add_record(p, "obs0", p->obs[0]), SREC_OBS);
+    cr_assert_eq(cs_program_add_record(p, "action", cs_leaf(g, CS_OP_INPUT, CS_I32, 0)), SREC_ACTION);
+    cr_assert_eq(cs_program_add_record(p, "reward", p->reward), SREC_REWARD);
+    cr_assert_eq(cs_program_add_record(p, "angle", p->obs_next[2]), SREC_ANGLE);
+    cr_assert_eq(cs_program_add_record(p, "scaled", scaled), SREC_SCALED);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    cr_assert_eq(cs_optimize(p, pol, NULL, err, sizeof err), 0, "%s", err);
+    return p;
+}
+
+typedef struct {
+    void *rows[N_SREC];
+    size_t size;
+} srecords;
+
+static void srecords_init(srecords *r, bufs *b, long long steps)
+{
+    r->size = (size_t)(steps * b->n);
+    for (int k = 0; k < N_SREC; k++)
+        r->rows[k] = calloc(r->size, 4);
+    b->l.record = r->rows;
+    b->l.record_t0 = 0;
+    for (long long i = 0; i < b->n; i++) {   /* the shared scale is 0.5 at element 0 */
+        double v = i ? NAN : 0.5;
+        if (b->rs == 4)
+            ((float *)b->params[0])[i] = (float)v;
+        else
+            ((double *)b->params[0])[i] = v;
+    }
+}
+
+static void srecords_free(srecords *r)
+{
+    for (int k = 0; k < N_SREC; k++)
+        free(r->rows[k]);
+}
+
+Test(cuda_host, records_and_shared_parameters_as_the_cpu_backend)
+{
+    dialect_or_skip();
+    const cs_type reals[] = {CS_F64, CS_F32};
+    const long long n = 300, steps = 45;
+    for (int t = 0; t < 2; t++) {
+        cs_program *ref_prog = recording_program(reals[t], CS_FUSION_FULL);
+        bufs ref;
+        srecords rref;
+        bufs_init(&ref, ref_prog, n, 77);
+        srecords_init(&rref, &ref, steps);
+        cpu_rollout(ref_prog, &ref, steps);
+        const float *scaled = rref.rows[SREC_SCALED];
+        for (long long i = 0; i < steps * n; i++)
+            cr_assert(!isnan(scaled[i]), "row %lld read a lane's own element of the shared parameter", i);
+        struct {
+            cs_fusion pol;
+            int unroll;
+            run_kind kind;
+        } runs[] = {{CS_FUSION_FULL, 1, RUN_PERSISTENT}, {CS_FUSION_FULL, 4, RUN_CHUNKED},
+                    {CS_FUSION_RULES, 1, RUN_PER_STEP}, {CS_FUSION_NONE, 1, RUN_PER_STEP}};
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            cs_program *p = r == 0 ? ref_prog : recording_program(reals[t], runs[r].pol);
+            bufs got;
+            srecords rgot;
+            bufs_init(&got, p, n, 77);
+            srecords_init(&rgot, &got, steps);
+            shim_rollout(p, runs[r].pol, runs[r].unroll, runs[r].kind, &got, steps, 3, 32);
+            char what[128];
+            snprintf(what, sizeof what, "%s, %s unroll %d", reals[t] == CS_F32 ? "f32" : "f64",
+                     cs_fusion_name(runs[r].pol), runs[r].unroll);
+            bufs_compare(&ref, &got, 0, what);
+            for (int k = 0; k < N_SREC; k++)
+                cr_assert_eq(memcmp(rref.rows[k], rgot.rows[k], rref.size * 4), 0, "%s: record %d differs", what, k);
+            srecords_free(&rgot);
+            bufs_free(&got);
+            if (p != ref_prog)
+                cs_program_free(p);
+        }
+        srecords_free(&rref);
+        bufs_free(&ref);
+        cs_program_free(ref_prog);
+    }
+}
+
 Test(cuda_host, f64_steps_equal_the_cpu_backend)
 {
     dialect_or_skip();
