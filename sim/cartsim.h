@@ -224,6 +224,8 @@ typedef struct {
     int spill_bytes;            /* register spill stores per thread, the most of the rollout kernels (ptxas's
                                    report); -1 when unknown: PTX that the driver compiled */
     int local_bytes;            /* local memory per thread of the rollout kernel: spills and stack frames */
+    bool shared_weights;        /* the policy's weights are one set for the whole batch ("ppo:" policies) */
+    unsigned n_records;         /* values its rollouts record at every step (cs_env_record); 0: none */
 } cs_env_info;
 
 cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
@@ -406,20 +408,50 @@ cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, u
  *   "random"            uniform actions from Philox (the default);
  *   NAME                a policy the .env declares: `policy heuristic { action = ... }`;
  *   "linear"            one layer: z = W obs + b;
- *   "mlp:H", "mlp:HxH"  one or two tanh hidden layers of H units (1..256), then z.
+ *   "mlp:H", "mlp:HxH"  one or two tanh hidden layers of H units (1..256), then z;
+ *   "ppo:" + one of the three above: the actor-critic PPO trains (below).
  *
  * Discrete spaces take the argmax of z (one output per action, the lowest
  * index on ties); box spaces take low + (high - low) * (tanh(z) + 1) / 2.
  * Linear and MLP weights are per environment: N environments run N
  * different policies in one launch. Their order, layer after layer, is each
  * unit's weights over the layer's inputs then its bias (docs/policy_format.md).
- * They are 0 until set. */
+ * They are 0 until set.
+ *
+ * "ppo:ARCH" runs one policy in every environment, its weights shared by
+ * the batch (cs_env_info.shared_weights): the actor (ARCH's weights, a
+ * dense policy's), a critic of the same shape with one output (the value),
+ * for a box space one log standard deviation per component, then a switch
+ * (0: sample, 1: act as the dense policy ARCH would: the argmax, the mean).
+ * Sampled actions come from Philox after the environment's own draws:
+ * discrete from softmax(z), box from a normal of that std around the
+ * dense policy's action, clipped to the space. Its rollouts record, at
+ * every step (cs_env_record): obs0.., action0.. (box: before the clip),
+ * logprob, value, reward, terminated, truncated, final_obs0.. (the
+ * observation after the step, before any restart). The cpu backend and the
+ * interpreter run it (auto picks the cpu). */
 
-/* Weights per environment: 0 for random and declared policies. */
+/* Weights per environment (per batch for shared weights): 0 for random and declared policies. */
 unsigned cs_env_num_weights(cs_env *env);
-/* w[k * num_envs + i] is weight k of environment i (finite); kept until set again. */
+/* w[k * num_envs + i] is weight k of environment i (finite); kept until set
+ * again. Shared weights (cs_env_info.shared_weights): w[k] is weight k of
+ * every environment. */
 cs_status cs_env_set_weights(cs_env *env, const double *w);
 cs_status cs_env_get_weights(cs_env *env, double *out);
+
+/* What the last cs_env_rollout of a recording policy recorded: value k at
+ * step s (of that call) of environment i is data[s * num_envs + i], an
+ * int32_t (integer: actions, terminated, truncated) or a float, for s <
+ * steps. Valid until the next rollout or cs_env_close. */
+typedef struct {
+    const char *name;           /* "obs0", "action0", "logprob", "value", ... */
+    bool integer;
+    int64_t steps;              /* rows: the last rollout's steps (0: none yet) */
+    const void *data;           /* [steps][num_envs]; NULL when steps is 0 */
+} cs_record;
+
+unsigned cs_env_record_count(cs_env *env);
+cs_status cs_env_record(cs_env *env, unsigned k, cs_record *out);
 
 /* Per environment, from the last cs_env_rollout: the mean return of the
  * episodes it finished (NaN where none) and how many it finished. Restarts

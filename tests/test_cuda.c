@@ -1195,6 +1195,37 @@ Test(cuda_nvrtc, compiles_every_environment_policy_schedule_and_arch)
     cs_nvrtc_close(nv);
 }
 
+/* The actor-critic policy (shared weights, records, sampling) in the CUDA
+ * dialect: NVRTC compiles it for every fusion mode and both dtypes. */
+Test(cuda_nvrtc, compiles_the_actor_critic_policy)
+{
+    dialect_or_skip();
+    cs_nvrtc *nv = nvrtc_or_skip();
+    const char *const envs[] = {"cartpole", "pendulum"};
+    const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES};
+    for (int e = 0; e < 2; e++)
+        for (int f = 0; f < 2; f++)
+            for (int d = 0; d < 2; d++) {
+                cs_config cfg;
+                cs_config_init(&cfg);
+                cfg.env = envs[e];
+                cfg.policy = "ppo:mlp:4";
+                cfg.fusion = fusions[f];
+                cfg.dtype = d ? CS_DTYPE_F64 : CS_DTYPE_F32;
+                char *text = NULL, error[8192];
+                cr_assert_eq(cs_dump(&cfg, NULL, "cuda", &text, error, sizeof error), CS_OK, "%s", error);
+                cr_assert(strstr(text, "L.record[") && strstr(text, "L.params[0])[0]"), "%s: no records or shared weights",
+                          envs[e]);
+                cs_cache cache = {.dir = ""};
+                cs_cubin bin;
+                cr_assert_eq(cs_cuda_compile(nv, text, 90, !d, &cache, &bin, error, sizeof error), 0, "%s %s %s: %s",
+                             envs[e], cs_fusion_name(fusions[f]), d ? "f64" : "f32", error);
+                cs_cubin_free(&bin);
+                free(text);
+            }
+    cs_nvrtc_close(nv);
+}
+
 Test(cuda_nvrtc, cubin_dump_needs_no_gpu)
 {
     dialect_or_skip();
@@ -1994,6 +2025,30 @@ Test(cuda_fake, a_spilling_kernel_is_rebuilt_at_a_lower_unroll)
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
+    check_clean();
+}
+
+/* A recording policy ("ppo:", records and shared weights) on a device: the
+ * device runtime keeps no record buffers yet, so cuda is refused with the
+ * reason and auto runs it on the cpu without trying the device. */
+Test(cuda_fake, a_recording_policy_runs_on_the_cpu)
+{
+    use_fake_driver();
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 1, 16);
+    cfg.policy = "ppo:mlp:4";
+    cs_env *env;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_UNAVAILABLE);
+    cr_assert(strstr(cs_env_error(env), "records its rollouts") && strstr(cs_env_error(env), "cpu backend"), "%s",
+              cs_env_error(env));
+    cs_env_close(env);
+    cfg.backend = CS_BACKEND_AUTO;
+    env = open_cfg(&cfg);
+    cs_env_info info;
+    cs_env_get_info(env, &info);
+    cr_assert_eq(info.backend, CS_BACKEND_CPU);
+    cr_assert_str_eq(info.notice, "");
+    cs_env_close(env);
     check_clean();
 }
 
