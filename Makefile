@@ -82,7 +82,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build FORCE
+.PHONY: print-ldlibs all run test check pytest torch-venv asan deps install clean bench bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -129,6 +129,17 @@ $(PY_VENV)/installed: python/tests/requirements.txt
 pytest: $(BUILD)/libcartsim.so $(BUILD)/cartsim $(PY_VENV)/installed
 	CARTSIM_LIBRARY=$(CURDIR)/$(BUILD)/libcartsim.so CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_HEADER=$(CURDIR)/sim/cartsim.h PYTHONPATH=$(CURDIR)/python \
 		$(PY_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider python/tests $(PYTEST_ARGS)
+
+# Opt-in: a Python with PyTorch for tests/test_ppo.c's reference test (one
+# PPO update against CleanRL's loss in PyTorch), kept out of the default test
+# venv (it is large). Debian's CPU-only python3-torch, seen from a venv of
+# the system Python; without it the reference test is skipped, loudly.
+TORCH_VENV = $(BUILD)/torch-venv
+torch-venv:
+	@dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q "ok installed" || \
+		$(APT_GET) install -y --no-install-recommends python3-torch python3-numpy
+	/usr/bin/python3 -m venv --system-site-packages $(TORCH_VENV)
+	$(TORCH_VENV)/bin/python -c "import torch, numpy; print('torch', torch.__version__)"
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps

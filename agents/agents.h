@@ -97,7 +97,7 @@ void cs_dense_init(const cs_agent *a, unsigned n_in, unsigned n_out, uint64_t se
 
 /* noise.c: standard normal numbers from Philox4x32-10, keyed by the seed;
  * out[k] depends only on (seed, stream, row, k). */
-enum { CS_NOISE_ES = 1, CS_NOISE_CEM = 2, CS_NOISE_INIT = 3, CS_NOISE_RESET = 4, CS_NOISE_EVAL = 5 };
+enum { CS_NOISE_ES = 1, CS_NOISE_CEM = 2, CS_NOISE_INIT = 3, CS_NOISE_RESET = 4, CS_NOISE_EVAL = 5, CS_NOISE_PPO = 6 };
 void cs_gaussian(uint64_t seed, unsigned stream, uint64_t row, double *out, unsigned n);
 /* A 64-bit seed derived from (seed, stream, index): resets of generation g. */
 uint64_t cs_seed_mix(uint64_t seed, unsigned stream, uint64_t index);
