@@ -399,3 +399,69 @@ Test(ppo, bad_settings_are_refused_by_name)
         cr_assert_str_eq(v, in.default_value, "%s", in.name);
     }
 }
+
+/* ---- the command line ---- */
+
+#include "cli_test.h"
+
+static int count_lines(const char *s, const char *start)
+{
+    int n = 0;
+    for (const char *p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        n += strncmp(p, start, strlen(start)) == 0;
+    return n;
+}
+
+/* train --algo ppo with --json: a JSON line per iteration, then the result
+ * line; --out and --plot written (the policy a dense one `eval` reads, the
+ * curve a PNG); a configuration file's [train] keys and the --no- switches
+ * reach the trainer (its "train" object says so). */
+Test(ppo, cli_trains_writes_the_policy_and_the_curve, .timeout = 600)
+{
+    char dir[] = "/tmp/cartsim-ppo-cli-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char pol[600], png[600], ini[600];
+    snprintf(pol, sizeof pol, "%s/cartpole.pol", dir);
+    snprintf(png, sizeof png, "%s/curve.png", dir);
+    snprintf(ini, sizeof ini, "%s/ppo.ini", dir);
+    FILE *f = fopen(ini, "w");
+    cr_assert(f);
+    fputs("[train]\nalgo = ppo\ngamma = 0.98\ntotal_timesteps = 5120\n[agent]\nagent = mlp:16\n", f);
+    fclose(f);
+    const char *args[] = {"train", "--config", ini, "--no-anneal-lr", "--num-envs", "8", "--num-steps", "64",
+                          "--seed", "3", "--json", "--out", pol, "--plot", png, NULL};
+    cli_result r;
+    cli_test_run(args, 500, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(count_lines(r.out, "{\"type\": \"iteration\", \"iteration\": "), 10, "%s", r.out);
+    cr_assert_eq(count_lines(r.out, "{\"type\": \"result\", "), 1, "%s", r.out);
+    const char *result = strstr(r.out, "{\"type\": \"result\"");
+    cr_assert(strstr(result, "\"policy\": \"mlp:16\"") && strstr(result, "\"env_steps\": 5120"), "%s", result);
+    cr_assert(strstr(result, "\"gamma\": 0.98") && strstr(result, "\"anneal_lr\": false") &&
+                  strstr(result, "\"num_envs\": 8"),
+              "the file's and the flags' settings: %s", result);
+    cr_assert_eq(r.err_len, 0u, "no status line without a terminal: %s", r.err);
+    cli_result_free(&r);
+    f = fopen(png, "rb");
+    cr_assert(f, "no curve at %s", png);
+    unsigned char magic[8];
+    cr_assert_eq(fread(magic, 1, 8, f), 8u);
+    fclose(f);
+    cr_assert_eq(memcmp(magic, "\x89PNG\r\n\x1a\n", 8), 0);
+    const char *eval[] = {"eval", "--policy", pol, "--episodes", "5", NULL};
+    cli_test_run(eval, 200, &r);
+    cr_assert_eq(r.status, 0, "the saved actor: %s", r.err);
+    cli_result_free(&r);
+    /* --print-config lists the trainers' settings in [train], the file's origin on its lines */
+    const char *print[] = {"train", "--config", ini, "--print-config", NULL};
+    cli_test_run(print, 60, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char origin[700];
+    snprintf(origin, sizeof origin, "; %s:3", ini);
+    cr_assert(strstr(r.out, "gamma = 0.98") && strstr(strstr(r.out, "gamma = 0.98"), origin), "%s", r.out);
+    cr_assert(strstr(r.out, "clip_coef = 0.2 "), "%s", r.out);
+    cli_result_free(&r);
+    char rm[700];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_assert_eq(system(rm), 0);
+}
