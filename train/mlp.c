@@ -88,18 +88,30 @@ CS_MLP_LOOPS void cs_mlp_forward(const cs_mlp *m, const float *params, float *co
     }
 }
 
+/* CS_MLP_ROWS_ALIGN floats as one vector (GCC's and Clang's vector
+ * extension; narrower machines split it): the partial sums below, kept
+ * apart lane by lane whatever the width, so the same bits everywhere. */
+typedef float rows_vector __attribute__((vector_size(CS_MLP_ROWS_ALIGN * sizeof(float))));
+
 /* sum over the rows of a[r] * b[r] (b NULL: of a[r]), in CS_MLP_ROWS_ALIGN
  * partial sums added in a fixed tree */
 static inline float row_sum(const float *restrict a, const float *restrict b, size_t rows)
 {
-    float acc[CS_MLP_ROWS_ALIGN] = {0};
-    for (size_t r = 0; r < rows; r += CS_MLP_ROWS_ALIGN)
-        for (unsigned k = 0; k < CS_MLP_ROWS_ALIGN; k++)
-            acc[k] = acc[k] + (b ? a[r + k] * b[r + k] : a[r + k]);
+    rows_vector acc = {0}, x, y;
+    for (size_t r = 0; r < rows; r += CS_MLP_ROWS_ALIGN) {
+        memcpy(&x, a + r, sizeof x);
+        if (b) {
+            memcpy(&y, b + r, sizeof y);
+            x = x * y;
+        }
+        acc = acc + x;
+    }
+    float part[CS_MLP_ROWS_ALIGN];
+    memcpy(part, &acc, sizeof part);
     for (unsigned w = CS_MLP_ROWS_ALIGN / 2; w; w /= 2)
         for (unsigned k = 0; k < w; k++)
-            acc[k] = acc[k] + acc[k + w];
-    return acc[0];
+            part[k] = part[k] + part[k + w];
+    return part[0];
 }
 
 CS_MLP_LOOPS void cs_mlp_backward(const cs_mlp *m, const float *params, float *const *act, float *delta, float *scratch,
