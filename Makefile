@@ -82,7 +82,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest torch-venv asan deps install clean bench bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build FORCE
+.PHONY: print-ldlibs all run test check pytest torch-venv asan deps install clean bench bench-ppo-blas bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -246,8 +246,11 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 
 # The benchmark suite (not part of `make test`): the seed paper's experiments, the
 # peers (in build/bench-venv), plots and bench/RESULTS.md; BENCH_ARGS=--quick for a smoke run.
+# Then PPO's time to solve (bench/ppo_bench.py; PPO_BENCH_ARGS=--quick: cartsim alone, 3 seeds;
+# its Python peers need a Python with torch and gymnasium: --python PY, $PPO_BENCH_PYTHON).
 bench: all
 	python3 bench/bench.py $(BENCH_ARGS)
+	python3 bench/ppo_bench.py $(PPO_BENCH_ARGS)
 
 # The math benchmarks (not part of `make test` either), built with the cpu
 # backend's flags (jit/backend_cpu.c's cc_flags) so that their loops are the
@@ -277,6 +280,14 @@ bench-sleef:
 	        $$(pkg-config --libs sleef) -lm && \
 	    $(BUILD)/bench/sleef_vs_own; \
 	fi
+
+# PPO's dense layers: train/mlp.c's loops against OpenBLAS's sgemm (Debian's
+# libopenblas-dev, one thread), built with the library's flags.
+bench-ppo-blas: $(BUILD)/libcartsim.a
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CS_CFLAGS) $(CFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread bench/ppo_blas.c -o $(BUILD)/bench/ppo_blas \
+		$(BUILD)/libcartsim.a -lopenblas $(LDLIBS)
+	taskset -c 0 $(BUILD)/bench/ppo_blas
 
 # What a program linking libcartsim.a needs besides it (bench/bench.py asks).
 print-ldlibs:
