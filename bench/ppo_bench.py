@@ -52,8 +52,9 @@ def cartsim_run(args, seed, cache):
     """One `cartsim train --json` run: its result line and its (seconds, return) curve."""
     env = dict(os.environ, XDG_CACHE_HOME=cache)
     t0 = time.time()
+    # in the cache's folder: a config's `out` (cartpole_ppo.pol) lands there, not in the checkout
     p = subprocess.run(one_core([CLI, "train", "--json", "--threads", "1", "--seed", str(seed)] + args),
-                       capture_output=True, text=True, env=env)
+                       capture_output=True, text=True, env=env, cwd=cache)
     wall = time.time() - t0
     if p.returncode != 0:
         raise RuntimeError("cartsim train %s: %s" % (" ".join(args), p.stderr.strip()))
@@ -78,6 +79,7 @@ def cartsim_rows(a):
         for k, seed in enumerate(range(1, seeds + 1)):
             if k == 0 and "config" not in what:
                 shutil.rmtree(cache, ignore_errors=True)   # this environment's first run compiles
+                os.makedirs(cache, mode=0o700)
             r = cartsim_run(args, seed, cache)
             log("cartsim %s %s seed %d: solved %s, %d env-steps, %.2f s (compile %.2f s)"
                 % (env, what, seed, r["solved"], r["env_steps"], r["wall_s"], r["compile_s"]))
