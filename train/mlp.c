@@ -29,7 +29,9 @@
  * library's own flags (measured on CartPole's mlp:64 update: 4.6x faster
  * than -O2's baseline build). Every build computes the same bits: the
  * project forbids contraction (-ffp-contract=off), nothing is
- * reassociated, and cs_tanhf's vector clones are its scalar bits. */
+ * reassociated, and cs_tanhf's vector clones are its scalar bits. The
+ * clones are static, wrapped below: a global one's ifunc resolver would be
+ * exported from the library, which exports its cs_ API alone. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define CS_MLP_LOOPS __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
 #else
@@ -60,7 +62,7 @@ unsigned cs_mlp_widest(const cs_mlp *m)
     return w;
 }
 
-CS_MLP_LOOPS void cs_mlp_forward(const cs_mlp *m, const float *params, float *const *act, size_t rows)
+static CS_MLP_LOOPS void forward(const cs_mlp *m, const float *params, float *const *act, size_t rows)
 {
     for (unsigned l = 0; l < m->n_layers; l++) {
         unsigned n_in = m->width[l], n_out = m->width[l + 1];
@@ -114,8 +116,8 @@ static inline float row_sum(const float *restrict a, const float *restrict b, si
     return part[0];
 }
 
-CS_MLP_LOOPS void cs_mlp_backward(const cs_mlp *m, const float *params, float *const *act, float *delta, float *scratch,
-                     size_t rows, float *grad)
+static CS_MLP_LOOPS void backward(const cs_mlp *m, const float *params, float *const *act, float *delta,
+                                 float *scratch, size_t rows, float *grad)
 {
     float *dz = delta, *dx = scratch;
     for (unsigned l = m->n_layers; l-- > 0;) {
@@ -151,4 +153,15 @@ CS_MLP_LOOPS void cs_mlp_backward(const cs_mlp *m, const float *params, float *c
         dz = dx;
         dx = t;
     }
+}
+
+void cs_mlp_forward(const cs_mlp *m, const float *params, float *const *act, size_t rows)
+{
+    forward(m, params, act, rows);
+}
+
+void cs_mlp_backward(const cs_mlp *m, const float *params, float *const *act, float *delta, float *scratch,
+                     size_t rows, float *grad)
+{
+    backward(m, params, act, delta, scratch, rows, grad);
 }
