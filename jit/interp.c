@@ -103,7 +103,8 @@ static void load_leaf(interp *in, const cs_node_data *d, const cs_shape *s, doub
             break;
         case CS_OP_PARAM: {
             void *a = l->params[d->imm.i];
-            v = f32 ? ((float *)a)[in->lane] : ((double *)a)[in->lane];
+            long long at = p->param_shared[d->imm.i] ? 0 : in->lane;   /* one value for every lane */
+            v = f32 ? ((float *)a)[at] : ((double *)a)[at];
             break;
         }
         case CS_OP_INPUT:
@@ -586,6 +587,14 @@ void cs_interp_rollout(const cs_program *p, const cs_lanes *l)
             in->lane = lane;
             in->t = l->t + step;
             run_plan(in);
+            long long row = (in->t - l->record_t0) * l->stride + lane;
+            for (unsigned r = 0; r < p->n_records && l->record; r++) {
+                double v = value(in, p->record[r])[0];
+                if (cs_type_is_real(p->records[r].type))
+                    ((float *)l->record[r])[row] = (float)v;
+                else
+                    ((int *)l->record[r])[row] = (int)v;
+            }
             bool finite = next_is_finite(in, p->roll_next);
             commit_next(in, p->roll_next);
             l->seg_return[lane] += value(in, p->roll_reward)[0];

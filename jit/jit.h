@@ -114,7 +114,7 @@ void cs_plan_free(cs_plan *plan);
 
 
 /* The roots of a step: with_policy, the rollout's (roll_next, roll_reward,
- * roll_terminated, roll_truncated); otherwise next, obs_next, reward,
+ * roll_terminated, roll_truncated, the records); otherwise next, obs_next, reward,
  * terminated, truncated. Returns the count; `roots` holds at least
  * cs_program_step_root_max(p). */
 unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots);

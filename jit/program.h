@@ -155,10 +155,23 @@ typedef struct cs_program {
     cs_node roll_reward, roll_terminated, roll_truncated;
 
     /* Per-lane parameters, read from buffers (domain randomization, policy
-     * weights). param_restart[k] != 0 redraws it at every restart. */
+     * weights). param_restart[k] != 0 redraws it at every restart.
+     * param_shared[k]: one value for every lane, read from element 0 of
+     * its buffer (weights a whole batch shares: a broadcast, not a load per
+     * lane); never redrawn. */
     unsigned n_params;
     cs_slot *params;
     cs_node *param_restart;
+    bool *param_shared;
+
+    /* What a rollout records at every step (a trainer's trajectories):
+     * record[k] is a root of the rollout step, over what it reads (INPUT
+     * too: cs_program_bind_policy puts the policy in, as in roll_next),
+     * stored into the caller's buffer k (cs_lanes.record) at [step][lane]:
+     * a float for a real, an int for i32 and bool. Rollouts only. */
+    unsigned n_records;
+    cs_slot *records;
+    cs_node *record;
 
     /* The policies the source declares, in declaration order. */
     unsigned n_named;
@@ -202,6 +215,12 @@ int cs_program_add_obs(cs_program *p, const char *name, cs_node over_carried, cs
  * the item is an array): what a policy reads. 0 when k is out of range or
  * building failed. */
 cs_node cs_program_obs_element(cs_program *p, unsigned k);
+/* The same of the state after the step (after cs_program_finish). */
+cs_node cs_program_obs_next_element(cs_program *p, unsigned k);
+/* A parameter every lane reads at element 0 (param_shared). */
+int cs_program_add_shared_param(cs_program *p, const char *name, cs_type t);
+/* A record named `name` of the value `root` (its type the node's). */
+int cs_program_add_record(cs_program *p, const char *name, cs_node root);
 /* A declared policy with every action node 0 (the inputs must exist). Its
  * index, or -1 when out of memory. */
 int cs_program_add_named(cs_program *p, const char *name);
@@ -222,13 +241,14 @@ const cs_named_policy *cs_program_find_named(const cs_program *p, const char *na
 int cs_program_finish(cs_program *p, char *err, size_t err_size);
 
 /* Sets roll_* from next/reward/terminated/truncated with every INPUT k
- * replaced by policy[k], and recounts the draws. 0, or -1. */
+ * replaced by policy[k], does the same to the records, and recounts the
+ * draws. 0, or -1. */
 int cs_program_bind_policy(cs_program *p);
 
 /* Calls visit on every non-zero root (next, restart, the observations'
  * node, next and restart, the info values' step and restart, policy,
- * param_restart, reward, terminated, truncated, the declared policies'
- * actions, the picture's values): how passes rewrite them. */
+ * param_restart, reward, terminated, truncated, the records, the declared
+ * policies' actions, the picture's values): how passes rewrite them. */
 void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx);
 
 /* Marks in `live` (cs_graph_count entries, zeroed) every node the roots
