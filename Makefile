@@ -92,7 +92,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-arrays bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build golden-suite FORCE
+.PHONY: print-ldlibs all run test check pytest torch-venv asan deps install clean bench bench-arrays bench-ppo-blas bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build golden-suite FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -143,6 +143,17 @@ pytest: $(BUILD)/libcartsim.so $(BUILD)/cartsim $(PY_VENV)/installed
 	@mkdir -p -m 700 $(BUILD)/test-cache
 	$(Q)XDG_CACHE_HOME=$(CURDIR)/$(BUILD)/test-cache CARTSIM_LIBRARY=$(CURDIR)/$(BUILD)/libcartsim.so CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_HEADER=$(CURDIR)/sim/cartsim.h PYTHONPATH=$(CURDIR)/python \
 		$(PY_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider python/tests $(PYTEST_ARGS)
+
+# Opt-in: a Python with PyTorch for tests/test_ppo.c's reference test (one
+# PPO update against CleanRL's loss in PyTorch), kept out of the default test
+# venv (it is large). Debian's CPU-only python3-torch, seen from a venv of
+# the system Python; without it the reference test is skipped, loudly.
+TORCH_VENV = $(BUILD)/torch-venv
+torch-venv:
+	@dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q "ok installed" || \
+		$(APT_GET) install -y --no-install-recommends python3-torch python3-numpy
+	/usr/bin/python3 -m venv --system-site-packages $(TORCH_VENV)
+	$(TORCH_VENV)/bin/python -c "import torch, numpy; print('torch', torch.__version__)"
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
@@ -258,8 +269,11 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 
 # The benchmark suite (not part of `make test`): the seed paper's experiments, the
 # peers (in build/bench-venv), plots and bench/RESULTS.md; BENCH_ARGS=--quick for a smoke run.
+# Then PPO's time to solve (bench/ppo_bench.py; PPO_BENCH_ARGS=--quick: cartsim alone, 3 seeds;
+# its Python peers need a Python with torch and gymnasium: --python PY, $PPO_BENCH_PYTHON).
 bench: all
 	python3 bench/bench.py $(BENCH_ARGS)
+	python3 bench/ppo_bench.py $(PPO_BENCH_ARGS)
 
 # A 10x10x4-state program (MinAtar's Breakout in outline, bench/compile_arrays.c):
 # cold compile time from the program to a loaded kernel at unroll 1 and 10, the
@@ -305,6 +319,14 @@ bench-sleef:
 	        $$(pkg-config --libs sleef) -lm && \
 	    $(BUILD)/bench/sleef_vs_own; \
 	fi
+
+# PPO's dense layers: train/mlp.c's loops against OpenBLAS's sgemm (Debian's
+# libopenblas-dev, one thread), built with the library's flags.
+bench-ppo-blas: $(BUILD)/libcartsim.a
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CS_CFLAGS) $(CFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread bench/ppo_blas.c -o $(BUILD)/bench/ppo_blas \
+		$(BUILD)/libcartsim.a -lopenblas $(LDLIBS)
+	taskset -c 0 $(BUILD)/bench/ppo_blas
 
 # What a program linking libcartsim.a needs besides it (bench/bench.py asks).
 print-ldlibs:

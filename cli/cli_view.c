@@ -159,8 +159,7 @@ int cli_render(cli_args *a)
     j.rgb = malloc(rgb_size);
     if (!j.rgb)
         return job_fail(&j, cli_error(CLI_EXIT_FAIL, "out of memory for %dx%d frames", w, h));
-    const render_rule *rule = render_find_rule(&info);
-    if ((s = render_sink_open(a->out, w, h, rule ? rule->fps : 30, &j.sink)) != CS_OK)
+    if ((s = render_sink_open(a->out, w, h, cs_renderer_fps(j.renderer), &j.sink)) != CS_OK)
         return job_fail(&j, cli_lib_error(s, render_sink_error(j.sink)));
 
     for (int64_t t = 0; t <= a->steps && !cli_stop_signal; t++) {   /* Ctrl-C: keep the frames written */

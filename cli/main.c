@@ -98,22 +98,31 @@ const cli_command cli_commands[] = {
     {
         .name = "train",
         .distributed = true,
-        .summary = "train a linear or MLP policy with evolution strategies or the cross-entropy method",
+        .summary = "train a linear or MLP policy with evolution strategies, the cross-entropy method or PPO",
         .usage = "[flags]",
-        .details = "Each generation runs --pop candidate policies, one per environment, for a whole\n"
-                   "episode in one fused rollout, and prints the population's mean and best return,\n"
-                   "the rollout's env-steps/s and the time since the start (compile included).\n"
-                   "Once a candidate reaches the target, the mean policy is scored on --episodes\n"
-                   "fresh episodes; training stops when that score reaches it twice in a row, or\n"
-                   "after --generations. --out saves the policy (docs/policy_format.md); without it\n"
-                   "the last line says the policy was discarded. The same --seed trains the same\n"
-                   "policy on the same backend. --pop must be even for es (mirrored pairs).\n"
-                   "Not reaching the target is a result, exit status 0: --json prints one object\n"
-                   "whose \"solved\" is true, false, or null when there was no target.\n",
+        .details = "es, cem: each generation runs --pop candidate policies, one per environment, for\n"
+                   "a whole episode in one fused rollout, and prints the population's mean and best\n"
+                   "return, the rollout's env-steps/s and the time since the start (compile\n"
+                   "included). Once a candidate reaches the target, the mean policy is scored on\n"
+                   "--episodes fresh episodes; training stops when that score reaches it twice in a\n"
+                   "row, or after --generations. --pop must be even for es (mirrored pairs).\n"
+                   "ppo: each iteration runs the actor-critic in --num-envs environments for\n"
+                   "--num-steps steps in one fused rollout that records them, then updates it on the\n"
+                   "cpu (docs/train.md); a status line on a terminal says the iteration, env-steps,\n"
+                   "mean return and env-steps/s. Once the training episodes reach the target, the\n"
+                   "greedy actor is scored on --episodes fresh episodes; training stops when that\n"
+                   "score reaches it, or after --total-timesteps. The defaults are CleanRL's.\n"
+                   "--out saves the policy (docs/policy_format.md; ppo: the actor), checked for\n"
+                   "writing before training starts; without it the last line says the policy was\n"
+                   "discarded. --plot draws the learning curve. The same --seed trains the same\n"
+                   "policy on the same backend, whatever --threads. Not reaching the target is a\n"
+                   "result, exit status 0: --json prints one object whose \"solved\" is true, false,\n"
+                   "or null when there was no target (ppo: JSON lines, one per iteration, then it).\n",
         .options = CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) | CLI_OPT(OPT_JSON) |
                    CLI_OPT(OPT_GENERATIONS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_HIDDEN) | CLI_OPT(OPT_OUT) |
-                   CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET),
+                   CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET) | CLI_OPT(OPT_PLOT) | CLI_OPT(OPT_PROGRESS),
         .settings = true,
+        .train_settings = true,
         .without = " envs autoreset strict ",
         .max_positional = 0,
         .defaults = cli_train_defaults,

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -249,7 +250,10 @@ static int load(const char *path, cs_cpu_kernel *k, char *err, size_t err_size)
  * without opening the file, so "/proc/self/fd/N" would give back the kernel
  * an open handle loaded through an earlier descriptor N. Duplicates fd until
  * no loaded object is named after its number; *spare then holds the
- * duplicates to close after the load (at most one per loaded kernel). */
+ * duplicates to close after the load (at most one per loaded kernel). An
+ * object found under another name is this very file (glibc matched its
+ * device and inode: an entry is never rewritten in place), which a second
+ * handle of the same kernel may share. */
 static int unloaded_fd_name(int fd, char path[PATH_MAX], int spare[], int max_spare, int *n_spare)
 {
     for (*n_spare = 0;; ) {
@@ -257,7 +261,12 @@ static int unloaded_fd_name(int fd, char path[PATH_MAX], int spare[], int max_sp
         void *loaded = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
         if (!loaded)
             return fd;
+        struct link_map *map = NULL;
+        bool same_file = dlinfo(loaded, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name &&
+                         strcmp(map->l_name, path) != 0;
         dlclose(loaded);
+        if (same_file)
+            return fd;
         if (*n_spare == max_spare || (fd = dup(fd)) < 0)
             return -1;
         spare[(*n_spare)++] = fd;

@@ -77,7 +77,10 @@ static void op_detail(cs_text *t, const cs_program *p, const cs_node_data *d)
         break;
     }
     case CS_OP_INPUT: cs_text_printf(t, " %s", slot_name(p->inputs, p->n_inputs, k)); break;
-    case CS_OP_PARAM: cs_text_printf(t, " %s", slot_name(p->params, p->n_params, k)); break;
+    case CS_OP_PARAM:
+        cs_text_printf(t, " %s%s", slot_name(p->params, p->n_params, k),
+                       k >= 0 && (uint64_t)k < p->n_params && p->param_shared[k] ? " (shared)" : "");
+        break;
     case CS_OP_UNIFORM: case CS_OP_RANDBITS:
         cs_text_printf(t, " %s %u", CS_UNIFORM_STREAM(k) == CS_STREAM_RESTART ? "restart" : "step",
                        CS_UNIFORM_DRAW(k));
@@ -119,7 +122,8 @@ typedef struct {
 
 static named_root *named_roots(const cs_program *p, unsigned *n_out)
 {
-    unsigned max = 3 * p->n_vars + 3 * p->n_obs_items + p->n_inputs + p->n_params + 6, n = 0;
+    size_t max = 3 * (size_t)p->n_vars + 3 * (size_t)p->n_obs_items + p->n_inputs + p->n_params + p->n_draw + 6;
+    unsigned n = 0;
     named_root *r = calloc(max, sizeof *r);
     if (!r)
         return NULL;
@@ -153,6 +157,9 @@ static named_root *named_roots(const cs_program *p, unsigned *n_out)
     ROOT(p->roll_reward, "rollout reward");
     ROOT(p->roll_terminated, "rollout terminated");
     ROOT(p->roll_truncated, "rollout truncated");
+    /* the picture (the draw block), evaluated by render/ */
+    for (unsigned k = 0; k < p->n_draw; k++)
+        ROOT(p->draw[k], "draw[%u]", k);
 #undef ROOT
     *n_out = n;
     return r;

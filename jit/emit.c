@@ -130,6 +130,11 @@ static const char *c_type(cs_type t)
     }
 }
 
+/* A record's element: a float for a real, an int for the rest (lanes.h). */
+static bool record_is_real(const cs_program *p, unsigned r) { return cs_type_is_real(p->records[r].type); }
+static const char *record_type(const cs_program *p, unsigned r) { return record_is_real(p, r) ? "float" : "int"; }
+static const char *record_cast(const cs_program *p, unsigned r) { return record_is_real(p, r) ? "(float)" : "(int)"; }
+
 static void out(emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void out(emitter *e, const char *fmt, ...)
 {
@@ -563,14 +568,17 @@ static void need(emitter *e, cs_node n)
         else
             out(e, "%sconst int v%u = 0;\n", ind, n);
         break;
-    case CS_OP_PARAM:
+    case CS_OP_PARAM: {
+        /* a shared parameter: element 0, one value broadcast to every lane */
+        const char *at = e->p->param_shared[d->imm.i] ? "0" : "lane";
         if (e->scope == SCOPE_FRESH)
-            out(e, "%sconst %s v%u = ((const %s *)params[%d])[lane];\n", ind, T, n, e->real, (int)d->imm.i);
+            out(e, "%sconst %s v%u = ((const %s *)params[%d])[%s];\n", ind, T, n, e->real, (int)d->imm.i, at);
         else if (e->scope == SCOPE_RESTARTS)
-            out(e, "%sconst %s v%u = ((const %s *)L->params[%d])[lane];\n", ind, T, n, e->real, (int)d->imm.i);
+            out(e, "%sconst %s v%u = ((const %s *)L->params[%d])[%s];\n", ind, T, n, e->real, (int)d->imm.i, at);
         else
-            out(e, "%sconst %s v%u = ((const %s *)%sparams[%d])[lane];\n", ind, T, n, e->real, e->L, (int)d->imm.i);
+            out(e, "%sconst %s v%u = ((const %s *)%sparams[%d])[%s];\n", ind, T, n, e->real, e->L, (int)d->imm.i, at);
         break;
+    }
     case CS_OP_INPUT:
         if (e->scope != SCOPE_STEP)
             snprintf(e->err, sizeof e->err, "input %d read outside a step", (int)d->imm.i);
@@ -1537,6 +1545,8 @@ static void emit_final(emitter *e, const entry *en)
         out(e, ") | (");
         ref(e, p->roll_truncated);
         out(e, ");\n        ended_ |= (unsigned)B->end[i] << (i & 31);\n        bad_any_ |= bad_;\n");
+        for (unsigned r = 0; r < p->n_records; r++)
+            store(e, p->record[r], record_cast(p, r), "        B->rec%u[i]", r);
         return;
     }
     /* A step stores its results where the caller reads them, no copy after */
@@ -2396,6 +2406,9 @@ static void emit_block_struct(emitter *e)
     unsigned nb = rng_blocks(p->n_step_draws);
     out(e, "    unsigned int rw[%u][CS_BLOCK];     /* Philox words of the current step */\n", nb ? 4 * nb : 1);
     out(e, "    unsigned long long rng_block;\n");
+    for (unsigned r = 0; r < p->n_records; r++)
+        out(e, "    %s rec%u[CS_BLOCK];   /* record '%s' of this step, copied out after it */\n", record_type(p, r), r,
+            p->records[r].name);
     for (cs_node n = 1; n < count; n++) {
         if (!e->any_materialized[n])
             continue;
@@ -2710,12 +2723,13 @@ static void emit_c_restart(emitter *e)
            "    }\n}\n");
 }
 
-/* Does any kernel of the partition load a per-environment parameter? */
+/* Does any kernel of the partition load a per-environment parameter? (A
+ * shared one is read at element 0, whatever the lane.) */
 static bool reads_params(const emitter *e, const cs_partition *part)
 {
     uint32_t count = cs_graph_count(e->g);
     for (cs_node n = 1; n < count; n++)
-        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_PARAM)
+        if (part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_PARAM && !e->p->param_shared[node(e, n)->imm.i])
             return true;
     return false;
 }
@@ -2769,6 +2783,16 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * wide block restart together (cs_rollout_restarts, programs of real
      * scalar states), a short block's and the rare non-finite ones one by
      * one. */
+    /* The records, out of the block (where the pad lanes wrote theirs too)
+     * into the caller's rows, before a restart changes the state. */
+    if (en->rollout && e->p->n_records) {
+        out(e, "    if (L->record && (only < 0 || only == %u)) {\n"
+               "        const long long row_ = (t - L->record_t0) * L->stride + b0;\n", part->n_kernels - 1);
+        for (unsigned r = 0; r < e->p->n_records; r++)
+            out(e, "        for (int i = 0; i < n; i++) ((%s *)L->record[%u])[row_ + i] = B->rec%u[i];\n",
+                record_type(e->p, r), r, r);
+        out(e, "    }\n");
+    }
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended, then the lanes with a non-finite state */\n"
                "    if (only < 0 || only == %u) {\n"
@@ -2912,6 +2936,18 @@ static void emit_lane_array_commits(emitter *e, const cs_node *next, bool to_reg
     }
 }
 
+/* A CUDA rollout step's records, straight to the caller's rows. */
+static void emit_cuda_records(emitter *e, const char *t)
+{
+    const cs_program *p = e->p;
+    if (!p->n_records)
+        return;
+    out(e, "        if (L.record) {\n            const long long row_ = (%s - L.record_t0) * L.stride + lane;\n", t);
+    for (unsigned r = 0; r < p->n_records; r++)
+        store(e, p->record[r], record_cast(p, r), "            ((%s *)L.record[%u])[row_]", record_type(p, r), r);
+    out(e, "        }\n");
+}
+
 /* Persistent (and unrolled) rollout: one kernel, the state in registers
  * (an array state: a local array of the thread). */
 static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
@@ -2944,7 +2980,10 @@ static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
         need(e, p->roll_next[v]);
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
+    for (unsigned r = 0; r < p->n_records; r++)
+        need(e, p->record[r]);
     emit_bad_check(e, p->roll_next);
+    emit_cuda_records(e, "t");
     emit_lane_scalar_commits(e, p->roll_next, true);
     emit_lane_array_commits(e, p->roll_next, true);
     out(e, "        ss += 1;\n        ret += (double)");
@@ -3011,7 +3050,10 @@ static void emit_cuda_rollout_split(emitter *e)
                 need(e, p->roll_next[v]);
             for (unsigned c = 0; c < 3; c++)
                 need(e, roots[c]);
+            for (unsigned r = 0; r < p->n_records; r++)
+                need(e, p->record[r]);
             emit_bad_check(e, p->roll_next);
+            emit_cuda_records(e, "t");
             emit_lane_scalar_commits(e, p->roll_next, false);
             emit_lane_array_commits(e, p->roll_next, false);
             out(e, "        L.segstep[lane] += 1;\n        L.seg_return[lane] += (double)");

@@ -103,7 +103,8 @@ static void load_leaf(interp *in, const cs_node_data *d, const cs_shape *s, doub
             break;
         case CS_OP_PARAM: {
             void *a = l->params[d->imm.i];
-            v = f32 ? ((float *)a)[in->lane] : ((double *)a)[in->lane];
+            long long at = p->param_shared[d->imm.i] ? 0 : in->lane;   /* one value for every lane */
+            v = f32 ? ((float *)a)[at] : ((double *)a)[at];
             break;
         }
         case CS_OP_INPUT:
@@ -360,18 +361,30 @@ typedef struct {
     interp step, restart, params;
 } interp_set;
 
+/* Where each node's elements start in one array of values, and how many
+ * values there are in all (*total); NULL when memory ran out. */
+static size_t *node_offsets(const cs_graph *g, size_t *total)
+{
+    uint32_t count = cs_graph_count(g);
+    size_t *at = malloc(count * sizeof *at);
+    *total = 0;
+    if (!at)
+        return NULL;
+    for (cs_node n = 0; n < count; n++) {
+        at[n] = *total;
+        *total += n ? cs_node_shape(g, n)->size : 1;
+    }
+    return at;
+}
+
 static int setup(interp_set *s, const cs_program *p, const cs_lanes *l, bool with_policy)
 {
     memset(s, 0, sizeof *s);
-    const cs_graph *g = p->graph;
-    uint32_t count = cs_graph_count(g);
-    size_t *at = malloc(count * sizeof *at), total = 0;
+    uint32_t count = cs_graph_count(p->graph);
+    size_t total;
+    size_t *at = node_offsets(p->graph, &total);
     if (!at)
         return -1;
-    for (cs_node n = 0; n < count; n++) {
-        at[n] = total;
-        total += n ? cs_node_shape(g, n)->size : 1;
-    }
     double *val = calloc(total, sizeof *val);
     cs_node *orders = malloc(3 * (size_t)count * sizeof *orders);
     unsigned max = cs_program_step_root_max(p) + p->n_vars + 2 * p->n_obs_items + p->n_info_items + p->n_params;
@@ -574,6 +587,14 @@ void cs_interp_rollout(const cs_program *p, const cs_lanes *l)
             in->lane = lane;
             in->t = l->t + step;
             run_plan(in);
+            long long row = (in->t - l->record_t0) * l->stride + lane;
+            for (unsigned r = 0; r < p->n_records && l->record; r++) {
+                double v = value(in, p->record[r])[0];
+                if (cs_type_is_real(p->records[r].type))
+                    ((float *)l->record[r])[row] = (float)v;
+                else
+                    ((int *)l->record[r])[row] = (int)v;
+            }
             bool finite = next_is_finite(in, p->roll_next);
             commit_next(in, p->roll_next);
             l->seg_return[lane] += value(in, p->roll_reward)[0];
@@ -590,4 +611,55 @@ void cs_interp_rollout(const cs_program *p, const cs_lanes *l)
         }
     }
     teardown(&s);
+}
+
+/* ---- chosen roots, one lane at a time (render/'s pictures) ---- */
+
+struct cs_interp_roots {
+    interp in;
+    cs_node *roots;
+    unsigned n_roots;
+};
+
+void cs_interp_roots_free(cs_interp_roots *r)
+{
+    if (!r)
+        return;
+    free((size_t *)r->in.at);
+    free(r->in.val);
+    free(r->in.order);
+    free(r->roots);
+    free(r);
+}
+
+cs_interp_roots *cs_interp_roots_new(const cs_program *p, const cs_node *roots, unsigned n_roots)
+{
+    cs_interp_roots *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    size_t total;
+    r->in.p = p;
+    r->in.at = node_offsets(p->graph, &total);
+    r->in.val = r->in.at ? calloc(total, sizeof *r->in.val) : NULL;
+    r->in.order = malloc(cs_graph_count(p->graph) * sizeof *r->in.order);
+    r->roots = malloc((n_roots ? n_roots : 1) * sizeof *r->roots);
+    if (!r->in.val || !r->in.order || !r->roots || plan(&r->in, roots, n_roots)) {
+        cs_interp_roots_free(r);
+        return NULL;
+    }
+    if (n_roots)
+        memcpy(r->roots, roots, n_roots * sizeof *roots);
+    r->n_roots = n_roots;
+    return r;
+}
+
+void cs_interp_roots_eval(cs_interp_roots *r, const cs_lanes *l, long long lane, double *out)
+{
+    interp *in = &r->in;
+    in->l = l;
+    in->lane = lane;
+    in->t = l->t;
+    run_plan(in);
+    for (unsigned k = 0; k < r->n_roots; k++)
+        out[k] = *value(in, r->roots[k]);   /* a root's (first) element; node 0's stays 0: a root left 0 reads 0 */
 }

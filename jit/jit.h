@@ -114,7 +114,7 @@ void cs_plan_free(cs_plan *plan);
 
 
 /* The roots of a step: with_policy, the rollout's (roll_next, roll_reward,
- * roll_terminated, roll_truncated); otherwise next, obs_next, reward,
+ * roll_terminated, roll_truncated, the records); otherwise next, obs_next, reward,
  * terminated, truncated. Returns the count; `roots` holds at least
  * cs_program_step_root_max(p). */
 unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots);
@@ -144,6 +144,14 @@ extern const char cs_prelude_text[];   /* lanes.h, philox.h, rng.h, mathf.h, mat
 void cs_interp_restart(const cs_program *p, const cs_lanes *l);
 void cs_interp_step(const cs_program *p, const cs_lanes *l);
 void cs_interp_rollout(const cs_program *p, const cs_lanes *l);
+/* Chosen roots of one lane at a time (render/'s pictures): their live nodes
+ * are found once (NULL when memory ran out), then each call evaluates them
+ * over lane `lane` of l's CARRIED and PARAM values into out[n_roots] (a
+ * root left 0 reads 0). The program must outlive the handle. */
+typedef struct cs_interp_roots cs_interp_roots;
+cs_interp_roots *cs_interp_roots_new(const cs_program *p, const cs_node *roots, unsigned n_roots);
+void cs_interp_roots_eval(cs_interp_roots *r, const cs_lanes *l, long long lane, double *out);
+void cs_interp_roots_free(cs_interp_roots *r);
 
 /* hash.c: 128-bit content hashes for cache keys and entry checksums. */
 typedef struct {

@@ -10,7 +10,7 @@
 #ifndef CS_LANES_H
 #define CS_LANES_H
 
-#define CS_LANES_ABI 4
+#define CS_LANES_ABI 5
 
 /* cs_lanes.mode for the step entry point */
 #define CS_MODE_NO_RESTART 0  /* never restart (replays, the DISABLED mode) */
@@ -57,6 +57,9 @@ typedef struct cs_lanes {
      * instead of Philox's. Only the step and restart entry points read them. */
     const unsigned int *step_words;    /* [n_step_draws][stride] */
     const unsigned int *restart_words; /* [n_restart_draws][stride] */
+    void **record;            /* rollout: [n_records] arrays [steps][stride] where every step's records
+                                 go, float (a real) or int (i32, bool); NULL: none kept */
+    long long record_t0;      /* rollout: the global step of the records' row 0 */
 } cs_lanes;
 
 #endif

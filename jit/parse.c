@@ -1719,6 +1719,8 @@ static void parse_declaration(parser *P)
         parse_keep(P);
     } else if (word_is(P, "policy")) {
         parse_policy(P);
+    } else if (word_is(P, "draw")) {
+        cs_parse_draw(P);
     } else {
         cs_parse_fail_at(P, P->tok.pos, "expected a declaration (env, max_steps, reward_threshold, param, const, "
                                "state, action, observe, fn, reset or step), got %s", describe(P));
@@ -1964,3 +1966,25 @@ int cs_parse_override(const char *text, cs_param_override *out, char *err, size_
     out->value = v[0];
     return 0;
 }
+
+/* ---- for the declarations parsed in files of their own (parse_draw.c) ---- */
+
+void cs_parse_advance(parser *P) { advance(P); }
+bool cs_parse_word_is(const parser *P, const char *w) { return word_is(P, w); }
+const char *cs_parse_describe(parser *P) { return describe(P); }
+const char *cs_parse_where(parser *P, size_t pos, char buf[24]) { return where(P, pos, buf); }
+expr *cs_parse_expr(parser *P) { return parse_expr(P); }
+void cs_parse_statement(parser *P) { block_statement(P); }
+void cs_parse_block_open(parser *P, const char *what) { expect_block_open(P, what); }
+void cs_parse_end_statement(parser *P) { end_statement(P); }
+_Noreturn void cs_parse_unclosed(parser *P, size_t open)
+{
+    unclosed(P, open);
+    longjmp(P->fail, 1);   /* not reached: unclosed fails */
+}
+void cs_parse_once(parser *P, section *s, const char *what) { once(P, s, what); }
+void cs_parse_need(parser *P, const section *s, const char *what, const char *before) { need(P, s, what, before); }
+sym *cs_parse_lookup(parser *P, const char *s, size_t n) { return lookup(P, s, n); }
+sym *cs_parse_define(parser *P, const char *s, size_t n, size_t pos, sym_kind kind) { return define(P, s, n, pos, kind); }
+void cs_parse_end_scope(parser *P, sym *mark) { end_scope(P, mark); }
+void cs_parse_free_temp(parser *P) { arena_free(&P->temp); }

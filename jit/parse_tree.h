@@ -1,9 +1,10 @@
 /* The parser's data, shared by its halves: jit/parse.c (source text -> a
  * small syntax tree per statement, names, statements, declarations),
  * jit/lower.c (a tree -> graph nodes through the builder, statements and
- * loops executed, compile-time values) and jit/lower_builtins.c (the
- * builtin functions the front end maps by hand: arrays, casts, reductions
- * and draws). Private to the front end. */
+ * loops executed, compile-time values), jit/lower_builtins.c (the builtin
+ * functions the front end maps by hand: arrays, casts, reductions and
+ * draws) and the declarations parsed in files of their own
+ * (jit/parse_draw.c: the draw block). Private to the front end. */
 #ifndef CS_PARSE_TREE_H
 #define CS_PARSE_TREE_H
 
@@ -147,7 +148,7 @@ struct expr {
     unsigned n_items;
 };
 
-typedef enum { CTX_GLOBAL, CTX_OBSERVE, CTX_RESET, CTX_STEP, CTX_FN, CTX_POLICY } context;
+typedef enum { CTX_GLOBAL, CTX_OBSERVE, CTX_RESET, CTX_STEP, CTX_FN, CTX_POLICY, CTX_DRAW } context;
 
 typedef enum { T_LOCAL, T_SLOT, T_NEXT, T_RESET, T_REWARD, T_TERMINATED, T_ACTION, T_INFO } target_kind;
 
@@ -245,7 +246,7 @@ struct parser {
     table_entry *tables;  /* the constant tables built so far (lower.c) */
     size_t n_tables, cap_tables;
 
-    section env, max_steps, threshold, state, action, observe, reset, step;
+    section env, max_steps, threshold, state, action, observe, reset, step, draw;
     val action_val;
     char cerr[200];       /* why ceval failed */
     size_t cerr_pos;
@@ -258,6 +259,26 @@ arena_mark cs_parse_mark(const arena *a);
 void cs_parse_release(arena *a, arena_mark m);
 void *cs_parse_grow(parser *P, void *array, size_t *cap, size_t need, size_t size);
 cs_node cs_parse_built(parser *P, cs_node n, size_t pos);   /* n, or the builder's error at pos */
+
+/* parse.c: what the declarations parsed in files of their own use */
+void cs_parse_advance(parser *P);
+bool cs_parse_word_is(const parser *P, const char *w);
+const char *cs_parse_describe(parser *P);                        /* the current token, for messages */
+const char *cs_parse_where(parser *P, size_t pos, char buf[24]);  /* "12:5" */
+expr *cs_parse_expr(parser *P);
+void cs_parse_statement(parser *P);              /* a block's `a, b = E`, parsed, lowered and assigned */
+void cs_parse_block_open(parser *P, const char *what);   /* '{' and the end of lines after it */
+void cs_parse_end_statement(parser *P);          /* end of line, or the block's '}' */
+_Noreturn void cs_parse_unclosed(parser *P, size_t open);
+void cs_parse_once(parser *P, section *s, const char *what);     /* a declaration that must appear once */
+void cs_parse_need(parser *P, const section *s, const char *what, const char *before);
+sym *cs_parse_lookup(parser *P, const char *s, size_t n);
+sym *cs_parse_define(parser *P, const char *s, size_t n, size_t pos, sym_kind kind);
+void cs_parse_end_scope(parser *P, sym *mark);   /* the scopes opened since `mark` (a P->scope) */
+void cs_parse_free_temp(parser *P);              /* after a statement: its trees */
+
+/* parse_draw.c: `draw { ... }`, the picture (docs/dsl.md, "Pictures") */
+void cs_parse_draw(parser *P);
 
 /* lower.c: compile-time values (false with P->cerr when not one) */
 bool cs_lower_ceval(parser *P, const expr *e, double *out);

@@ -39,9 +39,16 @@ void cs_program_free(cs_program *p)
     free(p->policy);
     free(p->params);
     free(p->param_restart);
+    free(p->param_shared);
+    free(p->records);
+    free(p->record);
     for (unsigned k = 0; k < p->n_named; k++)
         free(p->named[k].action);
     free(p->named);
+    for (unsigned k = 0; k < p->n_draw_items; k++)
+        free(p->draw_items[k].text);
+    free(p->draw_items);
+    free(p->draw);
     free(p);
 }
 
@@ -129,12 +136,20 @@ int cs_program_add_input(cs_program *p, const char *name, cs_type t, double low,
 
 int cs_program_add_param(cs_program *p, const char *name, cs_type t)
 {
-    void **arrays[] = {(void **)&p->params, (void **)&p->param_restart};
-    const size_t sizes[] = {sizeof *p->params, sizeof *p->param_restart};
-    if (!grow(p->n_params, arrays, sizes, 2))
+    void **arrays[] = {(void **)&p->params, (void **)&p->param_restart, (void **)&p->param_shared};
+    const size_t sizes[] = {sizeof *p->params, sizeof *p->param_restart, sizeof *p->param_shared};
+    if (!grow(p->n_params, arrays, sizes, 3))
         return -1;
     set_slot(&p->params[p->n_params], name, t);
     return (int)p->n_params++;
+}
+
+int cs_program_add_shared_param(cs_program *p, const char *name, cs_type t)
+{
+    int k = cs_program_add_param(p, name, t);
+    if (k >= 0)
+        p->param_shared[k] = true;
+    return k;
 }
 
 int cs_program_add_obs(cs_program *p, const char *name, cs_node over_carried, cs_obs_space space, double low,
@@ -178,13 +193,15 @@ int cs_program_add_info(cs_program *p, const char *name, cs_type t, uint32_t sha
     return (int)p->n_info_items++;
 }
 
-cs_node cs_program_obs_element(cs_program *p, unsigned k)
+/* Element k of the float observation, of the state before the step (node)
+ * or after it (next). */
+static cs_node obs_element(cs_program *p, unsigned k, bool next)
 {
     for (unsigned j = 0; j < p->n_obs_items; j++) {
         const cs_obs_item *it = &p->obs_items[j];
         if (it->space != CS_OBS_BOX || k < it->offset || k >= it->offset + it->size)
             continue;
-        cs_node n = it->node;
+        cs_node n = next ? it->next : it->node;
         const cs_shape *s = cs_shape_of(p->graph, it->shape);
         unsigned at[CS_RANK_MAX];
         cs_shape_unflatten(s, k - it->offset, at);
@@ -194,6 +211,20 @@ cs_node cs_program_obs_element(cs_program *p, unsigned k)
         return n && t != p->real ? cs_cast(p->graph, p->real, n) : n;
     }
     return 0;
+}
+
+cs_node cs_program_obs_element(cs_program *p, unsigned k) { return obs_element(p, k, false); }
+cs_node cs_program_obs_next_element(cs_program *p, unsigned k) { return obs_element(p, k, true); }
+
+int cs_program_add_record(cs_program *p, const char *name, cs_node root)
+{
+    void **arrays[] = {(void **)&p->records, (void **)&p->record};
+    const size_t sizes[] = {sizeof *p->records, sizeof *p->record};
+    if (!root || !grow(p->n_records, arrays, sizes, 2))
+        return -1;
+    set_slot(&p->records[p->n_records], name, (cs_type)cs_graph_node(p->graph, root)->type);
+    p->record[p->n_records] = root;
+    return (int)p->n_records++;
 }
 
 int cs_program_add_named(cs_program *p, const char *name)
@@ -208,6 +239,44 @@ int cs_program_add_named(cs_program *p, const char *name)
     snprintf(named[p->n_named].name, sizeof named->name, "%s", name);
     named[p->n_named].action = action;
     return (int)p->n_named++;
+}
+
+/* The smallest power of two that holds n, 0 for 0: an array's capacity,
+ * implicit as grow's. */
+static size_t capacity_for(size_t n)
+{
+    size_t c = n ? 1 : 0;
+    while (c < n)
+        c *= 2;
+    return c;
+}
+
+int cs_program_add_draw_roots(cs_program *p, unsigned n)
+{
+    if (n > INT32_MAX - p->n_draw)
+        return -1;
+    size_t need = (size_t)p->n_draw + n, cap = capacity_for(p->n_draw);
+    if (need > cap) {
+        cs_node *draw = realloc(p->draw, capacity_for(need) * sizeof *draw);
+        if (!draw)
+            return -1;
+        p->draw = draw;
+    }
+    if (n)
+        memset(p->draw + p->n_draw, 0, n * sizeof *p->draw);
+    unsigned first = p->n_draw;
+    p->n_draw += n;
+    return (int)first;
+}
+
+int cs_program_add_draw_item(cs_program *p, const cs_draw_item *item)
+{
+    void **arrays[] = {(void **)&p->draw_items};
+    const size_t sizes[] = {sizeof *p->draw_items};
+    if (!grow(p->n_draw_items, arrays, sizes, 1))
+        return -1;
+    p->draw_items[p->n_draw_items] = *item;
+    return (int)p->n_draw_items++;
 }
 
 const cs_named_policy *cs_program_find_named(const cs_program *p, const char *name)
@@ -262,7 +331,8 @@ int cs_program_bind_policy(cs_program *p)
     p->roll_truncated = p->truncated;
     cs_node single[3] = {p->roll_reward, p->roll_terminated, p->roll_truncated};
     if (cs_substitute(p->graph, p->roll_next, p->n_vars, map_to_policy, p) ||
-        cs_substitute(p->graph, single, 3, map_to_policy, p))
+        cs_substitute(p->graph, single, 3, map_to_policy, p) ||
+        cs_substitute(p->graph, p->record, p->n_records, map_to_policy, p))
         return -1;
     p->roll_reward = single[0];
     p->roll_terminated = single[1];
@@ -383,7 +453,7 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size)
 
 unsigned cs_program_step_root_max(const cs_program *p)
 {
-    return p->n_inputs + p->n_vars + p->n_obs_items + p->n_info_items + 3;
+    return p->n_inputs + p->n_vars + p->n_obs_items + p->n_info_items + p->n_records + 3;
 }
 
 unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots)
@@ -395,6 +465,8 @@ unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *r
         roots[n++] = p->roll_reward;
         roots[n++] = p->roll_terminated;
         roots[n++] = p->roll_truncated;
+        for (unsigned k = 0; k < p->n_records; k++)
+            roots[n++] = p->record[k];
         return n;
     }
     for (unsigned k = 0; k < p->n_vars; k++)
@@ -436,10 +508,15 @@ void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *roo
     for (unsigned k = 0; k < p->n_params; k++)
         if (p->param_restart[k])
             visit(ctx, &p->param_restart[k]);
+    for (unsigned k = 0; k < p->n_records; k++)
+        visit(ctx, &p->record[k]);
     for (unsigned j = 0; j < p->n_named; j++)
         for (unsigned k = 0; k < p->n_inputs; k++)
             if (p->named[j].action[k])
                 visit(ctx, &p->named[j].action[k]);
+    for (unsigned k = 0; k < p->n_draw; k++)
+        if (p->draw[k])
+            visit(ctx, &p->draw[k]);
     cs_node *single[] = {&p->reward, &p->terminated, &p->truncated,
                          &p->roll_reward, &p->roll_terminated, &p->roll_truncated};
     for (unsigned k = 0; k < 6; k++)

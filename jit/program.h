@@ -76,6 +76,38 @@ typedef struct {
 
 typedef enum { CS_ACTION_DISCRETE, CS_ACTION_BOX } cs_action_kind;
 
+/* A picture: the source's draw block (docs/dsl.md, "Pictures"). Each item is
+ * one statement, drawing `count` shapes (one per component of its vector
+ * attributes) whose values are the roots draw[first .. first + count *
+ * per_shape), shape after shape. render/picture.c evaluates them for each
+ * drawn lane and draws each kind. ORDER DRAW: the attributes of each kind,
+ * in the order the roots hold them. */
+typedef enum {
+    CS_DRAW_RECT,       /* x0, y0, x1, y1, colour */
+    CS_DRAW_POLYGON,    /* x, y, angle, colour, then x and y of each corner around (x, y) */
+    CS_DRAW_CIRCLE,     /* x, y, radius, colour */
+    CS_DRAW_LINE,       /* x0, y0, x1, y1, colour */
+    CS_DRAW_CURVE,      /* colour, then x and y of each point */
+    CS_DRAW_TEXT,       /* x, y, size, colour, then each number the text shows */
+    CS_DRAW_GRID,       /* x, y, cell width, cell height, then the cells' colours, row after row */
+    CS_DRAW_KIND_COUNT
+} cs_draw_kind;
+
+/* The first draw roots, whatever the items: the canvas's background colour
+ * and the view (the world's x from x_min to x_max spans the width, y_min is
+ * at the bottom edge). */
+enum { CS_DRAW_BACKGROUND, CS_DRAW_X_MIN, CS_DRAW_X_MAX, CS_DRAW_Y_MIN, CS_DRAW_VIEW_ROOTS };
+
+/* In a text's string, where the next number goes. */
+#define CS_DRAW_NUMBER '\x01'
+
+typedef struct {
+    cs_draw_kind kind;
+    unsigned first, count, per_shape;
+    unsigned rows, columns;       /* GRID: the cells, per_shape - 4 of them */
+    char *text;                   /* TEXT: its string, CS_DRAW_NUMBER for each number (owned) */
+} cs_draw_item;
+
 /* A policy the source declares (`policy NAME { action = ... }`): a node per
  * input over CARRIED and PARAM, ready to become the program's `policy`. */
 typedef struct {
@@ -123,14 +155,34 @@ typedef struct cs_program {
     cs_node roll_reward, roll_terminated, roll_truncated;
 
     /* Per-lane parameters, read from buffers (domain randomization, policy
-     * weights). param_restart[k] != 0 redraws it at every restart. */
+     * weights). param_restart[k] != 0 redraws it at every restart.
+     * param_shared[k]: one value for every lane, read from element 0 of
+     * its buffer (weights a whole batch shares: a broadcast, not a load per
+     * lane); never redrawn. */
     unsigned n_params;
     cs_slot *params;
     cs_node *param_restart;
+    bool *param_shared;
+
+    /* What a rollout records at every step (a trainer's trajectories):
+     * record[k] is a root of the rollout step, over what it reads (INPUT
+     * too: cs_program_bind_policy puts the policy in, as in roll_next),
+     * stored into the caller's buffer k (cs_lanes.record) at [step][lane]:
+     * a float for a real, an int for i32 and bool. Rollouts only. */
+    unsigned n_records;
+    cs_slot *records;
+    cs_node *record;
 
     /* The policies the source declares, in declaration order. */
     unsigned n_named;
     cs_named_policy *named;
+
+    /* The picture; canvas_width 0 when the source has no draw block. */
+    int canvas_width, canvas_height, fps;
+    unsigned n_draw;
+    cs_node *draw;                /* [n_draw]: CS_DRAW_VIEW_ROOTS, then the items' values */
+    unsigned n_draw_items;
+    cs_draw_item *draw_items;
 
     /* Draws per step in each stream: one past the largest draw number used. */
     unsigned n_step_draws, n_restart_draws;
@@ -163,9 +215,20 @@ int cs_program_add_obs(cs_program *p, const char *name, cs_node over_carried, cs
  * the item is an array): what a policy reads. 0 when k is out of range or
  * building failed. */
 cs_node cs_program_obs_element(cs_program *p, unsigned k);
+/* The same of the state after the step (after cs_program_finish). */
+cs_node cs_program_obs_next_element(cs_program *p, unsigned k);
+/* A parameter every lane reads at element 0 (param_shared). */
+int cs_program_add_shared_param(cs_program *p, const char *name, cs_type t);
+/* A record named `name` of the value `root` (its type the node's). */
+int cs_program_add_record(cs_program *p, const char *name, cs_node root);
 /* A declared policy with every action node 0 (the inputs must exist). Its
  * index, or -1 when out of memory. */
 int cs_program_add_named(cs_program *p, const char *name);
+/* The picture's pieces: n more draw roots, zeroed (the first one's index),
+ * and an item (its index; the program owns its text from then on); -1 when
+ * out of memory. */
+int cs_program_add_draw_roots(cs_program *p, unsigned n);
+int cs_program_add_draw_item(cs_program *p, const cs_draw_item *item);
 /* The declared policy of that name, or NULL. */
 const cs_named_policy *cs_program_find_named(const cs_program *p, const char *name);
 /* Derive obs_next/obs_restart, truncated (from max_steps), the draw counts;
@@ -178,13 +241,14 @@ const cs_named_policy *cs_program_find_named(const cs_program *p, const char *na
 int cs_program_finish(cs_program *p, char *err, size_t err_size);
 
 /* Sets roll_* from next/reward/terminated/truncated with every INPUT k
- * replaced by policy[k], and recounts the draws. 0, or -1. */
+ * replaced by policy[k], does the same to the records, and recounts the
+ * draws. 0, or -1. */
 int cs_program_bind_policy(cs_program *p);
 
 /* Calls visit on every non-zero root (next, restart, the observations'
  * node, next and restart, the info values' step and restart, policy,
- * param_restart, reward, terminated, truncated, the declared policies'
- * actions): how passes rewrite them. */
+ * param_restart, reward, terminated, truncated, the records, the declared
+ * policies' actions, the picture's values): how passes rewrite them. */
 void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx);
 
 /* Marks in `live` (cs_graph_count entries, zeroed) every node the roots

@@ -273,6 +273,8 @@ cs_status cs_config_get(const cs_config *cfg, const char *name, char *buf, size_
         n = snprintf(buf, size, "%s", k >= 0 && k < in->n_choices ? in->choices[k] : "?");
         break;
     }
+    case CS_SETTING_REAL:   /* the trainers' kind (train/settings.c): none here */
+        return CS_ERR_ARGUMENT;
     case CS_SETTING_LIST:
         for (int k = 0; k < cfg->n_params && k < CS_MAX_PARAM_OVERRIDES; k++) {
             size_t used = strlen(buf);
@@ -374,6 +376,8 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
         cfg->params[cfg->n_params++] = value;
         return CS_OK;
     }
+    case CS_SETTING_REAL:   /* the trainers' kind: none here */
+        break;
     }
     return cs_say(err, err_size, CS_ERR_ARGUMENT, "cs_config_set: internal error");
 }

@@ -17,6 +17,7 @@
 #include "agents.h"
 #include "cartsim.h"
 #include "config.h"
+#include "env_lanes.h"
 #include "env_source.h"
 #include "jit.h"
 #include "pool.h"
@@ -60,9 +61,13 @@ struct cs_env {
 
     const char *policy_text;            /* cfg.policy, while compiling */
     unsigned first_weight, n_weights;   /* the policy's weights: params [first, first + n) */
+    bool shared_weights;                /* ...one set for the batch, at element 0 (param_shared) */
     double *lane_return;                /* cs_env_episode_returns, made when asked for */
     int64_t *lane_episodes;
     void *device_actions;               /* strict mode: a host copy of a CUDA caller's actions */
+    void **records;                     /* [n_records] rows of the last rollout: [steps][n] 4-byte values */
+    int64_t record_rows;                /* the last rollout's steps */
+    int64_t record_capacity;            /* rows the buffers hold */
     cs_pool *pool;                      /* threads - 1 workers, started by the first split call */
     bool pool_failed;
     bool threads_auto;                  /* cfg.threads 0: as many as the work pays for */
@@ -429,7 +434,12 @@ static cs_status check_config(cs_env *env, const cs_config *cfg)
 static cs_status bind_agent(cs_program *p, void *ctx, char *err, size_t err_size)
 {
     cs_env *env = ctx;
-    return cs_agent_build(p, env->policy_text, &env->first_weight, &env->n_weights, err, err_size);
+    cs_agent_weights w;
+    cs_status s = cs_agent_build(p, env->policy_text, &w, err, err_size);
+    env->first_weight = w.first_weight;
+    env->n_weights = w.n_weights;
+    env->shared_weights = w.shared;
+    return s;
 }
 
 /* Loads the .env source and runs the driver (jit/compile.c) on it up to
@@ -456,6 +466,12 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->block = cfg->block;
     rq->persistent = cfg->persistent;
     rq->backend = cfg->backend;
+    /* A recording policy runs where records can be kept (see cs_env_open). */
+    cs_agent agent;
+    char why[256];
+    if (cfg->backend == CS_BACKEND_AUTO && cs_agent_parse(cfg->policy, &agent, why, sizeof why) == 0 &&
+        agent.actor_critic)
+        rq->backend = CS_BACKEND_CPU;
     rq->cc = cfg->cc;
     rq->device = cfg->device;
     rq->cc_timeout_s = cfg->cc_timeout_s > 0 ? cfg->cc_timeout_s : CS_CC_TIMEOUT_S_DEFAULT;
@@ -497,6 +513,11 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     if ((s = compile(env, cfg, &rq, &env->k)) != CS_OK)
         return s;
     env->prog = env->k.prog;
+    /* The device runtime (jit/cuda_driver.c) keeps no record buffers yet. */
+    if (env->prog->n_records && env->k.backend == CS_BACKEND_CUDA)
+        return fail(env, CS_ERR_UNAVAILABLE,
+                    "policy '%s' records its rollouts, which the cuda backend cannot do yet: use the cpu backend",
+                    cfg->policy);
     env->backend = env->k.backend;
     env->unroll = env->k.unroll;
     if ((s = allocate(env)) != CS_OK)
@@ -553,6 +574,9 @@ void cs_env_close(cs_env *env)
     free(env->device_actions);
     free(env->box_actions);
     free(env->narrowed_actions);
+    for (unsigned k = 0; env->records && k < env->prog->n_records; k++)
+        free(env->records[k]);
+    free(env->records);
     cs_kernel_free(&env->k);
     free(env);
 }
@@ -614,6 +638,8 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->compile_ms = env->k.compile_ms;
     info->cache_hit = env->k.cache_hit;
     info->notice = env->k.notice;
+    info->shared_weights = env->shared_weights;
+    info->n_records = p->n_records;
     if (env->backend == CS_BACKEND_CUDA) {
         const cs_cuda_device *dev = cs_cuda_device_info(env->k.cuda);
         info->device = dev->name;
@@ -1315,6 +1341,21 @@ cs_status cs_env_get_state(cs_env *env, double *out)
     return CS_OK;
 }
 
+const cs_program *cs_env_program(const cs_env *env) { return env && !env->failed ? env->prog : NULL; }
+
+cs_status cs_env_host_lanes(cs_env *env, cs_lanes *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!env->was_reset)
+        return fail(env, CS_ERR_STATE, "state read before reset");
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_CARRIED) | CS_BUF_BIT(CS_BUF_PARAMS))) != CS_OK)
+        return s;
+    *out = lanes_template(env);
+    return CS_OK;
+}
+
 cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *episode_steps)
 {
     cs_status s = usable(env);
@@ -1504,6 +1545,36 @@ cs_status cs_env_checksum_part(cs_env *env, unsigned part, uint64_t *h)
     return CS_OK;
 }
 
+/* A recording policy's buffers, grown to `steps` rows of every environment,
+ * handed to the rollout's lanes (rows from the rollout's first step). */
+static cs_status record_rows(cs_env *env, int64_t steps, cs_lanes *l)
+{
+    const cs_program *p = env->prog;
+    env->record_rows = 0;
+    if (!p->n_records)
+        return CS_OK;
+    if (steps > env->record_capacity) {
+        const char *what;
+        int64_t have = memory_limit(&what);
+        if (steps > have / 4 / env->n / p->n_records)
+            return fail(env, CS_ERR_LIMIT, "recording %u values of %lld environments for %lld steps needs more than %s",
+                        p->n_records, (long long)env->n, (long long)steps, what);
+        if (!env->records && !(env->records = calloc(p->n_records, sizeof *env->records)))
+            return fail(env, CS_ERR_NOMEM, "out of memory");
+        for (unsigned k = 0; k < p->n_records; k++) {
+            void *rows = realloc(env->records[k], (size_t)steps * (size_t)env->n * 4);
+            if (!rows)
+                return fail(env, CS_ERR_NOMEM, "out of memory for %lld steps of records", (long long)steps);
+            env->records[k] = rows;
+        }
+        env->record_capacity = steps;
+    }
+    l->record = env->records;
+    l->record_t0 = env->t;
+    env->record_rows = steps;
+    return CS_OK;
+}
+
 cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
 {
     cs_status s = usable(env);
@@ -1546,6 +1617,10 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
         return s;
     cs_lanes l = lanes_template(env);
     l.steps = steps;
+    if ((s = record_rows(env, steps, &l)) != CS_OK) {
+        snapshot_free(env, &snap);
+        return s;
+    }
     long long launches = 0;
     double start = cs_now_ms();
     if (steps > 0 && (s = run_rollout(env, &l, &launches)) != CS_OK) {
@@ -1674,7 +1749,7 @@ cs_status cs_env_set_weights(cs_env *env, const double *w)
         return s;
     if (!w && env->n_weights)
         return fail(env, CS_ERR_ARGUMENT, "weights is NULL");
-    size_t n = (size_t)env->n;
+    size_t n = env->shared_weights ? 1 : (size_t)env->n;   /* shared: one set, at element 0 */
     for (size_t k = 0; k < env->n_weights * n; k++)
         if (!isfinite(w[k]))
             return fail(env, CS_ERR_ARGUMENT, "weight %zu of environment %zu is not finite", k / n, k % n);
@@ -1702,7 +1777,7 @@ cs_status cs_env_get_weights(cs_env *env, double *out)
         return fail(env, CS_ERR_ARGUMENT, "out is NULL");
     if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_PARAMS))) != CS_OK)
         return s;
-    size_t n = (size_t)env->n;
+    size_t n = env->shared_weights ? 1 : (size_t)env->n;
     for (unsigned k = 0; k < env->n_weights; k++) {
         const void *buf = env->params[env->first_weight + k];
         for (size_t i = 0; i < n; i++)
@@ -1736,4 +1811,25 @@ const int64_t *cs_env_episode_counts(cs_env *env) { return lane_results(env) == 
 const double *cs_env_running_returns(cs_env *env)
 {
     return host_buffer(env, CS_BUF_SEG_RETURN, env ? env->seg_return : NULL);
+}
+
+/* ---- records of recording policies ---- */
+
+unsigned cs_env_record_count(cs_env *env) { return env && !env->failed ? env->prog->n_records : 0; }
+
+cs_status cs_env_record(cs_env *env, unsigned k, cs_record *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!out)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    const cs_program *p = env->prog;
+    if (k >= p->n_records)
+        return fail(env, CS_ERR_ARGUMENT, "no record %u: this batch's policy records %u values", k, p->n_records);
+    out->name = p->records[k].name;
+    out->integer = !cs_type_is_real(p->records[k].type);
+    out->steps = env->record_rows;
+    out->data = env->record_rows ? env->records[k] : NULL;
+    return CS_OK;
 }

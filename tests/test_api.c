@@ -609,3 +609,37 @@ Test(api, a_second_cached_kernel_is_its_own_while_the_first_is_loaded)
     cs_env_close(second);
     cs_env_close(first);
 }
+
+/* Two handles of one kernel open at once in a process (a trainer's
+ * training and evaluation batches): the second loads the cached entry (the
+ * object the first loaded, glibc matching its device and inode), rather
+ * than compiling it again; and a different kernel opened after them is its
+ * own, not an object loaded through the same descriptor number. */
+Test(api, a_second_handle_of_an_open_kernel_hits_the_cache, .timeout = 300)
+{
+    char dir[] = "/tmp/cartsim-twice-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cs_env *a = open_math(CS_MATH_EXACT, CS_DTYPE_F32, CS_BACKEND_CPU, dir);
+    cs_env *b = open_math(CS_MATH_EXACT, CS_DTYPE_F32, CS_BACKEND_CPU, dir);
+    cs_env_info ia, ib;
+    cr_assert_eq(cs_env_get_info(a, &ia), CS_OK);
+    cr_assert_eq(cs_env_get_info(b, &ib), CS_OK);
+    cr_assert_not(ia.cache_hit);
+    cr_assert(ib.cache_hit, "the second handle compiled again (%.0f ms)", ib.compile_ms);
+    uint64_t sa = math_checksum(a), sb = math_checksum(b);
+    cr_assert_eq(sa, sb);
+    cs_env *c = open_math(CS_MATH_EXACT, CS_DTYPE_F64, CS_BACKEND_CPU, dir);
+    cs_env *c2 = open_math(CS_MATH_EXACT, CS_DTYPE_F64, CS_BACKEND_CPU, dir);
+    cs_env_info ic;
+    cr_assert_eq(cs_env_get_info(c2, &ic), CS_OK);
+    cr_assert(ic.cache_hit);
+    cr_assert_neq(math_checksum(c2), sa, "the f64 kernel is not the f32 one");
+    cr_assert_eq(math_checksum(c2), math_checksum(c));
+    cs_env_close(a);
+    cs_env_close(b);
+    cs_env_close(c);
+    cs_env_close(c2);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -656,3 +656,194 @@ Test(backend, cpu_draws_straddling_blocks_as_the_interpreter)
         cs_program_free(p);
     }
 }
+
+/* A shared parameter (cs_program.param_shared): every lane reads element 0
+ * of its buffer, whatever its own element holds, in the interpreter and in
+ * the C dialect; and the rollout stays padded (blocks of 1 to 4 lanes get
+ * their vector variant), since no lane reads an element of its own. The
+ * other elements hold NaN: a lane that read its own would go non-finite
+ * and restart at 0. */
+static cs_program *shared_drift(void)
+{
+    static const char *const names[4] = {"x", "y", "z", "w"};
+    cs_node s[4];
+    cs_program *p = four_states("drift", names, s);
+    int rate = cs_program_add_shared_param(p, "rate", CS_F32);
+    cr_assert_geq(rate, 0);
+    cs_node r = cs_leaf(p->graph, CS_OP_PARAM, CS_F32, rate);
+    p->next[0] = bin(p, CS_OP_ADD, s[0], r);
+    p->next[1] = bin(p, CS_OP_ADD, s[1], bin(p, CS_OP_MUL, r, r));
+    p->next[2] = s[2];
+    p->next[3] = s[3];
+    return four_states_finish(p);
+}
+
+static float drift_rate[300];
+
+static void fill_drift(lanes_buf *b)
+{
+    static void *params[1] = {drift_rate};
+    for (int64_t i = 0; i < b->n; i++)
+        drift_rate[i] = i ? NAN : 0.25f;
+    b->l.params = params;
+    b->l.t = 0;
+    b->l.steps = 3;
+}
+
+Test(backend, a_shared_parameter_is_element_0_for_every_lane)
+{
+    cs_program *p = shared_drift();
+    cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
+    cr_assert(strstr(src.data, "params[0])[0]"), "the shared parameter is not read at element 0");
+    cr_assert(strstr(src.data, "cs_rollout_steps_short"), "a rollout reading only shared parameters is padded");
+    cs_text_free(&src);
+    const int64_t sizes[] = {300, 3};
+    for (int z = 0; z < 2; z++) {
+        lanes_buf ref;
+        expect_cpu_as_interp(p, sizes[z], fill_drift, 1, &ref, z ? "3 lanes" : "300 lanes");
+        for (int64_t i = 0; i < sizes[z]; i++) {
+            cr_assert_eq(((float *)ref.carried[0])[i], 0.75f, "lane %lld", (long long)i);
+            cr_assert_eq(((float *)ref.carried[1])[i], 0.1875f, "lane %lld", (long long)i);
+        }
+        lanes_free(&ref);
+    }
+    cs_program_free(p);
+}
+
+/* Records (cs_program.record): what a rollout writes at every step into the
+ * caller's rows, [step][lane]. CartPole records a state read in place (x),
+ * the policy's action (an int), a constant (the reward), the termination
+ * and the next state's angle (over the action: bound to the policy). The C
+ * dialect, under every fusion mode and unroll, for 300 lanes and for 3 (a
+ * padded short block), and launch by launch, writes what the interpreter
+ * writes, to the bit; the rows past the rollout's stay untouched. */
+enum { REC_X, REC_ACTION, REC_REWARD, REC_TERMINATED, REC_THETA_NEXT, N_REC };
+
+static cs_program *recording_cartpole(void)
+{
+    cs_program *p = cartpole(CS_F64);
+    cs_graph *g = p->graph;
+    cr_assert_eq(cs_program_add_record(p, "x", cs_leaf(g, CS_OP_CARRIED, CS_F64, 0)), REC_X);
+    cr_assert_eq(cs_program_add_record(p, "action", cs_leaf(g, CS_OP_INPUT, CS_I32, 0)), REC_ACTION);
+    cr_assert_eq(cs_program_add_record(p, "reward", p->reward), REC_REWARD);
+    cr_assert_eq(cs_program_add_record(p, "terminated", p->terminated), REC_TERMINATED);
+    cr_assert_eq(cs_program_add_record(p, "theta_next", p->next[2]), REC_THETA_NEXT);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+typedef struct {
+    void *rows[N_REC];
+    void *ptrs[N_REC];
+    size_t size;          /* elements per record, a row more than the steps */
+} records_buf;
+
+static void records_init(records_buf *r, lanes_buf *b, long long steps)
+{
+    r->size = (size_t)((steps + 1) * b->n);
+    for (int k = 0; k < N_REC; k++) {
+        r->rows[k] = malloc(r->size * 4);
+        memset(r->rows[k], 0x7f, r->size * 4);   /* a pattern no record takes */
+        r->ptrs[k] = r->rows[k];
+    }
+    b->l.record = r->ptrs;
+    b->l.record_t0 = 0;
+}
+
+static void records_free(records_buf *r)
+{
+    for (int k = 0; k < N_REC; k++)
+        free(r->rows[k]);
+}
+
+static void records_same(const records_buf *a, const records_buf *b, const char *what)
+{
+    for (int k = 0; k < N_REC; k++)
+        cr_assert_eq(memcmp(a->rows[k], b->rows[k], a->size * 4), 0, "%s: record %d differs", what, k);
+}
+
+Test(backend, records_are_the_interpreters_in_every_schedule)
+{
+    cs_program *p = recording_cartpole();
+    const int64_t sizes[] = {300, 3};
+    const long long steps = 40;
+    for (int z = 0; z < 2; z++) {
+        int64_t n = sizes[z];
+        lanes_buf ref;
+        records_buf rref;
+        lanes_init(&ref, n, sizeof(double));
+        records_init(&rref, &ref, steps);
+        rollout_interp(p, &ref, steps);
+        /* the interpreter's own rows are what CartPole does */
+        const int *action = rref.rows[REC_ACTION];
+        const float *reward = rref.rows[REC_REWARD], *x = rref.rows[REC_X];
+        const int *term = rref.rows[REC_TERMINATED];
+        long long ends = 0;
+        for (long long i = 0; i < steps * n; i++) {
+            cr_assert(action[i] == 0 || action[i] == 1);
+            cr_assert_eq(reward[i], 1.0f);
+            cr_assert_leq(fabsf(x[i]), 2.4f);
+            ends += term[i];
+        }
+        long long episodes = 0;
+        for (int64_t i = 0; i < n; i++)
+            episodes += ref.segments[i];
+        cr_assert_eq(ends, episodes, "a termination recorded per episode finished (no truncation in 40 steps)");
+        const unsigned char *tail = (const unsigned char *)rref.rows[REC_X] + (size_t)(steps * n) * 4;
+        for (int64_t i = 0; i < 4 * n; i++)
+            cr_assert_eq(tail[i], 0x7f, "a row past the rollout's was written");
+
+        const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES, CS_FUSION_NONE};
+        const int unrolls[] = {1, 7};
+        for (int a = 0; a < 3; a++)
+            for (int u = 0; u < 2; u++) {
+                lanes_buf got;
+                records_buf rgot;
+                lanes_init(&got, n, sizeof(double));
+                records_init(&rgot, &got, steps);
+                rollout_cpu(p, fusions[a], unrolls[u], &got, steps);
+                char what[64];
+                snprintf(what, sizeof what, "%lld lanes, %s unroll %d", (long long)n, cs_fusion_name(fusions[a]),
+                         unrolls[u]);
+                assert_same(&ref, &got, sizeof(double), what);
+                records_same(&rref, &rgot, what);
+                records_free(&rgot);
+                lanes_free(&got);
+            }
+        records_free(&rref);
+        lanes_free(&ref);
+    }
+    cs_program_free(p);
+}
+
+/* Records of a rollout split in calls (launches of `unroll` steps, as the
+ * runtime makes them) go to the rows of their global steps: row t - t0. */
+Test(backend, records_of_a_split_rollout_land_in_their_rows)
+{
+    cs_program *p = recording_cartpole();
+    lanes_buf ref, got;
+    records_buf rref, rgot;
+    lanes_init(&ref, 300, sizeof(double));
+    lanes_init(&got, 300, sizeof(double));
+    records_init(&rref, &ref, 30);
+    records_init(&rgot, &got, 30);
+    rollout_interp(p, &ref, 30);
+    cs_cpu_kernel k;
+    compile_c(p, CS_FUSION_FULL, 1, &k, NULL);
+    got.l.t = 0;
+    k.restart(&got.l);
+    for (long long t = 0; t < 30; t += 10) {
+        cs_lanes part = got.l;
+        part.t = t;
+        part.steps = 10;
+        k.rollout(&part);
+    }
+    cs_cpu_unload(&k);
+    assert_same(&ref, &got, sizeof(double), "three calls");
+    records_same(&rref, &rgot, "three calls");
+    records_free(&rref);
+    records_free(&rgot);
+    lanes_free(&ref);
+    lanes_free(&got);
+    cs_program_free(p);
+}

@@ -214,8 +214,8 @@ Test(compile, the_driver_stops_after_each_stage)
 
 static cs_status bind_agent(cs_program *p, void *ctx, char *err, size_t err_size)
 {
-    unsigned first, n;
-    return cs_agent_build(p, ctx, &first, &n, err, err_size);
+    cs_agent_weights w;
+    return cs_agent_build(p, ctx, &w, err, err_size);
 }
 
 /* cs_dump is the driver stopped after a pass and the partition: its text is

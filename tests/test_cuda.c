@@ -1084,6 +1084,37 @@ Test(cuda_nvrtc, compiles_every_environment_policy_schedule_and_arch)
     cs_nvrtc_close(nv);
 }
 
+/* The actor-critic policy (shared weights, records, sampling) in the CUDA
+ * dialect: NVRTC compiles it for every fusion mode and both dtypes. */
+Test(cuda_nvrtc, compiles_the_actor_critic_policy)
+{
+    dialect_or_skip();
+    cs_nvrtc *nv = nvrtc_or_skip();
+    const char *const envs[] = {"cartpole", "pendulum"};
+    const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES};
+    for (int e = 0; e < 2; e++)
+        for (int f = 0; f < 2; f++)
+            for (int d = 0; d < 2; d++) {
+                cs_config cfg;
+                cs_config_init(&cfg);
+                cfg.env = envs[e];
+                cfg.policy = "ppo:mlp:4";
+                cfg.fusion = fusions[f];
+                cfg.dtype = d ? CS_DTYPE_F64 : CS_DTYPE_F32;
+                char *text = NULL, error[8192];
+                cr_assert_eq(cs_dump(&cfg, NULL, "cuda", &text, error, sizeof error), CS_OK, "%s", error);
+                cr_assert(strstr(text, "L.record[") && strstr(text, "L.params[0])[0]"), "%s: no records or shared weights",
+                          envs[e]);
+                cs_cache cache = {.dir = ""};
+                cs_cubin bin;
+                cr_assert_eq(cs_cuda_compile(nv, text, 90, !d, &cache, &bin, error, sizeof error), 0, "%s %s %s: %s",
+                             envs[e], cs_fusion_name(fusions[f]), d ? "f64" : "f32", error);
+                cs_cubin_free(&bin);
+                free(text);
+            }
+    cs_nvrtc_close(nv);
+}
+
 Test(cuda_nvrtc, cubin_dump_needs_no_gpu)
 {
     dialect_or_skip();
@@ -1112,7 +1143,10 @@ typedef struct {
     size_t rs;
     void **carried, **params, **inputs;
     int *segstep;
+    const cs_program *p;
     float *obs, *final_obs;
+    long long *obs_int, *final_obs_int;
+    double *info, *final_info;
     double *reward, *seg_return, *return_sum;
     unsigned char *terminated, *truncated, *pending;
     long long *segments, *nonfinite;
@@ -1123,6 +1157,7 @@ static void bufs_init(bufs *b, const cs_program *p, long long n, unsigned long l
 {
     memset(b, 0, sizeof *b);
     b->n = n;
+    b->p = p;
     b->nc = p->n_carried;
     b->np = p->n_params;
     b->no = p->n_obs;
@@ -1132,7 +1167,7 @@ static void bufs_init(bufs *b, const cs_program *p, long long n, unsigned long l
     b->params = calloc(b->np + 1, sizeof(void *));
     b->inputs = calloc(b->ni + 1, sizeof(void *));
     for (unsigned k = 0; k < b->nc; k++)
-        b->carried[k] = calloc((size_t)n, b->rs);
+        b->carried[k] = calloc((size_t)n, lanes_slot_size(p, k));
     for (unsigned k = 0; k < b->np; k++)
         b->params[k] = calloc((size_t)n, b->rs);
     for (unsigned k = 0; k < b->ni; k++)
@@ -1141,6 +1176,11 @@ static void bufs_init(bufs *b, const cs_program *p, long long n, unsigned long l
     b->segstep = calloc((size_t)n, sizeof(int));
     b->obs = calloc((size_t)n * no, sizeof(float));
     b->final_obs = calloc((size_t)n * no, sizeof(float));
+    size_t noi = p->n_obs_int ? p->n_obs_int : 1, nin = p->n_info ? p->n_info : 1;
+    b->obs_int = calloc((size_t)n * noi, sizeof(long long));
+    b->final_obs_int = calloc((size_t)n * noi, sizeof(long long));
+    b->info = calloc((size_t)n * nin, sizeof(double));
+    b->final_info = calloc((size_t)n * nin, sizeof(double));
     b->reward = calloc((size_t)n, sizeof(double));
     b->seg_return = calloc((size_t)n, sizeof(double));
     b->return_sum = calloc((size_t)n, sizeof(double));
@@ -1151,7 +1191,8 @@ static void bufs_init(bufs *b, const cs_program *p, long long n, unsigned long l
     b->nonfinite = calloc((size_t)n, sizeof(long long));
     b->l = (cs_lanes){.begin = 0, .end = n, .seed = seed, .stride = n, .carried = b->carried, .params = b->params,
                       .segstep = b->segstep, .inputs = b->inputs, .obs = b->obs, .final_obs = b->final_obs,
-                      .reward = b->reward, .terminated = b->terminated, .truncated = b->truncated,
+                      .obs_int = b->obs_int, .final_obs_int = b->final_obs_int, .info = b->info,
+                      .final_info = b->final_info, .reward = b->reward, .terminated = b->terminated, .truncated = b->truncated,
                       .pending = b->pending, .seg_return = b->seg_return, .segments = b->segments,
                       .return_sum = b->return_sum, .nonfinite = b->nonfinite};
 }
@@ -1170,6 +1211,10 @@ static void bufs_free(bufs *b)
     free(b->segstep);
     free(b->obs);
     free(b->final_obs);
+    free(b->obs_int);
+    free(b->final_obs_int);
+    free(b->info);
+    free(b->final_info);
     free(b->reward);
     free(b->seg_return);
     free(b->return_sum);
@@ -1184,9 +1229,9 @@ static void bufs_free(bufs *b)
 static void bufs_compare(const bufs *a, const bufs *b, double tol, const char *what)
 {
     for (unsigned k = 0; k < a->nc; k++) {
-        if (tol == 0) {
-            cr_assert_eq(memcmp(a->carried[k], b->carried[k], (size_t)a->n * a->rs), 0, "%s: state %u differs", what,
-                         k);
+        size_t z = lanes_slot_size(a->p, k);
+        if (tol == 0 || z != a->rs) {   /* ints and bools exactly, always */
+            cr_assert_eq(memcmp(a->carried[k], b->carried[k], (size_t)a->n * z), 0, "%s: state %u differs", what, k);
             continue;
         }
         for (long long i = 0; i < a->n; i++) {
@@ -1199,6 +1244,8 @@ static void bufs_compare(const bufs *a, const bufs *b, double tol, const char *w
     for (unsigned k = 0; k < a->np; k++)
         for (long long i = 0; i < a->n && tol == 0; i++)
             cr_assert_eq(memcmp(a->params[k], b->params[k], (size_t)a->n * a->rs), 0, "%s: param %u differs", what, k);
+    cr_assert_eq(memcmp(a->obs_int, b->obs_int, (size_t)a->n * a->p->n_obs_int * sizeof(long long)), 0,
+                 "%s: discrete observations differ", what);
     cr_assert_eq(memcmp(a->segstep, b->segstep, (size_t)a->n * sizeof(int)), 0, "%s: episode steps differ", what);
     cr_assert_eq(memcmp(a->segments, b->segments, (size_t)a->n * sizeof(long long)), 0, "%s: episodes differ", what);
     cr_assert_eq(memcmp(a->nonfinite, b->nonfinite, (size_t)a->n * sizeof(long long)), 0, "%s: nonfinite differ",
@@ -1348,6 +1395,110 @@ Test(cuda_host, f32_rollouts_equal_the_cpu_backend_bit_for_bit)
 }
 
 /* The step entry, both auto-reset conventions, against the cpu's step. */
+/* Records and shared parameters (jit/program.h) in the CUDA dialect: a
+ * CartPole that records an observation, its action, the reward, the next
+ * state's angle and a value of a shared parameter writes, through the shim,
+ * the rows and state the cpu backend writes, in every launch schedule. The
+ * shared parameter's other elements hold NaN: only element 0 may be read. */
+enum { SREC_OBS, SREC_ACTION, SREC_REWARD, SREC_ANGLE, SREC_SCALED, N_SREC };
+
+static cs_program *recording_program(cs_type real, cs_fusion pol)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/envs/cartpole.env", root());
+    size_t len;
+    char *src = read_text(path, &len);
+    cs_program *p = NULL;
+    char err[1024];
+    cr_assert_eq(cs_parse(src, len, path, real, NULL, 0, &p, err, sizeof err), 0, "%s", err);
+    free(src);
+    cs_graph *g = p->graph;
+    int scale = cs_program_add_shared_param(p, "scale", real);
+    cr_assert_geq(scale, 0);
+    cs_node scaled = cs_binary(g, CS_OP_MUL, p->obs_items[1].node, cs_leaf(g, CS_OP_PARAM, real, scale));
+    cr_assert_eq(cs_program_add_record(p, "obs0", p->obs_items[0].node), SREC_OBS);
+    cr_assert_eq(cs_program_add_record(p, "action", cs_leaf(g, CS_OP_INPUT, CS_I32, 0)), SREC_ACTION);
+    cr_assert_eq(cs_program_add_record(p, "reward", p->reward), SREC_REWARD);
+    cr_assert_eq(cs_program_add_record(p, "angle", p->obs_items[2].next), SREC_ANGLE);
+    cr_assert_eq(cs_program_add_record(p, "scaled", scaled), SREC_SCALED);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    cr_assert_eq(cs_optimize(p, pol, NULL, err, sizeof err), 0, "%s", err);
+    return p;
+}
+
+typedef struct {
+    void *rows[N_SREC];
+    size_t size;
+} srecords;
+
+static void srecords_init(srecords *r, bufs *b, long long steps)
+{
+    r->size = (size_t)(steps * b->n);
+    for (int k = 0; k < N_SREC; k++)
+        r->rows[k] = calloc(r->size, 4);
+    b->l.record = r->rows;
+    b->l.record_t0 = 0;
+    for (long long i = 0; i < b->n; i++) {   /* the shared scale is 0.5 at element 0 */
+        double v = i ? NAN : 0.5;
+        if (b->rs == 4)
+            ((float *)b->params[0])[i] = (float)v;
+        else
+            ((double *)b->params[0])[i] = v;
+    }
+}
+
+static void srecords_free(srecords *r)
+{
+    for (int k = 0; k < N_SREC; k++)
+        free(r->rows[k]);
+}
+
+Test(cuda_host, records_and_shared_parameters_as_the_cpu_backend)
+{
+    dialect_or_skip();
+    const cs_type reals[] = {CS_F64, CS_F32};
+    const long long n = 300, steps = 45;
+    for (int t = 0; t < 2; t++) {
+        cs_program *ref_prog = recording_program(reals[t], CS_FUSION_FULL);
+        bufs ref;
+        srecords rref;
+        bufs_init(&ref, ref_prog, n, 77);
+        srecords_init(&rref, &ref, steps);
+        cpu_rollout(ref_prog, &ref, steps);
+        const float *scaled = rref.rows[SREC_SCALED];
+        for (long long i = 0; i < steps * n; i++)
+            cr_assert(!isnan(scaled[i]), "row %lld read a lane's own element of the shared parameter", i);
+        struct {
+            cs_fusion pol;
+            int unroll;
+            run_kind kind;
+        } runs[] = {{CS_FUSION_FULL, 1, RUN_PERSISTENT}, {CS_FUSION_FULL, 4, RUN_CHUNKED},
+                    {CS_FUSION_RULES, 1, RUN_PER_STEP}, {CS_FUSION_NONE, 1, RUN_PER_STEP}};
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            cs_program *p = r == 0 ? ref_prog : recording_program(reals[t], runs[r].pol);
+            bufs got;
+            srecords rgot;
+            bufs_init(&got, p, n, 77);
+            srecords_init(&rgot, &got, steps);
+            shim_rollout(p, runs[r].pol, runs[r].unroll, runs[r].kind, &got, steps, 3, 32);
+            char what[128];
+            snprintf(what, sizeof what, "%s, %s unroll %d", reals[t] == CS_F32 ? "f32" : "f64",
+                     cs_fusion_name(runs[r].pol), runs[r].unroll);
+            bufs_compare(&ref, &got, 0, what);
+            for (int k = 0; k < N_SREC; k++)
+                cr_assert_eq(memcmp(rref.rows[k], rgot.rows[k], rref.size * 4), 0, "%s: record %d differs", what, k);
+            srecords_free(&rgot);
+            bufs_free(&got);
+            if (p != ref_prog)
+                cs_program_free(p);
+        }
+        srecords_free(&rref);
+        bufs_free(&ref);
+        cs_program_free(ref_prog);
+    }
+}
+
 Test(cuda_host, f64_steps_equal_the_cpu_backend)
 {
     dialect_or_skip();
@@ -1870,6 +2021,30 @@ Test(cuda_fake, a_spilling_kernel_is_rebuilt_at_a_lower_unroll)
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
+    check_clean();
+}
+
+/* A recording policy ("ppo:", records and shared weights) on a device: the
+ * device runtime keeps no record buffers yet, so cuda is refused with the
+ * reason and auto runs it on the cpu without trying the device. */
+Test(cuda_fake, a_recording_policy_runs_on_the_cpu)
+{
+    use_fake_driver();
+    cs_config cfg;
+    base_cfg(&cfg, "cartpole", CS_BACKEND_CUDA, CS_FUSION_FULL, 1, 16);
+    cfg.policy = "ppo:mlp:4";
+    cs_env *env;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_UNAVAILABLE);
+    cr_assert(strstr(cs_env_error(env), "records its rollouts") && strstr(cs_env_error(env), "cpu backend"), "%s",
+              cs_env_error(env));
+    cs_env_close(env);
+    cfg.backend = CS_BACKEND_AUTO;
+    env = open_cfg(&cfg);
+    cs_env_info info;
+    cs_env_get_info(env, &info);
+    cr_assert_eq(info.backend, CS_BACKEND_CPU);
+    cr_assert_str_eq(info.notice, "");
+    cs_env_close(env);
     check_clean();
 }
 

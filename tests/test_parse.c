@@ -1169,7 +1169,7 @@ Test(stress, random_garbage)
     size_t cart_len;
     char *cart = root_file("envs/cartpole.env", &cart_len);
     uint64_t state = 0x9e3779b97f4a7c15ull;
-    char buf[2048];
+    char buf[8192];   /* cartpole.env with its draw block, and room for edits */
     unsigned parsed = 0;
     for (int k = 0; k < 10000; k++) {
         size_t len = 0;

@@ -11,7 +11,7 @@ import gymnasium
 
 from ._native import CartsimError, lib as _lib, text as _text
 from .batch import Batch
-from .training import Policy, TrainResult, evaluate, load_policy, policy_batch, save_policy, train
+from .training import Policy, TrainResult, evaluate, load_policy, policy_batch, save_policy, train, train_settings
 from .batch import check_keywords as _check_keywords
 from .vector_env import GYMNASIUM_IDS, SINGLE_KEYWORDS as _SINGLE_KEYWORDS, VECTOR_KEYWORDS as _VECTOR_KEYWORDS
 from .vector_env import Env, VectorEnv
@@ -42,4 +42,4 @@ def _register():
 _register()
 
 __all__ = ["Batch", "CartsimError", "Env", "GYMNASIUM_IDS", "Policy", "TrainResult", "VectorEnv", "evaluate",
-           "load_policy", "make", "make_vec", "policy_batch", "save_policy", "train"]
+           "load_policy", "make", "make_vec", "policy_batch", "save_policy", "train", "train_settings"]

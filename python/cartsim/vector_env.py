@@ -9,7 +9,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import structure
 from .batch import Batch, check_keywords
-from .frames import Renderer
+from .frames import CartsimError, Renderer
 
 # Gymnasium's ids of the environments cartsim ships, and their names in envs/.
 GYMNASIUM_IDS = {
@@ -41,15 +41,24 @@ def _gymnasium_reference(batch):
     return reference if same else None
 
 
+def _picture_fps(batch):
+    """The frame rate the environment's draw block declares, or None when it has none."""
+    try:
+        return Renderer(batch).fps
+    except CartsimError:
+        return None
+
+
 def single_spaces(batch):
     """(observation space, action space, metadata) of one environment of the batch."""
     reference = _gymnasium_reference(batch)
     if reference is not None:
         observation_space = reference.observation_space
-        metadata = {"render_modes": ["rgb_array"], "render_fps": reference.metadata.get("render_fps", 30)}
+        fps = reference.metadata.get("render_fps", 30)
     else:
         observation_space = structure.observation_space(batch.obs_items, batch.obs_dim)
-        metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
+        fps = 30
+    metadata = {"render_modes": ["rgb_array"], "render_fps": _picture_fps(batch) or fps}
     if batch.discrete:
         action_space = gymnasium.spaces.Discrete(batch.n_actions)
     else:

@@ -5,8 +5,11 @@
  * with overrides of the first params it declares (a value of 0, the classic
  * division by zero, and a range), and whatever parses goes on through the
  * random policy, the passes, the partitioner, both emitter dialects and a
- * short run of the interpreter on a few lanes: a source that parses must
- * compile and run without a sanitizer report. */
+ * short run of the interpreter on a few lanes, and its picture (a draw
+ * block) is drawn for lanes holding 0, NaN, infinity and 1e30, scaled down
+ * and at full size: a source that parses must compile, run and draw
+ * without a sanitizer report. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 #include "agents.h"
 #include "jit.h"
+#include "render/render.h"
 
 #define LANES 3
 #define STEPS 8
@@ -94,6 +98,51 @@ static void run_interp(const cs_program *p)
     free(nonfinite);
 }
 
+/* The picture of lanes holding odd values, into a small frame: the whole
+ * canvas scaled down, then a window of it at full size. */
+static void draw_picture(const cs_program *p)
+{
+    render_picture *pic;
+    char err[512];
+    if (!p->canvas_width || cs_graph_count(p->graph) > INTERP_NODES_MAX ||
+        render_picture_new(p, &pic, err, sizeof err) != CS_OK)
+        return;
+    enum { W = 64, H = 48, DRAWN = 4 };
+    const double values[DRAWN] = {0, NAN, INFINITY, 1e30};
+    unsigned nc = p->n_carried, np = p->n_params;
+    void **carried = calloc(nc + 1, sizeof *carried), **params = calloc(np + 1, sizeof *params);
+    for (unsigned k = 0; k < nc; k++)
+        carried[k] = calloc(DRAWN, sizeof(double));
+    for (unsigned k = 0; k < np; k++)
+        params[k] = calloc(DRAWN, sizeof(double));
+    for (unsigned k = 0; k < nc + np; k++)
+        for (int i = 0; i < DRAWN; i++) {
+            void *a = k < nc ? carried[k] : params[k - nc];
+            if (p->real == CS_F32)
+                ((float *)a)[i] = (float)values[i];
+            else
+                ((double *)a)[i] = values[i];
+        }
+    cs_lanes l = {.begin = 0, .end = DRAWN, .stride = DRAWN, .carried = carried, .params = params};
+    static uint8_t rgb[W * H * 3];
+    for (int i = 0; i < DRAWN; i++) {
+        render_canvas c;
+        render_canvas_init(&c, rgb, W * 3, (render_rect){0, 0, W, H}, 0, 0, (double)W / p->canvas_width,
+                           p->canvas_height);
+        render_picture_draw(pic, &c, &l, i);
+        render_canvas_init(&c, rgb, W * 3, (render_rect){0, 0, W, H}, -p->canvas_width / 2.0,
+                           -p->canvas_height / 2.0, 1, p->canvas_height);
+        render_picture_draw(pic, &c, &l, i);
+    }
+    for (unsigned k = 0; k < nc; k++)
+        free(carried[k]);
+    for (unsigned k = 0; k < np; k++)
+        free(params[k]);
+    free(carried);
+    free(params);
+    render_picture_free(pic);
+}
+
 /* What the runtime does with a parsed program, minus the C compiler. */
 static void compile_and_run(cs_program *p)
 {
@@ -117,6 +166,7 @@ static void compile_and_run(cs_program *p)
         cs_plan_free(&plan);
     }
     run_interp(p);
+    draw_picture(p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
