@@ -229,7 +229,7 @@ Test(draw, errors_name_their_place)
                "t.env:11:17: the canvas's height must be an integer from 1 to 4096, got 4097");
     draw_fails("draw {\n    canvas(x, 4)\n}",
                "t.env:11:12: the canvas's width must be a compile-time number: not a compile-time number (only "
-               "numbers, pi, params, consts, + - * / % and math functions can be used here)");
+               "numbers, pi, params, consts, + - * / // % and math functions can be used here)");
     draw_fails("draw {\n    canvas(6, 4)\n    fps(0.5)\n}", "t.env:12:9: fps must be an integer from 1 to 1000, got 0.5");
     draw_fails("draw {\n    canvas(6, 4)\n    view(1, 1, 0)\n}", "t.env:12:10: view's x_min must be below its x_max, got 1 and 1");
     draw_fails("draw {\n    canvas(6, 4)\n    circle(1, 2, 3)\n}",
@@ -254,7 +254,7 @@ Test(draw, errors_name_their_place)
     draw_fails("draw {\n    canvas(6, 4)\n    curve(point, 0, 1, 1, 0)\n}",
                "t.env:12:24: the points of a curve must be an integer from 2 to 4096, got 1");
     draw_fails("draw {\n    canvas(6, 4)\n    curve(point, stack(0, 1), 1, 3, 0)\n}",
-               "t.env:12:18: the from of 'curve' must be one number, got a vector of 2");
+               "t.env:12:18: the from of 'curve' must be one number, got int[2]");
     draw_fails("draw {\n    canvas(6, 4)\n    grid(0, 0, 1, 1, x)\n}",
                "t.env:12:5: 'grid' colours a cell for each element of an array, and the language has no arrays yet");
     draw_fails("draw {\n    canvas(6, 4)\n    blob(1)\n}",
@@ -309,11 +309,14 @@ static char *zeros(unsigned n)
 
 Test(draw, limits_and_their_errors)
 {
-    /* shapes: 40000 circles twice is past 65536 */
-    char *v = zeros(40000), *text = malloc(strlen(v) * 2 + 200);
+    /* shapes: 17 statements of 4096 circles (an array's most) is past 65536 */
+    char *v = zeros(4096), *text = malloc(strlen(v) + 17 * 32 + 200);
     cr_assert(text);
-    sprintf(text, "draw {\n    canvas(6, 4)\n    c = %s\n    circle(c, 0, 1, 0)\n    circle(c, 0, 1, 0)\n}", v);
-    draw_fails(text, "t.env:14:5: too many shapes in the draw block (at most 65536)");
+    sprintf(text, "draw {\n    canvas(6, 4)\n    c = %s\n", v);
+    for (int k = 0; k < 17; k++)
+        strcat(text, "    circle(c, 0, 1, 0)\n");
+    strcat(text, "}");
+    draw_fails(text, "t.env:29:5: too many shapes in the draw block (at most 65536)");
     free(v);
     /* a text's strings */
     char long_string[300];
