@@ -16,6 +16,7 @@
 #ifndef CS_CLI_H
 #define CS_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,10 +39,12 @@ typedef enum {
 #define OPTION(id, flag, metavar, section, key, note, help) OPT_##id,
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
     OPT_COUNT
 } cli_opt_id;
 
@@ -105,10 +108,12 @@ void cli_print_help(const cli_command *cmd);
 void cli_defaults(const cli_command *cmd, cli_args *a);
 void cli_print_overview(void);
 bool cli_stdout_write(const char *data, size_t len);   /* false after reporting an error */
-/* The cpu backend unusable (no C compiler), the default backend fell back to
- * the interpreter, ~100x slower: said on stderr every time, "cartsim: note:
- * ...", whatever the output format. */
-void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice);
+/* What an opened environment makes worth saying on stderr ("cartsim: note:
+ * ...", once, by rank 0, whatever the output format): the default backend
+ * fell back to the interpreter, ~100x slower (the cpu backend unusable: no C
+ * compiler), and settings asked for that have no effect on what ran
+ * (--math fast with f32, --block off the GPU). */
+void cli_open_notices(const cs_config *cfg, cs_backend got, cs_dtype dtype, const char *notice);
 void cli_env_notice(const cs_config *cfg, cs_env *env);
 /* Sets an option from a configuration file's value (NULL for a switch):
  * errors read "ORIGIN: KEY: ...", ORIGIN being "FILE:LINE". */
@@ -162,12 +167,19 @@ void cli_json_config(cli_buf *b, const cs_config *cfg);
  * built, or the write failed). */
 int cli_buf_print(const cli_buf *b);
 
+/* stop.c: the signal (SIGINT, SIGTERM) that asked the program to stop, or 0;
+ * main() catches them for every subcommand and gives cs_config.interrupt
+ * this flag. */
+extern volatile sig_atomic_t cli_stop_signal;
+void cli_catch_stop_signals(void);
+
 /* dist.c: the program over several processes (mpirun -n K); one process
  * without MPI. start: 0 or the exit status; end: the job's exit status. */
 int cli_dist_start(int *argc, char ***argv);
 int cli_dist_end(int status);
 int cli_dist_rank(void);
 int cli_dist_local_rank(void);   /* among the ranks on this node */
+int cli_dist_local_ranks(void);  /* the ranks on this node (1 without MPI) */
 int cli_dist_ranks(void);
 /* Holds a message back until the ranks agree who prints it; false: print it now. */
 bool cli_dist_hold(const char *line);

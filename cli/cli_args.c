@@ -23,10 +23,12 @@ static const cli_flag program_flags[OPT_COUNT] = {
 #define OPTION(id, flag, metavar, section, key, note, help) [OPT_##id] = {flag, metavar, note, help, OPT_##id, NULL},
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
 };
 
 typedef struct {
@@ -37,10 +39,28 @@ static const cli_range ranges[OPT_COUNT] = {
 #define OPTION(id, flag, metavar, section, key, note, help)
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi) [OPT_##id] = {lo, hi},
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
+};
+
+/* An option's metavar and help in one subcommand's --help (FOR rows). */
+static const struct {
+    cli_opt_id id;
+    const char *commands, *metavar, *help;
+} spellings[] = {
+#define OPTION(id, flag, metavar, section, key, note, help)
+#define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help) {OPT_##id, commands, metavar, help},
+#include "cli_options.def"
+#undef OPTION
+#undef KEY
+#undef RANGE
+#undef FOR
 };
 
 /* The flags, built once from the library's table and the program's: the
@@ -199,6 +219,10 @@ int cli_status_exit(cs_status s)
 
 int cli_lib_error(cs_status s, const char *message)
 {
+    /* Stopped by the program's own Ctrl-C (a compile, training between
+     * generations): exit status 128 + the signal, the library's words. */
+    if (s == CS_ERR_INTERRUPTED && cli_stop_signal)
+        return cli_error(128 + cli_stop_signal, "%s", message && *message ? message : "interrupted");
     if (!message || !*message)
         message = cs_status_string(s);
     if (!message)
@@ -232,17 +256,25 @@ int cli_buf_print(const cli_buf *b)
     return cli_stdout_write(b->data, b->len) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
-void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice)
+void cli_open_notices(const cs_config *cfg, cs_backend got, cs_dtype dtype, const char *notice)
 {
-    if (asked == CS_BACKEND_AUTO && got == CS_BACKEND_INTERP && cli_dist_rank() == 0)
+    if (cli_dist_rank() != 0)
+        return;
+    if (cfg->backend == CS_BACKEND_AUTO && got == CS_BACKEND_INTERP)
         fprintf(stderr, "cartsim: note: %s\n", notice && *notice ? notice : "running the interpreter");
+    if (cfg->math == CS_MATH_FAST && dtype == CS_DTYPE_F32)
+        fprintf(stderr, "cartsim: note: --math fast has no effect with --dtype f32: f32 computes with cartsim's "
+                        "own vectorized functions in either mode (it changes f64's)\n");
+    if (cfg->block > 0 && got != CS_BACKEND_CUDA)
+        fprintf(stderr, "cartsim: note: --block has no effect on the %s backend: it sets the threads per block "
+                        "of a CUDA launch\n", cs_backend_name(got));
 }
 
 void cli_env_notice(const cs_config *cfg, cs_env *env)
 {
     cs_env_info info;
     if (env && cs_env_get_info(env, &info) == CS_OK)
-        cli_fallback_notice(cfg->backend, info.backend, info.notice);
+        cli_open_notices(cfg, info.backend, info.dtype, info.notice);
 }
 
 /* ---- values ---- */
@@ -573,13 +605,26 @@ static void default_text(const cli_args *d, const cli_flag *f, char *out, size_t
         snprintf(out, size, " (default%s%s)", note[0] == ':' ? "" : " ", note);
 }
 
+/* f as cmd's --help shows it: its own metavar and help where a FOR row says. */
+static cli_flag spelled_for(const cli_command *cmd, const cli_flag *f)
+{
+    cli_flag out = *f;
+    for (size_t k = 0; k < sizeof spellings / sizeof spellings[0]; k++)
+        if ((int)spellings[k].id == f->id && in_words(spellings[k].commands, cmd->name)) {
+            out.metavar = spellings[k].metavar;
+            out.help = spellings[k].help;
+        }
+    return out;
+}
+
 static void print_options(const cli_command *cmd)
 {
     cli_args d;
     cli_defaults(cmd, &d);
     build_table();
     for (int k = 0; k < table.n_flags; k++) {
-        const cli_flag *f = &table.flags[k];
+        cli_flag spelled = spelled_for(cmd, &table.flags[k]);
+        const cli_flag *f = &spelled;
         if (!cli_takes(cmd, f->id))
             continue;
         char dflt[320];

@@ -28,10 +28,12 @@ static const config_key program_keys[] = {
 #define OPTION(id, flag, metavar, section, key, note, help) {OPT_##id, section, key, NULL},
 #define KEY(id, section, key, commands) {OPT_##id, section, key, commands},
 #define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
 };
 #define N_PROGRAM_KEYS (sizeof program_keys / sizeof program_keys[0])
 

@@ -116,7 +116,7 @@ int cli_train(cli_args *a)
     cs_status st = cs_train(&a->cfg, &tc, &r, err, sizeof err);
     if (st != CS_OK)
         return cli_lib_error(st, err);
-    cli_fallback_notice(a->cfg.backend, r.backend, r.notice);
+    cli_open_notices(&a->cfg, r.backend, a->cfg.dtype, r.notice);
     /* Every rank takes part before any of them can stop: the whole job's total. */
     int64_t env_steps = r.env_steps;
     cli_dist_sum(&env_steps, 1);
@@ -144,9 +144,10 @@ int cli_train(cli_args *a)
             cli_buf_printf(&b, "done: no target; the policy's mean return over %" PRId64 " fresh episodes is %.2f",
                            a->episodes, r.eval_return);
         else
-            cli_buf_printf(&b, "%s: mean return %.2f over %" PRId64 " fresh episodes (target %g) after %" PRId64
+            cli_buf_printf(&b, "%s: mean return %.2f over %" PRId64 " fresh episodes (target %s) after %" PRId64
                                " generations",
-                           r.solved ? "solved" : "not solved", r.eval_return, a->episodes, r.target, r.generations);
+                           r.solved ? "solved" : "not solved", r.eval_return, a->episodes,
+                           cs_shortest(r.target, (char[CS_REPR_MAX]){0}), r.generations);
         cli_buf_printf(&b, ", %" PRId64 " env-steps, %.2f s (compile %.2f s)\n", r.env_steps, r.elapsed_ms / 1e3,
                        r.compile_ms / 1e3);
         if (cli_dist_ranks() > 1) {

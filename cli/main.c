@@ -4,6 +4,7 @@
  * themselves) and its function in its own cli_*.c. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -122,10 +123,11 @@ const cli_command cli_commands[] = {
         .name = "eval",
         .distributed = true,
         .summary = "score a policy on fresh episodes: mean, std, min and max return",
-        .usage = "--policy FILE|NAME [flags]",
+        .usage = "[--policy FILE|NAME] [flags]",
         .details = "Runs --episodes whole episodes from resets seeded --seed (then --seed + 1, ...\n"
                    "when there are more episodes than environments at once), with the policy\n"
-                   "fused into the step kernel.\n",
+                   "fused into the step kernel. Without --policy the actions are random: the\n"
+                   "baseline a trained policy should beat.\n",
         .options = CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_JSON),
         .settings = true,
         .without = " envs autoreset strict ",
@@ -138,7 +140,8 @@ const cli_command cli_commands[] = {
         .summary = "list, size or clear the kernel cache",
         .usage = "[list|size|clear]",
         .details = "The compiled kernels in $XDG_CACHE_HOME/cartsim (else ~/.cache/cartsim), least\n"
-                   "recently used first: last use, bytes (the object and its record), name. The\n"
+                   "recently used first: last use, size (the object and its record), what it runs\n"
+                   "(environment, dtype, fusion, unroll, backend) and its file. The\n"
                    "cache keeps itself under $CARTSIM_CACHE_MAX_MB (default 512) MiB by removing\n"
                    "the least recently used kernels after each compile (never one used in the\n"
                    "last minute). clear removes every kernel; running jobs keep what they loaded.\n",
@@ -202,9 +205,18 @@ static int dispatch(int argc, char **argv)
     /* Several GPUs on a node: one per rank there, unless --device says. */
     if (cli_dist_ranks() > 1 && !a.given[cli_setting_id("device")])
         a.cfg.device = cli_dist_local_rank();
+    /* Ranks sharing a node share its cores, unless --threads says: each takes
+     * its share, where every core each would oversubscribe them. */
+    if (cli_dist_local_ranks() > 1 && a.cfg.threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        a.cfg.threads = cores > cli_dist_local_ranks() ? (int)(cores / cli_dist_local_ranks()) : 1;
+    }
     if (cli_dist_ranks() > 1 && !cmd->distributed)
         return cli_error(CLI_EXIT_USAGE, "cartsim %s runs in one process: launch it without mpirun (run, train "
                                          "and eval split over processes)", cmd->name);
+    /* Ctrl-C stops a compile (and the work after it) cleanly in every subcommand. */
+    cli_catch_stop_signals();
+    a.cfg.interrupt = &cli_stop_signal;
     return cmd->run(&a);
 }
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "jit.h"
+#include "repr.h"
 
 extern char **environ;
 
@@ -201,8 +202,8 @@ static int run_compiler(const char *cc, const char *dir, const char *src, const 
         }
         if (cs_now_ms() > deadline) {
             kill_compiler(pid);
-            snprintf(err, err_size, "the C compiler ran longer than its time limit of %g s: stopped (cc_timeout)",
-                     timeout_s);
+            snprintf(err, err_size, "the C compiler ran longer than its time limit of %s s: stopped (cc_timeout)",
+                     cs_shortest(timeout_s, (char[CS_REPR_MAX]){0}));
             return CS_CPU_TIMEOUT;
         }
         if (nanosleep(&(struct timespec){0, nap_us * 1000}, NULL) != 0 && errno == EINTR && !interrupt) {
@@ -355,6 +356,7 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
         goto done;
     /* A failed compile is never cached; a failed store runs from the build. */
     char path[PATH_MAX];
+    cs_cache_describe(cache, source, "cpu");
     if (!cache->dir[0] || cs_cache_store(cache, key, ".so", obj, path, sizeof path) != 0 ||
         load_cached(cache, key, out, err, err_size) != 0)
         rc = load(obj, out, err, err_size);

@@ -98,7 +98,8 @@ static cs_compile_error compile_cpu(cs_kernel *k, const cs_compile_request *rq, 
 
 static cs_compile_error cuda_open_error(int rc)
 {
-    return rc == CS_CUDA_NO_DRIVER ? CS_COMPILE_NO_DRIVER
+    return rc == CS_CUDA_NO_DRIVER     ? CS_COMPILE_NO_DRIVER
+         : rc == CS_CUDA_NOT_INSTALLED ? CS_COMPILE_NOT_INSTALLED
          : rc == CS_CUDA_NO_DEVICE ? CS_COMPILE_NO_DEVICE
          : rc == CS_CUDA_NO_NVRTC  ? CS_COMPILE_NO_NVRTC
                                    : CS_COMPILE_DEVICE_OPEN;
@@ -219,7 +220,11 @@ static cs_compile_error pick_backend(cs_kernel *k, const cs_compile_request *rq,
         memset(&k->cuda_kernel, 0, sizeof k->cuda_kernel);
         k->unroll = rq->unroll;
         k->spill_bytes = 0;
-        if (e == CS_COMPILE_NO_DEVICE)
+        /* Said only where a GPU was to be expected: a machine without an
+         * NVIDIA driver runs the cpu as asked, not as a fallback. */
+        if (e == CS_COMPILE_NOT_INSTALLED)
+            k->notice[0] = 0;
+        else if (e == CS_COMPILE_NO_DEVICE)
             snprintf(k->notice, sizeof k->notice, "no CUDA device: running on the cpu");
         else if (e == CS_COMPILE_NO_DRIVER || e == CS_COMPILE_NO_NVRTC || e == CS_COMPILE_DEVICE_OPEN)
             snprintf(k->notice, sizeof k->notice, "no CUDA device (%.400s): running on the cpu", err);
@@ -337,6 +342,7 @@ cs_status cs_compile_status(cs_compile_error e)
         [CS_COMPILE_CC_TIMEOUT] = CS_ERR_TIMEOUT,
         [CS_COMPILE_INTERRUPTED] = CS_ERR_INTERRUPTED,
         [CS_COMPILE_NO_DRIVER] = CS_ERR_UNAVAILABLE,
+        [CS_COMPILE_NOT_INSTALLED] = CS_ERR_UNAVAILABLE,
         [CS_COMPILE_NO_DEVICE] = CS_ERR_UNAVAILABLE,
         [CS_COMPILE_NO_NVRTC] = CS_ERR_UNAVAILABLE,
         [CS_COMPILE_DEVICE_OPEN] = CS_ERR_UNAVAILABLE,

@@ -138,6 +138,7 @@ static int open_driver(cs_cuda *c, int device, char *err, size_t err_size)
             cs_cuda_say(err, err_size, "no CUDA driver ($CARTSIM_CUDA_DRIVER=%s: %s)", forced, why ? why : "cannot open");
         } else {
             cs_cuda_say(err, err_size, "no CUDA driver (libcuda.so.1 not found)");
+            return CS_CUDA_NOT_INSTALLED;
         }
         return CS_CUDA_NO_DRIVER;
     }

@@ -1506,6 +1506,15 @@ int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_d
             snprintf(err, err_size, "emit: state '%s' is an array or not real: not emitted yet", p->vars[k].name);
             return -1;
         }
+    for (unsigned k = 0; k < p->n_vars; k++)
+        if (p->vars[k].kept) {
+            snprintf(err, err_size, "emit: kept state '%s' is not emitted yet", p->vars[k].name);
+            return -1;
+        }
+    if (p->n_info_items) {
+        snprintf(err, err_size, "emit: info values are not emitted yet");
+        return -1;
+    }
     for (unsigned k = 0; k < p->n_obs_items; k++)
         if (p->obs_items[k].shape != CS_SCALAR || p->obs_items[k].space != CS_OBS_BOX) {
             snprintf(err, err_size, "emit: observation %u is an array or discrete: not emitted yet", k);

@@ -374,7 +374,7 @@ static int setup(interp_set *s, const cs_program *p, const cs_lanes *l, bool wit
     }
     double *val = calloc(total, sizeof *val);
     cs_node *orders = malloc(3 * (size_t)count * sizeof *orders);
-    unsigned max = cs_program_step_root_max(p) + p->n_vars + 2 * p->n_obs_items + p->n_params;
+    unsigned max = cs_program_step_root_max(p) + p->n_vars + 2 * p->n_obs_items + p->n_info_items + p->n_params;
     cs_node *roots = malloc(max * sizeof *roots);
     if (!val || !orders || !roots)
         goto fail;
@@ -394,6 +394,8 @@ static int setup(interp_set *s, const cs_program *p, const cs_lanes *l, bool wit
         roots[n++] = p->restart[k];
     for (unsigned k = 0; k < p->n_obs_items; k++)
         roots[n++] = p->obs_items[k].restart;
+    for (unsigned k = 0; k < p->n_info_items; k++)
+        roots[n++] = p->info_items[k].restart;
     if (plan(&s->restart, roots, n) || plan(&s->params, p->param_restart, p->n_params))
         goto fail;
     free(roots);
@@ -433,9 +435,25 @@ static void write_obs(const interp *in, long long lane, bool restart, float *obs
     }
 }
 
-/* A fresh start for one lane at time tau; writes params, state, segstep and,
- * when obs is not NULL, the observation. */
-static void restart_lane(interp_set *s, long long lane, long long tau, bool replay, float *obs, long long *obs_int)
+/* The info values (step or restart nodes) into l->info, when there is one. */
+static void write_info(const interp *in, long long lane, bool restart)
+{
+    const cs_program *p = in->p;
+    if (!in->l->info)
+        return;
+    for (unsigned k = 0; k < p->n_info_items; k++) {
+        const cs_info_item *it = &p->info_items[k];
+        const double *v = value(in, restart ? it->restart : it->step);
+        for (unsigned e = 0; e < it->size; e++)
+            in->l->info[(long long)(it->offset + e) * in->l->stride + lane] = v[e];
+    }
+}
+
+/* A fresh start for one lane at time tau; writes params, state (but the
+ * kept variables' at an auto-reset), segstep and, when obs is not NULL, the
+ * observation and the info values. */
+static void restart_lane(interp_set *s, long long lane, long long tau, bool replay, bool automatic, float *obs,
+                         long long *obs_int)
 {
     const cs_program *p = s->step.p;
     const cs_lanes *l = s->step.l;
@@ -453,10 +471,12 @@ static void restart_lane(interp_set *s, long long lane, long long tau, bool repl
         }
     run_plan(&s->restart);
     for (unsigned v = 0; v < p->n_vars; v++)
-        for (unsigned e = 0; e < p->vars[v].size; e++)
+        for (unsigned e = 0; e < p->vars[v].size && !(automatic && p->vars[v].kept); e++)
             store_slot(p, l, p->vars[v].slot + e, lane, value(&s->restart, p->restart[v])[e]);
     l->segstep[lane] = 0;
-    write_obs(&s->restart, lane, true, obs, obs_int);
+    write_obs(&s->restart, lane, true, obs, obs_int);   /* observations never read a kept variable */
+    if (obs)
+        write_info(&s->restart, lane, true);
 }
 
 /* Whether every real element of the next state is finite. */
@@ -486,7 +506,7 @@ void cs_interp_restart(const cs_program *p, const cs_lanes *l)
     if (setup(&s, p, l, false))
         return;
     for (long long lane = l->begin; lane < l->end; lane++) {
-        restart_lane(&s, lane, l->t, true, l->obs, l->obs_int);
+        restart_lane(&s, lane, l->t, true, l->mode == CS_RESTART_AUTO, l->obs, l->obs_int);
         if (l->pending)
             l->pending[lane] = 0;
         if (l->seg_return)
@@ -503,7 +523,7 @@ void cs_interp_step(const cs_program *p, const cs_lanes *l)
     long long stride = l->stride;
     for (long long lane = l->begin; lane < l->end; lane++) {
         if (l->mode == CS_MODE_NEXT_STEP && l->pending[lane]) {
-            restart_lane(&s, lane, l->t, true, l->obs, l->obs_int);
+            restart_lane(&s, lane, l->t, true, true, l->obs, l->obs_int);
             l->pending[lane] = 0;
             l->reward[lane] = 0;
             l->terminated[lane] = l->truncated[lane] = 0;
@@ -518,6 +538,7 @@ void cs_interp_step(const cs_program *p, const cs_lanes *l)
         bool term = value(in, p->terminated)[0] != 0 || !finite;
         bool trunc = value(in, p->truncated)[0] != 0;
         write_obs(in, lane, false, l->obs, l->obs_int);
+        write_info(in, lane, false);
         l->reward[lane] = value(in, p->reward)[0];
         l->terminated[lane] = term;
         l->truncated[lane] = trunc;
@@ -531,8 +552,10 @@ void cs_interp_step(const cs_program *p, const cs_lanes *l)
                 l->final_obs[k * stride + lane] = l->obs[k * stride + lane];
             for (unsigned k = 0; k < p->n_obs_int; k++)
                 l->final_obs_int[k * stride + lane] = l->obs_int[k * stride + lane];
+            for (unsigned k = 0; l->info && k < p->n_info; k++)
+                l->final_info[k * stride + lane] = l->info[k * stride + lane];
             /* the restart at t + 1 draws from Philox: the replayed words are this step's */
-            restart_lane(&s, lane, l->t + 1, false, l->obs, l->obs_int);
+            restart_lane(&s, lane, l->t + 1, true, true, l->obs, l->obs_int);
         } else if (l->mode == CS_MODE_NEXT_STEP) {
             l->pending[lane] = 1;
         }
@@ -557,12 +580,12 @@ void cs_interp_rollout(const cs_program *p, const cs_lanes *l)
             if (!finite) {
                 l->nonfinite[lane]++;
                 l->seg_return[lane] = 0;
-                restart_lane(&s, lane, in->t + 1, false, NULL, NULL);
+                restart_lane(&s, lane, in->t + 1, false, true, NULL, NULL);
             } else if (value(in, p->roll_terminated)[0] != 0 || value(in, p->roll_truncated)[0] != 0) {
                 l->segments[lane]++;
                 l->return_sum[lane] += l->seg_return[lane];
                 l->seg_return[lane] = 0;
-                restart_lane(&s, lane, in->t + 1, false, NULL, NULL);
+                restart_lane(&s, lane, in->t + 1, false, true, NULL, NULL);
             }
         }
     }

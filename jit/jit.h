@@ -165,6 +165,7 @@ uint64_t cs_fnv1a(uint64_t h, const void *data, size_t n);
 #define CS_CACHE_LOCK_WAIT_S 10      /* the longest wait for the cache's lock; $CARTSIM_CACHE_LOCK_WAIT_S */
 #define CS_CACHE_MAX_MB_DEFAULT 512  /* the size bound; $CARTSIM_CACHE_MAX_MB, cs_config.cache_max_mb */
 #define CS_CACHE_NAME_MAX 65         /* an entry's name: 32 hex digits, its suffix, a NUL */
+#define CS_CACHE_WHAT_MAX 112        /* an entry's description, NUL included */
 
 typedef struct {
     char dir[4096];        /* "" when running without a cache */
@@ -172,6 +173,7 @@ typedef struct {
     int dfd;               /* the verified directory, open while dir[0] */
     double lock_wait_ms;
     long long max_bytes;   /* stores evict down to this; <= 0: no bound */
+    char what[CS_CACHE_WHAT_MAX];   /* what the next stores hold, for `cartsim cache list` (cs_cache_describe) */
 } cs_cache;
 
 /* Opens `dir` (NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim),
@@ -187,6 +189,11 @@ int cs_cache_lookup(cs_cache *c, const char *key, const char *suffix, char *path
  * load /proc/self/fd/N: it stays valid if the entry is evicted); -1 on a miss.
  * A hit counts as a use for eviction. */
 int cs_cache_open_entry(cs_cache *c, const char *key, const char *suffix);
+/* Says what the next stores hold, from a kernel's source (the emitter's
+ * first line, "cartsim kernel: cartpole (CartPole-v1), f32, fusion full,
+ * unroll 10, C dialect") and where it runs ("cpu", "cuda sm_90"): kept in
+ * each entry's record, shown by cs_cache_list. */
+void cs_cache_describe(cs_cache *c, const char *source, const char *backend);
 /* Installs the file at `built` as the entry for key: written to a temporary
  * name with its checksum, then renamed; then evicts the least recently used
  * entries beyond max_bytes. 0, or -1 (entry not stored; warning set). */
@@ -214,6 +221,7 @@ int cs_cache_build_dir(cs_cache *c, cs_build_dir *b);
 
 typedef struct {
     char name[CS_CACHE_NAME_MAX];   /* the entry's file name */
+    char what[CS_CACHE_WHAT_MAX];   /* "cartpole (CartPole-v1), f32, fusion full, unroll 10, cpu"; "" if unknown */
     unsigned long long bytes;       /* the entry and its metadata */
     long long last_use;             /* seconds since the epoch */
 } cs_cache_item;
@@ -222,8 +230,10 @@ typedef struct {
  * bytes of every file in the directory. 0, or -1. */
 int cs_cache_list(cs_cache *c, cs_cache_item **items, size_t *count, unsigned long long *total);
 /* Removes every entry (and stale leftovers) under the exclusive lock: the
- * number of files removed, or -1. */
-long cs_cache_clear(cs_cache *c);
+ * number of entries removed (a kernel, or a kernel's side record: an entry
+ * and its metadata count once), or -1; *leftovers (may be NULL) the other
+ * files and build folders that went. */
+long cs_cache_clear(cs_cache *c, long *leftovers);
 /* Removes the private temporary directory, if one was made; closes the rest. */
 void cs_cache_close(cs_cache *c);
 
@@ -267,6 +277,7 @@ void cs_cpu_unload(cs_cpu_kernel *k);
 #define CS_CUDA_NO_DRIVER (-4)   /* opening: no libcuda.so.1 (or only the toolkit's stub) */
 #define CS_CUDA_NO_DEVICE (-5)   /* opening: a driver, but no device */
 #define CS_CUDA_NO_NVRTC (-6)    /* opening: no libnvrtc */
+#define CS_CUDA_NOT_INSTALLED (-7)   /* opening: no libcuda.so.1 where the loader looks: no NVIDIA driver here */
 
 typedef struct cs_nvrtc cs_nvrtc;
 
@@ -320,7 +331,7 @@ typedef struct {
 
 /* Opens the driver, device `device` (modulo the devices there are) and
  * NVRTC. 0, or why no device is usable:
- * CS_CUDA_NO_DRIVER, CS_CUDA_NO_DEVICE, CS_CUDA_NO_NVRTC, or CS_CUDA_FAIL
+ * CS_CUDA_NOT_INSTALLED, CS_CUDA_NO_DRIVER, CS_CUDA_NO_DEVICE, CS_CUDA_NO_NVRTC, or CS_CUDA_FAIL
  * with the driver's own message. */
 int cs_cuda_open(cs_cuda **out, int device, char *err, size_t err_size);
 void cs_cuda_close(cs_cuda *c);   /* NULL is fine */
@@ -351,7 +362,8 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
 void cs_cuda_unload(cs_cuda *c);
 
 /* The buffers of a cs_lanes, one bit each in the masks below. CS_BUF_OBS and
- * CS_BUF_FINAL_OBS carry the int64 observations (obs_int, final_obs_int) too. */
+ * CS_BUF_FINAL_OBS carry the int64 observations (obs_int, final_obs_int) too,
+ * and the info values (info, final_info) likewise. */
 typedef enum {
     CS_BUF_CARRIED, CS_BUF_PARAMS, CS_BUF_SEGSTEP, CS_BUF_INPUTS, CS_BUF_OBS, CS_BUF_FINAL_OBS,
     CS_BUF_REWARD, CS_BUF_TERMINATED, CS_BUF_TRUNCATED, CS_BUF_PENDING, CS_BUF_SEG_RETURN,
@@ -366,6 +378,7 @@ typedef struct {
     size_t real_size;      /* of params and real carried slots; inputs are 4 bytes (int or float) */
     const size_t *slot_size;   /* [n_carried] bytes of each carried slot's element (real, int, bool) */
     unsigned n_obs_int;    /* int64 observation rows */
+    unsigned n_info;       /* info rows (doubles) */
 } cs_lanes_layout;
 
 /* Device bytes a layout needs with the loaded module's scratch. */
@@ -423,6 +436,7 @@ typedef enum {
     CS_COMPILE_CC_TIMEOUT,     /* the C compiler ran past its time limit (its process group killed) */
     CS_COMPILE_INTERRUPTED,    /* a signal (Ctrl-C) stopped the compile */
     CS_COMPILE_NO_DRIVER,      /* no CUDA driver */
+    CS_COMPILE_NOT_INSTALLED,  /* no NVIDIA driver on this machine at all: auto runs the cpu without a notice */
     CS_COMPILE_NO_DEVICE,      /* a CUDA driver, but no device */
     CS_COMPILE_NO_NVRTC,       /* no libnvrtc */
     CS_COMPILE_DEVICE_OPEN,    /* the driver failed while opening the device */

@@ -16,6 +16,9 @@
 #define CS_MODE_NO_RESTART 0  /* never restart (replays, the DISABLED mode) */
 #define CS_MODE_SAME_STEP 1   /* restart at once; obs of the ending step go to final_obs */
 #define CS_MODE_NEXT_STEP 2   /* the step after the ending one restarts instead of stepping */
+/* cs_lanes.mode for the restart entry point */
+#define CS_RESTART_EXPLICIT 0 /* a reset: every state variable takes its reset value */
+#define CS_RESTART_AUTO 1     /* an episode's end: kept variables (cs_state_var.kept) keep theirs */
 
 typedef struct cs_lanes {
     long long begin, end;     /* global lanes of this call */
@@ -28,7 +31,7 @@ typedef struct cs_lanes {
     unsigned long long seed;
     unsigned long long key0;  /* Philox key of lane 0: the global index of the batch's first
                                  environment (cs_config.first_env), so a slice draws as the whole */
-    int mode;                 /* step: CS_MODE_* */
+    int mode;                 /* step: CS_MODE_*; restart: CS_RESTART_* */
     long long stride;         /* lanes in the whole batch: the row length of obs */
     void **carried;           /* [n_carried] arrays of the carried slot's type: float or double
                                  (the real type), int (i32), unsigned char (bool) */
@@ -39,6 +42,8 @@ typedef struct cs_lanes {
     float *final_obs;         /* [n_obs][stride], same-step mode */
     long long *obs_int;       /* [n_obs_int][stride]: discrete observations */
     long long *final_obs_int; /* [n_obs_int][stride], same-step mode */
+    double *info;             /* [n_info][stride]: the last step's (or restart's) info values */
+    double *final_info;       /* [n_info][stride], same-step mode: the info of the step that ended an episode */
     double *reward;
     unsigned char *terminated, *truncated;
     unsigned char *pending;   /* next-step mode: restart at the lane's next step */

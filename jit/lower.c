@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "parse_tree.h"
+#include "repr.h"
 
 /* ---- compile-time values --------------------------------------------- */
 
@@ -38,7 +39,8 @@ static bool ceval_int(parser *P, cs_op op, double a, double b, size_t pos, doubl
                  : op == CS_OP_NEG ? -a : op == CS_OP_ABS ? fabs(a)
                  : op == CS_OP_IDIV && a == INT32_MIN && b == -1 ? -a : r;
     if (exact != r)
-        return cfail(P, pos, "integer overflow: %.17g does not fit in 32 bits (write a real)", exact);
+        return cfail(P, pos, "integer overflow: %s does not fit in 32 bits (write a real)",
+                     cs_shortest(exact, (char[CS_REPR_MAX]){0}));
     *out = r;
     return true;
 }
@@ -185,7 +187,8 @@ double cs_lower_constant_int(parser *P, const expr *e, const char *what, double 
 {
     double v = cs_lower_constant(P, e, what);
     if (!(v >= lo && v <= hi && v == floor(v)))
-        cs_parse_fail_at(P, e->start, "%s must be an integer from %.0f to %.0f, got %.17g", what, lo, hi, v);
+        cs_parse_fail_at(P, e->start, "%s must be an integer from %.0f to %.0f, got %s", what, lo, hi,
+                         cs_shortest(v, (char[CS_REPR_MAX]){0}));
     return v;
 }
 
@@ -602,7 +605,7 @@ bool cs_lower_static_int(parser *P, const expr *e, const char *what, long long *
     if (!cs_lower_ceval(P, e, &v))
         return false;
     if (v != floor(v) || fabs(v) > 2147483647.0)
-        cs_parse_fail_at(P, e->start, "%s must be an integer, got %.17g", what, v);
+        cs_parse_fail_at(P, e->start, "%s must be an integer, got %s", what, cs_shortest(v, (char[CS_REPR_MAX]){0}));
     *out = (long long)v;
     return true;
 }
@@ -787,26 +790,32 @@ static void policy_action(parser *P, size_t pos, val v)
 
 /* A value for state variable `var`: of its type (an int converts to a
  * real) and shape (a smaller value broadcasts). */
-static cs_node state_value(parser *P, val v, unsigned var, size_t pos, const char *what)
+/* v as a value of type t and shape (a state's, an info value's): an int
+ * converts to real, a shape broadcasts to it, anything else is an error. */
+static cs_node typed_value(parser *P, val v, cs_type type, uint32_t shape, size_t pos, const char *what)
 {
-    const cs_state_var *sv = &P->p->vars[var];
     char want[48], got[48];
-    bool type_ok = v.type == sv->type || (v.type == CS_I32 && sv->type == P->real);
-    const cs_shape *s = cs_shape_of(P->g, sv->shape), *vs = cs_node_shape(P->g, v.node);
+    bool type_ok = v.type == type || (v.type == CS_I32 && type == P->real);
+    const cs_shape *s = cs_shape_of(P->g, shape), *vs = cs_node_shape(P->g, v.node);
     cs_shape both;
     bool shape_ok = cs_shape_broadcast(vs, s, &both) && both.rank == s->rank &&
                     !memcmp(both.dim, s->dim, sizeof both.dim);
     if (!type_ok || !shape_ok) {
-        if (!s->rank && sv->type == P->real)
+        if (!s->rank && type == P->real)
             cs_parse_fail_at(P, pos, "%s must be a real number, got %s", what, cs_lower_shape_text(P, v.node, got));
-        cs_parse_fail_at(P, pos, "%s must be %s, got %s%s", what, cs_lower_type_shape_text(P, sv->type, sv->shape, want),
+        cs_parse_fail_at(P, pos, "%s must be %s, got %s%s", what, cs_lower_type_shape_text(P, type, shape, want),
                 cs_lower_shape_text(P, v.node, got),
-                v.type == P->real && sv->type == CS_I32 ? " (convert it with int(...))" : "");
+                v.type == P->real && type == CS_I32 ? " (convert it with int(...))" : "");
     }
-    cs_node n = cs_lower_convert(P, v, sv->type, pos).node;
-    if (cs_graph_node(P->g, n)->shape != sv->shape)
-        n = cs_parse_built(P, cs_broadcast(P->g, n, sv->shape), pos);
+    cs_node n = cs_lower_convert(P, v, type, pos).node;
+    if (cs_graph_node(P->g, n)->shape != shape)
+        n = cs_parse_built(P, cs_broadcast(P->g, n, shape), pos);
     return n;
+}
+
+static cs_node state_value(parser *P, val v, unsigned var, size_t pos, const char *what)
+{
+    return typed_value(P, v, P->p->vars[var].type, P->p->vars[var].shape, pos, what);
 }
 
 static void assign(parser *P, const target *t, val v, val *frame)
@@ -839,6 +848,16 @@ static void assign(parser *P, const target *t, val v, val *frame)
     case T_ACTION:
         policy_action(P, t->pos, v);
         break;
+    case T_INFO: {
+        cs_info_item *it = &p->info_items[t->state];
+        snprintf(what, sizeof what, "info '%s'", it->name);
+        cs_node n = typed_value(P, v, it->type, it->shape, t->pos, what);
+        if (P->ctx == CTX_STEP)
+            it->step = n;
+        else
+            it->restart = n;
+        break;
+    }
     }
 }
 
@@ -958,6 +977,13 @@ static val lower_node(parser *P, const expr *e, val *frame)
         return cs_lower_value(P, p->next[e->index]);
     case E_ACTION:
         return P->action_val;
+    case E_INFO: {
+        const cs_info_item *it = &p->info_items[e->index];
+        cs_node n = P->ctx == CTX_STEP ? it->step : it->restart;
+        if (!n)
+            cs_parse_fail_at(P, e->pos, "info '%s' is read before it is assigned", it->name);
+        return cs_lower_value(P, n);
+    }
     case E_OUTPUT:
         if (!(e->index ? p->terminated : p->reward))
             cs_parse_fail_at(P, e->pos, "'%s' is read before it is assigned", e->index ? "terminated" : "reward");

@@ -24,9 +24,10 @@
 #include <string.h>
 
 #include "parse_tree.h"
+#include "repr.h"
 
 static const char *const sym_kind_name[] = {"param", "const", "state", "local", "function parameter",
-                                            "function", "loop variable"};
+                                            "function", "loop variable", "info value"};
 
 static void *grow_array(parser *P, void *array, size_t *cap, size_t need, size_t size);
 
@@ -574,6 +575,13 @@ static expr *parse_name(parser *P)
         e = new_expr(P, E_STATE, pos, 0);
         e->index = y->index;
         break;
+    case SYM_INFO:
+        if (P->ctx != CTX_STEP && P->ctx != CTX_RESET)
+            cs_parse_fail_at(P, pos, "info value '%s' can only be read in the reset and step blocks, after it is "
+                    "assigned", y->name);
+        e = new_expr(P, E_INFO, pos, 0);
+        e->index = y->index;
+        break;
     case SYM_PARAM: e = new_expr(P, E_PARAM, pos, 0); break;
     case SYM_CONST: e = new_expr(P, E_CONST, pos, 0); break;
     case SYM_LOCAL: e = new_expr(P, E_LOCAL, pos, 0); break;
@@ -872,6 +880,13 @@ static void parse_targets(parser *P)
             break;
         advance(P);
     }
+    /* Python's statements, written from habit: say what the language has instead. */
+    static const char *const python_words[] = {"if", "elif", "else", "for", "while"};
+    for (size_t k = 0; !is(P, CS_TOK_ASSIGN) && P->n_targets == 1 && k < sizeof python_words / sizeof *python_words; k++)
+        if (P->targets[0].len == strlen(python_words[k]) && !memcmp(P->targets[0].name, python_words[k], P->targets[0].len))
+            cs_parse_fail_at(P, P->targets[0].pos, "'%s' starts no statement: a block holds only assignments "
+                             "(NAME = EXPR, x' = EXPR); a choice is an expression, y1' = y1 < 0 ? -y1 : y1",
+                             python_words[k]);
     if (!is(P, CS_TOK_ASSIGN))
         cs_parse_fail_at(P, P->tok.pos, "expected '=' after the name%s to assign, got %s",
                 P->n_targets > 1 ? "s" : "", describe(P));
@@ -931,6 +946,16 @@ static void check_targets(parser *P)
             t->kind = reward ? T_REWARD : T_TERMINATED;
             continue;
         }
+        if (y && y->kind == SYM_INFO && (P->ctx == CTX_STEP || P->ctx == CTX_RESET)) {
+            snprintf(what, sizeof what, "info '%s'", y->name);
+            not_in_loop(P, t, what);
+            const cs_info_item *it = &p->info_items[y->index];
+            if (P->ctx == CTX_STEP ? it->step : it->restart)
+                cs_parse_fail_at(P, t->pos, "info '%s' is assigned twice", y->name);
+            t->kind = T_INFO;
+            t->state = y->index;
+            continue;
+        }
         if (y && y->kind == SYM_STATE && P->ctx == CTX_STEP)
             cs_parse_fail_at(P, t->pos, "'%s' is a state: assign its next value as %s' = ...", y->name, y->name);
         if (y && y->kind == SYM_STATE && P->ctx == CTX_RESET) {
@@ -976,6 +1001,9 @@ static void end_statement(parser *P)
 {
     if (is(P, CS_TOK_EOL))
         skip_eols(P);
+    else if (word_is(P, "if"))   /* Python's A if C else B */
+        cs_parse_fail_at(P, P->tok.pos, "expected the end of the statement, got 'if': a choice is written "
+                         "C ? A : B (y' = bounced ? -y1 : y1), not A if C else B");
     else if (!is(P, CS_TOK_RBRACE))
         cs_parse_fail_at(P, P->tok.pos, "expected the end of the statement, got %s", describe(P));
 }
@@ -1220,8 +1248,8 @@ static void parse_param(parser *P)
         v = cs_lower_constant(P, e, what);
         cs_lower_ceval_typed(P, e, &v, &is_int);
         if (type == CS_I32 && !is_int)
-            cs_parse_fail_at(P, e->start, "param '%.*s' is an int, got the real %.17g (write an int, or declare "
-                    "it real)", (int)n, s, v);
+            cs_parse_fail_at(P, e->start, "param '%.*s' is an int, got the real %s (write an int, or declare "
+                    "it real)", (int)n, s, cs_shortest(v, (char[CS_REPR_MAX]){0}));
     }
     sym *y = define(P, s, n, pos, SYM_PARAM);
     y->type = type;
@@ -1250,12 +1278,13 @@ static void parse_param(parser *P)
                   : type == CS_I32 ? v == floor(v) && v >= INT32_MIN && v <= INT32_MAX : true;
         if (!fits) {
             P->ov_failed = true;
-            cs_parse_fail_at(P, pos, "param '%s' is %s: its override must be %s, got %.17g", y->name,
-                    type == CS_I32 ? "an int" : "a bool", type == CS_I32 ? "an integer" : "0, 1, true or false", v);
+            cs_parse_fail_at(P, pos, "param '%s' is %s: its override must be %s, got %s", y->name,
+                    type == CS_I32 ? "an int" : "a bool", type == CS_I32 ? "an integer" : "0, 1, true or false",
+                    cs_shortest(v, (char[CS_REPR_MAX]){0}));
         }
     }
     if (!isfinite(v))
-        cs_parse_fail_at(P, pos, "param '%s' must be finite, got %g", y->name, v);
+        cs_parse_fail_at(P, pos, "param '%s' must be finite, got %s", y->name, cs_shortest(v, (char[CS_REPR_MAX]){0}));
     y->has_value = type != CS_BOOL;
     y->is_int = type == CS_I32;
     y->value = v;
@@ -1295,7 +1324,7 @@ static void parse_const(parser *P)
         y->why_not = copy_name(P, v.n ? "it is an array" : P->cerr, strlen(v.n ? "it is an array" : P->cerr));
     /* as a param's: a constant that is not a number is a mistake */
     else if (!isfinite(y->value))
-        cs_parse_fail_at(P, pos, "const '%s' must be finite, got %g", y->name, y->value);
+        cs_parse_fail_at(P, pos, "const '%s' must be finite, got %s", y->name, cs_shortest(y->value, (char[CS_REPR_MAX]){0}));
     if (typed && d.type == P->real)
         y->is_int = false;
 }
@@ -1366,7 +1395,9 @@ static void parse_action(parser *P)
     double low = cs_lower_constant(P, a[0].e, "the low bound of the action");
     double high = cs_lower_constant(P, a[1].e, "the high bound of the action");
     if (!isfinite(low) || !isfinite(high) || low > high)
-        cs_parse_fail_at(P, a[0].e->start, "the action's bounds must be finite with low <= high, got %g and %g", low, high);
+        cs_parse_fail_at(P, a[0].e->start, "the action's bounds must be finite with low <= high, got %s and %s",
+                         cs_shortest(low, (char[CS_REPR_MAX]){0}),
+                         cs_shortest(high, (char[CS_REPR_MAX]){0}));
     p->action_kind = CS_ACTION_BOX;
     if (got == 2) {
         add_input(P, "action", P->real, low, high);
@@ -1423,7 +1454,7 @@ static void parse_observation(parser *P)
             high = cs_lower_constant(P, a[1].e, "the high bound of the observation");
             if (!isfinite(low) || !isfinite(high) || low > high)
                 cs_parse_fail_at(P, a[0].e->start, "the observation's bounds must be finite with low <= high, got "
-                        "%g and %g", low, high);
+                        "%s and %s", cs_shortest(low, (char[CS_REPR_MAX]){0}), cs_shortest(high, (char[CS_REPR_MAX]){0}));
         }
         P->n_scratch = base;
     }
@@ -1528,6 +1559,69 @@ static void parse_fn(parser *P)
     f->defining = false;
 }
 
+/* info NAME [: TYPE], ...: values the reset and the step each assign once,
+ * reported beside the observation (Gymnasium's info dict). */
+static void parse_info(parser *P)
+{
+    advance(P);
+    for (;;) {
+        const char *s;
+        size_t n, pos;
+        declared_name(P, "info", &s, &n, &pos);
+        decl_type d = {P->real, CS_SCALAR, pos};
+        if (is(P, CS_TOK_COLON)) {
+            advance(P);
+            d = parse_type(P, true);
+        }
+        if (P->reset.seen || P->step.seen)
+            cs_parse_fail_at(P, pos, "declare info '%.*s' before reset and step (both assign it)", (int)n, s);
+        if (P->p->n_info + (uint64_t)cs_shape_of(P->g, d.shape)->size > STATE_ELEMENTS_MAX)
+            cs_parse_fail_at(P, pos, "too many info elements (at most %d in all)", STATE_ELEMENTS_MAX);
+        sym *y = define(P, s, n, pos, SYM_INFO);
+        int k = cs_program_add_info(P->p, y->name, d.type, d.shape);
+        if (k < 0)
+            fail_plain(P, "out of memory");
+        y->index = (unsigned)k;
+        if (!is(P, CS_TOK_COMMA))
+            break;
+        advance(P);
+    }
+}
+
+/* keep NAME, ...: states that keep their value through an auto-reset
+ * (only an explicit reset gives them their reset value). */
+static void parse_keep(parser *P)
+{
+    need(P, &P->state, "state", "keep");
+    advance(P);
+    for (;;) {
+        if (!is(P, CS_TOK_NAME))
+            cs_parse_fail_at(P, P->tok.pos, "expected a state's name after 'keep', got %s", describe(P));
+        sym *y = lookup(P, P->src + P->tok.pos, P->tok.len);
+        if (!y || y->kind != SYM_STATE)
+            cs_parse_fail_at(P, P->tok.pos, "'%.*s' is not a state: only states can be kept", (int)P->tok.len,
+                    P->src + P->tok.pos);
+        if (P->p->vars[y->index].kept)
+            cs_parse_fail_at(P, P->tok.pos, "state '%s' is kept twice", y->name);
+        P->p->vars[y->index].kept = true;
+        advance(P);
+        if (!is(P, CS_TOK_COMMA))
+            break;
+        advance(P);
+    }
+}
+
+/* Every info value needs a value in the block just parsed. */
+static void need_info(parser *P, bool step, size_t pos)
+{
+    for (unsigned k = 0; k < P->p->n_info_items; k++) {
+        const cs_info_item *it = &P->p->info_items[k];
+        if (!(step ? it->step : it->restart))
+            cs_parse_fail_at(P, pos, "%s does not assign info '%s' (both reset and step assign every info value)",
+                    step ? "step" : "reset", it->name);
+    }
+}
+
 static void parse_reset(parser *P)
 {
     need(P, &P->state, "state", "reset");
@@ -1537,6 +1631,7 @@ static void parse_reset(parser *P)
         if (!P->p->restart[k])
             cs_parse_fail_at(P, P->reset.pos, "reset does not assign state '%s' (every state needs a reset value)",
                     P->p->vars[k].name);
+    need_info(P, false, P->reset.pos);
 }
 
 static void parse_step(parser *P)
@@ -1554,6 +1649,7 @@ static void parse_step(parser *P)
         cs_parse_fail_at(P, P->step.pos, "step does not assign 'reward'");
     if (!p->terminated)
         cs_parse_fail_at(P, P->step.pos, "step does not assign 'terminated'");
+    need_info(P, true, P->step.pos);
 }
 
 /* policy NAME { ...; action = E }: a policy an agent can choose by name. */
@@ -1599,7 +1695,7 @@ static void parse_declaration(parser *P)
         expr *e = parse_expr(P);
         double v = cs_lower_constant(P, e, "reward_threshold");
         if (!isfinite(v))
-            cs_parse_fail_at(P, e->start, "reward_threshold must be finite, got %g", v);
+            cs_parse_fail_at(P, e->start, "reward_threshold must be finite, got %s", cs_shortest(v, (char[CS_REPR_MAX]){0}));
         P->p->reward_threshold = v;
     } else if (word_is(P, "param")) {
         parse_param(P);
@@ -1617,6 +1713,10 @@ static void parse_declaration(parser *P)
         parse_reset(P);
     } else if (word_is(P, "step")) {
         parse_step(P);
+    } else if (word_is(P, "info")) {
+        parse_info(P);
+    } else if (word_is(P, "keep")) {
+        parse_keep(P);
     } else if (word_is(P, "policy")) {
         parse_policy(P);
     } else {
@@ -1854,7 +1954,8 @@ int cs_parse_override(const char *text, cs_param_override *out, char *err, size_
         return 0;
     }
     if (v[0] > v[1]) {
-        snprintf(err, err_size, "override '%s': the low end %.17g is above the high end %.17g", text, v[0], v[1]);
+        snprintf(err, err_size, "override '%s': the low end %s is above the high end %s", text, cs_shortest(v[0], (char[CS_REPR_MAX]){0}),
+                 cs_shortest(v[1], (char[CS_REPR_MAX]){0}));
         return -1;
     }
     out->is_range = true;

@@ -62,7 +62,7 @@ typedef struct {
     unsigned dim[CS_RANK_MAX];
 } val;
 
-typedef enum { SYM_PARAM, SYM_CONST, SYM_STATE, SYM_LOCAL, SYM_SLOT, SYM_FN, SYM_LOOP } sym_kind;
+typedef enum { SYM_PARAM, SYM_CONST, SYM_STATE, SYM_LOCAL, SYM_SLOT, SYM_FN, SYM_LOOP, SYM_INFO } sym_kind;
 
 typedef struct parser parser;
 typedef struct expr expr;
@@ -108,7 +108,8 @@ typedef enum {
     E_NEG, E_NOT, E_CHAIN, E_CMP, E_COND, E_BUILTIN, E_CALL, E_INDEX,
     E_LOOP,      /* a loop variable */
     E_FUNC,      /* a builtin that lower_builtins.c maps by hand (index: which) */
-    E_ARRAY      /* [a, b, ...] */
+    E_ARRAY,     /* [a, b, ...] */
+    E_INFO       /* an info value read back in the block that assigned it (index: which) */
 } expr_kind;
 
 /* A keyword argument of a builtin call: axis=, fill=, shape=. */
@@ -148,14 +149,14 @@ struct expr {
 
 typedef enum { CTX_GLOBAL, CTX_OBSERVE, CTX_RESET, CTX_STEP, CTX_FN, CTX_POLICY } context;
 
-typedef enum { T_LOCAL, T_SLOT, T_NEXT, T_RESET, T_REWARD, T_TERMINATED, T_ACTION } target_kind;
+typedef enum { T_LOCAL, T_SLOT, T_NEXT, T_RESET, T_REWARD, T_TERMINATED, T_ACTION, T_INFO } target_kind;
 
 typedef struct {
     target_kind kind;
     bool primed;
     const char *name;     /* in the source: not NUL-terminated */
     size_t len, pos;
-    unsigned state;       /* NEXT, RESET: the variable */
+    unsigned state;       /* NEXT, RESET: the variable; INFO: the info value */
     sym *sym;             /* LOCAL: the local (new or reassigned); SLOT: its slot's symbol */
     bool fresh;           /* LOCAL, SLOT: first assigned by this statement */
 } target;

@@ -32,6 +32,7 @@ void cs_program_free(cs_program *p)
     free(p->restart);
     free(p->roll_next);
     free(p->obs_items);
+    free(p->info_items);
     free(p->inputs);
     free(p->input_low);
     free(p->input_high);
@@ -160,6 +161,23 @@ int cs_program_add_obs(cs_program *p, const char *name, cs_node over_carried, cs
     return (int)p->n_obs_items++;
 }
 
+int cs_program_add_info(cs_program *p, const char *name, cs_type t, uint32_t shape)
+{
+    void **arrays[] = {(void **)&p->info_items};
+    const size_t sizes[] = {sizeof *p->info_items};
+    unsigned size = cs_shape_of(p->graph, shape)->size;
+    if (p->n_info + (uint64_t)size > INT32_MAX || !grow(p->n_info_items, arrays, sizes, 1))
+        return -1;
+    cs_info_item *it = &p->info_items[p->n_info_items];
+    snprintf(it->name, sizeof it->name, "%s", name);
+    it->type = t;
+    it->shape = shape;
+    it->offset = p->n_info;
+    it->size = size;
+    p->n_info += size;
+    return (int)p->n_info_items++;
+}
+
 cs_node cs_program_obs_element(cs_program *p, unsigned k)
 {
     for (unsigned j = 0; j < p->n_obs_items; j++) {
@@ -268,6 +286,37 @@ static void count_draws(cs_program *p)
     }
 }
 
+/* Whether an observation reads a kept variable's CARRIED leaf. */
+static bool observes_kept(const cs_program *p)
+{
+    const cs_graph *g = p->graph;
+    uint32_t count = cs_graph_count(g);
+    bool any = false;
+    for (unsigned v = 0; v < p->n_vars; v++)
+        any |= p->vars[v].kept;
+    if (!any || !p->n_obs_items)
+        return false;
+    unsigned char *live = calloc(count, 1);
+    if (!live)
+        return true;   /* refused: cannot tell */
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        live[p->obs_items[k].node] = 1;
+    bool reads = false;
+    for (cs_node n = count - 1; n > 0 && !reads; n--) {
+        if (!live[n])
+            continue;
+        const cs_node_data *d = cs_graph_node(g, n);
+        for (unsigned k = 0; k < d->n_in; k++)
+            live[cs_graph_input(g, n, k)] = 1;
+        if (d->op == CS_OP_CARRIED)
+            for (unsigned v = 0; v < p->n_vars; v++)
+                reads |= p->vars[v].kept && (unsigned)d->imm.i >= p->vars[v].slot &&
+                         (unsigned)d->imm.i < p->vars[v].slot + p->vars[v].size;
+    }
+    free(live);
+    return reads;
+}
+
 int cs_program_finish(cs_program *p, char *err, size_t err_size)
 {
     cs_graph *g = p->graph;
@@ -290,6 +339,17 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size)
         snprintf(err, err_size, "the step defines no %s", !p->reward ? "reward" : "terminated");
         return CS_FINISH_STEP;
     }
+    for (unsigned k = 0; k < p->n_info_items; k++) {
+        const cs_info_item *it = &p->info_items[k];
+        for (int r = 0; r < 2; r++) {
+            const cs_node_data *d = cs_graph_node(g, r ? it->restart : it->step);
+            if (!d || d->type != it->type || d->shape != it->shape) {
+                snprintf(err, err_size, "info '%s' has no %s value of its type and shape", it->name,
+                         r ? "reset" : "step");
+                return r ? CS_FINISH_RESET : CS_FINISH_STEP;
+            }
+        }
+    }
     if (p->n_inputs == 0) {
         snprintf(err, err_size, "no action declared");
         return CS_FINISH_PROGRAM;
@@ -301,6 +361,11 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size)
         p->truncated = cs_binary(g, CS_OP_GE, next, cs_const(g, CS_I32, (double)p->max_steps));
     } else {
         p->truncated = cs_const(g, CS_BOOL, 0);
+    }
+    if (observes_kept(p)) {
+        snprintf(err, err_size, "an observation reads a kept state (its value after an auto-reset is the old "
+                 "episode's): observe it through a variable that is reset");
+        return CS_FINISH_PROGRAM;
     }
     bool failed = false;
     for (unsigned k = 0; k < p->n_obs_items && !failed; k++) {
@@ -318,7 +383,7 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size)
 
 unsigned cs_program_step_root_max(const cs_program *p)
 {
-    return p->n_inputs + p->n_vars + p->n_obs_items + 3;
+    return p->n_inputs + p->n_vars + p->n_obs_items + p->n_info_items + 3;
 }
 
 unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots)
@@ -336,6 +401,8 @@ unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *r
         roots[n++] = p->next[k];
     for (unsigned k = 0; k < p->n_obs_items; k++)
         roots[n++] = p->obs_items[k].next;
+    for (unsigned k = 0; k < p->n_info_items; k++)
+        roots[n++] = p->info_items[k].step;
     roots[n++] = p->reward;
     roots[n++] = p->terminated;
     roots[n++] = p->truncated;
@@ -355,6 +422,13 @@ void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *roo
         for (unsigned a = 0; a < 3; a++)
             if (*items[a])
                 visit(ctx, items[a]);
+    }
+    for (unsigned k = 0; k < p->n_info_items; k++) {
+        cs_info_item *it = &p->info_items[k];
+        if (it->step)
+            visit(ctx, &it->step);
+        if (it->restart)
+            visit(ctx, &it->restart);
     }
     for (unsigned k = 0; k < p->n_inputs; k++)
         if (p->policy[k])

@@ -33,13 +33,30 @@ typedef struct {
     cs_type type;
 } cs_slot;
 
-/* A state variable: slots [slot, slot + size) hold its elements, row-major. */
+/* A state variable: slots [slot, slot + size) hold its elements, row-major.
+ * A kept one keeps its value through an auto-reset (an episode ending in a
+ * step or rollout): only an explicit reset gives it its reset value (gymnax's
+ * DeepSea counts bad episodes across episodes so). */
 typedef struct {
     char name[CS_NAME_MAX];
     cs_type type;             /* CS_BOOL, CS_I32 or the program's real */
     uint32_t shape;           /* the graph's shape id (CS_SCALAR: one slot) */
     unsigned slot, size;
+    bool kept;
 } cs_state_var;
+
+/* An info value: what a step (and a restart) reports beside the observation,
+ * Gymnasium's info dict (toy text's "prob", Taxi's "action_mask"). Its
+ * elements go to the info buffer ([n_info][lane], doubles: ints and bools
+ * exactly) from `offset`. */
+typedef struct {
+    char name[CS_NAME_MAX];
+    cs_type type;             /* CS_BOOL, CS_I32 or the program's real */
+    uint32_t shape;
+    cs_node step;             /* over the step's values (CARRIED, INPUT, draws, ...) */
+    cs_node restart;          /* over the restart's */
+    unsigned offset, size;
+} cs_info_item;
 
 /* An observation: one value of any shape, and the space it is observed in.
  * Box items go to the float buffer ([n_obs][lane]), discrete ones to the
@@ -77,6 +94,10 @@ typedef struct cs_program {
     cs_state_var *vars;           /* [n_vars] */
     cs_node *next;                /* [n_vars] value after one step */
     cs_node *restart;             /* [n_vars] fresh value */
+
+    unsigned n_info;              /* info elements */
+    unsigned n_info_items;
+    cs_info_item *info_items;     /* [n_info_items] */
 
     unsigned n_obs;               /* float observation elements (box items) */
     unsigned n_obs_int;           /* int64 observation elements (discrete items) */
@@ -127,6 +148,9 @@ void cs_program_free(cs_program *p);
 /* Append a state variable of type t and shape (its slots after the last
  * one's); returns its index, or -1 when out of memory or past 2^31 slots. */
 int cs_program_add_state(cs_program *p, const char *name, cs_type t, uint32_t shape);
+/* Append an info value of type t and shape (its step and restart nodes 0
+ * until set). Returns its index, or -1 when out of memory. */
+int cs_program_add_info(cs_program *p, const char *name, cs_type t, uint32_t shape);
 /* Append a slot; returns its index or -1 when out of memory. */
 int cs_program_add_input(cs_program *p, const char *name, cs_type t, double low, double high);
 int cs_program_add_param(cs_program *p, const char *name, cs_type t);
@@ -158,8 +182,9 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size);
 int cs_program_bind_policy(cs_program *p);
 
 /* Calls visit on every non-zero root (next, restart, the observations'
- * node, next and restart, policy, param_restart, reward, terminated,
- * truncated, the declared policies' actions): how passes rewrite them. */
+ * node, next and restart, the info values' step and restart, policy,
+ * param_restart, reward, terminated, truncated, the declared policies'
+ * actions): how passes rewrite them. */
 void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *root), void *ctx);
 
 /* Marks in `live` (cs_graph_count entries, zeroed) every node the roots

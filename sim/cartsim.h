@@ -102,7 +102,7 @@ typedef enum { CS_DTYPE_F32, CS_DTYPE_F64 } cs_dtype;
 /* How f64 computes sin, cos, tan, exp, log, tanh, atan2, pow, fmod and %:
  * EXACT with glibc's functions (Gymnasium's bits; a scalar pass of their
  * own on the cpu), FAST with cartsim's branch-free ones (jit/mathd.h, each
- * within the ULP bound the README states), which vectorize. f32 always
+ * within the ULP bound docs/math.md states), which vectorize. f32 always
  * computes with cartsim's own (jit/mathf.h). */
 typedef enum { CS_MATH_EXACT, CS_MATH_FAST } cs_math;
 typedef enum { CS_AUTORESET_NEXT_STEP, CS_AUTORESET_SAME_STEP, CS_AUTORESET_DISABLED } cs_autoreset;
@@ -148,7 +148,8 @@ typedef struct {
      * CS_ERR_TIMEOUT, whatever the backend asked (no silent fallback). */
     double cc_timeout_s;
     /* Set by the program's signal handler (Ctrl-C), it stops a compile in
-     * progress: opening fails with CS_ERR_INTERRUPTED; other signals the
+     * progress: opening fails with CS_ERR_INTERRUPTED (and cs_train, in one
+     * process, between generations); other signals the
      * program handles (a timer's) do not. NULL: any handled signal that
      * interrupts the compile's wait stops it (a program whose handler cannot
      * run during the call, as Python's). (The compiler runs in a process
@@ -207,7 +208,8 @@ typedef struct {
     cs_backend backend;         /* the backend actually used */
     cs_fusion fusion;
     cs_dtype dtype;
-    cs_math math;               /* cs_config.math */
+    cs_math math;               /* what ran: cs_config.math for f64; EXACT for f32, whose functions are
+                                   cartsim's own in either mode (the same kernel) */
     int unroll, threads;
     int kernels_per_step;       /* fused kernels (loops on the cpu) per step */
     bool persistent;            /* fusion full and cs_config.persistent: a rollout is one launch */
@@ -231,6 +233,8 @@ typedef struct {
     unsigned n_obs_items;       /* obs_dim counts the box items' elements */
     unsigned obs_int_dim;       /* the discrete items' elements */
     unsigned n_step_draws, n_restart_draws;   /* random words per step and per restart (cs_env_replay_draws) */
+    unsigned n_info_items;      /* the .env's info values (cs_env_info_item) */
+    unsigned info_dim;          /* their elements (cs_env_info_values) */
 } cs_env_info;
 
 cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
@@ -268,6 +272,18 @@ typedef struct {
 
 cs_status cs_env_obs_info(cs_env *env, unsigned k, cs_obs_info *out);       /* k < n_obs_items */
 
+/* An info value (Gymnasium's info dict: toy text's "prob", Taxi's
+ * "action_mask"): rows [offset, offset + size) of cs_env_info_values. */
+typedef struct {
+    const char *name;
+    cs_value_type type;
+    unsigned rank;
+    unsigned dims[3];
+    unsigned offset, size;
+} cs_info_item_desc;
+
+cs_status cs_env_info_item(cs_env *env, unsigned k, cs_info_item_desc *out); /* k < n_info_items */
+
 /* Every environment starts a fresh episode drawn from `seed`. */
 cs_status cs_env_reset(cs_env *env, uint64_t seed);
 
@@ -278,6 +294,9 @@ cs_status cs_env_reset(cs_env *env, uint64_t seed);
  * environment first (CS_ERR_ARGUMENT naming the right one); prefer them. */
 cs_status cs_env_step(cs_env *env, const void *actions);
 cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions);   /* [num_envs] */
+/* The same as int64_t (NumPy's and PyTorch's integers), each checked against
+ * [0, n_actions) whole, before it is narrowed: 2^32 is refused, not wrapped to 0. */
+cs_status cs_env_step_discrete_i64(cs_env *env, const int64_t *actions);   /* [num_envs] */
 cs_status cs_env_step_box(cs_env *env, const float *actions);          /* [action_dim][num_envs] */
 /* The same as doubles, converted to float (the actions' type in the batch). */
 cs_status cs_env_step_box_f64(cs_env *env, const double *actions);     /* [action_dim][num_envs] */
@@ -288,6 +307,14 @@ const float *cs_env_final_obs(cs_env *env);      /* same-step mode: obs that end
  * message when the batch has none). */
 const int64_t *cs_env_obs_int(cs_env *env);
 const int64_t *cs_env_final_obs_int(cs_env *env);
+/* The info values of the last step or reset, [info_dim][num_envs] doubles
+ * (ints and bools exact): after a step, each environment's step values, or
+ * its restart's where the step restarted it (next-step mode's pending
+ * restart; same-step mode's restart after an episode's end). NULL with the
+ * message when the environment declares none. */
+const double *cs_env_info_values(cs_env *env);
+/* Same-step mode: the info values of the steps that ended an episode. */
+const double *cs_env_final_info_values(cs_env *env);
 /* The same observations a row per environment, [num_envs][obs_dim] (obs of
  * environment i at out[i * obs_dim ...], as neural-network frameworks take a
  * batch), copied into out, which holds out_count floats (at least num_envs x

@@ -43,8 +43,10 @@ struct cs_env {
     int *segstep;
     float *obs, *final_obs;
     long long *obs_int, *final_obs_int; /* discrete observations */
+    double *info, *final_info;          /* the info values */
     const uint32_t *replay_step, *replay_restart;   /* cs_env_replay_draws, for the next call */
     float *box_actions;                 /* cs_env_step_box_f64's doubles as floats, allocated on first use */
+    int32_t *narrowed_actions;              /* cs_env_step_discrete_i64's actions as int32, allocated on first use */
     double *reward, *seg_return, *return_sum;
     uint8_t *terminated, *truncated, *pending;
     long long *segments, *nonfinite;
@@ -131,6 +133,8 @@ static cs_lanes lanes_template(cs_env *env)
     l.final_obs = env->final_obs;
     l.obs_int = env->obs_int;
     l.final_obs_int = env->final_obs_int;
+    l.info = env->info;
+    l.final_info = env->final_info;
     l.reward = env->reward;
     l.terminated = env->terminated;
     l.truncated = env->truncated;
@@ -381,6 +385,8 @@ static cs_status allocate(cs_env *env)
     env->final_obs = calloc(un * (p->n_obs ? p->n_obs : 1), sizeof *env->final_obs);
     env->obs_int = calloc(un * (p->n_obs_int ? p->n_obs_int : 1), sizeof *env->obs_int);
     env->final_obs_int = calloc(un * (p->n_obs_int ? p->n_obs_int : 1), sizeof *env->final_obs_int);
+    env->info = calloc(un * (p->n_info ? p->n_info : 1), sizeof *env->info);
+    env->final_info = calloc(un * (p->n_info ? p->n_info : 1), sizeof *env->final_info);
     env->reward = calloc(un, sizeof *env->reward);
     env->seg_return = calloc(un, sizeof *env->seg_return);
     env->return_sum = calloc(un, sizeof *env->return_sum);
@@ -389,7 +395,9 @@ static cs_status allocate(cs_env *env)
     env->pending = calloc(un, 1);
     env->segments = calloc(un, sizeof *env->segments);
     env->nonfinite = calloc(un, sizeof *env->nonfinite);
-    if (!env->segstep || !env->obs || !env->final_obs || !env->obs_int || !env->final_obs_int || !env->reward ||
+    if (!env->segstep || !env->obs || !env->final_obs || !env->obs_int || !env->final_obs_int || !env->info ||
+        !env->final_info ||
+        !env->reward ||
         !env->seg_return || !env->return_sum ||
         !env->terminated || !env->truncated || !env->pending || !env->segments || !env->nonfinite)
         return fail(env, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)n);
@@ -438,7 +446,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->len = src.len;
     rq->filename = src.filename;
     rq->real = cfg->dtype == CS_DTYPE_F32 ? CS_F32 : CS_F64;
-    rq->fast_f64 = cfg->math == CS_MATH_FAST;
+    rq->fast_f64 = cfg->math == CS_MATH_FAST && cfg->dtype == CS_DTYPE_F64;
     rq->params = cfg->params;
     rq->n_params = (unsigned)cfg->n_params;
     rq->bind_policy = bind_agent;
@@ -478,7 +486,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->first_env = cfg->first_env;
     env->fusion = cfg->fusion;
     env->dtype = cfg->dtype;
-    env->math = cfg->math;
+    env->math = cfg->dtype == CS_DTYPE_F64 ? cfg->math : CS_MATH_EXACT;   /* f32: one kernel for both */
     env->unroll = cfg->unroll;
     env->autoreset = cfg->autoreset;
     env->strict = cfg->strict;
@@ -495,7 +503,8 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
         return s;
     if (env->backend == CS_BACKEND_CUDA) {
         cs_lanes_layout lay = {env->n, env->prog->n_carried, env->prog->n_params, env->prog->n_obs,
-                               env->prog->n_inputs, real_size(env), env->slot_size, env->prog->n_obs_int};
+                               env->prog->n_inputs, real_size(env), env->slot_size, env->prog->n_obs_int,
+                               env->prog->n_info};
         char msg[1024];
         int rc = cs_cuda_alloc(env->k.cuda, &lay, msg, sizeof msg);
         if (rc)
@@ -528,6 +537,8 @@ void cs_env_close(cs_env *env)
     free(env->final_obs);
     free(env->obs_int);
     free(env->final_obs_int);
+    free(env->info);
+    free(env->final_info);
     free(env->reward);
     free(env->seg_return);
     free(env->return_sum);
@@ -540,6 +551,7 @@ void cs_env_close(cs_env *env)
     free(env->lane_episodes);
     free(env->device_actions);
     free(env->box_actions);
+    free(env->narrowed_actions);
     cs_kernel_free(&env->k);
     free(env);
 }
@@ -616,12 +628,37 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->obs_int_dim = p->n_obs_int;
     info->n_step_draws = p->n_step_draws;
     info->n_restart_draws = p->n_restart_draws;
+    info->n_info_items = p->n_info_items;
+    info->info_dim = p->n_info;
     return CS_OK;
 }
 
 static cs_value_type value_type(const cs_program *p, cs_type t)
 {
     return t == CS_BOOL ? CS_VALUE_BOOL : t == CS_I32 || t == CS_U32 || t != p->real ? CS_VALUE_INT : CS_VALUE_REAL;
+}
+
+cs_status cs_env_info_item(cs_env *env, unsigned k, cs_info_item_desc *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    const cs_program *p = env->prog;
+    if (!out)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    if (k >= p->n_info_items)
+        return fail(env, CS_ERR_ARGUMENT, "info value %u of %u", k, p->n_info_items);
+    const cs_info_item *it = &p->info_items[k];
+    const cs_shape *sh = cs_shape_of(p->graph, it->shape);
+    memset(out, 0, sizeof *out);
+    out->name = it->name;
+    out->type = value_type(p, it->type);
+    out->rank = sh->rank;
+    for (unsigned a = 0; a < 3; a++)
+        out->dims[a] = a < sh->rank ? sh->dim[a] : 1;
+    out->offset = it->offset;
+    out->size = it->size;
+    return CS_OK;
 }
 
 cs_status cs_env_state_info(cs_env *env, unsigned k, cs_state_info *out)
@@ -1040,6 +1077,43 @@ cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions)
     return s != CS_OK ? s : cs_env_step(env, actions);
 }
 
+/* int64 actions (NumPy's and PyTorch's integers) narrowed in one vectorized
+ * pass into the batch's own int32 buffer, which cs_env_step then checks: a
+ * caller converting them first reads and writes the batch twice more. A value
+ * whose bits above the 31st are not all zero is out of range whatever its low
+ * half says (2^32 is not 0); SSE2 has no 64-bit compare, so the pass collects
+ * those bits and leaves the range to the int32 check. */
+cs_status cs_env_step_discrete_i64(cs_env *env, const int64_t *actions)
+{
+    cs_status s = action_kind_is(env, true, "cs_env_step_discrete_i64");
+    if (s == CS_OK)
+        s = step_ready(env);
+    if (s != CS_OK)
+        return s;
+    if (!actions)
+        return fail(env, CS_ERR_ARGUMENT, "actions is NULL");
+    if (!env->narrowed_actions &&
+        !(env->narrowed_actions = malloc((size_t)(env->n ? env->n : 1) * sizeof *env->narrowed_actions)))
+        return fail(env, CS_ERR_NOMEM, "out of memory for the actions");
+    int32_t *narrow = env->narrowed_actions;
+    uint64_t high = 0;
+    int64_t i = 0, n = env->n;
+    for (; i + ACTION_CHUNK <= n; i += ACTION_CHUNK)   /* a fixed trip count: -O2 vectorizes it */
+        for (int j = 0; j < ACTION_CHUNK; j++) {
+            high |= (uint64_t)actions[i + j] >> 31;
+            narrow[i + j] = (int32_t)actions[i + j];
+        }
+    for (; i < n; i++) {
+        high |= (uint64_t)actions[i] >> 31;
+        narrow[i] = (int32_t)actions[i];
+    }
+    for (i = 0; high && i < n; i++)
+        if ((uint64_t)actions[i] >= env->prog->n_actions)
+            return fail(env, CS_ERR_ARGUMENT, "action %lld of environment %lld is not in [0, %u)",
+                        (long long)actions[i], (long long)i, env->prog->n_actions);
+    return cs_env_step(env, narrow);
+}
+
 cs_status cs_env_step_box(cs_env *env, const float *actions)
 {
     cs_status s = action_kind_is(env, false, "cs_env_step_box");
@@ -1139,6 +1213,21 @@ static const int64_t *int_obs(cs_env *env, bool final)
 }
 
 const int64_t *cs_env_obs_int(cs_env *env) { return int_obs(env, false); }
+
+static const double *info_values(cs_env *env, bool final)
+{
+    if (!env || env->failed)
+        return NULL;
+    if (!env->prog->n_info) {
+        fail(env, CS_ERR_ARGUMENT, "%s declares no info values", env->prog->name);
+        return NULL;
+    }
+    /* on cuda the info values travel with the observations */
+    return host_buffer(env, final ? CS_BUF_FINAL_OBS : CS_BUF_OBS, final ? env->final_info : env->info);
+}
+
+const double *cs_env_info_values(cs_env *env) { return info_values(env, false); }
+const double *cs_env_final_info_values(cs_env *env) { return info_values(env, true); }
 const int64_t *cs_env_final_obs_int(cs_env *env) { return int_obs(env, true); }
 const double *cs_env_rewards(cs_env *env) { return host_buffer(env, CS_BUF_REWARD, env ? env->reward : NULL); }
 const uint8_t *cs_env_terminated(cs_env *env) { return host_buffer(env, CS_BUF_TERMINATED, env ? env->terminated : NULL); }
@@ -1437,6 +1526,7 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
     for (int64_t i = 0; i < env->n; i++)
         if (env->pending[i]) {
             cs_lanes l = lanes_template(env);
+            l.mode = CS_RESTART_AUTO;   /* a pending auto-reset: kept variables keep their values */
             l.begin = i;
             while (i + 1 < env->n && env->pending[i + 1])
                 i++;

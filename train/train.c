@@ -182,6 +182,11 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     bool evaluated = false;
     int streak = 0;   /* evaluations in a row that reached the target */
     for (int64_t g = 0; g < tc->generations && !out->solved; g++) {
+        /* The program's Ctrl-C (cs_config.interrupt) stops between generations;
+         * ranks of a split job go on together (mpirun ends them all). */
+        if (cfg->interrupt && *cfg->interrupt && ranks == 1)
+            return cs_say(error, size, CS_ERR_INTERRUPTED, "interrupted after %lld of %lld generations", (long long)g,
+                          (long long)tc->generations);
         /* Every process draws the whole population; each rolls out its own. */
         cs_search_ask(&t->search, t->w);
         for (unsigned k = 0; k < dim; k++)

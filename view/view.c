@@ -1036,6 +1036,8 @@ static cs_status run_loop(viewer *v)
         cs_status s = handle_events(v);
         if (s != CS_OK)
             return s;
+        if (v->cfg.interrupt && *v->cfg.interrupt)   /* the program's Ctrl-C closes the window as q does */
+            v->quit = true;
         if (v->quit)
             break;
         if ((s = advance(v, dt)) != CS_OK)

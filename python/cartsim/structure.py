@@ -61,6 +61,36 @@ def describe(ptr, info) -> Tuple[List[StateVar], List[ObsItem]]:
     return state, items
 
 
+@dataclass(frozen=True)
+class InfoItem:
+    name: str
+    type: str
+    shape: Tuple[int, ...]
+    offset: int
+    size: int
+
+
+def describe_info(ptr, info) -> List[InfoItem]:
+    """The batch's info values (Gymnasium's info dict), from the library."""
+    items = []
+    d = ffi.new("cs_info_item_desc *")
+    for k in range(int(info.n_info_items)):
+        if lib.cs_env_info_item(ptr, k, d) != lib.CS_OK:
+            raise RuntimeError("cartsim: cs_env_info_item %d failed" % k)
+        items.append(InfoItem(text(d.name), _VALUE_TYPES[d.type], _dims(d.rank, d.dims), int(d.offset), int(d.size)))
+    return items
+
+
+def info_dict(rows: np.ndarray, items: List[InfoItem]) -> dict:
+    """{name: (num_envs, *shape)} from the info buffer's rows ([info_dim][num_envs] doubles):
+    reals as float64 (Gymnasium's "prob" is a Python float), ints as int64, bools as int8
+    (Taxi's action_mask)."""
+    n = rows.shape[1]
+    dtypes = {"real": np.float64, "int": np.int64, "bool": np.int8}
+    return {it.name: rows[it.offset:it.offset + it.size].T.reshape((n,) + it.shape).astype(dtypes[it.type])
+            for it in items}
+
+
 def is_flat(items: List[ObsItem]) -> bool:
     """The classic layout: every item a box scalar, the observation one float vector."""
     return all(not it.discrete and it.shape == () for it in items)

@@ -1,11 +1,12 @@
 """The library's trainers (evolution strategies, the cross-entropy method) and policy files."""
 import dataclasses
 import math
+import os
 
 import numpy as np
 
 from ._native import call_with_error_buffer, ffi, free, lib
-from .batch import Batch, dtype_name, open_config, param_text
+from .batch import Batch, check_keywords, dtype_name, integer, open_config, param_text
 from .vector_env import library_env
 
 
@@ -59,12 +60,14 @@ def train(env, *, algo="es", policy="linear", population=256, generations=200, s
     tc.algo = lib.CS_ALGO_ES if algo == "es" else lib.CS_ALGO_CEM
     policy_c = ffi.new("char[]", policy.encode())
     tc.policy = policy_c
-    tc.population, tc.generations, tc.seed = int(population), int(generations), int(seed)
+    tc.population, tc.generations = integer("population", population), integer("generations", generations)
+    tc.seed = integer("seed", seed)
     tc.target = math.nan if target is None else float(target)
-    tc.eval_episodes = int(eval_episodes)
+    tc.eval_episodes = integer("eval_episodes", eval_episodes)
     for name, value in search.items():
         if name not in _TRAIN_FIELDS:
-            raise TypeError("cartsim: train() got an unexpected keyword %r" % name)
+            check_keywords("cartsim.train", [name], _TRAIN_FIELDS + ("algo", "policy", "population", "generations",
+                           "seed", "target", "eval_episodes", "progress", "backend", "dtype", "threads", "params"))
         setattr(tc, name, float(value))
     if progress is not None:
         @ffi.callback("void(void *, const cs_train_progress *)")
@@ -101,18 +104,45 @@ def load_policy(path):
         lib.cs_policy_file_free(f)
 
 
-def policy_batch(policy, num_envs, **batch_settings):
-    """A Batch of the policy's environment running it in every environment (for rollouts and evaluation)."""
-    if isinstance(policy, (str, bytes)):
-        policy = load_policy(policy)
-    batch = Batch(policy.env, num_envs, policy=policy.policy, **batch_settings)
+# What opening a policy's batch takes (the policy itself comes with it).
+_OPENING_KEYWORDS = tuple(k for k in Batch.KEYWORDS if k != "policy")
+
+
+def policy_batch(policy, num_envs, env=None, **batch_settings):
+    """A Batch of the policy's environment running it in every environment (for
+    rollouts and evaluation). env: where that environment is, when it is not a
+    name cartsim knows (a .env file's path); it must be the policy's."""
+    check_keywords("cartsim.policy_batch", batch_settings, ("env",) + _OPENING_KEYWORDS)
+    policy = _as_policy(policy)
+    batch = Batch(policy.env if env is None else library_env(env), integer("num_envs", num_envs),
+                  policy=policy.policy, **batch_settings)
+    if batch.name != policy.env:
+        batch.close()
+        raise ValueError("cartsim: the policy is for %s, not %s" % (policy.env, batch.name))
     batch.set_weights(policy.weights)
     return batch
 
 
-def evaluate(policy, episodes=100, seed=0, num_envs=None, **batch_settings):
-    """Whole returns of `episodes` fresh episodes of a Policy or policy file, as `cartsim eval` gives them."""
-    batch = policy_batch(policy, num_envs or min(int(episodes), 1024), **batch_settings)
+def _as_policy(policy):
+    """A Policy from a Policy or a policy file's path; TypeError for anything else."""
+    if isinstance(policy, (str, bytes, os.PathLike)):
+        return load_policy(policy)
+    if not isinstance(policy, Policy):
+        raise TypeError("cartsim: policy must be a cartsim.Policy or a policy file's path, not %r" % (policy,))
+    return policy
+
+
+def evaluate(policy, episodes=100, seed=0, num_envs=None, *, env=None, **batch_settings):
+    """Whole returns of `episodes` fresh episodes of a Policy or policy file, as
+    `cartsim eval` gives them. The policy names its environment; env= (a name,
+    Gymnasium id or .env path) may say where that environment is, and must be it."""
+    check_keywords("cartsim.evaluate", batch_settings, ("episodes", "seed", "num_envs", "env") + _OPENING_KEYWORDS)
+    if isinstance(episodes, str):
+        raise TypeError("cartsim: evaluate(policy, episodes=100, seed=0, ...): episodes must be an integer, not %r "
+                        "(the policy names its environment; env=%r if it must be found elsewhere)"
+                        % (episodes, episodes))
+    episodes, seed = integer("episodes", episodes), integer("seed", seed)
+    batch = policy_batch(policy, min(episodes, 1024) if num_envs is None else num_envs, env, **batch_settings)
     try:
         return batch.evaluate(None, episodes, seed)
     finally:

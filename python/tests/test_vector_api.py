@@ -138,4 +138,5 @@ def test_rgb_array_frames():
     assert envs.render_tiles(0, 3, 2).shape == (800, 1200, 3)
     assert not np.array_equal(frames[0], frames[1])        # different states, different pictures
     envs.close()
-    assert cartsim.make_vec("CartPole-v1", 1, threads=1).render() is None
+    with pytest.warns(UserWarning, match="without specifying any render mode"):
+        assert cartsim.make_vec("CartPole-v1", 1, threads=1).render() is None
