@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "jit.h"
+#include "repr.h"
 
 extern char **environ;
 
@@ -236,8 +238,8 @@ static int run_compilers(const char *cc, const char *dir, const char *const *con
             snprintf(err, err_size, "interrupted while compiling");
             rc = CS_CPU_INTERRUPTED;
         } else if (cs_now_ms() > deadline) {
-            snprintf(err, err_size, "the C compiler ran longer than its time limit of %g s: stopped (cc_timeout)",
-                     timeout_s);
+            snprintf(err, err_size, "the C compiler ran longer than its time limit of %s s: stopped (cc_timeout)",
+                     cs_shortest(timeout_s, (char[CS_REPR_MAX]){0}));
             rc = CS_CPU_TIMEOUT;
         } else if (nanosleep(&(struct timespec){0, nap_us * 1000}, NULL) != 0 && errno == EINTR && !interrupt) {
             snprintf(err, err_size, "interrupted while compiling");
@@ -310,7 +312,10 @@ static int load(const char *path, cs_cpu_kernel *k, char *err, size_t err_size)
  * without opening the file, so "/proc/self/fd/N" would give back the kernel
  * an open handle loaded through an earlier descriptor N. Duplicates fd until
  * no loaded object is named after its number; *spare then holds the
- * duplicates to close after the load (at most one per loaded kernel). */
+ * duplicates to close after the load (at most one per loaded kernel). An
+ * object found under another name is this very file (glibc matched its
+ * device and inode: an entry is never rewritten in place), which a second
+ * handle of the same kernel may share. */
 static int unloaded_fd_name(int fd, char path[PATH_MAX], int spare[], int max_spare, int *n_spare)
 {
     for (*n_spare = 0;; ) {
@@ -318,7 +323,12 @@ static int unloaded_fd_name(int fd, char path[PATH_MAX], int spare[], int max_sp
         void *loaded = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
         if (!loaded)
             return fd;
+        struct link_map *map = NULL;
+        bool same_file = dlinfo(loaded, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name &&
+                         strcmp(map->l_name, path) != 0;
         dlclose(loaded);
+        if (same_file)
+            return fd;
         if (*n_spare == max_spare || (fd = dup(fd)) < 0)
             return -1;
         spare[(*n_spare)++] = fd;
@@ -417,6 +427,7 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
         goto done;
     /* A failed compile is never cached; a failed store runs from the build. */
     char path[PATH_MAX];
+    cs_cache_describe(cache, source, "cpu");
     if (!cache->dir[0] || cs_cache_store(cache, key, ".so", obj, path, sizeof path) != 0 ||
         load_cached(cache, key, out, err, err_size) != 0)
         rc = load(obj, out, err, err_size);
