@@ -41,3 +41,61 @@ def test_four_rooms_steps_are_gymnax(backend, dtype, root):
 def test_four_rooms_resets_are_gymnax(dtype, root):
     assert replay_resets(root("envs/four_rooms.env"), "FourRooms-misc", four_rooms_mapping(),
                          dtype=dtype) == 24
+
+
+# ---- MetaMaze-misc (section 15) ----
+
+def meta_maze_mapping() -> Mapping:
+    def state(ref):
+        return {"time": float(ref["time"]), "last_action": int(ref["last_action"]),
+                "last_reward": float(ref["last_reward"]), "pos": np.array(ref["pos"], dtype=np.int32),
+                "goal": np.array(ref["goal"], dtype=np.int32)}
+
+    return Mapping(state=state, steps=lambda ref: int(ref["time"]),
+                   step_words=lambda record, f32: [word_for_randint(record["draws"]["pos_index"], 65)],
+                   reset_words=lambda record, f32: [word_for_randint(record["draws"]["goal_index"], 65)],
+                   obs=lambda ref: np.array(ref, dtype=np.float64), info={"discount": float})
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_meta_maze_steps_are_gymnax(backend, dtype, root):
+    assert replay_steps(root("envs/meta_maze.env"), "MetaMaze-misc", meta_maze_mapping(),
+                        backend=backend, dtype=dtype) == 504
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_meta_maze_resets_are_gymnax(dtype, root):
+    assert replay_resets(root("envs/meta_maze.env"), "MetaMaze-misc", meta_maze_mapping(), dtype=dtype) == 12
+
+
+def xla_time_normalization(t: int) -> float:
+    """gymnax's time_normalization(t) as XLA computes it in float32: fma(2 t, float32(0.01), -1),
+    rounded once (the double below is exact: 2 t times a 24-bit significand, minus 1)."""
+    return float(np.float32(2.0 * t * float(np.float32(0.01)) - 1.0))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_meta_maze_normalized_time_is_xlas(backend, root):
+    """normalize_time=True (no golden file has it): the observation's last element is XLA's
+    fused value at every time up to past the limit (at t = 11 plain float32 gives -0.78,
+    XLA -0.78000003)."""
+    import cartsim
+    times = np.arange(0, 260, dtype=np.float64)
+    vec = cartsim.make_vec(root("envs/meta_maze.env"), len(times), backend=backend, dtype="float32", threads=1,
+                           params={"normalize_time": True, "max_steps_in_episode": 1000})
+    try:
+        vec.reset(seed=0)
+        reset_state = vec.batch.get_state()
+        state = {v.name: reset_state[v.name] for v in vec.batch.state_vars}
+        state["time"] = times - 1.0                  # a step later, the observed time is t
+        vec.batch.set_state(state, np.zeros(len(times), dtype=np.int32))
+        obs = vec.step(np.zeros(len(times), dtype=np.int64))[0]
+        got = obs[:, -1]
+        want = np.array([xla_time_normalization(int(t)) for t in times])
+        exact = times < 150
+        assert np.array_equal(got[exact], want[exact])
+        assert np.allclose(got[~exact], want[~exact], rtol=2 ** -23, atol=0)
+        assert got[11] == np.float32(-0.78000003)
+    finally:
+        vec.close()
