@@ -99,3 +99,52 @@ def test_meta_maze_normalized_time_is_xlas(backend, root):
         assert got[11] == np.float32(-0.78000003)
     finally:
         vec.close()
+
+
+# ---- PointRobot-misc (section 16) ----
+
+PI32 = float(np.float32(np.pi))
+XLA_TRIG_RTOL = 1e-6       # XLA's float32 cos and sin against cartsim's (docs/suite.md, section 0.2, rule 3)
+
+
+def word_for_uniform_times(value: float, scale32: float, f32: bool) -> int:
+    """The word whose uniform u gives `value` as jax's uniform(k, 0, scale) does in float32,
+    f32(f * scale) with f on jax's 2^-23 grid: that f, found from the value (cartsim's
+    uniform(0, scale) is then the same product, rounded the same way in an f32 compile)."""
+    k = round(value / scale32 * 2 ** 23)
+    for f in (k, k - 1, k + 1):
+        if float(np.float32(f / 2 ** 23 * scale32)) == value:
+            return word_for_uniform(f / 2 ** 23, f32)
+    raise AssertionError("%r is not a float32 uniform of [0, %r)" % (value, scale32))
+
+
+def point_robot_mapping() -> Mapping:
+    def state(ref):
+        return {"time": float(ref["time"]), "last_action": np.array(ref["last_action"], dtype=np.float64),
+                "last_reward": float(ref["last_reward"]), "pos": np.array(ref["pos"], dtype=np.float64),
+                "goal": np.array(ref["goal"], dtype=np.float64), "goals_reached": int(ref["goals_reached"])}
+
+    def step_words(record, f32):
+        d = record["draws"]
+        return [word_for_uniform(d["pos_radius"], f32), word_for_uniform_times(d["pos_angle"], PI32, f32)]
+
+    def reset_words(record, f32):
+        d = record["draws"]
+        return [word_for_uniform_times(d["goal_angle"], PI32, f32), word_for_uniform(d["pos_radius"], f32),
+                word_for_uniform_times(d["pos_angle"], PI32, f32)]
+
+    return Mapping(state=state, steps=lambda ref: int(ref["time"]), step_words=step_words, reset_words=reset_words,
+                   obs=lambda ref: np.array(ref, dtype=np.float64), info={"discount": float})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_point_robot_steps_are_gymnax(backend, root):
+    """Bit for bit in f32: the 27 restarts' cos and sin happen to be XLA's too."""
+    assert replay_steps(root("envs/point_robot.env"), "PointRobot-misc", point_robot_mapping(),
+                        backend=backend, dtype="float32") == 260
+
+
+def test_point_robot_resets_are_gymnax(root):
+    """Within XLA_TRIG_RTOL: one goal's sin (episode 2) is XLA's float32 sin, 1 ulp from cartsim's."""
+    assert replay_resets(root("envs/point_robot.env"), "PointRobot-misc", point_robot_mapping(),
+                         dtype="float32", rtol=XLA_TRIG_RTOL) == 7
