@@ -26,7 +26,7 @@ def four_rooms_mapping() -> Mapping:
         return [word_for_randint(d["goal_index"], 104), word_for_randint(d["pos_index"], 103)]
 
     return Mapping(state=state, steps=lambda ref: int(ref["time"]), step_words=step_words,
-                   reset_words=reset_words, obs=lambda ref: np.array(ref, dtype=np.int64),
+                   reset_words=reset_words, obs=lambda ref: np.array(ref, dtype=np.float32),
                    info={"discount": float})
 
 
