@@ -148,3 +148,217 @@ def test_point_robot_resets_are_gymnax(root):
     """Within XLA_TRIG_RTOL: one goal's sin (episode 2) is XLA's float32 sin, 1 ulp from cartsim's."""
     assert replay_resets(root("envs/point_robot.env"), "PointRobot-misc", point_robot_mapping(),
                          dtype="float32", rtol=XLA_TRIG_RTOL) == 7
+
+
+# ---- cartsim's own draws against the references' distributions (STEM.dist.json) ----
+#
+# Two-sample chi-square tests at fixed seeds: cartsim's outcomes over SAMPLES environments
+# (its own Philox draws, nothing replayed) against the reference's counts of 10,000
+# samples. The threshold is generous (p below 1e-6 fails); each test also shows that a
+# wrong distribution (a param changed a little) is rejected, so that it can fail.
+
+import json
+import math
+import os
+
+import cartsim
+from golden_replay import GOLDEN
+
+SAMPLES = 10000
+P_FAIL = 1e-6
+
+
+def dist(stem: str) -> dict:
+    with open(os.path.join(GOLDEN, stem + ".dist.json")) as f:
+        return json.load(f)
+
+
+def chi2_p(ref_counts, got_counts) -> float:
+    """p-value of the two-sample chi-square test that both count vectors come from one
+    distribution (bins empty in both are left out), by Wilson and Hilferty's cube-root
+    normal approximation of the chi-square tail."""
+    a, b = np.asarray(ref_counts, dtype=np.float64), np.asarray(got_counts, dtype=np.float64)
+    keep = a + b > 0
+    a, b = a[keep], b[keep]
+    ka, kb = math.sqrt(b.sum() / a.sum()), math.sqrt(a.sum() / b.sum())
+    stat = float(np.sum((ka * a - kb * b) ** 2 / (a + b)))
+    dof = len(a) - 1
+    if dof < 1:
+        return 1.0
+    z = ((stat / dof) ** (1.0 / 3.0) - (1.0 - 2.0 / (9.0 * dof))) / math.sqrt(2.0 / (9.0 * dof))
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+def value_counts(ref: dict, values) -> tuple:
+    """(the reference's counts, cartsim's) over the reference's outcomes {value: count}; a
+    value of cartsim's the reference never saw gets a bin of its own."""
+    keys = sorted(ref, key=float)
+    got = {k: 0 for k in keys}
+    other = 0
+    for v in np.asarray(values).ravel():
+        k = next((k for k in keys if float(k) == float(v)), None)
+        if k is None:
+            other += 1
+        else:
+            got[k] += 1
+    return [ref[k] for k in keys] + [0], [got[k] for k in keys] + [other]
+
+
+def histogram_counts(ref: dict, values) -> tuple:
+    """(the reference's counts, cartsim's) over the reference's 20 bins, the values past its
+    ends counted in the end bins (its edges are its own sample's min and max)."""
+    edges = np.asarray(ref["edges"])
+    index = np.clip(np.searchsorted(edges, np.asarray(values).ravel(), side="right") - 1, 0, len(edges) - 2)
+    return ref["counts"], np.bincount(index, minlength=len(edges) - 1)
+
+
+def make(env: str, n: int, dtype: str = "float32", **params):
+    return cartsim.make_vec(env, n, backend="interp", dtype=dtype, threads=1, params=params)
+
+
+def cell_index(cells, coords) -> np.ndarray:
+    """The index in coords of each [row, col]."""
+    lookup = {tuple(c): i for i, c in enumerate(coords)}
+    return np.array([lookup[tuple(int(x) for x in c)] for c in cells])
+
+
+def four_rooms_coords():
+    env_map = np.array([[0 if ch == "x" else 1 for ch in row] for row in FOUR_ROOMS_MAP])
+    return [[y, x] for y in range(13) for x in range(13) if env_map[y, x]]
+
+
+FOUR_ROOMS_MAP = ["xxxxxxxxxxxxx", "x     x     x", "x     x     x", "x           x", "x     x     x",
+                  "x     x     x", "xx xxxx     x", "x     xxx xxx", "x     x     x", "x     x     x",
+                  "x           x", "x     x     x", "xxxxxxxxxxxxx"]
+
+
+def four_rooms_step_p(root, seed, **params) -> list:
+    """p-values of the first step's row and column from the first reset state, action 0 (up)."""
+    ref = dist("FourRooms-misc")["step"]["next_state.pos"]
+    vec = make(root("envs/four_rooms.env"), SAMPLES, **params)
+    try:
+        vec.reset(seed=seed)
+        vec.step(np.zeros(SAMPLES, dtype=np.int64))
+        pos = vec.batch.get_state()["pos"]
+        return [chi2_p(*value_counts(ref["[%d]" % axis], pos[:, axis])) for axis in (0, 1)]
+    finally:
+        vec.close()
+
+
+def test_four_rooms_step_draws_are_gymnaxs(root):
+    assert min(four_rooms_step_p(root, 11)) > P_FAIL
+    assert min(four_rooms_step_p(root, 11, fail_prob=0.4)) < P_FAIL        # 8/15 astray, not 4/9
+
+
+def four_rooms_reset_p(root, seed, **params) -> list:
+    """p-values of the resampled goal (resample_goal_pos) and start (resample_init_pos, the
+    goal fixed at [8, 9]) against the reference's goal_index and pos_index draws."""
+    ref = dist("FourRooms-misc")["reset"]
+    coords = four_rooms_coords()
+    out = []
+    vec = make(root("envs/four_rooms.env"), SAMPLES, resample_goal_pos=True, **params)
+    try:
+        vec.reset(seed=seed)
+        goals = cell_index(vec.batch.get_state()["goal"], coords)
+    finally:
+        vec.close()
+    want = [ref["draw.goal_index"]["all"][str(i)] for i in range(104)]
+    out.append(chi2_p(want, np.bincount(goals, minlength=104)))
+    vec = make(root("envs/four_rooms.env"), SAMPLES, resample_init_pos=True, **params)
+    try:
+        vec.reset(seed=seed + 1)
+        starts = cell_index(vec.batch.get_state()["pos"], coords)
+    finally:
+        vec.close()
+    goal = coords.index([8, 9])
+    assert not np.any(starts == goal)              # never on the goal (a chi-square misses 1/104 there)
+    want = [ref["draw.pos_index"]["all"][str(i)] for i in range(103)] + [0]
+    want[103], want[goal] = want[goal], 0          # the goal's own index becomes the last cell
+    out.append(chi2_p(want, np.bincount(starts, minlength=104)))
+    return out
+
+
+def test_four_rooms_reset_draws_are_gymnaxs(root):
+    p = four_rooms_reset_p(root, 21)
+    assert min(p) > P_FAIL, p
+    # with the goal resampled too, a start is uniform over the cells other than ITS goal,
+    # so [8, 9] may be a start: the fixed-goal counts above reject that
+    vec = make(root("envs/four_rooms.env"), SAMPLES, resample_init_pos=True, resample_goal_pos=True)
+    try:
+        vec.reset(seed=23)
+        state = vec.batch.get_state()
+        assert not np.any(np.all(state["pos"] == state["goal"], axis=1))
+        assert np.any(np.all(state["pos"] == [8, 9], axis=1))
+    finally:
+        vec.close()
+
+
+META_MAZE_COORDS = [[r, c] for r in range(1, 10) for c in range(1, 10) if r % 2 == 1 or c % 2 == 1]
+
+
+def test_meta_maze_draws_are_gymnaxs(root):
+    """The reset's goal against goal_index; a step that reaches the goal (from next to it)
+    moves the agent to a cell drawn as pos_index."""
+    ref = dist("MetaMaze-misc")
+    vec = make(root("envs/meta_maze.env"), SAMPLES)
+    try:
+        vec.reset(seed=31)
+        state = vec.batch.get_state()
+        goals = cell_index(state["goal"], META_MAZE_COORDS)
+        want = [ref["reset"]["draw.goal_index"]["all"][str(i)] for i in range(65)]
+        assert chi2_p(want, np.bincount(goals, minlength=65)) > P_FAIL
+        placed = {v.name: state[v.name] for v in vec.batch.state_vars}
+        placed["goal"] = np.tile([1, 1], (SAMPLES, 1))
+        placed["pos"] = np.tile([1, 2], (SAMPLES, 1))
+        vec.batch.set_state(placed, np.zeros(SAMPLES, dtype=np.int32))
+        _, reward, _, _, _ = vec.step(np.full(SAMPLES, 3, dtype=np.int64))       # left, onto the goal
+        assert np.all(reward == 10.0)
+        cells = cell_index(vec.batch.get_state()["pos"], META_MAZE_COORDS)
+        want = [ref["step"]["draw.pos_index"]["all"][str(i)] for i in range(65)]
+        counts = np.bincount(cells, minlength=65)
+        assert chi2_p(want, counts) > P_FAIL
+        # a restart that avoided the goal's own cell (a 1/65 chance in gymnax) is rejected
+        assert chi2_p(want, np.concatenate([[0], counts[1:] + counts[0] // 64])) < P_FAIL
+    finally:
+        vec.close()
+
+
+def point_robot_reset_p(root, seed, **params) -> list:
+    ref = dist("PointRobot-misc")["reset"]
+    vec = make(root("envs/point_robot.env"), SAMPLES, **params)
+    try:
+        vec.reset(seed=seed)
+        state = vec.batch.get_state()
+        return [chi2_p(*histogram_counts(ref["state.%s" % name]["[%d]" % axis], state[name][:, axis]))
+                for name in ("pos", "goal") for axis in (0, 1)]
+    finally:
+        vec.close()
+
+
+def point_robot_restart_p(root, seed, **params) -> list:
+    """A step standing on the goal restarts the robot: its radius and angle against the
+    reference's step draws pos_radius and pos_angle."""
+    ref = dist("PointRobot-misc")["step"]
+    vec = make(root("envs/point_robot.env"), SAMPLES, **params)
+    try:
+        vec.reset(seed=seed)
+        state = vec.batch.get_state()
+        placed = {v.name: state[v.name] for v in vec.batch.state_vars}
+        placed["pos"] = placed["goal"]
+        vec.batch.set_state(placed, np.zeros(SAMPLES, dtype=np.int32))
+        _, reward, _, _, _ = vec.step(np.zeros((SAMPLES, 2)))
+        assert np.all(reward == 1.0)
+        pos = vec.batch.get_state()["pos"].astype(np.float64)
+        radius = np.hypot(pos[:, 0], pos[:, 1])
+        angle = np.arctan2(pos[:, 1], pos[:, 0])
+        return [chi2_p(*histogram_counts(ref["draw.pos_radius"]["all"], radius)),
+                chi2_p(*histogram_counts(ref["draw.pos_angle"]["all"], angle))]
+    finally:
+        vec.close()
+
+
+def test_point_robot_draws_are_gymnaxs(root):
+    p = point_robot_reset_p(root, 41) + point_robot_restart_p(root, 43)
+    assert min(p) > P_FAIL, p
+    assert min(point_robot_reset_p(root, 41, circle_radius=0.9)) < P_FAIL
+    assert min(point_robot_restart_p(root, 43, circle_radius=0.9)) < P_FAIL
