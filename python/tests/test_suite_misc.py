@@ -424,3 +424,50 @@ def test_point_robot_get_state_by_name_has_gymnax_fields(root):
         assert state["last_action"].shape == (2, 2) and state["goals_reached"].dtype == np.int32
     finally:
         vec.close()
+
+
+# ---- pictures: each draws as gymnax's render() does (draw blocks of the .env files) ----
+
+def frame_of(gym_id: str, state: dict) -> np.ndarray:
+    env = cartsim.make(gym_id, backend="interp", render_mode="rgb_array")
+    try:
+        env.reset(seed=0)
+        batch = env.unwrapped.batch if hasattr(env.unwrapped, "batch") else env.batch
+        now = batch.get_state()
+        placed = {v.name: now[v.name] for v in batch.state_vars}
+        placed.update({k: np.array([v]) for k, v in state.items()})
+        batch.set_state(placed)
+        return np.asarray(env.render())
+    finally:
+        env.close()
+
+
+def cell_pixels(frame: np.ndarray, row: int, col: int, size: int) -> np.ndarray:
+    """The pixels inside cell (row, col) of a grid of size-pixel cells, row 0 at the top."""
+    return frame[row * size + 2:(row + 1) * size - 2, col * size + 2:(col + 1) * size - 2].reshape(-1, 3)
+
+
+@pytest.mark.parametrize("gym_id,size,open_colour,wall_colour", [
+    ("FourRooms-misc", 30, (255, 255, 255), (0, 0, 0)), ("MetaMaze-misc", 30, (253, 231, 37), (68, 1, 84))])
+def test_maze_pictures(gym_id, size, open_colour, wall_colour):
+    frame = frame_of(gym_id, {"pos": [3, 3], "goal": [5, 1]})
+    assert frame.shape == ((13 if gym_id.startswith("Four") else 11) * size,) * 2 + (3,)
+    assert np.all(cell_pixels(frame, 0, 0, size) == wall_colour)
+    assert np.all(cell_pixels(frame, 1, 1, size) == open_colour)
+    for row, col in ((3, 3), (5, 1)):                # the letters A and G: dark strokes on the cell
+        pixels = cell_pixels(frame, row, col, size)
+        assert np.any(np.all(pixels == (0, 0, 0), axis=1)) and np.any(np.all(pixels == open_colour, axis=1))
+
+
+def test_point_robot_picture():
+    frame = frame_of("PointRobot-misc", {"pos": [0.5, 0.25], "goal": [-0.6, 0.8]})
+    assert frame.shape == (300, 500, 3)
+    scale = 500 / 2.5
+
+    def pixel(x, y):
+        return tuple(frame[int(300 - (y + 0.25) * scale), int((x + 1.25) * scale)])
+
+    assert pixel(0.5, 0.25) == (255, 0, 0)                 # the robot
+    assert pixel(-0.6, 0.8) == (188, 214, 233)             # the goal's disc
+    assert pixel(-0.6 + 0.15, 0.8) == (188, 214, 233)      # inside goal_radius 0.2
+    assert pixel(0.0, 0.5) == (255, 255, 255)              # the background
