@@ -154,6 +154,17 @@ def test_point_robot_resets_are_gymnax(backend, root):
                          backend=backend, dtype="float32", rtol=XLA_TRIG_RTOL) == 7
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_point_robot_in_f64_is_gymnax_within_float32s_rounding(backend, root):
+    """In f64 cartsim does not round to float32 after each operation as gymnax does: every
+    step within 1e-6 relative, every reset within 1e-5 (an angle drawn as pi times u in f64
+    rather than float32 moves the sine of an angle near pi by some 1e-6 relative)."""
+    assert replay_steps(root("envs/point_robot.env"), "PointRobot-misc", point_robot_mapping(),
+                        backend=backend, dtype="float64", rtol=1e-6) == 260
+    assert replay_resets(root("envs/point_robot.env"), "PointRobot-misc", point_robot_mapping(),
+                         backend=backend, dtype="float64", rtol=1e-5) == 7
+
+
 # ---- cartsim's own draws against the references' distributions (STEM.dist.json) ----
 #
 # Two-sample chi-square tests at fixed seeds: cartsim's outcomes over SAMPLES environments
