@@ -1,11 +1,19 @@
 """gymnax's misc environments (FourRooms-misc, MetaMaze-misc, PointRobot-misc) against
 gymnax 1.0.1's own episodes (tests/golden_suite, docs/suite.md sections 14-16): every
 golden step and reset replayed with the reference's random outcomes through the shipped
-kernel, and cartsim's own draws against the reference's distributions."""
+kernel on both backends, cartsim's own draws against the reference's distributions, the
+Python API, the pictures, and PPO learning FourRooms."""
+import json
+import math
+import os
+
+import gymnasium
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
 
-from golden_replay import Mapping, replay_resets, replay_steps, word_for_randint, word_for_uniform
+import cartsim
+from golden_replay import GOLDEN, Mapping, replay_resets, replay_steps, word_for_randint, word_for_uniform
 
 BACKENDS = ["cpu", "interp"]
 
@@ -83,7 +91,6 @@ def test_meta_maze_normalized_time_is_xlas(backend, root):
     """normalize_time=True (no golden file has it): the observation's last element is XLA's
     fused value at every time up to past the limit (at t = 11 plain float32 gives -0.78,
     XLA -0.78000003)."""
-    import cartsim
     times = np.arange(0, 260, dtype=np.float64)
     vec = cartsim.make_vec(root("envs/meta_maze.env"), len(times), backend=backend, dtype="float32", threads=1,
                            params={"normalize_time": True, "max_steps_in_episode": 1000})
@@ -172,12 +179,6 @@ def test_point_robot_in_f64_is_gymnax_within_float32s_rounding(backend, root):
 # samples. The threshold is generous (p below 1e-6 fails); each test also shows that a
 # wrong distribution (a param changed a little) is rejected, so that it can fail.
 
-import json
-import math
-import os
-
-import cartsim
-from golden_replay import GOLDEN
 
 SAMPLES = 10000
 P_FAIL = 1e-6
@@ -381,8 +382,6 @@ def test_point_robot_draws_are_gymnaxs(root):
 
 # ---- the Python API: by id, with params, check_env, state by name ----
 
-import gymnasium
-from gymnasium.utils.env_checker import check_env
 
 MISC = [("FourRooms-misc", {"fail_prob": 0.5}), ("MetaMaze-misc", {"goal_reward": 5.0}),
         ("PointRobot-misc", {"goal_radius": 0.3})]
