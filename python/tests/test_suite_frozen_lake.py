@@ -29,7 +29,9 @@ def frozen_lake_mapping(slippery: bool) -> Mapping:
 
 
 CASES = [("FrozenLake-v1", "envs/frozen_lake.env", True),
-         ("FrozenLake-v1_is_slippery=False", "envs/frozen_lake.env", False)]
+         ("FrozenLake-v1_is_slippery=False", "envs/frozen_lake.env", False),
+         ("FrozenLake8x8-v1", "envs/frozen_lake_8x8.env", True),
+         ("FrozenLake8x8-v1_is_slippery=False", "envs/frozen_lake_8x8.env", False)]
 
 
 @pytest.mark.parametrize("stem,env,slippery", CASES)
