@@ -5,7 +5,8 @@ outcomes, f64 bit-exact."""
 import numpy as np
 import pytest
 
-from golden_replay import Mapping, replay_resets, replay_steps, word_for_categorical, word_for_uniform
+from golden_replay import (Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_categorical,
+                           word_for_randint, word_for_uniform)
 
 BACKENDS = ["interp"]
 THIRD = 1.0 / 3.0
@@ -54,3 +55,73 @@ def test_cliff_walking_has_no_time_limit(root):
             assert vec.batch.max_steps <= 0
         finally:
             vec.close()
+
+
+# ---- Taxi-v4 (section 2) ----
+
+def _taxi_start_index(s: int) -> int:
+    """The position of start state s among the 300 the reset's distribution covers, in order."""
+    destination, passenger, cell = s % 4, s // 4 % 5, s // 20
+    return cell * 12 + passenger * 3 + destination - (destination > passenger)
+
+
+def taxi_mapping(rainy: bool, rainy_probability: float = 0.8, fickle_probability: float = 0.3) -> Mapping:
+    lateral = (1.0 - rainy_probability) / 2.0
+
+    def state(ref):
+        return dict(_s_and_lastaction(ref), fickle_step=bool(ref.get("fickle_step", False)))
+
+    def step_words(record, f32):
+        draws = record["draws"]
+        if rainy and record["action"] <= 3:
+            words = [word_for_categorical(draws["transition"], [rainy_probability, lateral, lateral], f32)]
+        else:
+            words = [word_for_uniform(draws["u"], f32)]
+        if "new_destination" in draws:   # step draw 1: the index among the three other destinations
+            new, old = int(draws["new_destination"]), record["state"]["s"] % 4
+            words.append(word_for_randint(new - (new > old), 3))
+        else:
+            words.append(0)
+        return words
+
+    def reset_words(record, f32):
+        start = _taxi_start_index(record["draws"]["start"])
+        return [word_for_categorical(start, [1.0 / 300.0] * 300, f32),
+                word_for_bernoulli(bool(record["state"]["fickle_step"]), fickle_probability, f32)]
+
+    return Mapping(state=state, steps=lambda ref: int(ref.get("_elapsed_steps", 0)), step_words=step_words,
+                   reset_words=reset_words, obs=lambda ref: np.int64(ref),
+                   info={"prob": float, "action_mask": lambda ref: np.array(ref, dtype=np.int8)})
+
+
+TAXI = [("Taxi-v4", {}),
+        ("Taxi-v4_is_rainy=True", {"is_rainy": True}),
+        ("Taxi-v4_fickle_passenger=True", {"fickle_passenger": True}),
+        ("Taxi-v4_is_rainy=True_fickle_passenger=True", {"is_rainy": True, "fickle_passenger": True})]
+
+
+@pytest.mark.parametrize("stem,params", TAXI)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_taxi_steps_are_gymnasiums(stem, params, backend, root):
+    m = taxi_mapping(params.get("is_rainy", False))
+    assert replay_steps(root("envs/taxi.env"), stem, m, params, backend=backend) > 500
+
+
+@pytest.mark.parametrize("stem,params", TAXI)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_taxi_resets_are_gymnasiums(stem, params, backend, root):
+    m = taxi_mapping(params.get("is_rainy", False))
+    assert replay_resets(root("envs/taxi.env"), stem, m, params, backend=backend) > 30
+
+
+def test_taxi_info_has_gymnasiums_types(root):
+    import cartsim
+    vec = cartsim.make_vec(root("envs/taxi.env"), 3, backend="interp")
+    try:
+        _, info = vec.reset(seed=1)
+        assert info["action_mask"].dtype == np.int8 and info["action_mask"].shape == (3, 6)
+        assert info["prob"].dtype == np.float64 and list(info["prob"]) == [1.0] * 3
+        _, _, _, _, info = vec.step(np.array([4, 4, 4]))
+        assert info["action_mask"].dtype == np.int8 and info["prob"].dtype == np.float64
+    finally:
+        vec.close()
