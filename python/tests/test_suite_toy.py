@@ -125,3 +125,48 @@ def test_taxi_info_has_gymnasiums_types(root):
         assert info["action_mask"].dtype == np.int8 and info["prob"].dtype == np.float64
     finally:
         vec.close()
+
+
+# ---- Blackjack-v1 (section 4) ----
+
+def _card_word(card: int) -> int:
+    """The word whose randint(13) picks `card` from the deck 1..9, 10, 10, 10, 10."""
+    return word_for_randint(min(card, 10) - 1, 13)
+
+
+def _padded(hand, length):
+    return np.array(list(hand) + [0] * (length - len(hand)), dtype=np.int64)
+
+
+def blackjack_mapping() -> Mapping:
+    def state(ref):
+        return {"player": _padded(ref["player"], 22), "dealer": _padded(ref["dealer"], 12)}
+
+    def step_words(record, f32):
+        draws = record["draws"]
+        hit = [_card_word(draws["card"])] if "card" in draws else [0]
+        dealer = [_card_word(c) for c in draws.get("dealer_cards", [])]
+        return hit + dealer + [0] * (10 - len(dealer))
+
+    def reset_words(record, f32):
+        return [_card_word(c) for c in record["draws"]["dealer"] + record["draws"]["player"]]
+
+    return Mapping(state=state, steps=lambda ref: 0, step_words=step_words, reset_words=reset_words,
+                   obs=lambda ref: tuple(np.int64(x) for x in ref))
+
+
+BLACKJACK = [("Blackjack-v1", {}),
+             ("Blackjack-v1_sab=False", {"sab": False}),
+             ("Blackjack-v1_sab=False_natural=True", {"sab": False, "natural": True})]
+
+
+@pytest.mark.parametrize("stem,params", BLACKJACK)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_blackjack_steps_are_gymnasiums(stem, params, backend, root):
+    assert replay_steps(root("envs/blackjack.env"), stem, blackjack_mapping(), params, backend=backend) > 400
+
+
+@pytest.mark.parametrize("stem,params", BLACKJACK)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_blackjack_resets_are_gymnasiums(stem, params, backend, root):
+    assert replay_resets(root("envs/blackjack.env"), stem, blackjack_mapping(), params, backend=backend) > 300
