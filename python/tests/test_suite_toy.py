@@ -170,3 +170,102 @@ def test_blackjack_steps_are_gymnasiums(stem, params, backend, root):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_blackjack_resets_are_gymnasiums(stem, params, backend, root):
     assert replay_resets(root("envs/blackjack.env"), stem, blackjack_mapping(), params, backend=backend) > 300
+
+
+# ---- from Python: ids, options, Gymnasium's checks, the state by name ----
+
+TOY_IDS = ["FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v4", "CliffWalking-v1", "CliffWalkingSlippery-v1",
+           "Blackjack-v1"]
+
+
+def test_every_builtin_id_is_registered_and_makes_its_environment():
+    import cartsim
+    import gymnasium as gym
+    assert set(TOY_IDS) | set(cartsim.GYMNASIUM_IDS) <= set(cartsim.ENV_IDS)
+    for gym_id, name in cartsim.ENV_IDS.items():
+        one = gym.make("cartsim/" + gym_id, backend="interp")
+        vec = gym.make_vec("cartsim/" + gym_id, num_envs=3, backend="interp")
+        try:
+            assert one.unwrapped.batch.name == name and vec.batch.name == name and vec.num_envs == 3
+            assert vec.batch.title == gym_id
+        finally:
+            one.close()
+            vec.close()
+
+
+@pytest.mark.parametrize("gym_id", TOY_IDS)
+def test_check_env_passes(gym_id):
+    import cartsim
+    from gymnasium.utils.env_checker import check_env
+    env = cartsim.make(gym_id, backend="interp")
+    try:
+        check_env(env, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def _episode(vec, steps=40):
+    """Observations and rewards of `steps` steps from reset(seed=5) with a fixed action sequence."""
+    obs, _ = vec.reset(seed=5)
+    out = [np.array(obs)]
+    for t in range(steps):
+        obs, reward, _, _, _ = vec.step(np.full(vec.num_envs, t % vec.batch.n_actions))
+        out += [np.array(obs), np.array(reward)]
+    return out
+
+
+@pytest.mark.parametrize("gym_id,options", [("FrozenLake-v1", {"is_slippery": False}),
+                                            ("Taxi-v4", {"is_rainy": True, "fickle_passenger": True}),
+                                            ("Blackjack-v1", {"sab": False, "natural": True})])
+def test_options_are_params_by_name(gym_id, options):
+    import cartsim
+    import gymnasium as gym
+    by_keyword = cartsim.make_vec(gym_id, 16, backend="interp", **options)
+    by_params = cartsim.make_vec(gym_id, 16, backend="interp", params=options)
+    registered = gym.make_vec("cartsim/" + gym_id, num_envs=16, backend="interp", **options)
+    default = cartsim.make_vec(gym_id, 16, backend="interp")
+    try:
+        want = _episode(by_params)
+        for vec in (by_keyword, registered):
+            assert all(np.array_equal(a, b) for a, b in zip(_episode(vec), want))
+        assert not all(np.array_equal(a, b) for a, b in zip(_episode(default), want))
+    finally:
+        for vec in (by_keyword, by_params, registered, default):
+            vec.close()
+
+
+def test_a_misspelled_option_names_both_kinds_of_keyword():
+    import cartsim
+    import gymnasium as gym
+    with pytest.raises(TypeError, match=r"^cartsim\.make_vec\(\) got an unexpected keyword argument 'is_slipery' "
+                                        r"\(did you mean 'is_slippery'\?\); its keywords: .*\bseed\b.*; "
+                                        r"FrozenLake-v1's params: is_slippery, success_rate$"):
+        cartsim.make_vec("FrozenLake-v1", 2, backend="interp", is_slipery=False)
+    with pytest.raises(TypeError, match=r"^cartsim\.make\(\) got an unexpected keyword argument 'rainy' "
+                                        r"\(did you mean 'is_rainy'\?\).*Taxi-v4's params: is_rainy, "):
+        cartsim.make("Taxi-v4", backend="interp", rainy=True)
+    with pytest.raises(TypeError, match=r"^cartsim\.VectorEnv\(\) got an unexpected keyword argument 'nat' "):
+        gym.make_vec("cartsim/Blackjack-v1", num_envs=2, backend="interp", nat=True)
+    with pytest.raises(TypeError, match=r"^cartsim\.make_vec\(\): param is_slippery must be a number"):
+        cartsim.make_vec("FrozenLake-v1", 2, backend="interp", is_slippery="no")
+    with pytest.raises(TypeError, match=r"^cartsim\.make_vec\(\) got param 'sab' twice"):
+        cartsim.make_vec("Blackjack-v1", 2, backend="interp", sab=False, params={"sab": True})
+
+
+def test_the_state_goes_by_name_and_back():
+    import cartsim
+    vec = cartsim.make_vec("Blackjack-v1", 4, backend="interp")
+    try:
+        vec.reset(seed=2)
+        state = vec.get_state()
+        assert state["player"].shape == (4, 22) and state["dealer"].shape == (4, 12)
+        state["player"][:] = 0
+        state["player"][:, :2] = [1, 10]                  # a natural, sticking: wins 1.0 under sab
+        state["dealer"][:] = 0
+        state["dealer"][:, :3] = [10, 6, 10]              # the dealer's 26: bust without drawing
+        vec.set_state(state)
+        obs, reward, terminated, _, _ = vec.step(np.zeros(4, dtype=np.int64))
+        assert list(reward) == [1.0] * 4 and terminated.all()
+        assert list(obs[0]) == [21] * 4 and list(obs[1]) == [10] * 4 and list(obs[2]) == [1] * 4
+    finally:
+        vec.close()
