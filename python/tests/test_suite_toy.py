@@ -269,3 +269,203 @@ def test_the_state_goes_by_name_and_back():
         assert list(obs[0]) == [21] * 4 and list(obs[1]) == [10] * 4 and list(obs[2]) == [1] * 4
     finally:
         vec.close()
+
+
+# ---- cartsim's own draws (Philox, no replay) against the reference's outcome counts ----
+# (tests/golden_suite/STEM.dist.json: 10,000 of Gymnasium's own samples per entry)
+
+SAMPLES = 10000
+P_MIN = 1e-4          # a fixed seed: the same statistic every run; generous, and a wrong distribution is far below
+
+
+def _reference_counts(stem: str):
+    import json
+    import os
+    from golden_replay import GOLDEN
+    with open(os.path.join(GOLDEN, stem + ".dist.json")) as f:
+        return json.load(f)["counts"]
+
+
+def _upper_gamma_regularized(a: float, x: float) -> float:
+    """Q(a, x) = Gamma(a, x) / Gamma(a): the series below a + 1, Lentz's continued fraction above."""
+    import math
+    if x <= 0:
+        return 1.0
+    log_front = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1:
+        term = total = 1.0 / a
+        for n in range(1, 1000):
+            term *= x / (a + n)
+            total += term
+            if term < total * 1e-15:
+                break
+        return max(0.0, 1.0 - total * math.exp(log_front))
+    b, c, d = x + 1 - a, 1e300, 1.0 / (x + 1 - a)
+    h = d
+    for n in range(1, 1000):
+        an = -n * (n - a)
+        b += 2
+        d = an * d + b
+        d = 1e-300 if abs(d) < 1e-300 else d
+        c = b + an / c
+        c = 1e-300 if abs(c) < 1e-300 else c
+        d = 1.0 / d
+        h *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return math.exp(log_front) * h
+
+
+def same_distribution_p(ours: dict, reference: dict) -> float:
+    """The p-value of Pearson's chi-square test that two samples of counts ({outcome: count})
+    come from one distribution (homogeneity, outcomes expected fewer than 5 times pooled)."""
+    keys = sorted(set(ours) | set(reference), key=str)
+    n1, n2 = sum(ours.values()), sum(reference.values())
+    total = n1 + n2
+    bins, pooled = [], [0, 0]
+    for k in keys:
+        a, b = ours.get(k, 0), reference.get(k, 0)
+        if (a + b) * min(n1, n2) / total < 5:
+            pooled[0] += a
+            pooled[1] += b
+        else:
+            bins.append((a, b))
+    if sum(pooled):
+        bins.append(tuple(pooled))
+    if len(bins) < 2:
+        return 1.0
+    stat = 0.0
+    for a, b in bins:
+        for observed, n in ((a, n1), (b, n2)):
+            expected = n * (a + b) / total
+            stat += (observed - expected) ** 2 / expected
+    return _upper_gamma_regularized((len(bins) - 1) / 2.0, stat / 2.0)
+
+
+def _counts(values) -> dict:
+    out = {}
+    for v in values:
+        out[str(v)] = out.get(str(v), 0) + 1
+    return out
+
+
+def _stepped_from(env, state: dict, action: int, params=None, seed=7):
+    """The state of SAMPLES environments set to `state` and stepped once with `action`
+    (no auto-reset: a step that ends an episode shows where it ended)."""
+    import cartsim
+    batch = cartsim.Batch(env, SAMPLES, backend="interp", dtype="float64", params=params or {}, autoreset="disabled")
+    try:
+        batch.reset(seed)
+        batch.set_state({k: np.full((SAMPLES,) + np.shape(v), v) for k, v in state.items()})
+        batch.step(np.full(SAMPLES, action, dtype=np.int32))
+        return batch.get_state()
+    finally:
+        batch.close()
+
+
+def _reset_states(env, params=None, seed=11):
+    import cartsim
+    vec = cartsim.make_vec(env, SAMPLES, backend="interp", dtype="float64", params=params or {})
+    try:
+        obs, info = vec.reset(seed=seed)
+        return vec.get_state(), obs
+    finally:
+        vec.close()
+
+
+def _direction_index(s: int, s_next: int, action: int, ncol: int, order) -> int:
+    """Which entry of P[s][a] (0: (a-1)%4, 1: a, 2: (a+1)%4) moved s, an inner cell, to s_next;
+    order: the (drow, dcol) of actions 0-3."""
+    row, col = divmod(s, ncol)
+    for k in range(3):
+        dr, dc = order[(action - 1 + k) % 4]
+        if (row + dr) * ncol + col + dc == s_next:
+            return k
+    raise AssertionError("s %d -> %d is no move of action %d" % (s, s_next, action))
+
+
+FROZEN_MOVES = [(0, -1), (1, 0), (0, 1), (-1, 0)]      # left, down, right, up
+CLIFF_MOVES = [(-1, 0), (0, 1), (1, 0), (0, -1)]       # up, right, down, left
+SLIPS = [("FrozenLake-v1", "envs/frozen_lake.env", 4, FROZEN_MOVES, {}),
+         ("FrozenLake8x8-v1", "envs/frozen_lake_8x8.env", 8, FROZEN_MOVES, {}),
+         ("CliffWalkingSlippery-v1", "envs/cliff_walking_slippery.env", 12, CLIFF_MOVES, {})]
+
+
+def _slip_counts(env, ncol, moves, s, action, params):
+    state = _stepped_from(env, {"s": s, "lastaction": -1}, action, params)
+    return _counts(_direction_index(s, int(t), action, ncol, moves) for t in state["s"])
+
+
+@pytest.mark.parametrize("stem,env,ncol,moves,params", SLIPS)
+def test_slips_are_distributed_as_gymnasiums(stem, env, ncol, moves, params, root):
+    reference = _reference_counts(stem)
+    s = 13 if ncol == 12 else 9
+    for a in range(4):
+        p = same_distribution_p(_slip_counts(root(env), ncol, moves, s, a, params), reference["step.transition[a=%d]" % a])
+        assert p > P_MIN, "%s action %d: p = %g" % (stem, a, p)
+    state, _ = _reset_states(root(env))
+    assert _counts(state["s"]) == {start: SAMPLES for start in reference["reset.s"]}      # the one start
+
+
+def test_the_distribution_test_fails_on_a_wrong_distribution(root):
+    """success_rate 0.5 instead of 1/3, and a deck whose 10 is as likely as any other card: rejected."""
+    reference = _reference_counts("FrozenLake-v1")
+    ours = _slip_counts(root("envs/frozen_lake.env"), 4, FROZEN_MOVES, 9, 1, {"success_rate": 0.5})
+    assert same_distribution_p(ours, reference["step.transition[a=1]"]) < 1e-9
+    cards = {str(c): 1000 for c in range(1, 11)}
+    assert same_distribution_p(cards, _reference_counts("Blackjack-v1")["step.card"]) < 1e-9
+    assert same_distribution_p(reference["step.transition[a=1]"], reference["step.transition[a=1]"]) == 1.0
+
+
+TAXI_DIST = ["Taxi-v4", "Taxi-v4_is_rainy=True", "Taxi-v4_fickle_passenger=True",
+             "Taxi-v4_is_rainy=True_fickle_passenger=True"]
+
+
+@pytest.mark.parametrize("stem", TAXI_DIST)
+def test_taxi_draws_are_distributed_as_gymnasiums(stem, root):
+    reference = _reference_counts(stem)
+    params = {"is_rainy": "is_rainy=True" in stem, "fickle_passenger": "fickle_passenger=True" in stem}
+    env = root("envs/taxi.env")
+    state, _ = _reset_states(env, params)
+    p = same_distribution_p(_counts(state["s"]), reference["reset.s"])
+    assert p > P_MIN and len(_counts(state["s"])) == 300, "reset.s: p = %g" % p
+    if "reset.fickle_step" in reference:
+        p = same_distribution_p(_counts(bool(b) for b in state["fickle_step"]), reference["reset.fickle_step"])
+        assert p > P_MIN, "reset.fickle_step: p = %g" % p
+    for a in range(4):
+        after = _stepped_from(env, {"s": 241, "lastaction": -1, "fickle_step": False}, a, params)
+        p = same_distribution_p(_counts(after["s"]), reference["step.next_s[a=%d]" % a])
+        assert p > P_MIN, "step.next_s[a=%d]: p = %g" % (a, p)
+    if "step.destination" in reference:
+        after = _stepped_from(env, {"s": 257, "lastaction": -1, "fickle_step": True}, 0, params)
+        p = same_distribution_p(_counts(int(s) % 4 for s in after["s"]), reference["step.destination"])
+        assert p > P_MIN, "step.destination: p = %g" % p
+
+
+def _hand_value(hand) -> int:
+    total = int(sum(hand))
+    return total + 10 if 1 in hand and total + 10 <= 21 else total
+
+
+BLACKJACK_DIST = ["Blackjack-v1", "Blackjack-v1_sab=False", "Blackjack-v1_sab=False_natural=True"]
+
+
+@pytest.mark.parametrize("stem", BLACKJACK_DIST)
+def test_blackjack_cards_are_distributed_as_gymnasiums(stem, root):
+    reference = _reference_counts(stem)
+    params = {"sab": "sab=False" not in stem, "natural": "natural=True" in stem}
+    env = root("envs/blackjack.env")
+    state, obs = _reset_states(env, params)
+    player, dealer = state["player"], state["dealer"]
+    ours = {"reset.dealer_card": _counts(dealer[:, :2].ravel()),
+            "reset.player_card": _counts(player[:, :2].ravel()),
+            "reset.natural": _counts(bool(sorted(h[:2]) == [1, 10]) for h in player),
+            "reset.obs": _counts([int(a), int(b), int(c)] for a, b, c in zip(*obs))}
+    hand = lambda cards, n: np.array(cards + [0] * (n - len(cards)))
+    after = _stepped_from(env, {"player": hand([2, 2], 22), "dealer": hand([10, 2], 12)}, 1, params)
+    ours["step.card"] = _counts(after["player"][:, 2])
+    after = _stepped_from(env, {"player": hand([10, 9], 22), "dealer": hand([10, 2], 12)}, 0, params)
+    ours["step.dealer_final_sum[dealer 10,2]"] = _counts(_hand_value(list(d)) for d in after["dealer"])
+    for key, counts in ours.items():
+        p = same_distribution_p(counts, reference[key])
+        assert p > P_MIN, "%s %s: p = %g" % (stem, key, p)
