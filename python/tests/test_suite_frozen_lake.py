@@ -42,5 +42,7 @@ def test_frozen_lake_steps_are_gymnasiums(stem, env, slippery, backend, root):
 
 
 @pytest.mark.parametrize("stem,env,slippery", CASES)
-def test_frozen_lake_resets_are_gymnasiums(stem, env, slippery, root):
-    assert replay_resets(root(env), stem, frozen_lake_mapping(slippery), {"is_slippery": slippery}) > 10
+@pytest.mark.parametrize("backend", ["interp", "cpu"])
+def test_frozen_lake_resets_are_gymnasiums(stem, env, slippery, backend, root):
+    m = frozen_lake_mapping(slippery)
+    assert replay_resets(root(env), stem, m, {"is_slippery": slippery}, backend=backend) > 10

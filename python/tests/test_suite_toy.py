@@ -8,7 +8,7 @@ import pytest
 from golden_replay import (Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_categorical,
                            word_for_randint, word_for_uniform)
 
-BACKENDS = ["interp"]
+BACKENDS = ["interp", "cpu"]
 THIRD = 1.0 / 3.0
 
 
