@@ -469,3 +469,69 @@ def test_blackjack_cards_are_distributed_as_gymnasiums(stem, root):
     for key, counts in ours.items():
         p = same_distribution_p(counts, reference[key])
         assert p > P_MIN, "%s %s: p = %g" % (stem, key, p)
+
+
+# ---- pictures (each file's draw block) ----
+
+def _frame(env, state: dict):
+    """The frame of one environment of `env` in `state`, (height, width, 3) uint8."""
+    import cartsim
+    vec = cartsim.make_vec(env, 1, backend="interp", render_mode="rgb_array")
+    try:
+        vec.reset(seed=0)
+        vec.set_state({k: np.array([v]) for k, v in state.items()})
+        return vec.render()[0].copy()
+    finally:
+        vec.close()
+
+
+def _colour(frame, x, y):
+    return tuple(int(c) for c in frame[y, x])
+
+
+def test_frozen_lake_8x8_draws_its_map_and_the_elf(root):
+    frame = _frame(root("envs/frozen_lake_8x8.env"), {"s": 10, "lastaction": -1})   # row 1, column 2
+    assert frame.shape == (512, 512, 3)                  # Gymnasium's window: 64 pixels a cell, at most 512
+    ice, hole, goal, elf = (190, 225, 245), (30, 50, 100), (250, 200, 40), (200, 60, 60)
+    assert _colour(frame, 32, 32) == ice
+    assert _colour(frame, 3 * 64 + 32, 2 * 64 + 32) == hole        # the hole at row 2, column 3
+    assert _colour(frame, 7 * 64 + 32, 7 * 64 + 32) == goal
+    assert _colour(frame, 2 * 64 + 32, 1 * 64 + 32) == elf
+    assert _colour(frame, 2 * 64 + 4, 1 * 64 + 4) == ice
+
+
+@pytest.mark.parametrize("env", ["envs/cliff_walking.env", "envs/cliff_walking_slippery.env"])
+def test_cliff_walking_draws_the_cliff_and_the_elf(env, root):
+    frame = _frame(root(env), {"s": 13, "lastaction": -1})                        # row 1, column 1
+    assert frame.shape == (240, 720, 3)                  # Gymnasium's window: 60 pixels a cell
+    grass, cliff, start, goal, elf = (150, 200, 110), (70, 60, 55), (200, 170, 120), (250, 200, 40), (200, 60, 60)
+    assert _colour(frame, 30, 30) == grass
+    assert _colour(frame, 5, 185) == start and _colour(frame, 715, 235) == goal
+    assert all(_colour(frame, 60 * c + 30, 210) == cliff for c in range(1, 11))
+    assert _colour(frame, 90, 90) == elf and _colour(frame, 30, 210) == start
+
+
+def test_taxi_draws_the_stops_the_taxi_the_passenger_and_the_destination(root):
+    taxi = root("envs/taxi.env")
+    encode = lambda row, col, passenger, destination: ((row * 5 + col) * 5 + passenger) * 4 + destination
+    waiting = _frame(taxi, {"s": encode(2, 2, 0, 1), "lastaction": -1, "fickle_step": False})
+    riding = _frame(taxi, {"s": encode(2, 2, 4, 1), "lastaction": -1, "fickle_step": False})
+    assert waiting.shape == (500, 500, 3)
+    assert _colour(waiting, 10, 90) == (255, 0, 0) and _colour(waiting, 490, 90) == (0, 255, 0)        # R, G
+    assert _colour(waiting, 10, 490) == (255, 255, 0) and _colour(waiting, 390, 490) == (0, 0, 255)    # Y, B
+    assert _colour(waiting, 70, 30) == (30, 30, 90) and _colour(riding, 70, 30) == (255, 0, 0)          # at R / aboard
+    assert _colour(waiting, 250, 252) == (240, 190, 20) and _colour(riding, 250, 252) == (40, 170, 60)  # the taxi
+    assert _colour(waiting, 415, 15) == (120, 0, 120)                     # the destination, G
+    assert _colour(waiting, 200, 50) == (60, 60, 60) and _colour(waiting, 300, 150) == (225, 225, 215)  # fences
+
+
+def test_blackjack_draws_a_card_per_card_of_the_hand(root):
+    hand = lambda cards, n: np.array(cards + [0] * (n - len(cards)))
+    two = _frame(root("envs/blackjack.env"), {"player": hand([1, 10], 22), "dealer": hand([7, 5], 12)})
+    three = _frame(root("envs/blackjack.env"), {"player": hand([1, 5, 6], 22), "dealer": hand([7, 5], 12)})
+    assert two.shape == (500, 600, 3)
+    white, table, back = (255, 255, 255), (7, 99, 36), (150, 30, 40)
+    cards = lambda frame: [_colour(frame, 60 + 56 * k, 380) == white for k in range(4)]
+    assert cards(two) == [True, True, False, False] and cards(three) == [True, True, True, False]
+    assert _colour(two, 10, 10) == table and _colour(two, 200, 160) == back
+    assert _colour(two, 100, 160) == white                # the dealer's shown card
