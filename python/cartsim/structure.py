@@ -154,6 +154,9 @@ class State(dict):
     def shape(self):
         return self.flat.shape
 
+    def astype(self, dtype):
+        return self.flat.astype(dtype)
+
 
 def flat_state(state, variables: List[StateVar], num_envs: int, state_dim: int) -> np.ndarray:
     """(num_envs, state_dim) doubles from a State, a dict naming every variable, or an array."""
