@@ -95,16 +95,14 @@ cs_status cs_policy_save(const char *path, const char *env, const char *policy, 
     for (unsigned k = 0; k < n_weights; k++)
         if (!isfinite(weights[k]))
             return cs_say(error, error_size, CS_ERR_ARGUMENT, "weight %u is not finite", k);
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
-        return cs_say(error, error_size, CS_ERR_NOMEM, "out of memory");
-    snprintf(tmp, len + 16, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        cs_status s = cs_say(error, error_size, CS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-        free(tmp);
+    cs_output o;
+    cs_status s = cs_output_begin(&o, path, 0666, error, error_size);
+    if (s != CS_OK)
         return s;
+    FILE *f = cs_output_stream(&o);
+    if (!f) {
+        cs_output_abort(&o);
+        return cs_say(error, error_size, CS_ERR_NOMEM, "out of memory");
     }
     fprintf(f, "%s\n# %s: see docs/policy_format.md\nenv %s\npolicy %s\nweights %u\n", MAGIC,
             "a cartsim policy", env, policy, n_weights);
@@ -114,15 +112,7 @@ cs_status cs_policy_save(const char *path, const char *env, const char *policy, 
         fprintf(f, "%s\n", num);
     }
     fprintf(f, "checksum %016llx\n", (unsigned long long)checksum(env, policy, n_weights, weights));
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    cs_status s = CS_OK;
-    if (!ok || rename(tmp, path) != 0) {
-        s = cs_say(error, error_size, CS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
-    return s;
+    return cs_output_commit(&o, error, error_size);
 }
 
 typedef struct {

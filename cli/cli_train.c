@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jit.h"
 
 void cli_train_defaults(cli_args *a)
 {
@@ -113,7 +114,12 @@ int cli_train(cli_args *a)
     }
     cs_train_result r;
     char err[1024];
-    cs_status st = cs_train(&a->cfg, &tc, &r, err, sizeof err);
+    /* Before the first generation: a long training must not be lost at its
+     * end for a destination that could never be written. */
+    cs_status st = a->out && cli_dist_rank() == 0 ? cs_output_check(a->out, err, sizeof err) : CS_OK;
+    if (st != CS_OK)
+        return cli_lib_error(st, err);
+    st = cs_train(&a->cfg, &tc, &r, err, sizeof err);
     if (st != CS_OK)
         return cli_lib_error(st, err);
     cli_fallback_notice(a->cfg.backend, r.backend, r.notice);

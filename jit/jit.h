@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cartsim.h"
 #include "ir.h"
@@ -41,6 +42,41 @@ void cs_text_append(cs_text *t, const char *s, size_t n);
 void cs_text_free(cs_text *t);
 /* The shortest decimal that reads back as exactly v ("%.17g" at most). */
 void cs_text_real(cs_text *t, double v);
+
+/* output_file.c: the one way cartsim writes a file (policy files, frames,
+ * videos, cache entries, kernel sources). A destination that exists must be a
+ * regular file (anything else is refused: CS_ERR_ARGUMENT); the bytes go to a
+ * temporary made exclusively (never through a link) with a fresh name in its
+ * directory, ".NAME.XXXXXXXXXXXX.tmp", renamed over the destination by commit
+ * once written and closed without error; abort (or a failed commit) removes
+ * it. Messages read "cannot write PATH: why"; a missing directory is
+ * CS_ERR_NOT_FOUND, one that refuses the file CS_ERR_ARGUMENT, a failed write
+ * (a full disk, "File too large") CS_ERR_IO. */
+typedef struct {
+    int dir;               /* the destination's directory; -1 when nothing is begun */
+    int fd;                /* the temporary, open for writing */
+    FILE *stream;          /* over fd, once cs_output_stream made it */
+    int error;             /* errno of the first failed cs_output_write */
+    char name[256];        /* the destination in dir */
+    char temp[256];        /* the temporary in dir */
+    char path[4096];       /* the destination as named, for messages */
+} cs_output;
+
+/* "a FIFO", "a directory", "a device", "a socket", "a symbolic link" or
+ * "not a regular file", for a stat's st_mode. */
+const char *cs_file_kind(unsigned mode);
+/* Before long work: whether `path` could be written (its directory exists
+ * and takes a new file; the destination is absent or a regular file). */
+cs_status cs_output_check(const char *path, char *err, size_t err_size);
+/* mode: of a new file, before the umask (a file replaced keeps its own). */
+cs_status cs_output_begin(cs_output *o, const char *path, unsigned mode, char *err, size_t err_size);
+/* The same for `name` in the directory open as dir (path: for messages). */
+cs_status cs_output_begin_at(cs_output *o, int dir, const char *name, const char *path, unsigned mode, char *err,
+                             size_t err_size);
+FILE *cs_output_stream(cs_output *o);   /* a stdio stream over the temporary; NULL: out of memory */
+cs_status cs_output_write(cs_output *o, const void *data, size_t n);
+cs_status cs_output_commit(cs_output *o, char *err, size_t err_size);
+void cs_output_abort(cs_output *o);   /* harmless when nothing is begun */
 
 /* parse.c, lex.c: the .env DSL (docs/dsl.md). */
 typedef struct {

@@ -5,21 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jit.h"
 #include "regular_file.h"
 #include "status.h"
-
-static const char *kind_of(mode_t mode)
-{
-    if (S_ISDIR(mode))
-        return "a directory";
-    if (S_ISFIFO(mode))
-        return "a FIFO";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    if (S_ISCHR(mode) || S_ISBLK(mode))
-        return "a device";
-    return "not a regular file";
-}
 
 FILE *cs_fopen_regular(const char *path, cs_status *status, char *why, size_t why_size)
 {
@@ -46,7 +34,7 @@ FILE *cs_fopen_regular(const char *path, cs_status *status, char *why, size_t wh
         return NULL;
     }
     if (!S_ISREG(st.st_mode)) {
-        const char *kind = kind_of(st.st_mode);
+        const char *kind = cs_file_kind(st.st_mode);
         *status = cs_say(why, why_size, CS_ERR_ARGUMENT, "%s%s", kind,
                          strcmp(kind, "not a regular file") ? ", not a regular file" : "");
         close(fd);
