@@ -270,3 +270,29 @@ Test(output_files, train_checks_its_output_before_training, .timeout = 120)
     cr_expect_eq(type_of(link), S_IFLNK);
     cr_expect_str_eq(slurp(victim), "precious\n");
 }
+
+Test(output_files, render_checks_its_output_before_the_first_frame, .timeout = 120)
+{
+    char fifo[512], link[512], victim[512], frames[512], frame[600];
+    in_root(fifo, sizeof fifo, "movie.gif");
+    in_root(link, sizeof link, "movie.mp4");
+    in_root(victim, sizeof victim, "victim");
+    in_root(frames, sizeof frames, "frames");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    write_text(victim, "precious\n");
+    cr_assert_eq(symlink(victim, link), 0);
+    cli_result r;
+    /* whether or not ffmpeg is installed */
+    run((const char *[]){"render", "--steps", "1000000", "--backend", "interp", "--out", fifo, NULL}, &r);
+    assert_refused(&r, "a FIFO");
+    run((const char *[]){"render", "--steps", "1000000", "--backend", "interp", "--out", link, NULL}, &r);
+    assert_refused(&r, "a symbolic link");
+    /* a frame's name taken by a FIFO: refused at that frame, never waited on */
+    cr_assert_eq(mkdir(frames, 0700), 0);
+    snprintf(frame, sizeof frame, "%s/000002.png", frames);
+    cr_assert_eq(mkfifo(frame, 0600), 0);
+    run((const char *[]){"render", "--steps", "5", "--backend", "interp", "--out", frames, NULL}, &r);
+    assert_refused(&r, "000002.png: it is a FIFO");
+    cr_expect_eq(type_of(frame), S_IFIFO);
+    cr_expect_str_eq(slurp(victim), "precious\n");
+}
