@@ -343,12 +343,15 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
     snprintf(src, sizeof src, "%s/%s", dir, files[0]);
     snprintf(obj, sizeof obj, "%s/%s", dir, files[1]);
     snprintf(log, sizeof log, "%s/%s", dir, files[2]);
-    FILE *f = fopen(src, "w");
     int rc = -1;
-    if (!f || fputs(source, f) < 0 || fclose(f) != 0) {
-        if (f)
-            fclose(f);
-        snprintf(err, err_size, "cannot write the kernel source: %s", strerror(errno));
+    cs_output o;
+    char why[512] = "";
+    if (cs_output_begin_at(&o, build.fd, files[0], src, 0600, why, sizeof why) != CS_OK ||
+        cs_output_write(&o, source, strlen(source)) != CS_OK || cs_output_commit(&o, why, sizeof why) != CS_OK) {
+        if (!why[0])
+            snprintf(why, sizeof why, "%s", strerror(o.error));
+        cs_output_abort(&o);
+        snprintf(err, err_size, "cannot write the kernel source: %s", why);
         goto done;
     }
     if ((rc = run_compiler(cc_path, dir, src, obj, log, timeout_s, interrupt, err, err_size)) != 0)

@@ -13,8 +13,9 @@
  * only when the two are byte-for-byte equal; otherwise the pair is removed and
  * the lookup misses, so the caller rebuilds.
  *
- * Writing. A store copies the object to a unique temporary name (O_EXCL), then
- * writes the metadata the same way, and only then, holding an exclusive flock
+ * Writing. A store copies the object to a unique temporary name (O_EXCL,
+ * jit/output_file.c's way, as every file cartsim writes), then writes the
+ * metadata the same way, and only then, holding an exclusive flock
  * on the directory, renames the entry into place and the metadata last. rename
  * is atomic, so no reader ever opens a half-written file. The metadata is the
  * commit record: by the time it is visible, the bytes it describes are already
@@ -726,54 +727,34 @@ int cs_cache_lookup(cs_cache *c, const char *key, const char *suffix, char *path
     return 1;
 }
 
-/* A fresh file beside the entry; the pid and a counter keep concurrent
- * writers apart, O_EXCL makes sure. */
-static int create_temp(int dfd, const char *name, mode_t mode, char *out, size_t size)
-{
-    for (int attempt = 0; attempt < 100; attempt++) {
-        if (snprintf(out, size, ".%s.%ld.%d.tmp", name, (long)getpid(), attempt) >= (int)size) {
-            errno = ENAMETOOLONG;
-            return -1;
-        }
-        int fd = openat(dfd, out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-        if (fd >= 0) {
-            if (fchmod(fd, mode) == 0)   /* exact bits, whatever the umask */
-                return fd;
-            int err = errno;
-            close(fd);
-            unlinkat(dfd, out, 0);
-            errno = err;
-            return -1;
-        }
-        if (errno != EEXIST)
-            return -1;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-/* Closes a temporary file once written (rc: how the writing went); on any
- * failure removes it and returns -1 with the errno of the first failure.
- * close() counts: some file systems report a full disk only there. */
-static int finish_temp(int dfd, int fd, int rc, const char *temp)
-{
-    int err = errno;
-    if (close(fd) != 0 && errno != EINTR && rc == 0) {
-        rc = -1;
-        err = errno;
-    }
-    if (rc != 0) {
-        unlinkat(dfd, temp, 0);
-        errno = err;
-    }
-    return rc;
-}
-
 static int store_failed(cs_cache *c, const char *what, int err)
 {
     set_warning(c, "%s cache directory %s: %s; using the built file uncached", what, c->dir,
                 strerror(err));
     return -1;
+}
+
+/* A failed store whose reason the writer said (jit/output_file.c). */
+static int store_refused(cs_cache *c, const char *why)
+{
+    set_warning(c, "%s; using the built file uncached", why);
+    return -1;
+}
+
+/* A temporary for `name` beside it with exactly these permission bits,
+ * whatever the umask: jit/output_file.c's, O_EXCL under a fresh name. */
+static int begin_member(cs_cache *c, cs_output *o, const char *name, mode_t mode)
+{
+    char path[sizeof c->dir + NAME_MAX_LEN], why[512];
+    snprintf(path, sizeof path, "%s/%s", c->dir, name);
+    if (cs_output_begin_at(o, c->dfd, name, path, mode, why, sizeof why) != CS_OK)
+        return store_refused(c, why);
+    if (fchmod(o->fd, mode) != 0) {
+        int err = errno;
+        cs_output_abort(o);
+        return store_failed(c, "cannot create a file in", err);
+    }
+    return 0;
 }
 
 static int by_last_use(const void *a, const void *b)
@@ -898,7 +879,6 @@ int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char 
                    char *path, size_t path_size)
 {
     char name[ENTRY_NAME_MAX], meta_name[NAME_MAX_LEN], entry[sizeof c->dir];
-    char temp_entry[NAME_MAX_LEN], temp_meta[NAME_MAX_LEN];
     if (path && path_size)
         path[0] = '\0';
     if (!c->dir[0]) {
@@ -924,59 +904,54 @@ int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char 
 
     /* The object, hashed on the way. */
     mode_t mode = strcmp(suffix, ".so") == 0 ? 0700 : 0600;
-    int out = create_temp(c->dfd, name, mode, temp_entry, sizeof temp_entry);
-    if (out < 0) {
-        int err = errno;
+    cs_output entry_out, meta_out;
+    if (begin_member(c, &entry_out, name, mode) != 0) {
         close(in);
-        return store_failed(c, "cannot create a file in", err);
+        return -1;
     }
     unsigned long long bytes;
     cs_hash128 sum;
-    int rc = hash_stream(in, out, &bytes, &sum);
+    int rc = hash_stream(in, entry_out.fd, &bytes, &sum);
     int err = errno;
     close(in);
-    errno = err;
-    if (finish_temp(c->dfd, out, rc, temp_entry) != 0)
-        return store_failed(c, "cannot write to", errno);
+    if (rc != 0) {
+        cs_output_abort(&entry_out);
+        return store_failed(c, "cannot write to", err);
+    }
 
     /* Its metadata. */
     char text[META_MAX];
     int text_len = meta_text(text, sizeof text, name, bytes, sum);
-    out = create_temp(c->dfd, meta_name, 0600, temp_meta, sizeof temp_meta);
-    if (out < 0) {
-        err = errno;
-        unlinkat(c->dfd, temp_entry, 0);
-        return store_failed(c, "cannot create a file in", err);
+    if (begin_member(c, &meta_out, meta_name, 0600) != 0) {
+        cs_output_abort(&entry_out);
+        return -1;
     }
-    rc = write_full(out, text, (size_t)text_len);
-    if (finish_temp(c->dfd, out, rc, temp_meta) != 0) {
-        err = errno;
-        unlinkat(c->dfd, temp_entry, 0);
+    if (cs_output_write(&meta_out, text, (size_t)text_len) != CS_OK) {
+        err = meta_out.error;
+        cs_output_abort(&meta_out);
+        cs_output_abort(&entry_out);
         return store_failed(c, "cannot write to", err);
     }
 
     /* Entry first, metadata last, as one step for readers (see the top). */
     int lock = lock_dir(c, LOCK_EX);
     if (lock == LOCK_TIMED_OUT) {
-        unlinkat(c->dfd, temp_entry, 0);
-        unlinkat(c->dfd, temp_meta, 0);
+        cs_output_abort(&entry_out);
+        cs_output_abort(&meta_out);
         disable(c);
         return -1;
     }
-    if (renameat(c->dfd, temp_entry, c->dfd, name) != 0) {
-        err = errno;
+    char why[512];
+    if (cs_output_commit(&entry_out, why, sizeof why) != CS_OK) {
         unlock_dir(lock);
-        unlinkat(c->dfd, temp_entry, 0);
-        unlinkat(c->dfd, temp_meta, 0);
-        return store_failed(c, "cannot install an entry in", err);
+        cs_output_abort(&meta_out);
+        return store_refused(c, why);
     }
-    if (renameat(c->dfd, temp_meta, c->dfd, meta_name) != 0) {
-        err = errno;
+    if (cs_output_commit(&meta_out, why, sizeof why) != CS_OK) {
         unlinkat(c->dfd, name, 0);   /* never leave it paired with an older metadata file */
         unlinkat(c->dfd, meta_name, 0);
         unlock_dir(lock);
-        unlinkat(c->dfd, temp_meta, 0);
-        return store_failed(c, "cannot install an entry in", err);
+        return store_refused(c, why);
     }
     if (lock >= 0)
         evict(c, name);   /* only under the lock: never under a lookup's feet */

@@ -658,6 +658,44 @@ Test(cache, a_fifo_in_place_of_an_entry_or_its_metadata_is_rebuilt_not_waited_on
     }
 }
 
+/* A store writes as every output is written (jit/output_file.c): what is
+ * not a regular file at the entry's name (a FIFO made between the lookup and
+ * the store, say) is left as it is and the run goes on uncached; a temporary
+ * name taken by a FIFO or a link is never opened. */
+Test(cache, a_store_neither_replaces_nor_follows_what_is_not_a_regular_file)
+{
+    char dir[512], built[512], name[4200], victim[512];
+    in_root(dir, sizeof dir, "cache");
+    in_root(built, sizeof built, "built.bin");
+    in_root(victim, sizeof victim, "victim");
+    free(make_built(built, 1000, 1));
+    write_bytes(victim, "precious", 8);
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    char key[33], path[4096];
+    key_of("fifo", key);
+    snprintf(name, sizeof name, "%s/%s.so", dir, key);
+    cr_assert_eq(mkfifo(name, 0600), 0);
+    cr_assert_eq(cs_cache_store(&c, key, ".so", built, path, sizeof path), -1);
+    cr_expect(strstr(c.warning, "a FIFO") && strstr(c.warning, "using the built file uncached"), "%s", c.warning);
+    struct stat st;
+    cr_assert_eq(lstat(name, &st), 0);
+    cr_expect(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    /* links where the old scheme's temporaries would be: not followed */
+    key_of("link", key);
+    for (int k = 0; k < 100; k++) {
+        snprintf(name, sizeof name, "%s/.%s.so.%d.%d.tmp", dir, key, (int)getpid(), k);
+        cr_assert_eq(symlink(victim, name), 0);
+    }
+    cr_assert_eq(cs_cache_store(&c, key, ".so", built, path, sizeof path), 0, "%s", c.warning);
+    cr_expect_eq(cs_cache_lookup(&c, key, ".so", NULL, 0), 1);
+    size_t n;
+    unsigned char *v = read_bytes(victim, &n);
+    cr_expect(n == 8 && memcmp(v, "precious", 8) == 0, "the link's target was written");
+    free(v);
+    cs_cache_close(&c);
+}
+
 Test(cache, an_entry_owned_by_another_user_is_rebuilt)
 {
     if (geteuid() != 0) {
