@@ -2,6 +2,7 @@
  * table below; a new subcommand (train, eval, view, render) is one row here,
  * its own options in cli_options.def (the library's settings come by
  * themselves) and its function in its own cli_*.c. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -210,6 +211,10 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Past a file size limit (ulimit -f) a write then fails with EFBIG, which
+     * every writer reports in one line, instead of killing the program
+     * silently with partial files; the compiler and ffmpeg inherit it. */
+    signal(SIGXFSZ, SIG_IGN);
     int status = cli_dist_start(&argc, &argv);
     if (status == 0)
         status = dispatch(argc, argv);

@@ -1166,3 +1166,91 @@ Test(hardening, an_interrupted_compile_is_reported_as_such_not_as_a_fallback)
     cr_expect(strstr(cs_env_error(env), "interrupted while compiling"), "%s", cs_env_error(env));
     cs_env_close(env);
 }
+
+/* ---- a file size limit (issue 32, 6) ------------------------------------ */
+
+/* Runs the program under `ulimit -f` (bytes), SIGXFSZ at its default action
+ * as a shell leaves it, stdout to `out`; the exit status (128 + N for a
+ * signal) and stderr in *err_text. */
+static int run_cli_size_limited(const char *const *args, rlim_t bytes, const char *out, char **err_text)
+{
+    int err[2];   /* a pipe: the limit must not cut the message itself */
+    cr_assert_eq(pipe(err), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_DFL);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        struct rlimit lim = {bytes, bytes};
+        if (o < 0 || dup2(o, 1) < 0 || dup2(err[1], 2) < 0 || setrlimit(RLIMIT_FSIZE, &lim) != 0)
+            _exit(125);
+        close(err[0]);
+        int nargs = 0;
+        while (args[nargs])
+            nargs++;
+        char *argv[32];
+        argv[0] = (char *)bin();
+        for (int i = 0; i < nargs && i < 30; i++)
+            argv[i + 1] = (char *)args[i];
+        argv[nargs + 1] = NULL;
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    close(err[1]);
+    int status = wait_status(pid, 120);
+    char *text = calloc(1, 65536);
+    cr_assert_not_null(text);
+    size_t len = 0;
+    for (ssize_t n; len < 65535 && (n = read(err[0], text + len, 65535 - len)) > 0;)
+        len += (size_t)n;
+    close(err[0]);
+    *err_text = text;
+    return status;
+}
+
+/* Past the limit, a write fails with EFBIG instead of killing the program
+ * with SIGXFSZ (which left partial files and no word): one line, exit 1,
+ * and nothing half-written left. */
+Test(hardening, a_file_size_limit_is_a_one_line_error_not_a_silent_death)
+{
+    char out[512], policy[512], frames[512], tmp[512], cache[512], null_out[512];
+    in_root(out, sizeof out, "stdout.csv");
+    in_root(policy, sizeof policy, "p.pol");
+    in_root(frames, sizeof frames, "frames");
+    in_root(tmp, sizeof tmp, "tmp");
+    in_root(cache, sizeof cache, "cache");
+    in_root(null_out, sizeof null_out, "ignored.out");
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    setenv("TMPDIR", tmp, 1);
+    char golden[600];
+    snprintf(golden, sizeof golden, "%s/cartpole.csv", getenv("CARTSIM_GOLDEN") ? getenv("CARTSIM_GOLDEN")
+                                                                                 : "../shared/golden");
+    const struct {
+        const char *what;
+        const char *args[16];
+        rlim_t bytes;
+        const char *stdout_to;
+    } cases[] = {
+        {"a policy", {"train", "--backend", "interp", "--pop", "8", "--generations", "1", "--out", policy, NULL},
+         64, null_out},
+        {"frames", {"render", "--backend", "interp", "--steps", "2", "--out", frames, NULL}, 512, null_out},
+        {"the kernel source", {"run", "--backend", "cpu", "--steps", "1", NULL}, 1024,
+         null_out},
+        {"a replay", {"replay", "--env", "cartpole", "--backend", "interp", golden, NULL}, 4096, out},
+    };
+    setenv("XDG_CACHE_HOME", cache, 1);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *msg;
+        int status = run_cli_size_limited(cases[k].args, cases[k].bytes, cases[k].stdout_to, &msg);
+        cr_expect_eq(status, 1, "%s: exit %d (153: killed by SIGXFSZ): %s", cases[k].what, status, msg);
+        cr_expect(strstr(msg, "File too large") && strncmp(msg, "cartsim: ", 9) == 0 &&
+                      strchr(msg, '\n') == msg + strlen(msg) - 1,
+                  "%s: one line saying why: '%s'", cases[k].what, msg);
+        free(msg);
+    }
+    struct stat st;
+    cr_expect_neq(stat(policy, &st), 0, "a partial policy file was left");
+    cr_expect_eq(count_files(frames), 0, "a partial frame was left in %s", frames);
+    cr_expect_eq(count_files(tmp), 0, "a build directory was left in TMPDIR");
+    unsetenv("TMPDIR");
+}
