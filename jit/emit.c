@@ -139,6 +139,22 @@ static void store(emitter *e, cs_node value, const char *cast, const char *lhs_f
     out(e, ";\n");
 }
 
+/* An observation (f32) or a reward where it leaves the kernel: one NaN
+ * whatever made it (mathf.h's cs_canon_nanf, cs_canon_nan; the interpreter
+ * calls them too). */
+static void store_out(emitter *e, cs_node value, bool obs, const char *lhs_fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void store_out(emitter *e, cs_node value, bool obs, const char *lhs_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, lhs_fmt);
+    cs_text_vprintf(e->out, lhs_fmt, ap);
+    va_end(ap);
+    out(e, obs ? " = cs_canon_nanf((float)" : " = cs_canon_nan((double)");
+    ref(e, value);
+    out(e, ");\n");
+}
+
 static void emit_bad_check(emitter *e, const cs_node *next);
 
 static bool in_this_kernel(const emitter *e, cs_node n)
@@ -517,8 +533,8 @@ static void emit_final(emitter *e, const entry *en)
     for (unsigned k = 0; k < p->n_carried; k++)
         store(e, p->next[k], "", "        ((%s *)L->carried[%u])[lane]", e->real, k);
     for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_next[k], "(float)", "        L->obs[%uull * L->stride + lane]", k);
-    store(e, p->reward, "(double)", "        L->reward[lane]");
+        store_out(e, p->obs_next[k], true, "        L->obs[%uull * L->stride + lane]", k);
+    store_out(e, p->reward, false, "        L->reward[lane]");
     store(e, p->terminated, "", "        B->term[i]");
     store(e, p->truncated, "", "        B->trunc[i]");
     emit_bad_check(e, p->next);
@@ -819,7 +835,7 @@ static void emit_fresh(emitter *e)
         store(e, p->restart[k], "", "    out[%u]", k);
     out(e, "    if (obs) {\n");
     for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_restart[k], "(float)", "        obs[%u]", k);
+        store_out(e, p->obs_restart[k], true, "        obs[%u]", k);
     out(e, "    }\n}\n\n");
 }
 
@@ -1315,14 +1331,14 @@ static void emit_cuda_step(emitter *e)
     for (unsigned k = 0; k < p->n_carried; k++)
         store(e, p->next[k], "", "        ((%s *)L.carried[%u])[lane]", e->real, k);
     for (unsigned k = 0; k < p->n_obs; k++)
-        store(e, p->obs_next[k], "(float)", "        L.obs[%uull * L.stride + lane]", k);
+        store_out(e, p->obs_next[k], true, "        L.obs[%uull * L.stride + lane]", k);
     out(e, "        const int term = (");
     ref(e, p->terminated);
     out(e, ") | bad_, trunc = ");
     ref(e, p->truncated);
-    out(e, ";\n        L.reward[lane] = (double)");
-    ref(e, p->reward);
-    out(e, ";\n        L.terminated[lane] = (unsigned char)term;\n        L.truncated[lane] = (unsigned char)trunc;\n"
+    out(e, ";\n");
+    store_out(e, p->reward, false, "        L.reward[lane]");
+    out(e, "        L.terminated[lane] = (unsigned char)term;\n        L.truncated[lane] = (unsigned char)trunc;\n"
            "        L.segstep[lane] += 1;\n        if (bad_ && L.nonfinite) L.nonfinite[lane] += 1;\n"
            "        if (term | trunc) {\n            if (L.mode == CS_MODE_SAME_STEP) {\n");
     for (unsigned k = 0; k < p->n_obs; k++)

@@ -12,6 +12,7 @@
 #include "jit.h"
 
 #define CS_INLINE static inline
+#include "mathf.h"
 #include "philox.h"
 #include "rng.h"
 
@@ -212,7 +213,7 @@ static void restart_lane(interp_set *s, long long lane, long long tau, float *ob
     l->segstep[lane] = 0;
     if (obs)
         for (unsigned k = 0; k < p->n_obs; k++)
-            obs[k * l->stride + lane] = (float)s->restart.val[p->obs_restart[k]];
+            obs[k * l->stride + lane] = cs_canon_nanf((float)s->restart.val[p->obs_restart[k]]);
 }
 
 static bool next_is_finite(interp *in)
@@ -268,8 +269,8 @@ void cs_interp_step(const cs_program *p, const cs_lanes *l)
         bool term = in->val[p->terminated] != 0 || !finite;
         bool trunc = in->val[p->truncated] != 0;
         for (unsigned k = 0; k < p->n_obs; k++)
-            l->obs[k * stride + lane] = (float)in->val[p->obs_next[k]];
-        l->reward[lane] = in->val[p->reward];
+            l->obs[k * stride + lane] = cs_canon_nanf((float)in->val[p->obs_next[k]]);
+        l->reward[lane] = cs_canon_nan(in->val[p->reward]);
         l->terminated[lane] = term;
         l->truncated[lane] = trunc;
         commit_next(in);

@@ -106,3 +106,91 @@ Test(differential, the_generator_is_deterministic_and_varied)
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
         cr_expect(strstr(all, ops[k]), "no '%s' in the fixed set of programs", ops[k]);
 }
+
+/* ---- NaN where values leave the kernel (issue 32, 12) -------------------- */
+
+/* Observations and rewards that are NaN in many ways (0/0 gives -nan on
+ * x86, an operand's NaN passes on with its sign, folding and the evaluator
+ * make theirs): what a user reads must be the same bits on every backend. */
+static const char nan_program[] =
+    "env nans \"Nans-v0\"\nmax_steps 7\nparam zero = 0\n"
+    "state s, t\naction box(-1, 1)\n"
+    "observe (s * 0) / (s * 0), s - s / 0 * 0, sqrt(-1 - abs(s)), log(-abs(t) - 1), -((s * 0) / (s * 0)), "
+    "fmod(s, 0), zero / zero, s\n"
+    "reset {\n    s = uniform(1, 2)\n    t = uniform(-1, 1)\n}\n"
+    "step {\n    s' = s + action\n    t' = t * 0.5\n"
+    "    reward = action > 0 ? (s * 0) / (t * 0) : -((t * 0) / (t * 0))\n    terminated = false\n}\n";
+
+typedef struct {
+    float obs[8 * ENVS], final_obs[8 * ENVS];
+    double rewards[ENVS], returns[ENVS], mean_return;
+} nan_result;
+
+static void run_nans(const char *path, cs_backend backend, cs_dtype dtype, nan_result *r)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = path;
+    cfg.num_envs = ENVS;
+    cfg.backend = backend;
+    cfg.dtype = dtype;
+    cfg.threads = 1;
+    cfg.no_cache = true;
+    cfg.autoreset = CS_AUTORESET_SAME_STEP;
+    cs_env *env = NULL;
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s", cs_env_error(env));
+    cr_assert_eq(cs_env_reset(env, 3), CS_OK);
+    float actions[ENVS];
+    for (int k = 0; k < 7; k++) {   /* the seventh step ends every episode: final_obs */
+        for (int i = 0; i < ENVS; i++)
+            actions[i] = (i + k) % 3 ? 0.5f : -0.5f;
+        cr_assert_eq(cs_env_step(env, actions), CS_OK, "%s", cs_env_error(env));
+    }
+    memcpy(r->obs, cs_env_obs(env), sizeof r->obs);
+    memcpy(r->final_obs, cs_env_final_obs(env), sizeof r->final_obs);
+    memcpy(r->rewards, cs_env_rewards(env), sizeof r->rewards);
+    cs_rollout_stats st;
+    cr_assert_eq(cs_env_rollout(env, 20, &st), CS_OK, "%s", cs_env_error(env));
+    memcpy(r->returns, cs_env_episode_returns(env), sizeof r->returns);
+    r->mean_return = st.mean_return;
+    cs_env_close(env);
+}
+
+Test(differential, nan_observations_and_rewards_have_the_same_bits_on_every_backend)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/random.env", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(nan_program, f);
+    cr_assert_eq(fclose(f), 0);
+    for (int d = 0; d < 2; d++) {
+        cs_dtype dtype = d ? CS_DTYPE_F64 : CS_DTYPE_F32;
+        static nan_result cpu, interp;
+        run_nans(path, CS_BACKEND_CPU, dtype, &cpu);
+        run_nans(path, CS_BACKEND_INTERP, dtype, &interp);
+        const char *what = d ? "f64" : "f32";
+        for (int k = 0; k < 8 * ENVS; k++) {
+            uint32_t a, b;
+            memcpy(&a, &cpu.obs[k], 4);
+            memcpy(&b, &interp.obs[k], 4);
+            cr_expect_eq(a, b, "%s: observation %d of environment %d: cpu %08x, interpreter %08x", what, k / ENVS,
+                         k % ENVS, a, b);
+            if (a != b)
+                break;
+        }
+        cr_expect(memcmp(cpu.final_obs, interp.final_obs, sizeof cpu.final_obs) == 0, "%s: final observations",
+                  what);
+        cr_expect(memcmp(cpu.rewards, interp.rewards, sizeof cpu.rewards) == 0, "%s: rewards", what);
+        cr_expect(memcmp(cpu.returns, interp.returns, sizeof cpu.returns) == 0, "%s: episode returns", what);
+        cr_expect(memcmp(&cpu.mean_return, &interp.mean_return, sizeof(double)) == 0, "%s: mean return %a, %a", what,
+                  cpu.mean_return, interp.mean_return);
+        /* and the one NaN it is: quiet, sign bit clear */
+        uint32_t bits;
+        memcpy(&bits, &cpu.obs[0], 4);
+        cr_expect_eq(bits, 0x7fc00000u, "%s: %08x", what, bits);
+        uint64_t rbits;
+        memcpy(&rbits, &cpu.rewards[0], 8);
+        cr_expect_eq(rbits, 0x7ff8000000000000ull, "%s: %016llx", what, (unsigned long long)rbits);
+    }
+}
