@@ -99,9 +99,12 @@ static const cs_node_data *node(const emitter *e, cs_node n) { return cs_graph_n
 
 static bool is_const(const emitter *e, cs_node n) { return node(e, n)->op == CS_OP_CONST; }
 
-/* An exact literal: hex floats read back to the same bits in C and CUDA. */
+/* An exact literal: hex floats read back to the same bits in C and CUDA.
+ * An f32 constant is judged as the float it becomes (1e39 is infinite). */
 static void literal(emitter *e, cs_type t, double v)
 {
+    if (t == CS_F32)
+        v = (double)(float)v;
     if (t == CS_BOOL || t == CS_I32) {
         out(e, "%d", (int)v);
     } else if (t == CS_U32) {
@@ -111,7 +114,7 @@ static void literal(emitter *e, cs_type t, double v)
     } else if (isinf(v)) {
         out(e, v < 0 ? (t == CS_F32 ? "(-1.0f/0.0f)" : "(-1.0/0.0)") : (t == CS_F32 ? "(1.0f/0.0f)" : "(1.0/0.0)"));
     } else {
-        out(e, "(%a%s)", t == CS_F32 ? (double)(float)v : v, t == CS_F32 ? "f" : "");
+        out(e, "(%a%s)", v, t == CS_F32 ? "f" : "");
     }
 }
 

@@ -194,3 +194,31 @@ Test(differential, nan_observations_and_rewards_have_the_same_bits_on_every_back
         cr_expect_eq(rbits, 0x7ff8000000000000ull, "%s: %016llx", what, (unsigned long long)rbits);
     }
 }
+
+/* ---- constants past float's range (issue 32, 5) ------------------------- */
+
+/* In f32 they are infinities: the C dialect printed them "(inff)", which did
+ * not compile (and --backend auto fell back to the interpreter silently). */
+static const char big_program[] =
+    "env big \"Big-v0\"\nmax_steps 20\nparam big = 1e39\nparam small = -3.5e38\n"
+    "state s\naction box(-1e39, 1e39)\nobserve s, big, small\n"
+    "reset {\n    s = uniform(-1, 1)\n}\n"
+    "step {\n    s' = clip(s + (action > 0 ? 0.1 : -0.1) + 1e-40 * 1e39, -5, 5)\n"
+    "    reward = min(big, 1e39) > 1e38 ? 1 : 0\n    terminated = abs(s') > 4.5 or small < -1e39\n}\n";
+
+Test(differential, constants_past_float_range_compile_and_agree)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/random.env", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(big_program, f);
+    cr_assert_eq(fclose(f), 0);
+    for (int d = 0; d < 2; d++) {
+        cs_dtype dtype = d ? CS_DTYPE_F64 : CS_DTYPE_F32;
+        cs_rollout_stats cpu = run(path, CS_BACKEND_CPU, dtype, big_program);
+        cs_rollout_stats interp = run(path, CS_BACKEND_INTERP, dtype, big_program);
+        char why[256];
+        cr_expect_not(random_env_rollouts_differ(&cpu, &interp, why, sizeof why), "%s: %s", d ? "f64" : "f32", why);
+    }
+}
