@@ -14,11 +14,12 @@
 
 #include "ir.h"
 
-/* UNIFORM's imm.i: stream in the high bits, draw number in the low 16. */
+/* UNIFORM's imm.i: stream in the high bits, draw number in the low 32 (a
+ * stream's 65536 draws and, after them, the random policy's). */
 enum { CS_STREAM_STEP = 0, CS_STREAM_RESTART = 1 };
-#define CS_UNIFORM_ID(stream, k) (((int64_t)(stream) << 16) | (int64_t)(k))
-#define CS_UNIFORM_STREAM(imm) ((int)((imm) >> 16))
-#define CS_UNIFORM_DRAW(imm) ((unsigned)((imm) & 0xffff))
+#define CS_UNIFORM_ID(stream, k) (((int64_t)(stream) << 32) | (int64_t)(k))
+#define CS_UNIFORM_STREAM(imm) ((int)((imm) >> 32))
+#define CS_UNIFORM_DRAW(imm) ((unsigned)((imm) & 0xffffffff))
 
 #define CS_NAME_MAX 48
 
