@@ -2,7 +2,8 @@
  * (tests/random_env.h: every operator and builtin over states, params and
  * the action) run on the cpu backend and the interpreter from the same seed;
  * their rollouts must agree to the bit (checksum, episodes, non-finite
- * restarts, the mean return) in f32 and f64. The CUDA dialect is compared with the cpu
+ * restarts, the mean return), and so must the observations and rewards of
+ * the steps after, in f32 and f64. The CUDA dialect is compared with the cpu
  * through the host shim in tests/test_cuda.c (cuda_host). A fixed set of
  * seeds here; `make fuzz` runs tests/fuzz/fuzz_differential.c on any. */
 #include <criterion/criterion.h>
@@ -36,30 +37,16 @@ static void teardown(void)
 
 TestSuite(differential, .init = setup, .fini = teardown);
 
-static cs_rollout_stats run(const char *path, cs_backend backend, cs_dtype dtype, const char *program)
+static void run(const char *path, cs_backend backend, cs_dtype dtype, const char *program, random_env_result *r)
 {
-    cs_config cfg;
-    cs_config_init(&cfg);
-    cfg.env = path;
-    cfg.num_envs = ENVS;
-    cfg.backend = backend;
-    cfg.dtype = dtype;
-    cfg.threads = 1;
-    cfg.no_cache = true;   /* a few dozen throwaway kernels: not the cache's business */
-    cs_env *env = NULL;
-    cs_status s = cs_env_open(&cfg, &env);
-    cr_assert_eq(s, CS_OK, "%s on %s: %s\n%s", cs_status_string(s), cs_backend_name(backend), cs_env_error(env),
-                 program);
-    cs_rollout_stats st;
-    cr_assert_eq(cs_env_reset(env, 42), CS_OK);
-    cr_assert_eq(cs_env_rollout(env, STEPS, &st), CS_OK, "%s", cs_env_error(env));
-    cs_env_close(env);
-    return st;
+    char why[1024];
+    cr_assert(random_env_run(path, backend, dtype, ENVS, 42, STEPS, NULL, r, why, sizeof why), "%s\n%s", why, program);
 }
 
 static void agree(cs_dtype dtype)
 {
     static char program[1 << 16];
+    static random_env_result cpu, interp;
     char path[128];
     snprintf(path, sizeof path, "%s/random.env", dir);
     int differ = 0;
@@ -69,10 +56,10 @@ static void agree(cs_dtype dtype)
         cr_assert_not_null(f);
         cr_assert_eq(fwrite(program, 1, len, f), len);
         cr_assert_eq(fclose(f), 0);
-        cs_rollout_stats cpu = run(path, CS_BACKEND_CPU, dtype, program);
-        cs_rollout_stats interp = run(path, CS_BACKEND_INTERP, dtype, program);
+        run(path, CS_BACKEND_CPU, dtype, program, &cpu);
+        run(path, CS_BACKEND_INTERP, dtype, program, &interp);
         char why[256];
-        if (random_env_rollouts_differ(&cpu, &interp, why, sizeof why)) {
+        if (random_env_results_differ(&cpu, &interp, why, sizeof why)) {
             differ++;
             cr_expect_fail("seed %llu, %s: %s\n%s", (unsigned long long)seed, dtype == CS_DTYPE_F64 ? "f64" : "f32",
                            why, program);
@@ -98,7 +85,8 @@ Test(differential, the_generator_is_deterministic_and_varied)
     static const char *const ops[] = {"sin(", "cos(", "tan(", "exp(", "log(", "sqrt(", "tanh(", "floor(", "abs(",
                                       "f32(", "atan2(", "pow(", "fmod(", "min(", "max(", "clip(", " + ", " - ",
                                       " * ", " / ", " % ", "(-", " < ", " <= ", " > ", " >= ", " == ", " != ",
-                                      " and ", " or ", "(not ", " ? ", "discrete", "box("};
+                                      " and ", " or ", "(not ", " ? ", "discrete", "box(", "1e39", "-3.5e38",
+                                      "box(-1e39, 1e39)", ") / (s", "uniform("};
     static char all[PROGRAMS << 16];
     size_t len = 0;
     for (uint64_t seed = 1; seed <= PROGRAMS; seed++)
@@ -216,9 +204,10 @@ Test(differential, constants_past_float_range_compile_and_agree)
     cr_assert_eq(fclose(f), 0);
     for (int d = 0; d < 2; d++) {
         cs_dtype dtype = d ? CS_DTYPE_F64 : CS_DTYPE_F32;
-        cs_rollout_stats cpu = run(path, CS_BACKEND_CPU, dtype, big_program);
-        cs_rollout_stats interp = run(path, CS_BACKEND_INTERP, dtype, big_program);
+        static random_env_result cpu, interp;
+        run(path, CS_BACKEND_CPU, dtype, big_program, &cpu);
+        run(path, CS_BACKEND_INTERP, dtype, big_program, &interp);
         char why[256];
-        cr_expect_not(random_env_rollouts_differ(&cpu, &interp, why, sizeof why), "%s: %s", d ? "f64" : "f32", why);
+        cr_expect_not(random_env_results_differ(&cpu, &interp, why, sizeof why), "%s: %s", d ? "f64" : "f32", why);
     }
 }
