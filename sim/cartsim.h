@@ -459,7 +459,8 @@ typedef struct {
 
 /* The share of n items that process `rank` of `ranks` takes,
  * [*first, *first + *count): contiguous, in rank order, the first n % ranks
- * processes taking one more. */
+ * processes taking one more (n < 0 counts as 0; a NULL pointer is not
+ * written). */
 void cs_split_share(int64_t n, int rank, int ranks, int64_t *first, int64_t *count);
 
 typedef struct {
