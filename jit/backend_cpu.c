@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -244,19 +246,57 @@ static int load(const char *path, cs_cpu_kernel *k, char *err, size_t err_size)
     return 0;
 }
 
+/* The device and inode of the file a loaded object was mapped from: the
+ * line of /proc/self/maps whose range holds its dynamic section. */
+static bool loaded_file_id(void *handle, dev_t *dev, ino_t *ino)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+        return false;
+    uintptr_t at = (uintptr_t)lm->l_ld;
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return false;
+    char line[4352];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi, inode;
+        unsigned major, minor;
+        if (sscanf(line, "%llx-%llx %*s %*x %x:%x %llu", &lo, &hi, &major, &minor, &inode) == 5 && lo <= at &&
+            at < hi) {
+            *dev = makedev(major, minor);
+            *ino = (ino_t)inode;
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
 /* glibc's dlopen returns an object already loaded under the same name
  * without opening the file, so "/proc/self/fd/N" would give back the kernel
- * an open handle loaded through an earlier descriptor N. Duplicates fd until
- * no loaded object is named after its number; *spare then holds the
- * duplicates to close after the load (at most one per loaded kernel). */
+ * an open handle loaded through an earlier descriptor N, whatever N is now.
+ * Under another name it returns an object already loaded from the same file
+ * (the same device and inode), which is this kernel: then that name is fine.
+ * Duplicates fd until its name is free or names this very file; *spare
+ * then holds the duplicates to close after the load (at most one per
+ * kernel loaded from another file). */
 static int unloaded_fd_name(int fd, char path[PATH_MAX], int spare[], int max_spare, int *n_spare)
 {
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
     for (*n_spare = 0;; ) {
         snprintf(path, PATH_MAX, "/proc/self/fd/%d", fd);
         void *loaded = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
         if (!loaded)
             return fd;
+        dev_t dev;
+        ino_t ino;
+        bool same = loaded_file_id(loaded, &dev, &ino) && dev == st.st_dev && ino == st.st_ino;
         dlclose(loaded);
+        if (same)
+            return fd;
         if (*n_spare == max_spare || (fd = dup(fd)) < 0)
             return -1;
         spare[(*n_spare)++] = fd;

@@ -260,6 +260,73 @@ Test(hardening, every_corrupt_cache_entry_is_rebuilt_never_loaded)
         fprintf(stderr, "cache faults: %d kinds tried through the library, all rebuilt\n", FAULT_COUNT);
 }
 
+/* A kernel already loaded by a live handle (the common Python loop: an
+ * array of the last environment still alive when the next one is made) is a
+ * cache hit for every further handle, never compiled again (issue 32, 8):
+ * the probe took every descriptor of the loaded file for another object,
+ * gave up after 64, and recompiled, rewriting the entry. */
+Test(hardening, further_handles_of_a_loaded_kernel_are_cache_hits)
+{
+    enum { HANDLES = 70 };
+    char cache[512], entry[4096];
+    in_root(cache, sizeof cache, "cache");
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 8;
+    cfg.threads = 1;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.cache_dir = cache;
+    static cs_env *envs[HANDLES];
+    cs_env_info info;
+    ino_t inode = 0;
+    double first_ms = 0, worst_ms = 0;
+    for (int k = 0; k < HANDLES; k++) {
+        cr_assert_eq(cs_env_open(&cfg, &envs[k]), CS_OK, "%s", cs_env_error(envs[k]));
+        cr_assert_eq(cs_env_get_info(envs[k], &info), CS_OK);
+        if (k == 0) {
+            find_entry(cache, entry, sizeof entry);
+            struct stat st;
+            cr_assert_eq(stat(entry, &st), 0);
+            inode = st.st_ino;
+            first_ms = info.compile_ms;
+            continue;
+        }
+        cr_expect(info.cache_hit, "handle %d compiled again (%.0f ms; the first took %.0f ms)", k, info.compile_ms,
+                  first_ms);
+        worst_ms = info.compile_ms > worst_ms ? info.compile_ms : worst_ms;
+        if (!info.cache_hit)
+            break;
+    }
+    struct stat st;
+    cr_assert_eq(stat(entry, &st), 0);
+    cr_expect_eq(st.st_ino, inode, "the cache entry was written again");
+    /* every handle runs its own copy of the same kernel */
+    cs_rollout_stats a, b;
+    cr_assert_eq(cs_env_reset(envs[0], 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(envs[0], 50, &a), CS_OK);
+    cr_assert_eq(cs_env_reset(envs[HANDLES - 1], 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(envs[HANDLES - 1], 50, &b), CS_OK);
+    cr_expect_eq(a.checksum, b.checksum);
+    /* another kernel, whose entry's descriptor may well reuse the number the
+     * loaded one was loaded through: it must run itself, not that one */
+    cs_env *other;
+    cfg.dtype = CS_DTYPE_F64;
+    cr_assert_eq(cs_env_open(&cfg, &other), CS_OK, "%s", cs_env_error(other));
+    cr_assert_eq(cs_env_reset(other, 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(other, 50, &b), CS_OK);
+    cs_env_close(other);
+    cfg.backend = CS_BACKEND_INTERP;
+    cr_assert_eq(cs_env_open(&cfg, &other), CS_OK, "%s", cs_env_error(other));
+    cr_assert_eq(cs_env_reset(other, 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(other, 50, &a), CS_OK);
+    cs_env_close(other);
+    cr_expect_eq(b.checksum, a.checksum, "the f64 kernel ran another one");
+    for (int k = 0; k < HANDLES; k++)
+        cs_env_close(envs[k]);
+    if (getenv("CARTSIM_REPORT"))
+        fprintf(stderr, "open of a loaded kernel: first %.1f ms, further ones at most %.1f ms\n", first_ms, worst_ms);
+}
+
 /* A store that fails (a read-only directory; one that vanished) runs the
  * kernel from its build directory: no cache, a notice, the same results. */
 Test(hardening, an_unwritable_cache_degrades_to_no_cache_with_a_notice)
