@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -1142,6 +1144,164 @@ Test(hardening, a_refused_render_creates_no_output_directory)
         free(msg);
         rmdir(out);
     }
+}
+
+/* ---- where kernels are built (issue 32, 7 and 15) ------------------------ */
+
+/* Two kernels built without the cache in one process, the first still
+ * loaded: each runs itself. The second was loaded by its build path, the
+ * same /proc/PID/fd/N/kernel.so name as the first's when the descriptor
+ * number came round again, and glibc handed back the first kernel. */
+Test(hardening, two_uncached_kernels_in_one_process_each_run_themselves)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 16;
+    cfg.threads = 1;
+    cfg.no_cache = true;
+    cfg.backend = CS_BACKEND_CPU;
+    cs_env *first, *second, *reference;
+    cr_assert_eq(cs_env_open(&cfg, &first), CS_OK, "%s", cs_env_error(first));
+    cfg.dtype = CS_DTYPE_F64;
+    cr_assert_eq(cs_env_open(&cfg, &second), CS_OK, "%s", cs_env_error(second));
+    cfg.backend = CS_BACKEND_INTERP;
+    cr_assert_eq(cs_env_open(&cfg, &reference), CS_OK, "%s", cs_env_error(reference));
+    cs_rollout_stats a, b;
+    cr_assert_eq(cs_env_reset(second, 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(second, 50, &a), CS_OK);
+    cr_assert_eq(cs_env_reset(reference, 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(reference, 50, &b), CS_OK);
+    cr_expect_eq(a.checksum, b.checksum, "the f64 kernel ran the f32 one");
+    cs_env_close(first);
+    cs_env_close(second);
+    cs_env_close(reference);
+}
+
+/* A compiler that exits 0 with garbage for an object: the open fails, and
+ * nothing is stored (it was stored first, then failed to load). */
+Test(hardening, an_object_that_does_not_load_is_never_cached)
+{
+    char cc[512], cache[512];
+    in_root(cc, sizeof cc, "liar-cc");
+    in_root(cache, sizeof cache, "cache");
+    FILE *f = fopen(cc, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && echo garbage > \"$2\"; shift; done\nexit 0\n");
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(cc, 0700), 0);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.cache_dir = cache;
+    cfg.cc = cc;
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_expect_neq(s, CS_OK);
+    cr_expect(strstr(cs_env_error(env), "load"), "%s", cs_env_error(env));
+    cs_env_close(env);
+    cr_expect_eq(count_files(cache), 0, "the object that did not load was stored");
+}
+
+/* A mount namespace of the test's own with a tmpfs of `size` bytes at
+ * `dir`; false (the test skips, loudly) where mounting is not allowed. */
+static bool tmpfs_at(const char *dir, size_t size)
+{
+    if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return false;
+    char opts[64];
+    snprintf(opts, sizeof opts, "size=%zu,mode=0700", size);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    return mount("tmpfs", dir, "tmpfs", 0, opts) == 0;
+}
+
+/* Fills the file system of dir up with one file. */
+static void fill(const char *dir)
+{
+    char filler[600];
+    snprintf(filler, sizeof filler, "%s/filler", dir);
+    int fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0);
+    static char block[4096];
+    while (write(fd, block, sizeof block) > 0)
+        ;
+    close(fd);
+}
+
+/* The cache's file system full (the build directory lives in the cache):
+ * the kernel is built in $TMPDIR and runs uncached, with a notice; it
+ * failed to write its source, and `auto` fell back to the interpreter. */
+Test(hardening, a_full_cache_file_system_builds_elsewhere_and_runs_uncached)
+{
+    char fs[512], cache[600], tmp[512];
+    in_root(fs, sizeof fs, "fs");
+    in_root(tmp, sizeof tmp, "tmp");
+    snprintf(cache, sizeof cache, "%s/cache", fs);
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    if (!tmpfs_at(fs, 256 << 10)) {
+        fprintf(stderr, "hardening: SKIPPED a_full_cache_file_system_builds_elsewhere_and_runs_uncached: "
+                        "mounting a tmpfs needs root\n");
+        cr_skip_test("cannot mount a tmpfs here");
+    }
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    fill(fs);
+    setenv("TMPDIR", tmp, 1);
+    uint64_t want = 0;
+    for (int b = 0; b < 2; b++) {
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cfg.num_envs = 16;
+        cfg.threads = 1;
+        cfg.backend = b ? CS_BACKEND_AUTO : CS_BACKEND_CPU;
+        cfg.cache_dir = cache;
+        cs_env *env = NULL;
+        cs_status s = cs_env_open(&cfg, &env);
+        cr_assert_eq(s, CS_OK, "%s", cs_env_error(env));
+        cs_env_info info;
+        cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+        cr_expect_eq(info.backend, CS_BACKEND_CPU, "%s: ran on %s (%s)", b ? "auto" : "cpu",
+                     cs_backend_name(info.backend), info.notice);
+        cr_expect(strstr(info.notice, "no room to build in the kernel cache") && strstr(info.notice, "uncached"),
+                  "notice '%s'", info.notice);
+        cs_rollout_stats st;
+        cr_assert_eq(cs_env_reset(env, 2), CS_OK);
+        cr_assert_eq(cs_env_rollout(env, 100, &st), CS_OK);
+        if (b)
+            cr_expect_eq(st.checksum, want);
+        want = st.checksum;
+        cs_env_close(env);
+    }
+    cr_expect_eq(count_files(tmp), 0, "the build directory was left in TMPDIR");
+    unsetenv("TMPDIR");
+}
+
+/* The compiler itself out of room (no cache, $TMPDIR full once the source
+ * is written): the message says so, not "(no output)". */
+Test(hardening, a_compiler_out_of_room_says_so)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.no_cache = true;
+    char *source = NULL, why[256];
+    cr_assert_eq(cs_dump(&cfg, NULL, "c", &source, why, sizeof why), CS_OK, "%s", why);
+    size_t room = (strlen(source) + 4095) / 4096 * 4096 + 8192;   /* the source and a little */
+    free(source);
+    char fs[512];
+    in_root(fs, sizeof fs, "fs");
+    if (!tmpfs_at(fs, room)) {
+        fprintf(stderr, "hardening: SKIPPED a_compiler_out_of_room_says_so: mounting a tmpfs needs root\n");
+        cr_skip_test("cannot mount a tmpfs here");
+    }
+    setenv("TMPDIR", fs, 1);
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_expect_neq(s, CS_OK);
+    cr_expect(strstr(cs_env_error(env), "is full"), "%s", cs_env_error(env));
+    cr_expect_null(strstr(cs_env_error(env), "(no output)"), "%s", cs_env_error(env));
+    cs_env_close(env);
+    unsetenv("TMPDIR");
 }
 
 /* Without a cache the build goes to $TMPDIR; what a killed run left there
