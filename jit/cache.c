@@ -849,7 +849,8 @@ long cs_cache_clear(cs_cache *c)
         return -1;
     int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    long removed = 0;
+    long removed = 0, kept = 0;
+    int first_err = 0;
     if (d) {
         struct dirent *e;
         while ((e = readdir(d)) != NULL) {
@@ -860,9 +861,14 @@ long cs_cache_clear(cs_cache *c)
             bool entry = e->d_name[0] != '.' && !S_ISDIR(st.st_mode);
             bool temp = e->d_name[0] == '.' && n >= 5 && strcmp(e->d_name + n - 4, ".tmp") == 0 &&
                         st.st_mtime < time(NULL) - STALE_TEMP_SECONDS;
-            if ((entry || temp) && unlinkat(dirfd(d), e->d_name, 0) == 0)
-                removed++;
-            else if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name, BUILD_DIR_PREFIX)) {
+            if (entry || temp) {
+                if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+                    removed++;
+                } else {
+                    kept++;
+                    first_err = first_err ? first_err : errno;
+                }
+            } else if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name, BUILD_DIR_PREFIX)) {
                 remove_build_dir(dirfd(d), e->d_name);
                 removed++;
             }
@@ -872,6 +878,10 @@ long cs_cache_clear(cs_cache *c)
         close(fd);
     }
     unlock_dir(lock);
+    if (kept) {
+        set_warning(c, "cannot remove %ld of its %ld files: %s", kept, kept + removed, strerror(first_err));
+        return -1;
+    }
     return d ? removed : -1;
 }
 

@@ -254,7 +254,8 @@ typedef struct {
  * bytes of every file in the directory. 0, or -1. */
 int cs_cache_list(cs_cache *c, cs_cache_item **items, size_t *count, unsigned long long *total);
 /* Removes every entry (and stale leftovers) under the exclusive lock: the
- * number of files removed, or -1. */
+ * number of files removed, or -1 (with the warning set when some could not
+ * be removed). */
 long cs_cache_clear(cs_cache *c);
 /* Removes the private temporary directory, if one was made; closes the rest. */
 void cs_cache_close(cs_cache *c);

@@ -1304,6 +1304,40 @@ Test(hardening, a_compiler_out_of_room_says_so)
     unsetenv("TMPDIR");
 }
 
+/* `cartsim cache clear` where nothing can be removed (a read-only file
+ * system): exit 1 and why, not "removed 0 files" and 0 (issue 32, 15). */
+Test(hardening, cache_clear_says_what_it_could_not_remove)
+{
+    char fs[512], saved[512] = "";
+    in_root(fs, sizeof fs, "fs");
+    if (!tmpfs_at(fs, 4 << 20)) {
+        fprintf(stderr, "hardening: SKIPPED cache_clear_says_what_it_could_not_remove: mounting a tmpfs needs root\n");
+        cr_skip_test("cannot mount a tmpfs here");
+    }
+    const char *was = getenv("XDG_CACHE_HOME");
+    if (was)
+        snprintf(saved, sizeof saved, "%s", was);
+    setenv("XDG_CACHE_HOME", fs, 1);
+    const char *const args[] = {"run", "--backend", "cpu", "--envs", "2", "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 60, &msg);
+    cr_assert_eq(status, 0, "%s", msg);
+    free(msg);
+    cr_assert_eq(mount(NULL, fs, NULL, MS_REMOUNT | MS_RDONLY, NULL), 0, "%s", strerror(errno));
+    const char *const clear[] = {"cache", "clear", NULL};
+    status = run_cli_bounded(clear, 30, &msg);
+    cr_expect_eq(status, 1, "exit %d: %s", status, msg);
+    cr_expect(strstr(msg, "cannot remove") && strstr(msg, "Read-only file system"), "%s", msg);
+    free(msg);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/cartsim", fs);
+    cr_expect_eq(count_files(dir), 2, "the entries are still there");
+    if (was)
+        setenv("XDG_CACHE_HOME", saved, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+}
+
 /* Without a cache the build goes to $TMPDIR; what a killed run left there
  * goes at the next compile (issue 16, 9). */
 Test(hardening, a_killed_runs_build_directory_in_tmpdir_is_swept_by_the_next)
