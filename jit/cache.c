@@ -42,8 +42,10 @@
  * CS_CACHE_LOCK_WAIT_S, $CARTSIM_CACHE_LOCK_WAIT_S), then the run goes on
  * without the cache with a warning naming the holder (a process stopped with
  * Ctrl-Z must not stall every job sharing the cache). Entries are opened
- * O_NONBLOCK and must be regular files owned by the user: a FIFO or another
- * user's file in place of an entry is removed and rebuilt, never waited on.
+ * O_NONBLOCK and must be regular files owned by the user, writable by no one
+ * else and without another name (hard link): a FIFO, another user's file, a
+ * file others may write in place of an entry is removed and rebuilt, never
+ * waited on.
  *
  * Size. Each lookup hit stamps the metadata's mtime: its last use. After a
  * store, while the exclusive lock is held, the least recently used pairs are
@@ -484,13 +486,22 @@ static void use_private_temp(cs_cache *c, const char *reason)
     set_warning(c, "%s; running without a cache", reason);
 }
 
-/* A positive number from the environment variable `name`, else `fallback`. */
-static double env_number(const char *name, double fallback)
+/* A number from the environment variable `name` in [lo, hi]: `fallback`
+ * when it is unset or empty; said in the warning when it is not a number in
+ * range (then the fallback, or hi for one above it: a wait stays bounded). */
+static double env_number(cs_cache *c, const char *name, double fallback, double lo, double hi)
 {
     const char *text = getenv(name);
+    if (!text || !*text)
+        return fallback;
     char *end;
-    double v = text && *text ? strtod(text, &end) : 0;
-    return text && *text && *end == '\0' && v > 0 ? v : fallback;
+    double v = strtod(text, &end);
+    bool number = *end == '\0' && v == v;
+    if (number && v >= lo && v <= hi)
+        return v;
+    set_warning(c, "$%s='%.40s' is not a number from %g to %g: %s %g", name, text, lo, hi,
+                number && v > hi ? "taking" : "taking the default,", number && v > hi ? hi : fallback);
+    return number && v > hi ? hi : fallback;
 }
 
 void cs_cache_open(cs_cache *c, const char *dir)
@@ -498,8 +509,10 @@ void cs_cache_open(cs_cache *c, const char *dir)
     c->dir[0] = '\0';
     c->warning[0] = '\0';
     c->dfd = -1;
-    c->lock_wait_ms = 1000.0 * env_number("CARTSIM_CACHE_LOCK_WAIT_S", CS_CACHE_LOCK_WAIT_S);
-    c->max_bytes = (long long)(env_number("CARTSIM_CACHE_MAX_MB", CS_CACHE_MAX_MB_DEFAULT) * 1048576.0);
+    c->lock_wait_ms = 1000.0 * env_number(c, "CARTSIM_CACHE_LOCK_WAIT_S", CS_CACHE_LOCK_WAIT_S, 0,
+                                          CS_CACHE_LOCK_WAIT_MAX_S);
+    c->max_bytes = (long long)(env_number(c, "CARTSIM_CACHE_MAX_MB", CS_CACHE_MAX_MB_DEFAULT, 1, CS_MAX_CACHE_MAX_MB) *
+                               1048576.0);
     char want[sizeof c->dir];
     char reason[sizeof c->dir + 256];   /* set_warning truncates it to fit */
     int n;
@@ -512,9 +525,17 @@ void cs_cache_open(cs_cache *c, const char *dir)
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
         if (xdg && xdg[0] == '/')   /* relative values are invalid by the XDG spec */
             n = snprintf(want, sizeof want, "%s/cartsim", xdg);
-        else if (home && home[0] == '/')
+        else if (home && home[0] == '/') {
+            /* below the home, not the home itself: HOME=/nonexistent must not
+             * make /nonexistent (as root it could) */
+            struct stat st;
+            if (stat(home, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                snprintf(reason, sizeof reason, "HOME (%s) is not a directory", home);
+                use_private_temp(c, reason);
+                return;
+            }
             n = snprintf(want, sizeof want, "%s/.cache/cartsim", home);
-        else {
+        } else {
             use_private_temp(c, "neither XDG_CACHE_HOME nor HOME names a directory");
             return;
         }
@@ -627,10 +648,15 @@ static int open_member(int dfd, const char *name, int *fd)
     *fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (*fd < 0)
         return errno == ENOENT ? ENTRY_ABSENT : errno == ELOOP || errno == ENXIO ? ENTRY_BAD : ENTRY_UNREADABLE;
+    /* Nobody else may change it: the user's own, writable by no one else,
+     * and under no other name (a hard link elsewhere could be kept and
+     * written through). */
     struct stat st;
-    int state = fstat(*fd, &st) != 0                                   ? ENTRY_UNREADABLE
-                : !S_ISREG(st.st_mode) || st.st_uid != geteuid() ? ENTRY_BAD
-                                                                     : ENTRY_VALID;
+    int state = fstat(*fd, &st) != 0 ? ENTRY_UNREADABLE
+                : !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+                        st.st_nlink != 1
+                    ? ENTRY_BAD
+                    : ENTRY_VALID;
     if (state != ENTRY_VALID) {
         close(*fd);
         *fd = -1;

@@ -195,6 +195,7 @@ uint64_t cs_fnv1a(uint64_t h, const void *data, size_t n);
 /* cache.c: the on-disk kernel cache (DESIGN.md: private, atomic, verified,
  * bounded in size, never waited on for long). */
 #define CS_CACHE_LOCK_WAIT_S 10      /* the longest wait for the cache's lock; $CARTSIM_CACHE_LOCK_WAIT_S */
+#define CS_CACHE_LOCK_WAIT_MAX_S 3600 /* ... which may be 0 (no wait) up to this */
 #define CS_CACHE_MAX_MB_DEFAULT 512  /* the size bound; $CARTSIM_CACHE_MAX_MB, cs_config.cache_max_mb */
 #define CS_CACHE_NAME_MAX 65         /* an entry's name: 32 hex digits, its suffix, a NUL */
 
