@@ -987,6 +987,38 @@ Test(hardening, every_file_reader_refuses_what_is_not_a_regular_file)
     }
 }
 
+/* The size limit of a source is 16 MiB: a file of exactly that is read (it
+ * was refused as "larger than 16 MiB"), one byte more is not (issue 32, 15). */
+Test(hardening, a_source_of_exactly_the_size_limit_is_read)
+{
+    static const char program[] = "env big \"Big-v0\"\nmax_steps 10\nstate x\naction discrete 2\nobserve x\n"
+                                  "reset {\n    x = 0\n}\nstep {\n    x' = x + 1\n    reward = 1\n    terminated = false\n}\n#";
+    const size_t limit = (size_t)16 << 20;
+    char path[512];
+    in_root(path, sizeof path, "big.env");
+    for (int extra = 0; extra < 2; extra++) {
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(program, f);
+        for (size_t n = strlen(program); n < limit - 1 + (size_t)extra; n++)
+            fputc('x', f);
+        fputc('\n', f);
+        cr_assert_eq(fclose(f), 0);
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cfg.env = path;
+        cfg.backend = CS_BACKEND_INTERP;
+        cs_env *env = NULL;
+        cs_status st = cs_env_open(&cfg, &env);
+        if (extra == 0)
+            cr_expect_eq(st, CS_OK, "exactly 16 MiB: %s", cs_env_error(env));
+        else
+            cr_expect(st == CS_ERR_PARSE && strstr(cs_env_error(env), "larger than 16 MiB"), "16 MiB + 1: %s",
+                      cs_env_error(env));
+        cs_env_close(env);
+    }
+}
+
 Test(hardening, a_file_the_user_cannot_read_is_bad_input)
 {
     if (geteuid() == 0)
