@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from ._native import CartsimError, call_with_error_buffer, check, ffi, lib, text
+from ._native import CartsimError, c_text, call_with_error_buffer, check, ffi, lib, text
 from .dlpack import CUDA, DeviceArray
 
 _INT32_MAX = 2**31 - 1
@@ -77,7 +77,7 @@ def open_config(settings, fields):
     lib.cs_config_init(cfg)
     keep = []
     for name, value in settings:
-        value_c = ffi.new("char[]", str(value).encode())
+        value_c = ffi.new("char[]", c_text(value, name))
         keep.append(value_c)          # cfg keeps the pointer for "env" and "param"
         call_with_error_buffer(lib.cs_config_set, cfg, name.encode(), value_c)
     for name, value in fields.items():
@@ -86,7 +86,7 @@ def open_config(settings, fields):
         if isinstance(value, (bool, int)):
             setattr(cfg, name, value)
         else:
-            value_c = ffi.new("char[]", str(value).encode())
+            value_c = ffi.new("char[]", c_text(value, name))
             keep.append(value_c)
             setattr(cfg, name, value_c)
     return cfg, keep
@@ -215,6 +215,8 @@ class Batch:
                 raise CartsimError("action %d of environment %d is not in [0, %d)" % (a[i], i, self.n_actions),
                                    "CS_ERR_ARGUMENT")
             return np.ascontiguousarray(a, dtype=np.int32)
+        if a.dtype.kind not in "biuf":
+            raise TypeError("cartsim: box actions must be real numbers, not %s" % a.dtype)
         if a.shape == (n,) and self.action_dim == 1:
             a = a.reshape(n, 1)
         if a.shape != (n, self.action_dim):
@@ -282,7 +284,12 @@ class Batch:
         s = np.ascontiguousarray(np.asarray(state, dtype=np.float64).reshape(self.num_envs, self.state_dim).T)
         steps = ffi.NULL
         if episode_steps is not None:
-            steps_array = np.ascontiguousarray(episode_steps, dtype=np.int32).reshape(self.num_envs)
+            given = np.asarray(episode_steps)
+            if given.dtype.kind not in "iu" or (given.size and (given.min() < 0 or given.max() > _INT32_MAX)):
+                raise ValueError("cartsim: episode_steps must be integers from 0 to %d, not %s"
+                                 % (_INT32_MAX, given.dtype if given.dtype.kind not in "iu" else
+                                    "%d" % (given.max() if given.max() > _INT32_MAX else given.min())))
+            steps_array = np.ascontiguousarray(given, dtype=np.int32).reshape(self.num_envs)
             steps = ffi.from_buffer("int32_t[]", steps_array)
         with self._lock:
             self._call(lib.cs_env_set_state(self._ptr(), ffi.from_buffer("double[]", s), steps))

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from ._native import call_with_error_buffer, ffi, free, lib
+from ._native import c_text, call_with_error_buffer, ffi, free, lib
 from .batch import Batch, dtype_name, open_config, param_text
 from .vector_env import library_env
 
@@ -57,7 +57,7 @@ def train(env, *, algo="es", policy="linear", population=256, generations=200, s
     if algo not in ("es", "cem"):
         raise ValueError("cartsim: algo must be 'es' or 'cem', not %r" % (algo,))
     tc.algo = lib.CS_ALGO_ES if algo == "es" else lib.CS_ALGO_CEM
-    policy_c = ffi.new("char[]", policy.encode())
+    policy_c = ffi.new("char[]", c_text(policy, "policy"))
     tc.policy = policy_c
     tc.population, tc.generations, tc.seed = int(population), int(generations), int(seed)
     tc.target = math.nan if target is None else float(target)
@@ -86,14 +86,14 @@ def train(env, *, algo="es", policy="linear", population=256, generations=200, s
 
 def save_policy(path, env, policy, weights):
     w = np.ascontiguousarray(weights, dtype=np.float64)
-    call_with_error_buffer(lib.cs_policy_save, str(path).encode(), env.encode(), policy.encode(), w.size,
-                           ffi.from_buffer("double[]", w))
+    call_with_error_buffer(lib.cs_policy_save, c_text(path, "path"), c_text(env, "env"), c_text(policy, "policy"),
+                           w.size, ffi.from_buffer("double[]", w))
 
 
 def load_policy(path):
     """A policy file as a Policy; CartsimError for a missing or damaged file."""
     f = ffi.new("cs_policy_file *")
-    call_with_error_buffer(lib.cs_policy_load, str(path).encode(), f)
+    call_with_error_buffer(lib.cs_policy_load, c_text(path, "path"), f)
     try:
         weights = np.frombuffer(ffi.buffer(f.weights, 8 * f.n_weights), dtype=np.float64).copy()
         return Policy(ffi.string(f.env).decode(), ffi.string(f.policy).decode(), weights)
