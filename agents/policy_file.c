@@ -144,13 +144,13 @@ static char *next_line(reader *r)
 static cs_status damaged(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static cs_status damaged(reader *r, const char *fmt, ...)
 {
-    char msg[256];
+    char msg[256], shown[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return cs_say(r->error, r->size, CS_ERR_PARSE, "%s:%u: %s (not a cartsim policy file, or a damaged one)", r->path,
-               r->line, msg);
+               r->line, cs_escape(msg, shown, sizeof shown));
 }
 
 /* "KEY VALUE": the value, or NULL. */

@@ -42,6 +42,14 @@ void cs_text_append(cs_text *t, const char *s, size_t n);
 void cs_text_free(cs_text *t);
 /* The shortest decimal that reads back as exactly v ("%.17g" at most). */
 void cs_text_real(cs_text *t, double v);
+/* Length of the valid UTF-8 sequence at s (n >= 1 bytes left), or 0:
+ * overlong forms, surrogates and code points past U+10FFFF are invalid. */
+size_t cs_utf8_length(const unsigned char *s, size_t n);
+/* s as a message may echo it to a terminal: control characters (C0, DEL,
+ * C1) and bytes that are not valid UTF-8 as \xNN, the rest as it is;
+ * truncated to fit out (size bytes with the NUL). Returns out. Every reader
+ * that quotes its input in a message passes it through here. */
+char *cs_escape(const char *s, char *out, size_t size);
 
 /* output_file.c: the one way cartsim writes a file (policy files, frames,
  * videos, cache entries, kernel sources). A destination that exists must be a

@@ -1019,6 +1019,64 @@ Test(hardening, a_source_of_exactly_the_size_limit_is_read)
     }
 }
 
+/* Terminal escape sequences in a data file reach a message escaped, never
+ * raw (issue 32, 14): the policy, INI and CSV readers' messages go through
+ * one escaping function. ESC, a C1 control (U+009B, CSI) and a bad UTF-8
+ * byte are written \xNN; valid UTF-8 text stays as it is. */
+static void expect_escaped(const char *msg, const char *what)
+{
+    bool raw = false;
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+        raw |= *p == 0x1b || *p == 0x07 || (p[0] == 0xc2 && p[1] == 0x9b) || *p == 0xff;
+    cr_expect_not(raw, "%s: a raw control byte in the message", what);
+    cr_expect(strstr(msg, "\\x1b"), "%s: '%s'", what, msg);
+}
+
+Test(hardening, escape_sequences_from_data_files_are_echoed_escaped)
+{
+    static const char evil[] = "\x1b]0;owned\x07\xc2\x9b" "2J\xff caf\xc3\xa9";
+    char path[512], text[1024], err[1024];
+    /* a policy file: a weight that is not a number */
+    in_root(path, sizeof path, "evil.pol");
+    snprintf(text, sizeof text, "cartsim-policy 1\nenv cartpole\npolicy linear\nweights 2\n%s\n0\nchecksum 0\n", evil);
+    write_bytes(path, text, strlen(text));
+    cs_policy_file pf;
+    cr_expect_eq(cs_policy_load(path, &pf, err, sizeof err), CS_ERR_PARSE);
+    expect_escaped(err, "policy");
+    /* an INI file: an unknown key */
+    in_root(path, sizeof path, "evil.ini");
+    snprintf(text, sizeof text, "[run]\n%s = 1\n", evil);
+    write_bytes(path, text, strlen(text));
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cs_config_file *file = NULL;
+    cr_expect_neq(cs_config_load(&cfg, path, &file, err, sizeof err), CS_OK);
+    expect_escaped(err, "INI");
+    cr_expect(strstr(err, "caf\xc3\xa9"), "UTF-8 text is kept: %s", err);
+    cs_config_file_free(file);
+    /* a trajectory CSV: a golden file's header, then an episode that is no number */
+    char golden[600], header[1024] = "";
+    snprintf(golden, sizeof golden, "%s/cartpole.csv", getenv("CARTSIM_GOLDEN") ? getenv("CARTSIM_GOLDEN")
+                                                                               : "../shared/golden");
+    FILE *g = fopen(golden, "r");
+    cr_assert_not_null(g, "%s", golden);
+    cr_assert_not_null(fgets(header, sizeof header, g));
+    fclose(g);
+    int n = snprintf(text, sizeof text, "%s%s", header, evil);
+    for (const char *c = header; *c; c++)
+        if (*c == ',')
+            n += snprintf(text + n, sizeof text - (size_t)n, ",0");
+    snprintf(text + n, sizeof text - (size_t)n, "\n");
+    in_root(path, sizeof path, "evil.csv");
+    write_bytes(path, text, strlen(text));
+    const char *const args[] = {"replay", "--env", "cartpole", path, NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 30, &msg);
+    cr_expect_eq(status, 2, "%s", msg);
+    expect_escaped(msg, "CSV");
+    free(msg);
+}
+
 Test(hardening, a_file_the_user_cannot_read_is_bad_input)
 {
     if (geteuid() == 0)
