@@ -1077,6 +1077,29 @@ Test(hardening, escape_sequences_from_data_files_are_echoed_escaped)
     free(msg);
 }
 
+/* Files of the kernel's /proc are "regular" files that are not files: a
+ * read of /proc/kmsg blocks (and takes the kernel's messages away from
+ * their reader), /proc/self/mem fails at the first read (exit 1). They are
+ * refused before any read (issue 32, 10). */
+Test(hardening, files_of_the_kernel_are_refused_before_any_read)
+{
+    const char *const cases[][8] = {
+        {"run", "--env", "/proc/kmsg", "--steps", "1", NULL},
+        {"run", "--env", "/proc/self/mem", "--steps", "1", NULL},
+        {"run", "--config", "/proc/self/status", "--steps", "1", NULL},
+        {"run", "--policy", "/proc/self/environ", "--steps", "1", NULL},
+        {"replay", "--env", "cartpole", "/proc/self/stat", NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *msg;
+        int status = run_cli_bounded(cases[c], 20, &msg);
+        cr_expect_eq(status, 2, "cartsim %s %s %s: exit %d (-1: still reading after 20 s): %s", cases[c][0],
+                     cases[c][1], cases[c][2], status, msg);
+        cr_expect(strchr(msg, '\n') == strrchr(msg, '\n') && strstr(msg, "cartsim: "), "one line: %s", msg);
+        free(msg);
+    }
+}
+
 Test(hardening, a_file_the_user_cannot_read_is_bad_input)
 {
     if (geteuid() == 0)
