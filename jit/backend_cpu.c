@@ -111,24 +111,6 @@ static void compiler_message(const char *log_path, int dir_fd, char *err, size_t
         snprintf(err, err_size, "the C compiler failed on the generated kernel: %.480s", buf[0] ? buf : "(no output)");
 }
 
-/* Stops the compiler's whole process group (cc1, as, ld with it) and reaps
- * it: SIGTERM first, which gcc's driver answers by removing its temporary
- * files, SIGKILL after a second. */
-static void kill_compiler(pid_t pid)
-{
-    kill(-pid, SIGTERM);
-    for (int k = 0; k < 100; k++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid) {
-            kill(-pid, SIGKILL);   /* any child the driver left */
-            return;
-        }
-        nanosleep(&(struct timespec){0, 10000000}, NULL);
-    }
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-}
-
 /* The program's environment with TMPDIR set to the build directory, so that
  * the compiler's own temporary files go where they are cleaned up. */
 static char **compiler_environment(const char *tmpdir)
@@ -154,13 +136,14 @@ static char **compiler_environment(const char *tmpdir)
     return env;
 }
 
-/* Runs the compiler in a process group of its own, so that a time limit or an
- * interrupt can stop all of it. The terminal's Ctrl-C no longer reaches that
- * group: *interrupt set (by the program's handler) stops it; without that
- * flag (a Python caller, whose handler runs only once the call returns), a
- * handled signal interrupting this thread's wait does: CS_CPU_INTERRUPTED.
- * With the flag, other signals (a timer's) leave the compile be. Past
- * timeout_s: CS_CPU_TIMEOUT. */
+/* Runs the compiler under a supervisor (supervise.c), so that a time limit,
+ * an interrupt or the program's death ends all of it, cc1, as and ld and
+ * anything they started. The terminal's Ctrl-C does not reach it (a process
+ * group of its own): *interrupt set (by the program's handler) stops it;
+ * without that flag (a Python caller, whose handler runs only once the call
+ * returns), a handled signal interrupting this thread's wait does:
+ * CS_CPU_INTERRUPTED. With the flag, other signals (a timer's) leave the
+ * compile be. Past timeout_s: CS_CPU_TIMEOUT. */
 static int run_compiler(const char *cc, const cs_build_dir *b, const char *src, const char *obj, const char *log,
                         double timeout_s, const volatile sig_atomic_t *interrupt, char *err, size_t err_size,
                         bool *no_space)
@@ -180,58 +163,39 @@ static int run_compiler(const char *cc, const cs_build_dir *b, const char *src, 
         snprintf(err, err_size, "cannot run the C compiler '%s': %s", cc, strerror(ENOMEM));
         return -1;
     }
-    /* fork, not posix_spawn: the child needs a parent-death signal, so that a
-     * program killed outright does not leave its compiler running. Only
-     * async-signal-safe calls between fork and exec. */
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-            _exit(127);
-        int out = open("/dev/null", O_WRONLY);
-        int errfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (out < 0 || errfd < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
-            _exit(127);
-        execve(cc, (char *const *)argv, env);
-        _exit(127);
-    }
-    int fork_errno = errno;
+    cs_supervised sv;
+    int started = cs_supervised_start(&sv, cc, (char *const *)argv, env, log, err, err_size);
     free(env[0]);
     free(env);
-    if (pid < 0) {
-        snprintf(err, err_size, "cannot run the C compiler '%s': %s", cc, strerror(fork_errno));
+    if (started != 0)
         return -1;
-    }
-    setpgid(pid, pid);   /* also here: the kill below must not race the child's own call */
     /* Polled, not a blocking wait: a library may not take SIGCHLD or the
      * signal mask from its program. The naps grow to 20 ms. */
     double deadline = timeout_s > 0 ? cs_now_ms() + 1000.0 * timeout_s : INFINITY;
     long nap_us = 200;
     int status;
     for (;;) {
-        pid_t got = waitpid(pid, &status, WNOHANG);
-        if (got == pid)
+        int got = cs_supervised_poll(&sv, &status);
+        if (got == 1)
             break;
-        if (got < 0 && errno != EINTR) {
+        if (got < 0) {
             snprintf(err, err_size, "waiting for the C compiler: %s", strerror(errno));
-            kill_compiler(pid);
+            cs_supervised_stop(&sv);
             return -1;
         }
         if (interrupt && *interrupt) {
-            kill_compiler(pid);
+            cs_supervised_stop(&sv);
             snprintf(err, err_size, "interrupted while compiling");
             return CS_CPU_INTERRUPTED;
         }
         if (cs_now_ms() > deadline) {
-            kill_compiler(pid);
+            cs_supervised_stop(&sv);
             snprintf(err, err_size, "the C compiler ran longer than its time limit of %g s: stopped (cc_timeout)",
                      timeout_s);
             return CS_CPU_TIMEOUT;
         }
         if (nanosleep(&(struct timespec){0, nap_us * 1000}, NULL) != 0 && errno == EINTR && !interrupt) {
-            kill_compiler(pid);
+            cs_supervised_stop(&sv);
             snprintf(err, err_size, "interrupted while compiling");
             return CS_CPU_INTERRUPTED;
         }

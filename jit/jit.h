@@ -269,6 +269,24 @@ long cs_cache_clear(cs_cache *c);
 /* Removes the private temporary directory, if one was made; closes the rest. */
 void cs_cache_close(cs_cache *c);
 
+/* supervise.c: a command (the C compiler) under a supervisor process that
+ * ends the command's whole tree of processes when the command ends, when
+ * stopped, and when the program dies (even by SIGKILL); a grandchild that
+ * left the command's process group (setsid) too. The command's stdout goes
+ * to /dev/null, its stderr to err_path. */
+typedef struct {
+    int pid;               /* the supervisor, or -1 */
+    int stop_fd;           /* the program's end of the pipe: closing it stops the command */
+} cs_supervised;
+
+int cs_supervised_start(cs_supervised *s, const char *path, char *const argv[], char *const envp[],
+                        const char *err_path, char *err, size_t err_size);
+/* 1 with *status as waitpid gives it (the command's exit status or signal),
+ * 0 while it runs, -1 on an error. */
+int cs_supervised_poll(cs_supervised *s, int *status);
+/* Ends the command and everything it started; returns once they are gone. */
+void cs_supervised_stop(cs_supervised *s);
+
 /* backend_cpu.c: C source -> shared object -> entry points. */
 typedef void (*cs_entry)(const cs_lanes *l);
 

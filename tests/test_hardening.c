@@ -1169,6 +1169,85 @@ Test(hardening, a_compiler_past_its_time_limit_is_killed_with_its_group_and_repo
     cr_expect_eq(count_files(cache), 0, "no build directory left in the cache");
 }
 
+/* A compiler whose child leaves its process group (setsid) and one that
+ * hangs: the time limit ends them too, and so does the program's death by
+ * SIGKILL, which only the compiler's driver used to feel (issue 32, 9). */
+static void write_compiler(const char *cc, const char *pids)
+{
+    FILE *f = fopen(cc, "w");
+    cr_assert_not_null(f);
+    /* its pid, a child in the group, a grandchild out of it: all sleep */
+    fprintf(f, "#!/bin/sh\necho $$ > '%s'\nsleep 60 &\necho $! >> '%s'\nsetsid sleep 60 &\necho $! >> '%s'\nwait\n",
+            pids, pids, pids);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(cc, 0700), 0);
+}
+
+/* The pids the compiler wrote once all three are there (NULL: it never did). */
+static bool read_pids(const char *path, long pids[3])
+{
+    for (int k = 0; k < 3000; k++) {
+        FILE *f = fopen(path, "r");
+        int got = f ? fscanf(f, "%ld %ld %ld", &pids[0], &pids[1], &pids[2]) : 0;
+        if (f)
+            fclose(f);
+        if (got == 3)
+            return true;
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return false;
+}
+
+static void expect_all_gone(const long pids[3], const char *when)
+{
+    static const char *const names[3] = {"the compiler", "its child", "its grandchild out of its group"};
+    for (int k = 0; k < 3; k++) {
+        bool gone = false;
+        for (int w = 0; w < 500 && !(gone = process_gone(pids[k])); w++)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+        if (!gone)
+            kill((pid_t)pids[k], SIGKILL);
+        cr_expect(gone, "%s: %s (%ld) still runs", when, names[k], pids[k]);
+    }
+}
+
+Test(hardening, every_process_of_the_compiler_ends_with_the_time_limit_or_the_program)
+{
+    char cc[512], pids_path[512], cache[512];
+    in_root(cc, sizeof cc, "slow-cc");
+    in_root(pids_path, sizeof pids_path, "pids");
+    in_root(cache, sizeof cache, "cache");
+    write_compiler(cc, pids_path);
+    adopt_orphans();
+    /* the time limit */
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.cache_dir = cache;
+    cfg.cc = cc;
+    cfg.cc_timeout_s = 1;
+    cs_env *env = NULL;
+    cr_expect_eq(cs_env_open(&cfg, &env), CS_ERR_TIMEOUT, "%s", cs_env_error(env));
+    cs_env_close(env);
+    long pids[3];
+    cr_assert(read_pids(pids_path, pids), "the compiler never started");
+    expect_all_gone(pids, "after the time limit");
+    reap_orphans();
+    /* the program killed outright while compiling */
+    unlink(pids_path);
+    setenv("CC", cc, 1);
+    const char *const argv[] = {bin(), "run", "--backend", "cpu", "--no-cache", "--steps", "1", NULL};
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ), 0);
+    unsetenv("CC");
+    cr_assert(read_pids(pids_path, pids), "the compiler never started");
+    cr_assert_eq(kill(pid, SIGKILL), 0);
+    waitpid(pid, NULL, 0);
+    expect_all_gone(pids, "after SIGKILL of cartsim");
+    reap_orphans();
+}
+
 Test(hardening, the_cli_reports_a_compiler_timeout_as_a_failure_with_one_line)
 {
     char cc[512];
