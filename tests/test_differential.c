@@ -43,19 +43,25 @@ static void run(const char *path, cs_backend backend, cs_dtype dtype, const char
     cr_assert(random_env_run(path, backend, dtype, ENVS, 42, STEPS, NULL, r, why, sizeof why), "%s\n%s", why, program);
 }
 
+/* The program's text into the suite's random.env; its path in path. */
+static void write_program(const char *text, size_t len, char path[128])
+{
+    snprintf(path, 128, "%s/random.env", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(text, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+}
+
 static void agree(cs_dtype dtype)
 {
     static char program[1 << 16];
     static random_env_result cpu, interp;
     char path[128];
-    snprintf(path, sizeof path, "%s/random.env", dir);
     int differ = 0;
     for (uint64_t seed = 1; seed <= PROGRAMS; seed++) {
         size_t len = random_env_program(seed, program, sizeof program);
-        FILE *f = fopen(path, "w");
-        cr_assert_not_null(f);
-        cr_assert_eq(fwrite(program, 1, len, f), len);
-        cr_assert_eq(fclose(f), 0);
+        write_program(program, len, path);
         run(path, CS_BACKEND_CPU, dtype, program, &cpu);
         run(path, CS_BACKEND_INTERP, dtype, program, &interp);
         char why[256];
@@ -147,11 +153,7 @@ static void run_nans(const char *path, cs_backend backend, cs_dtype dtype, nan_r
 Test(differential, nan_observations_and_rewards_have_the_same_bits_on_every_backend)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/random.env", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(nan_program, f);
-    cr_assert_eq(fclose(f), 0);
+    write_program(nan_program, sizeof nan_program - 1, path);
     for (int d = 0; d < 2; d++) {
         cs_dtype dtype = d ? CS_DTYPE_F64 : CS_DTYPE_F32;
         static nan_result cpu, interp;
@@ -197,11 +199,7 @@ static const char big_program[] =
 Test(differential, constants_past_float_range_compile_and_agree)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/random.env", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(big_program, f);
-    cr_assert_eq(fclose(f), 0);
+    write_program(big_program, sizeof big_program - 1, path);
     for (int d = 0; d < 2; d++) {
         cs_dtype dtype = d ? CS_DTYPE_F64 : CS_DTYPE_F32;
         static random_env_result cpu, interp;

@@ -16,6 +16,7 @@
 #include <ftw.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,20 @@ static void write_bytes(const char *path, const void *data, size_t n)
     cr_assert_not_null(f, "%s: %s", path, strerror(errno));
     cr_assert_eq(fwrite(data, 1, n, f), n);
     cr_assert_eq(fclose(f), 0);
+}
+
+/* An executable script (a stand-in compiler) from a printf format. */
+static void write_script(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void write_script(const char *path, const char *fmt, ...)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(path, 0700), 0);
 }
 
 static void flip_byte(const char *path, long at)
@@ -362,11 +377,7 @@ Test(hardening, a_cache_directory_swapped_mid_compile_changes_nothing)
     cr_assert_eq(mkdir(cache, 0700), 0);
     char wrapper[512];
     in_root(wrapper, sizeof wrapper, "cc-then-swap-cache");
-    FILE *f = fopen(wrapper, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\ncc \"$@\" || exit 1\nmv '%s' '%s' && touch '%s'\n", cache, moved, cache);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(wrapper, 0700), 0);
+    write_script(wrapper, "#!/bin/sh\ncc \"$@\" || exit 1\nmv '%s' '%s' && touch '%s'\n", cache, moved, cache);
     cs_config cfg;
     cs_config_init(&cfg);
     cfg.num_envs = 16;
@@ -1138,12 +1149,8 @@ Test(hardening, a_compiler_past_its_time_limit_is_killed_with_its_group_and_repo
     in_root(cc, sizeof cc, "slow-cc");
     in_root(sleeper, sizeof sleeper, "sleeper.pid");
     in_root(cache, sizeof cache, "cache");
-    FILE *f = fopen(cc, "w");
-    cr_assert_not_null(f);
     /* The compiler's own child (as cc1 is gcc's) must go too. */
-    fprintf(f, "#!/bin/sh\nsleep 60 &\necho $! > '%s'\nwait\n", sleeper);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(cc, 0700), 0);
+    write_script(cc, "#!/bin/sh\nsleep 60 &\necho $! > '%s'\nwait\n", sleeper);
     cs_config cfg;
     cs_config_init(&cfg);
     cfg.num_envs = 4;
@@ -1174,13 +1181,9 @@ Test(hardening, a_compiler_past_its_time_limit_is_killed_with_its_group_and_repo
  * SIGKILL, which only the compiler's driver used to feel (issue 32, 9). */
 static void write_compiler(const char *cc, const char *pids)
 {
-    FILE *f = fopen(cc, "w");
-    cr_assert_not_null(f);
     /* its pid, a child in the group, a grandchild out of it: all sleep */
-    fprintf(f, "#!/bin/sh\necho $$ > '%s'\nsleep 60 &\necho $! >> '%s'\nsetsid sleep 60 &\necho $! >> '%s'\nwait\n",
+    write_script(cc, "#!/bin/sh\necho $$ > '%s'\nsleep 60 &\necho $! >> '%s'\nsetsid sleep 60 &\necho $! >> '%s'\nwait\n",
             pids, pids, pids);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(cc, 0700), 0);
 }
 
 /* The pids the compiler wrote once all three are there (NULL: it never did). */
@@ -1252,11 +1255,7 @@ Test(hardening, the_cli_reports_a_compiler_timeout_as_a_failure_with_one_line)
 {
     char cc[512];
     in_root(cc, sizeof cc, "slow-cc");
-    FILE *f = fopen(cc, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\nexec sleep 60\n");
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(cc, 0700), 0);
+    write_script(cc, "#!/bin/sh\nexec sleep 60\n");
     setenv("CC", cc, 1);
     const char *const args[] = {"run", "--no-cache", "--cc-timeout", "0.5", "--steps", "1", NULL};
     char *msg;
@@ -1376,11 +1375,7 @@ Test(hardening, an_object_that_does_not_load_is_never_cached)
     char cc[512], cache[512];
     in_root(cc, sizeof cc, "liar-cc");
     in_root(cache, sizeof cache, "cache");
-    FILE *f = fopen(cc, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && echo garbage > \"$2\"; shift; done\nexit 0\n");
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(cc, 0700), 0);
+    write_script(cc, "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && echo garbage > \"$2\"; shift; done\nexit 0\n");
     cs_config cfg;
     cs_config_init(&cfg);
     cfg.num_envs = 4;
