@@ -17,6 +17,16 @@ CFLAGS  ?= -O2 -g
 CS_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden $(WARN) -ffp-contract=off -I. -Ijit -Isim -Iagents -Itrain -I$(BUILD)/gen
 LDLIBS  = -lm -ldl -lpthread
 
+# A short build, a line per file ("  CC      jit/emit.c"), as the Linux kernel
+# prints it; `make V=1` shows the whole commands.
+ifeq ($(V),1)
+Q =
+say =
+else
+Q = @
+say = @printf '  %-7s %s\n' '$(1)' '$(2)';
+endif
+
 # The CUDA headers are optional: without them the cuda backend builds as "unavailable".
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
 CS_CFLAGS += -DCS_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include
@@ -63,7 +73,7 @@ LIB_SRC  = $(wildcard jit/*.c) $(wildcard sim/*.c) $(wildcard agents/*.c) $(wild
 CLI_SRC  = $(wildcard cli/*.c)
 VIEW_SRC = $(wildcard view/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
-PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h jit/mathd.h
+PRELUDE  = jit/lanes.h jit/philox.h jit/rng.h jit/mathf.h jit/mathd.h jit/mathi.h
 
 # Open MPI is optional too, and the program's alone (cli/dist.c): the library
 # links no MPI. Without it `mpirun -n K build/cartsim` is refused. `make MPI=no`.
@@ -82,7 +92,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest asan deps install clean bench bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build FORCE
+.PHONY: print-ldlibs all run test check pytest torch-venv asan deps install clean bench bench-arrays bench-ppo-blas bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build golden-suite FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -112,13 +122,15 @@ test: deps
 # under $(BUILD), not the user's.
 check: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim $(BUILD)/example $(BUILD)/test_suite
 	@mkdir -p -m 700 $(BUILD)/test-cache
-	XDG_CACHE_HOME=$(CURDIR)/$(BUILD)/test-cache CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
+	$(call say,TEST,$(BUILD)/test_suite)
+	$(Q)XDG_CACHE_HOME=$(CURDIR)/$(BUILD)/test-cache CARTSIM_ROOT=$(CURDIR) CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_GOLDEN=$(CURDIR)/../shared/golden \
 		CARTSIM_EXAMPLE=$(CURDIR)/$(BUILD)/example CARTSIM_LIB=$(CURDIR)/$(BUILD)/libcartsim.so \
 		$(BUILD)/test_suite --jobs 2 $(TEST_ARGS)
 
 # The Python package's tests (python/tests) in a virtual environment of their
 # own, with the pinned packages of python/tests/requirements.txt from PyPI; a
-# failed pip stops here. The package finds build/libcartsim.so from the checkout.
+# failed pip stops here. The package finds build/libcartsim.so from the checkout;
+# its kernels go to the C suite's cache under $(BUILD), not the user's.
 PY_VENV = $(BUILD)/py-venv
 $(PY_VENV)/installed: python/tests/requirements.txt
 	rm -rf $(PY_VENV)
@@ -127,8 +139,21 @@ $(PY_VENV)/installed: python/tests/requirements.txt
 	touch $@
 
 pytest: $(BUILD)/libcartsim.so $(BUILD)/cartsim $(PY_VENV)/installed
-	CARTSIM_LIBRARY=$(CURDIR)/$(BUILD)/libcartsim.so CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_HEADER=$(CURDIR)/sim/cartsim.h PYTHONPATH=$(CURDIR)/python \
+	$(call say,PYTEST,python/tests)
+	@mkdir -p -m 700 $(BUILD)/test-cache
+	$(Q)XDG_CACHE_HOME=$(CURDIR)/$(BUILD)/test-cache CARTSIM_LIBRARY=$(CURDIR)/$(BUILD)/libcartsim.so CARTSIM_BIN=$(CURDIR)/$(BUILD)/cartsim CARTSIM_HEADER=$(CURDIR)/sim/cartsim.h PYTHONPATH=$(CURDIR)/python \
 		$(PY_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider python/tests $(PYTEST_ARGS)
+
+# Opt-in: a Python with PyTorch for tests/test_ppo.c's reference test (one
+# PPO update against CleanRL's loss in PyTorch), kept out of the default test
+# venv (it is large). Debian's CPU-only python3-torch, seen from a venv of
+# the system Python; without it the reference test is skipped, loudly.
+TORCH_VENV = $(BUILD)/torch-venv
+torch-venv:
+	@dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q "ok installed" || \
+		$(APT_GET) install -y --no-install-recommends python3-torch python3-numpy
+	/usr/bin/python3 -m venv --system-site-packages $(TORCH_VENV)
+	$(TORCH_VENV)/bin/python -c "import torch, numpy; print('torch', torch.__version__)"
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
@@ -179,20 +204,24 @@ FORCE:
 
 $(BUILD)/%.o: %.c $(BUILD)/gen/flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/flags
-	$(CC) $(CS_CFLAGS) $(CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CS_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # The headers every generated kernel starts with, as one string.
 $(BUILD)/gen/prelude.c: $(PRELUDE)
 	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)
 	@{ echo '/* generated from $(PRELUDE) */'; echo 'const char cs_prelude_text[] ='; \
 	   cat $(PRELUDE) | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; echo ';'; } > $@
 
 # Every envs/*.env, compiled in so `--env NAME` works from anywhere.
 $(BUILD)/gen/builtin_envs.c: $(wildcard envs/*.env)
 	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)
 	@{ echo '/* generated from the files in envs/ */'; echo '#include "builtin_envs.h"'; \
 	   echo 'const cs_builtin_env cs_builtin_envs[] = {'; \
 	   for f in $^; do n=$$(basename $$f .env); echo "{\"$$n\","; \
@@ -201,24 +230,29 @@ $(BUILD)/gen/builtin_envs.c: $(wildcard envs/*.env)
 
 # Rebuilt from scratch: `ar r` would keep the member of a source file since removed.
 $(BUILD)/libcartsim.a: $(LIB_OBJ)
-	rm -f $@ && ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libcartsim.so.$(CS_VERSION): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libcartsim.so: $(BUILD)/libcartsim.so.$(CS_VERSION)
-	ln -sf libcartsim.so.$(CS_VERSION) $(BUILD)/$(SONAME)
-	ln -sf $(SONAME) $@
+	$(Q)ln -sf libcartsim.so.$(CS_VERSION) $(BUILD)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $@
 
 $(BUILD)/cartsim: $(CLI_OBJ) $(VIEW_OBJ) $(BUILD)/libcartsim.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS) $(VIEW_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS) $(VIEW_LIBS)
 
 # The example of cartsim.h and README.md, built against the installed layout.
 $(BUILD)/example: tests/example.c $(BUILD)/libcartsim.a
-	$(CC) $(CS_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcartsim.a $(LDLIBS)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CS_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcartsim.a $(LDLIBS)
 
 $(BUILD)/test_suite: $(TEST_OBJ) $(VIEW_OBJ) $(BUILD)/libcartsim.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS) $(VIEW_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS) $(VIEW_LIBS)
 
 install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
@@ -235,8 +269,27 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 
 # The benchmark suite (not part of `make test`): the seed paper's experiments, the
 # peers (in build/bench-venv), plots and bench/RESULTS.md; BENCH_ARGS=--quick for a smoke run.
+# Then PPO's time to solve (bench/ppo_bench.py; PPO_BENCH_ARGS=--quick: cartsim alone, 3 seeds;
+# its Python peers need a Python with torch and gymnasium: --python PY, $PPO_BENCH_PYTHON).
 bench: all
 	python3 bench/bench.py $(BENCH_ARGS)
+	python3 bench/ppo_bench.py $(PPO_BENCH_ARGS)
+
+# A 10x10x4-state program (MinAtar's Breakout in outline, bench/compile_arrays.c):
+# cold compile time from the program to a loaded kernel at unroll 1 and 10, the
+# generated C's size, and its rate; a 20x20x4 grid beside it shows the size
+# does not grow with the arrays' elements (not part of `make test`).
+bench-arrays: $(BUILD)/libcartsim.a
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CS_CFLAGS) $(CFLAGS) bench/compile_arrays.c -o $(BUILD)/bench/compile_arrays $(BUILD)/libcartsim.a $(LDLIBS)
+	$(BUILD)/bench/compile_arrays
+
+# The environment suite's golden data (tests/golden_suite/, docs/suite.md): written by
+# the references' own code (Gymnasium 1.4.0, gymnax 1.0.1), each pip-installed from PyPI
+# into a pinned venv under build/golden-suite; not part of `make test`, and the files
+# are committed. GOLDEN_SUITE_ARGS="--only Taxi-v4,Breakout-MinAtar" for some of them.
+golden-suite:
+	python3 tests/golden_suite/generate.py $(GOLDEN_SUITE_ARGS)
 
 # The math benchmarks (not part of `make test` either), built with the cpu
 # backend's flags (jit/backend_cpu.c's cc_flags) so that their loops are the
@@ -266,6 +319,14 @@ bench-sleef:
 	        $$(pkg-config --libs sleef) -lm && \
 	    $(BUILD)/bench/sleef_vs_own; \
 	fi
+
+# PPO's dense layers: train/mlp.c's loops against OpenBLAS's sgemm (Debian's
+# libopenblas-dev, one thread), built with the library's flags.
+bench-ppo-blas: $(BUILD)/libcartsim.a
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CS_CFLAGS) $(CFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread bench/ppo_blas.c -o $(BUILD)/bench/ppo_blas \
+		$(BUILD)/libcartsim.a -lopenblas $(LDLIBS)
+	taskset -c 0 $(BUILD)/bench/ppo_blas
 
 # What a program linking libcartsim.a needs besides it (bench/bench.py asks).
 print-ldlibs:

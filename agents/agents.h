@@ -29,18 +29,31 @@ typedef struct {
     cs_agent_kind kind;
     unsigned n_hidden;                      /* DENSE: 0 is the linear policy */
     unsigned hidden[CS_AGENT_HIDDEN_MAX];
+    bool actor_critic;                      /* DENSE: "ppo:" in front, actor_critic.c's */
     char name[CS_NAME_MAX];                 /* NAMED: a policy the .env declares */
 } cs_agent;
 
-/* "random", "linear", "mlp:H", "mlp:HxH" or a declared policy's name
- * (NULL or "" is "random"). 0, or -1 with the reason in err. */
+/* "random", "linear", "mlp:H", "mlp:HxH", "ppo:" and one of the last three,
+ * or a declared policy's name (NULL or "" is "random"). 0, or -1 with the
+ * reason in err. */
 int cs_agent_parse(const char *text, cs_agent *out, char *err, size_t err_size);
-/* The canonical spelling ("mlp:32x32"), at most CS_AGENT_TEXT_MAX bytes. */
+/* The canonical spelling ("mlp:32x32", "ppo:mlp:64"), at most
+ * CS_AGENT_TEXT_MAX bytes; actor_only: without "ppo:", the architecture of
+ * the actor alone (what a policy file holds). */
 void cs_agent_format(const cs_agent *a, char out[CS_AGENT_TEXT_MAX]);
-/* Sets p->policy[] for the agent `text` names; a dense policy's weights are
- * new PARAM slots [*first_weight, *first_weight + *n_weights). */
-cs_status cs_agent_build(cs_program *p, const char *text, unsigned *first_weight, unsigned *n_weights,
-                         char *err, size_t err_size);
+void cs_agent_format_actor(const cs_agent *a, char out[CS_AGENT_TEXT_MAX]);
+
+/* What cs_agent_build made: the policy's weights are the PARAM slots
+ * [first_weight, first_weight + n_weights), shared by the whole batch
+ * (param_shared) or one set per lane. */
+typedef struct {
+    unsigned first_weight, n_weights;
+    bool shared;
+} cs_agent_weights;
+
+/* Sets p->policy[] (and, for an actor-critic, p->record[]) for the agent
+ * `text` names. */
+cs_status cs_agent_build(cs_program *p, const char *text, cs_agent_weights *w, char *err, size_t err_size);
 
 /* dense.c: a linear policy or an MLP of tanh layers over the observation.
  * Weights, layer after layer: for each unit, its weights over the layer's
@@ -50,13 +63,41 @@ cs_status cs_agent_build(cs_program *p, const char *text, unsigned *first_weight
 unsigned cs_dense_outputs(const cs_program *p);
 unsigned cs_dense_count(const cs_agent *a, unsigned n_in, unsigned n_out);
 int cs_policy_dense(cs_program *p, const cs_agent *a, unsigned *first_weight);
+/* The network's n_out outputs z[] before any squashing, over p->obs, its
+ * weights new PARAM slots (shared: param_shared) in the file order; their
+ * count, or -1. */
+int cs_dense_layers(cs_program *p, const cs_agent *a, unsigned n_out, bool shared, cs_node *z);
+/* The discrete action of outputs z[0, n): the lowest index of the largest. */
+cs_node cs_dense_argmax(cs_program *p, const cs_node *z, unsigned n);
+/* Box component k of output z: low + (high - low) * (tanh(z) + 1) / 2. */
+cs_node cs_dense_box_action(cs_program *p, unsigned k, cs_node z);
+
+/* actor_critic.c: the policy PPO's rollouts run ("ppo:mlp:64"): an actor
+ * and a critic, dense networks of the same architecture over the
+ * observation, whose weights the whole batch shares (one set, broadcast),
+ * in this order: the actor's (a dense policy's, docs/policy_format.md),
+ * the critic's (one output: the value), for a box space one log standard
+ * deviation per component (state-independent, as CleanRL's), then one
+ * switch, "greedy": 0 samples actions, 1 takes the dense policy's (the
+ * argmax; the mean). Sampling, from the step stream after the
+ * environment's own draws: discrete, the inverse CDF of softmax(z) at one
+ * uniform; box, mean + std * a normal (Box-Muller on two uniforms per
+ * component) around the dense policy's mean, clipped to the space for the
+ * environment. Every step records, in this order: obs0.. (the
+ * observation), action0.. (box: before the clip), logprob (the action's),
+ * value, reward, terminated, truncated and final_obs0.. (the observation
+ * after the step, before any restart: a truncated episode's bootstrap). */
+int cs_policy_actor_critic(cs_program *p, const cs_agent *a, unsigned *first_weight);
+/* How many weights, for n_in observations and n_out actor outputs (box:
+ * the components, whose log-stds it counts). */
+unsigned cs_actor_critic_count(const cs_agent *a, unsigned n_in, unsigned n_out, bool box);
 /* Starting weights: each layer's N(0, 1/fan_in) (the output layer's scaled
  * by 0.1), biases 0; a linear policy starts at 0. */
 void cs_dense_init(const cs_agent *a, unsigned n_in, unsigned n_out, uint64_t seed, double *w);
 
 /* noise.c: standard normal numbers from Philox4x32-10, keyed by the seed;
  * out[k] depends only on (seed, stream, row, k). */
-enum { CS_NOISE_ES = 1, CS_NOISE_CEM = 2, CS_NOISE_INIT = 3, CS_NOISE_RESET = 4, CS_NOISE_EVAL = 5 };
+enum { CS_NOISE_ES = 1, CS_NOISE_CEM = 2, CS_NOISE_INIT = 3, CS_NOISE_RESET = 4, CS_NOISE_EVAL = 5, CS_NOISE_PPO = 6 };
 void cs_gaussian(uint64_t seed, unsigned stream, uint64_t row, double *out, unsigned n);
 /* A 64-bit seed derived from (seed, stream, index): resets of generation g. */
 uint64_t cs_seed_mix(uint64_t seed, unsigned stream, uint64_t index);

@@ -25,6 +25,7 @@ unsigned cs_dense_count(const cs_agent *a, unsigned n_in, unsigned n_out)
 
 typedef struct {
     cs_program *p;
+    bool shared;        /* one value for the whole batch (param_shared) */
     unsigned next;      /* weights made so far */
     bool failed;
 } builder;
@@ -33,7 +34,8 @@ static cs_node weight(builder *b)
 {
     char name[CS_NAME_MAX];
     snprintf(name, sizeof name, "w%u", b->next++);
-    int slot = cs_program_add_param(b->p, name, b->p->real);
+    int slot = b->shared ? cs_program_add_shared_param(b->p, name, b->p->real)
+                         : cs_program_add_param(b->p, name, b->p->real);
     if (slot < 0) {
         b->failed = true;
         return 0;
@@ -57,19 +59,16 @@ static void layer(builder *b, const cs_node *x, unsigned n_in, cs_node *y, unsig
     }
 }
 
-int cs_policy_dense(cs_program *p, const cs_agent *a, unsigned *first_weight)
+int cs_dense_layers(cs_program *p, const cs_agent *a, unsigned n_out, bool shared, cs_node *z)
 {
-    cs_graph *g = p->graph;
-    unsigned n_out = cs_dense_outputs(p);
     unsigned widest = n_out > p->n_obs ? n_out : p->n_obs;
     for (unsigned l = 0; l < a->n_hidden; l++)
         widest = a->hidden[l] > widest ? a->hidden[l] : widest;
     cs_node *x = calloc(widest, sizeof *x), *y = calloc(widest, sizeof *y);
-    builder b = {p, 0, !x || !y};
-    *first_weight = p->n_params;
+    builder b = {p, shared, 0, !x || !y};
     unsigned n_in = p->n_obs;
     for (unsigned k = 0; k < n_in && !b.failed; k++)
-        x[k] = p->obs[k];
+        b.failed |= !(x[k] = cs_program_obs_element(p, k));
     for (unsigned l = 0; l < a->n_hidden && !b.failed; l++) {
         layer(&b, x, n_in, y, a->hidden[l], true);
         n_in = a->hidden[l];
@@ -78,29 +77,58 @@ int cs_policy_dense(cs_program *p, const cs_agent *a, unsigned *first_weight)
         y = t;
     }
     layer(&b, x, n_in, y, n_out, false);
-    if (!b.failed && p->action_kind == CS_ACTION_DISCRETE) {
-        /* argmax: a later output wins only when strictly greater */
-        cs_node best = y[0], index = cs_const(g, CS_I32, 0);
-        for (unsigned k = 1; k < n_out; k++) {
-            cs_node gt = cs_binary(g, CS_OP_GT, y[k], best);
-            index = cs_ternary(g, CS_OP_SELECT, gt, cs_const(g, CS_I32, k), index);
-            best = cs_ternary(g, CS_OP_SELECT, gt, y[k], best);
-        }
-        p->policy[0] = index;
-        b.failed |= !index;
-    } else if (!b.failed) {
-        cs_node one = cs_const(g, p->real, 1), half = cs_const(g, p->real, 0.5);
-        for (unsigned k = 0; k < n_out; k++) {
-            cs_node lo = cs_const(g, p->real, p->input_low[k]);
-            cs_node span = cs_binary(g, CS_OP_SUB, cs_const(g, p->real, p->input_high[k]), lo);
-            cs_node unit = cs_binary(g, CS_OP_MUL, cs_binary(g, CS_OP_ADD, cs_unary(g, CS_OP_TANH, y[k]), one), half);
-            p->policy[k] = cs_binary(g, CS_OP_ADD, lo, cs_binary(g, CS_OP_MUL, span, unit));
-            b.failed |= !p->policy[k];
-        }
-    }
+    for (unsigned k = 0; k < n_out && !b.failed; k++)
+        z[k] = y[k];
     free(x);
     free(y);
-    return b.failed || cs_graph_error(g)[0] ? -1 : (int)b.next;
+    return b.failed || cs_graph_error(p->graph)[0] ? -1 : (int)b.next;
+}
+
+/* The box policy's action component k for the output z: low + (high -
+ * low) * (tanh(z) + 1) / 2. */
+cs_node cs_dense_box_action(cs_program *p, unsigned k, cs_node z)
+{
+    cs_graph *g = p->graph;
+    cs_node one = cs_const(g, p->real, 1), half = cs_const(g, p->real, 0.5);
+    cs_node lo = cs_const(g, p->real, p->input_low[k]);
+    cs_node span = cs_binary(g, CS_OP_SUB, cs_const(g, p->real, p->input_high[k]), lo);
+    cs_node unit = cs_binary(g, CS_OP_MUL, cs_binary(g, CS_OP_ADD, cs_unary(g, CS_OP_TANH, z), one), half);
+    return cs_binary(g, CS_OP_ADD, lo, cs_binary(g, CS_OP_MUL, span, unit));
+}
+
+cs_node cs_dense_argmax(cs_program *p, const cs_node *z, unsigned n)
+{
+    /* a later output wins only when strictly greater */
+    cs_graph *g = p->graph;
+    cs_node best = z[0], index = cs_const(g, CS_I32, 0);
+    for (unsigned k = 1; k < n; k++) {
+        cs_node gt = cs_binary(g, CS_OP_GT, z[k], best);
+        index = cs_ternary(g, CS_OP_SELECT, gt, cs_const(g, CS_I32, k), index);
+        best = cs_ternary(g, CS_OP_SELECT, gt, z[k], best);
+    }
+    return index;
+}
+
+int cs_policy_dense(cs_program *p, const cs_agent *a, unsigned *first_weight)
+{
+    unsigned n_out = cs_dense_outputs(p);
+    cs_node *z = calloc(n_out ? n_out : 1, sizeof *z);
+    if (!z)
+        return -1;
+    *first_weight = p->n_params;
+    int n = cs_dense_layers(p, a, n_out, false, z);
+    bool failed = n < 0;
+    if (!failed && p->action_kind == CS_ACTION_DISCRETE) {
+        p->policy[0] = cs_dense_argmax(p, z, n_out);
+        failed |= !p->policy[0];
+    } else if (!failed) {
+        for (unsigned k = 0; k < n_out; k++) {
+            p->policy[k] = cs_dense_box_action(p, k, z[k]);
+            failed |= !p->policy[k];
+        }
+    }
+    free(z);
+    return failed || cs_graph_error(p->graph)[0] ? -1 : n;
 }
 
 void cs_dense_init(const cs_agent *a, unsigned n_in, unsigned n_out, uint64_t seed, double *w)

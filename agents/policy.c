@@ -23,6 +23,17 @@ static const char *width(const char *s, unsigned *out)
 int cs_agent_parse(const char *text, cs_agent *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
+    if (text && strncmp(text, "ppo:", 4) == 0) {
+        /* an actor-critic of a dense architecture */
+        const char *arch = text + 4;
+        if ((strcmp(arch, "linear") != 0 && strncmp(arch, "mlp", 3) != 0) || cs_agent_parse(arch, out, err, err_size)) {
+            snprintf(err, err_size, "policy '%s': ppo: takes linear, mlp:H or mlp:HxH, H from 1 to %d (e.g. ppo:mlp:64)",
+                     text, CS_AGENT_WIDTH_MAX);
+            return -1;
+        }
+        out->actor_critic = true;
+        return 0;
+    }
     if (!text || !*text || strcmp(text, "random") == 0) {
         out->kind = CS_AGENT_RANDOM;
         return 0;
@@ -69,6 +80,17 @@ int cs_agent_parse(const char *text, cs_agent *out, char *err, size_t err_size)
 
 void cs_agent_format(const cs_agent *a, char out[CS_AGENT_TEXT_MAX])
 {
+    if (a->kind == CS_AGENT_DENSE && a->actor_critic) {
+        char actor[CS_AGENT_TEXT_MAX];
+        cs_agent_format_actor(a, actor);
+        snprintf(out, CS_AGENT_TEXT_MAX, "ppo:%.*s", CS_AGENT_TEXT_MAX - 5, actor);
+        return;
+    }
+    cs_agent_format_actor(a, out);
+}
+
+void cs_agent_format_actor(const cs_agent *a, char out[CS_AGENT_TEXT_MAX])
+{
     switch (a->kind) {
     case CS_AGENT_RANDOM:
         snprintf(out, CS_AGENT_TEXT_MAX, "random");
@@ -97,11 +119,10 @@ static void list_declared(const cs_program *p, char *out, size_t size)
         snprintf(out, size, "none");
 }
 
-cs_status cs_agent_build(cs_program *p, const char *text, unsigned *first_weight, unsigned *n_weights,
-                         char *err, size_t err_size)
+cs_status cs_agent_build(cs_program *p, const char *text, cs_agent_weights *w, char *err, size_t err_size)
 {
     cs_agent a;
-    *first_weight = *n_weights = 0;
+    memset(w, 0, sizeof *w);
     if (cs_agent_parse(text, &a, err, err_size))
         return CS_ERR_ARGUMENT;
     switch (a.kind) {
@@ -133,10 +154,12 @@ cs_status cs_agent_build(cs_program *p, const char *text, unsigned *first_weight
                      p->name, p->n_obs, n_out, CS_AGENT_WIDTH_MAX);
             return CS_ERR_ARGUMENT;
         }
-        int n = cs_policy_dense(p, &a, first_weight);
+        int n = a.actor_critic ? cs_policy_actor_critic(p, &a, &w->first_weight)
+                               : cs_policy_dense(p, &a, &w->first_weight);
         if (n < 0)
             break;
-        *n_weights = (unsigned)n;
+        w->n_weights = (unsigned)n;
+        w->shared = a.actor_critic;
         return CS_OK;
     }
     }

@@ -174,7 +174,7 @@ static cs_status parse(reader *r, cs_policy_file *out)
     char why[256];
     if (!policy || !valid_name(policy, sizeof out->policy))
         return damaged(r, "expected 'policy ARCHITECTURE'");
-    if (cs_agent_parse(policy, &agent, why, sizeof why) || agent.kind != CS_AGENT_DENSE)
+    if (cs_agent_parse(policy, &agent, why, sizeof why) || agent.kind != CS_AGENT_DENSE || agent.actor_critic)
         return damaged(r, "'%s' is not a trained architecture (linear, mlp:H, mlp:HxH)", policy);
     snprintf(out->policy, sizeof out->policy, "%s", policy);
     const char *count = field(line = next_line(r), "weights");

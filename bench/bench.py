@@ -1230,8 +1230,10 @@ def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup,
       "inside its scan); the *step API* row (`cs_env_step` once per step), cartsim Python, Gymnasium and EnvPool "
       "step through 64 batches of random actions drawn before the timing, so that those rows time `step()` "
       "itself and not a random generator (NumPy's takes about 12 us for 4096 actions, as much as half a "
-      "cartsim Python step). That is why the step API can outrun the fused rollout. gymnax's compile time is "
-      "apart from its run time.")
+      "cartsim Python step). That is why the step API can outrun the fused rollout. cartsim Python is measured "
+      "with int64 actions (what `action_space.sample()` and `tensor.numpy()` give, narrowed in the library by "
+      "`cs_env_step_discrete_i64`) and with int32 ones (the library's own type), a row each. gymnax's compile "
+      "time is apart from its run time.")
     w("")
     rows = []
     for p in peers:

@@ -5,7 +5,7 @@
  * (NaNs as one). Not part of the suite (tests/test_mathf.c keeps a small
  * sample); `make bench-mathd` builds and runs it with the cpu backend's
  * flags, so that the loops below are the vectorized code a kernel runs.
- * The bounds it prints are the ones jit/mathd.h and README.md state.
+ * The bounds it prints are the ones jit/mathd.h and docs/math.md state.
  */
 #include <float.h>
 #include <math.h>

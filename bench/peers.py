@@ -27,6 +27,14 @@ each); compile time is reported apart.
              same NumPy actions, one thread (the row to set against the step API's);
              --envs 1 gives the cost of one Python call.
 
+With --suite it measures instead the references of the environment suite
+(issue 27), one core, 2048 environments, and prints env-steps/s per environment:
+gymnax 1.0.1's jit(lax.scan(vmap(step))) (this worker) for bsuite, MinAtar and
+misc, Gymnasium 1.4.0's make_vec(sync) for the toy text, each in the pinned venv
+of tests/golden_suite/references.py (the golden data's references):
+
+  python3 bench/peers.py --suite [--only Breakout-MinAtar,Taxi-v4] [--envs 2048]
+
 Run with the system python3: it creates build/bench-venv (python3 -m venv) and
 pip-installs the pinned peers there, each peer on its own, so a peer that
 cannot be installed or fails is reported as skipped with the reason. Results go
@@ -196,7 +204,9 @@ def gymnax_rollout(n, length, unroll, env_id="CartPole-v1"):
             key, state = carry
             key, k_act, k_step = jax.random.split(key, 3)
             action = random_actions(space, k_act, n)
-            _, state, reward, done, _ = step(jax.random.split(k_step, n), state, action, params)
+            out = step(jax.random.split(k_step, n), state, action, params)
+            # gymnax 0.0.9: (obs, state, reward, done, info); 1.0: (obs, state, reward, terminated, truncated, info)
+            state, done = out[1], out[3] if len(out) == 5 else out[3] | out[4]
             return (key, state), done.sum()
         (key, state), done = jax.lax.scan(body, (key, state), None, length=length, unroll=unroll)
         return key, state, done.sum()
@@ -224,7 +234,8 @@ def worker_gymnax(a):
 
     steps, times = timed_runs(run, n, a.repeat, a.min_time, length)
     port = gymnax_port(a.gymnax_env)
-    return {"version": "jax %s, gymnax %s" % (jax.__version__, getattr(gymnax, "__version__", "0.0.9")),
+    from importlib.metadata import version   # gymnax 0.0.9 and 1.0.1 have no __version__
+    return {"version": "jax %s, gymnax %s" % (jax.__version__, version("gymnax")),
             "impl": "%s%s: jit(lax.scan(vmap(step)), length=%d)"
                     % (a.gymnax_env, " (gymnax-style, %s)" % port if port else "", length),
             "steps": steps, "runs_s": times, "compile_s": compile_s, "autoreset": "same_step"}
@@ -252,6 +263,28 @@ def worker_gymnax_unroll(a):
     return {"version": "jax " + jax.__version__, "sweep": out}
 
 
+def worker_toy_text(a):
+    """Gymnasium's own vector env of a toy-text environment of the suite (they have no
+    vector entry point: SyncVectorEnv of gym.make), stepped with random actions drawn
+    before the timing (a pool, cycled, as timed_steps does)."""
+    import numpy as np
+    import gymnasium as gym
+    env = gym.make_vec(a.suite_env, num_envs=a.envs, vectorization_mode="sync")
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    n = env.single_action_space.n
+    actions = [rng.integers(0, n, a.envs, dtype=np.int64) for _ in range(ACTION_POOL)]
+
+    def run(steps):
+        for i in range(steps):
+            env.step(actions[i % ACTION_POOL])
+
+    steps, times = timed_runs(run, a.envs, a.repeat, a.min_time, 1)
+    return {"version": "gymnasium " + gym.__version__ + ", numpy " + np.__version__,
+            "impl": "%s: make_vec(sync), %s" % (a.suite_env, type(env).__name__), "steps": steps,
+            "runs_s": times, "autoreset": "next_step"}
+
+
 def worker_envpool(a):
     import numpy as np
     import envpool
@@ -271,9 +304,10 @@ def worker_cartsim_python(a):
     import cartsim
     env = cartsim.make_vec("CartPole-v1", num_envs=a.envs, threads=a.threads, backend="cpu")
     env.reset(seed=1)
-    steps, times = timed_steps(env, a)
+    steps, times = timed_steps(env, a, np.dtype(a.action_dtype).type)
     return {"version": "cartsim %s (python/), numpy %s" % (cartsim.__version__, np.__version__),
-            "impl": "VectorEnv.step, threads=%d" % a.threads, "steps": steps, "runs_s": times,
+            "impl": "VectorEnv.step, %s actions, threads=%d" % (a.action_dtype, a.threads), "steps": steps,
+            "runs_s": times,
             "autoreset": "next_step"}
 
 
@@ -292,7 +326,63 @@ def gymnax_port(env_id):
 
 
 WORKERS = {"gymnasium": worker_gymnasium, "cartsim-python": worker_cartsim_python, "gymnax": worker_gymnax, "gymnax-unroll": worker_gymnax_unroll,
-           "envpool": worker_envpool}
+           "envpool": worker_envpool, "toy-text": worker_toy_text}
+
+
+def suite_references():
+    """tests/golden_suite/references.py: the suite's references (the golden data's
+    pinned gymnax 1.0.1 and Gymnasium 1.4.0 venvs, shared with the generator)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "golden_suite"))
+    import references
+    return references
+
+
+def suite_main(a):
+    """Every environment of the suite (issue 27) with its reference's rollout rate,
+    measured as for the classic ones: gymnax's jit(lax.scan(vmap(step))) of
+    bench's worker for the gymnax environments, Gymnasium's vector env for the toy
+    text; `--envs` environments (2048), one core (taskset), medians of `--repeat`
+    timed runs. Prints a JSON line per environment, then a table; OUT/suite_peers.csv."""
+    refs = suite_references()
+    only = [x for x in a.only.split(",") if x]
+    rows = []
+    t_env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3", PYTHONWARNINGS="ignore")
+    me = os.path.abspath(__file__)
+    for ref, env_id in refs.SUITE_IDS:
+        if only and env_id not in only:
+            continue
+        reason = refs.ensure_venv(ref, log)
+        worker = ["--worker", "gymnax", "--gymnax-env", env_id] if ref == "gymnax" else \
+                 ["--worker", "toy-text", "--suite-env", env_id]
+        if reason:
+            res = {"error": reason}
+        else:
+            res = run_json(pinned(1, [refs.venv_python(ref), me] + worker +
+                                  ["--envs", str(a.envs_list[0]), "--threads", "1", "--repeat", str(a.repeat),
+                                   "--min-time", str(a.min_time)]), a.timeout, t_env)
+        row = {"env": env_id, "reference": "gymnax (XLA, jit(scan(vmap)))" if ref == "gymnax" else
+               "Gymnasium (SyncVectorEnv)", "envs": a.envs_list[0], "threads": 1}
+        if "error" in res:
+            row.update(status="skipped", reason=res["error"])
+        else:
+            row.update(status="ok", env_steps_per_sec=median_rate(a.envs_list[0], res["steps"], res["runs_s"]),
+                       median_s=statistics.median(res["runs_s"]), steps=res["steps"],
+                       runs_s=" ".join("%.4f" % x for x in res["runs_s"]), compile_s=res.get("compile_s", ""),
+                       version=res.get("version", ""), impl=res.get("impl", ""), busy=res.get("busy", False))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    os.makedirs(a.out, exist_ok=True)
+    fields = ["env", "reference", "envs", "threads", "status", "env_steps_per_sec", "median_s", "steps", "runs_s",
+              "compile_s", "version", "impl", "busy", "reason"]
+    with open(os.path.join(a.out, "suite_peers.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for row in rows:
+            w.writerow(row)
+    print("\n%-26s %-30s %16s" % ("environment", "reference (1 core, %d envs)" % a.envs_list[0], "env-steps/s"))
+    for row in rows:
+        rate = "%16.3g" % row["env_steps_per_sec"] if row["status"] == "ok" else "  skipped: " + row["reason"]
+        print("%-26s %-30s %s%s" % (row["env"], row["reference"], rate, " (busy)" if row.get("busy") else ""))
 
 
 def worker_main(a):
@@ -356,7 +446,13 @@ def main():
                     help="seconds in all to wait for other processes to leave the cores idle (bench.py's gate)")
     ap.add_argument("--worker", choices=sorted(WORKERS))
     ap.add_argument("--gymnax-env", default="CartPole-v1", help="the gymnax worker's environment")
+    ap.add_argument("--suite", action="store_true",
+                    help="the environment suite's references only (issue 27): env-steps/s of each, one core")
+    ap.add_argument("--only", default="", help="--suite: comma-separated ids (default: all)")
+    ap.add_argument("--suite-env", default="FrozenLake-v1", help="the toy-text worker's environment")
     ap.add_argument("--unroll", default="1")
+    ap.add_argument("--action-dtype", default="int64", choices=("int64", "int32"),
+                    help="the cartsim-python worker's actions")
     a = ap.parse_args()
     a.envs_list = [int(x) for x in a.envs.split(",") if x]
     if a.worker:
@@ -369,6 +465,9 @@ def main():
     import bench as suite   # the quiet-machine gate, shared with the rest of the suite
     suite.QUIET["budget_s"] = a.quiet_wait
     GATE[0] = suite.quiet_gate
+    if a.suite:
+        a.envs_list = [int(x) for x in (a.envs if a.envs != "2048,65536" else "2048").split(",") if x]
+        return suite_main(a)
     ncpu = len(os.sched_getaffinity(0))
     threads_list = [t for t in (int(x) for x in a.threads.split(",") if x) if t <= ncpu]
     os.makedirs(a.out, exist_ok=True)
@@ -413,20 +512,24 @@ def main():
                      "runs_s": [x / 1e3 for x in r["runs_ms"]], "compile_s": r["compile_ms"] / 1e3,
                      "busy": r["busy"]}
             add("cartsim", variant, n, t, r, autoreset)
-        for peer, worker, autoreset in (("cartsim Python", "cartsim-python", "next_step"),
-                                        ("Gymnasium", "gymnasium", "next_step"),
-                                        ("gymnax (XLA)", "gymnax", "same_step"),
-                                        ("EnvPool", "envpool", "next_step")):
+        # cartsim Python twice: with int64 actions (what action_space.sample()
+        # and tensor.numpy() give) and with int32 ones (the library's own type).
+        for peer, worker, autoreset, variant, extra in (
+                ("cartsim Python", "cartsim-python", "next_step", "int64 actions", ["--action-dtype", "int64"]),
+                ("cartsim Python", "cartsim-python", "next_step", "int32 actions", ["--action-dtype", "int32"]),
+                ("Gymnasium", "gymnasium", "next_step", "", []),
+                ("gymnax (XLA)", "gymnax", "same_step", "", []),
+                ("EnvPool", "envpool", "next_step", "", [])):
             if worker not in peers or (peer in ("Gymnasium", "cartsim Python") and t > 1):
                 continue   # NumPy's elementwise operations run on one thread
             reason = status.get(worker)
             if reason:
-                add(peer, "", n, t, {"error": reason}, autoreset)
+                add(peer, variant, n, t, {"error": reason}, autoreset)
                 continue
             r = run_json(pinned(t, [py, me, "--worker", worker, "--envs", str(n), "--threads", str(t),
-                                    "--repeat", str(a.repeat), "--min-time", str(a.min_time)]),
+                                    "--repeat", str(a.repeat), "--min-time", str(a.min_time)] + extra),
                          a.timeout, env, threads=t)
-            add(peer, "", n, t, r, autoreset)
+            add(peer, variant, n, t, r, autoreset)
 
     for n in a.envs_list:
         for t in threads_list:

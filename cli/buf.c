@@ -109,7 +109,7 @@ void cli_buf_json_number(cli_buf *b, const char *key, double v, bool last)
 {
     cli_buf_printf(b, "  \"%s\": ", key);
     if (isfinite(v))
-        cli_buf_printf(b, "%.17g", v);
+        cli_buf_repr(b, v);   /* Python's json.dumps spells floats so, and reads them back exactly */
     else
         cli_buf_str(b, "null");
     cli_buf_str(b, last ? "\n" : ",\n");

@@ -16,6 +16,7 @@
 #ifndef CS_CLI_H
 #define CS_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,15 +39,19 @@ typedef enum {
 #define OPTION(id, flag, metavar, section, key, note, help) OPT_##id,
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
     OPT_COUNT
 } cli_opt_id;
 
-/* The library's settings the program can hold (a test checks the table fits). */
-#define CLI_MAX_SETTINGS 48
+/* The library's settings the program can hold: cs_config's
+ * (cs_config_setting_at), then the trainers' (cs_train_setting_at); a
+ * test checks the tables fit. */
+#define CLI_MAX_SETTINGS 64
 #define CLI_ID_COUNT (OPT_COUNT + CLI_MAX_SETTINGS)
 
 #define CLI_OPT(o) (UINT64_C(1) << (o))
@@ -65,7 +70,9 @@ typedef struct {
     const char *arch;           /* dump --format cubin */
     const char *policy, *out;   /* view, render */
     const char *config;         /* --config FILE */
-    const char *agent, *algo, *hidden;           /* train */
+    cs_train_config tc;         /* train: the trainers' settings (cs_train_setting_at), from the flags */
+    const char *agent, *algo, *hidden;           /* train (agent NULL: the algorithm's) */
+    const char *plot;                            /* train: the learning curve's PNG */
     int64_t pop, generations, episodes;          /* train, eval */
     double target;                               /* train; NaN: the environment's */
     bool print_config;
@@ -81,6 +88,7 @@ typedef struct {
     const char *details;        /* printed after the options in --help; may be NULL */
     uint64_t options;           /* CLI_OPT() mask of accepted options */
     bool settings;              /* takes the library's settings (it opens an environment) ... */
+    bool train_settings;        /* takes the trainers' settings (train) */
     const char *without;        /* ... but these, " a b " (setting names): they would change nothing */
     const char *refuses;        /* " a b ": settings not taken whose flag gets refused_why, not "unknown" */
     const char *refused_why;    /* why, after "--NAME has no effect on 'cartsim NAME': " */
@@ -105,10 +113,12 @@ void cli_print_help(const cli_command *cmd);
 void cli_defaults(const cli_command *cmd, cli_args *a);
 void cli_print_overview(void);
 bool cli_stdout_write(const char *data, size_t len);   /* false after reporting an error */
-/* The cpu backend unusable (no C compiler), the default backend fell back to
- * the interpreter, ~100x slower: said on stderr every time, "cartsim: note:
- * ...", whatever the output format. */
-void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice);
+/* What an opened environment makes worth saying on stderr ("cartsim: note:
+ * ...", once, by rank 0, whatever the output format): the default backend
+ * fell back to the interpreter, ~100x slower (the cpu backend unusable: no C
+ * compiler), and settings asked for that have no effect on what ran
+ * (--math fast with f32, --block off the GPU). */
+void cli_open_notices(const cs_config *cfg, cs_backend got, cs_dtype dtype, const char *notice);
 void cli_env_notice(const cs_config *cfg, cs_env *env);
 /* Sets an option from a configuration file's value (NULL for a switch):
  * errors read "ORIGIN: KEY: ...", ORIGIN being "FILE:LINE". */
@@ -121,6 +131,11 @@ bool cli_takes(const cli_command *cmd, int id);
  * program option); the id of the first setting of a kind, or -1. */
 int cli_setting_count(void);
 const cs_setting_info *cli_setting(int id);
+/* Whether setting `id` is a trainer's (cs_train_config) rather than cs_config's. */
+bool cli_setting_is_train(int id);
+/* Setting `id`'s value in a as its table spells it (cs_config_get or
+ * cs_train_config_get). */
+cs_status cli_setting_get(const cli_args *a, int id, char *buf, size_t size);
 int cli_setting_of_kind(cs_setting_kind kind);
 int cli_setting_id(const char *name);
 
@@ -157,10 +172,26 @@ void cli_buf_free(cli_buf *b);
  * the library's table with its value in cfg (numbers, booleans, strings, the
  * overrides as an array), four spaces in. */
 void cli_json_config(cli_buf *b, const cs_config *cfg);
+/* ...and train's "train" object: the trainers' settings in tc. */
+void cli_json_train(cli_buf *b, const cs_train_config *tc);
 /* cli_args.c, beside cli_stdout_write: writes the whole buffer to stdout;
  * CLI_EXIT_OK, or CLI_EXIT_FAIL after saying why (it ran out of memory while
  * built, or the write failed). */
 int cli_buf_print(const cli_buf *b);
+
+/* stop.c: the signal (SIGINT, SIGTERM) that asked the program to stop, or 0;
+ * main() catches them for every subcommand and gives cs_config.interrupt
+ * this flag. */
+extern volatile sig_atomic_t cli_stop_signal;
+void cli_catch_stop_signals(void);
+/* plot.c: a learning curve (train --plot): points of (env-steps, training
+ * mean return, evaluation return or NaN), drawn into a PNG. */
+typedef struct cli_curve cli_curve;
+cli_curve *cli_curve_new(void);
+void cli_curve_add(cli_curve *c, double env_steps, double mean_return, double eval_return);
+/* 0, or the exit status after saying why (render's PNG writer failed). */
+int cli_curve_write(const cli_curve *c, const char *path, const char *title, double target);
+void cli_curve_free(cli_curve *c);
 
 /* dist.c: the program over several processes (mpirun -n K); one process
  * without MPI. start: 0 or the exit status; end: the job's exit status. */
@@ -168,6 +199,7 @@ int cli_dist_start(int *argc, char ***argv);
 int cli_dist_end(int status);
 int cli_dist_rank(void);
 int cli_dist_local_rank(void);   /* among the ranks on this node */
+int cli_dist_local_ranks(void);  /* the ranks on this node (1 without MPI) */
 int cli_dist_ranks(void);
 /* Holds a message back until the ranks agree who prints it; false: print it now. */
 bool cli_dist_hold(const char *line);

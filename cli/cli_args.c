@@ -23,10 +23,12 @@ static const cli_flag program_flags[OPT_COUNT] = {
 #define OPTION(id, flag, metavar, section, key, note, help) [OPT_##id] = {flag, metavar, note, help, OPT_##id, NULL},
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
 };
 
 typedef struct {
@@ -37,10 +39,28 @@ static const cli_range ranges[OPT_COUNT] = {
 #define OPTION(id, flag, metavar, section, key, note, help)
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi) [OPT_##id] = {lo, hi},
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
+};
+
+/* An option's metavar and help in one subcommand's --help (FOR rows). */
+static const struct {
+    cli_opt_id id;
+    const char *commands, *metavar, *help;
+} spellings[] = {
+#define OPTION(id, flag, metavar, section, key, note, help)
+#define KEY(id, section, key, commands)
+#define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help) {OPT_##id, commands, metavar, help},
+#include "cli_options.def"
+#undef OPTION
+#undef KEY
+#undef RANGE
+#undef FOR
 };
 
 /* The flags, built once from the library's table and the program's: the
@@ -49,6 +69,7 @@ static const cli_range ranges[OPT_COUNT] = {
 static struct {
     bool built;
     int n_settings, n_flags;
+    int n_config;               /* settings [0, n_config) are cs_config's, the rest the trainers' */
     cs_setting_info settings[CLI_MAX_SETTINGS];
     cli_flag flags[OPT_COUNT + 2 * CLI_MAX_SETTINGS];
     char names[2 * CLI_MAX_SETTINGS][72];     /* "cc-timeout", "no-persistent" */
@@ -60,14 +81,16 @@ static void build_table(void)
     if (table.built)
         return;
     table.built = true;
-    size_t n = cs_config_setting_count();
+    size_t n = cs_config_setting_count() + cs_train_setting_count();
     /* More settings than the program has room for: cli_parse refuses to
      * run (an internal error), so none goes missing quietly. */
     table.n_settings = n < CLI_MAX_SETTINGS ? (int)n : CLI_MAX_SETTINGS;
+    table.n_config = (int)cs_config_setting_count();
     int nf = 0, nn = 0;
     for (int i = 0; i < table.n_settings; i++) {
         cs_setting_info *in = &table.settings[i];
-        if (cs_config_setting_at((size_t)i, in) != CS_OK)
+        if ((i < table.n_config ? cs_config_setting_at((size_t)i, in)
+                                : cs_train_setting_at((size_t)(i - table.n_config), in)) != CS_OK)
             continue;
         char *name = table.names[nn++];
         snprintf(name, sizeof table.names[0], "%s", in->name);
@@ -109,6 +132,21 @@ const cs_setting_info *cli_setting(int id)
 {
     build_table();
     return id >= OPT_COUNT && id < OPT_COUNT + table.n_settings ? &table.settings[id - OPT_COUNT] : NULL;
+}
+
+bool cli_setting_is_train(int id)
+{
+    build_table();
+    return id >= OPT_COUNT + table.n_config && id < OPT_COUNT + table.n_settings;
+}
+
+cs_status cli_setting_get(const cli_args *a, int id, char *buf, size_t size)
+{
+    const cs_setting_info *in = cli_setting(id);
+    if (!in)
+        return CS_ERR_NOT_FOUND;
+    return cli_setting_is_train(id) ? cs_train_config_get(&a->tc, in->name, buf, size)
+                                    : cs_config_get(&a->cfg, in->name, buf, size);
 }
 
 int cli_setting_id(const char *name)
@@ -154,6 +192,8 @@ bool cli_takes(const cli_command *cmd, int id)
     if (id >= 0 && id < OPT_COUNT)
         return ((cmd->options | CLI_OPTS_GLOBAL) & CLI_OPT(id)) != 0;
     const cs_setting_info *in = cli_setting(id);
+    if (in && cli_setting_is_train(id))
+        return cmd->train_settings;
     return in && cmd->settings && !in_words(cmd->without, in->name) && !in_words(cmd->refuses, in->name);
 }
 
@@ -199,6 +239,10 @@ int cli_status_exit(cs_status s)
 
 int cli_lib_error(cs_status s, const char *message)
 {
+    /* Stopped by the program's own Ctrl-C (a compile, training between
+     * generations): exit status 128 + the signal, the library's words. */
+    if (s == CS_ERR_INTERRUPTED && cli_stop_signal)
+        return cli_error(128 + cli_stop_signal, "%s", message && *message ? message : "interrupted");
     if (!message || !*message)
         message = cs_status_string(s);
     if (!message)
@@ -232,17 +276,25 @@ int cli_buf_print(const cli_buf *b)
     return cli_stdout_write(b->data, b->len) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
-void cli_fallback_notice(cs_backend asked, cs_backend got, const char *notice)
+void cli_open_notices(const cs_config *cfg, cs_backend got, cs_dtype dtype, const char *notice)
 {
-    if (asked == CS_BACKEND_AUTO && got == CS_BACKEND_INTERP && cli_dist_rank() == 0)
+    if (cli_dist_rank() != 0)
+        return;
+    if (cfg->backend == CS_BACKEND_AUTO && got == CS_BACKEND_INTERP)
         fprintf(stderr, "cartsim: note: %s\n", notice && *notice ? notice : "running the interpreter");
+    if (cfg->math == CS_MATH_FAST && dtype == CS_DTYPE_F32)
+        fprintf(stderr, "cartsim: note: --math fast has no effect with --dtype f32: f32 computes with cartsim's "
+                        "own vectorized functions in either mode (it changes f64's)\n");
+    if (cfg->block > 0 && got != CS_BACKEND_CUDA)
+        fprintf(stderr, "cartsim: note: --block has no effect on the %s backend: it sets the threads per block "
+                        "of a CUDA launch\n", cs_backend_name(got));
 }
 
 void cli_env_notice(const cs_config *cfg, cs_env *env)
 {
     cs_env_info info;
     if (env && cs_env_get_info(env, &info) == CS_OK)
-        cli_fallback_notice(cfg->backend, info.backend, info.notice);
+        cli_open_notices(cfg, info.backend, info.dtype, info.notice);
 }
 
 /* ---- values ---- */
@@ -303,15 +355,36 @@ static bool is_ident(const char *s, size_t n)
     return true;
 }
 
-/* A setting of the cs_config: the library checks it (cs_config_set), for
- * flags and configuration files alike; errors name the flag. */
-static int config_value(const cs_setting_info *in, const char *opt, const char *value, cli_args *a)
+/* A setting of the cs_config or of the trainers: the library checks it
+ * (cs_config_set, cs_train_config_set), for flags and configuration files
+ * alike; errors name the flag. */
+static int config_value(const cs_setting_info *in, bool train, const char *opt, const char *value, cli_args *a)
 {
-    char msg[512];
-    cs_status st = cs_config_set(&a->cfg, in->name, value, msg, sizeof msg);
+    char msg[1024];
+    cs_status st = train ? cs_train_config_set(&a->tc, in->name, value, msg, sizeof msg)
+                         : cs_config_set(&a->cfg, in->name, value, msg, sizeof msg);
     if (st == CS_OK)
         return 0;
     return cli_error(cli_status_exit(st), "%s%s: %s", value_key ? "" : "--", value_key ? value_key : opt, msg);
+}
+
+/* "H" or "HxH", H from 1 to 256 without a leading zero */
+static bool hidden_ok(const char *value)
+{
+    const char *s = value;
+    int layers = 0;
+    while (layers < 2 && *s >= '1' && *s <= '9') {
+        char *end;
+        long h = strtol(s, &end, 10);
+        if (h > 256)
+            break;
+        layers++;
+        s = end;
+        if (*s != 'x' || layers == 2)
+            break;
+        s++;
+    }
+    return layers && !*s;
 }
 
 static int set_option(int setting_or_option, const char *value, cli_args *a)
@@ -319,7 +392,7 @@ static int set_option(int setting_or_option, const char *value, cli_args *a)
     const cs_setting_info *in = cli_setting(setting_or_option);
     if (in) {
         const cli_flag *f = flag_of(setting_or_option);
-        return config_value(in, f->name, value ? value : "true", a);
+        return config_value(in, cli_setting_is_train(setting_or_option), f->name, value ? value : "true", a);
     }
     if (setting_or_option < 0 || setting_or_option >= OPT_COUNT)
         return cli_error(CLI_EXIT_FAIL, "internal error: option %d", setting_or_option);
@@ -375,8 +448,19 @@ static int set_option(int setting_or_option, const char *value, cli_args *a)
             return bad_value(name, value, "is not a path");
         a->out = value;
         return 0;
-    case OPT_AGENT:
-        return choice(id, value, &a->agent);
+    case OPT_AGENT: {
+        /* linear, mlp (its --hidden), or mlp:H[xH] spelt out */
+        if (strcmp(value, "linear") != 0 && strcmp(value, "mlp") != 0 &&
+            (strncmp(value, "mlp:", 4) != 0 || !hidden_ok(value + 4)))
+            return bad_value(name, value, "is not linear, mlp or mlp:H[xH] with H from 1 to 256");
+        a->agent = value;
+        return 0;
+    }
+    case OPT_PLOT:
+        if (!*value)
+            return bad_value(name, value, "is not a path");
+        a->plot = value;
+        return 0;
     case OPT_ALGO:
         return choice(id, value, &a->algo);
     case OPT_POP:
@@ -385,25 +469,11 @@ static int set_option(int setting_or_option, const char *value, cli_args *a)
         return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->generations);
     case OPT_EPISODES:
         return int_value(name, value, ranges[id].lo, ranges[id].hi, &a->episodes);
-    case OPT_HIDDEN: {
-        const char *s = value;
-        int layers = 0;
-        while (layers < 2 && *s >= '1' && *s <= '9') {
-            char *end;
-            long h = strtol(s, &end, 10);
-            if (h > 256)
-                break;
-            layers++;
-            s = end;
-            if (*s != 'x' || layers == 2)
-                break;
-            s++;
-        }
-        if (!layers || *s)
+    case OPT_HIDDEN:
+        if (!hidden_ok(value))
             return bad_value(name, value, "is not H or HxH with H from 1 to 256");
         a->hidden = value;
         return 0;
-    }
     case OPT_TARGET:
         if (!cs_num_real(value, &a->target) || a->target - a->target != 0)
             return bad_value(name, value, "is not a finite number");
@@ -444,9 +514,10 @@ const char *cli_option_name(int id)
 static int parse_flags(const cli_command *cmd, int argc, char **argv, cli_args *a)
 {
     build_table();
-    if (cs_config_setting_count() > CLI_MAX_SETTINGS)
+    if (cs_config_setting_count() + cs_train_setting_count() > CLI_MAX_SETTINGS)
         return cli_error(CLI_EXIT_FAIL, "internal error: the library has %zu settings, the program room for %d "
-                         "(cli.h's CLI_MAX_SETTINGS)", cs_config_setting_count(), CLI_MAX_SETTINGS);
+                         "(cli.h's CLI_MAX_SETTINGS)", cs_config_setting_count() + cs_train_setting_count(),
+                         CLI_MAX_SETTINGS);
     bool only_positional = false;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
@@ -503,7 +574,7 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, cli_args *
             /* A switch with two spellings (--persistent, --no-persistent): given both, neither can win. */
             const cli_flag *first = flag_of(f->id);
             char now[8];
-            if (f->value && cs_config_get(&a->cfg, in->name, now, sizeof now) == CS_OK && strcmp(now, f->value) != 0)
+            if (f->value && cli_setting_get(a, f->id, now, sizeof now) == CS_OK && strcmp(now, f->value) != 0)
                 return cli_error(CLI_EXIT_USAGE, "--%s and --no-%s contradict each other", first->name, first->name);
             return cli_error(CLI_EXIT_USAGE, "option --%s given twice", f->name);
         }
@@ -541,6 +612,7 @@ void cli_defaults(const cli_command *cmd, cli_args *a)
 {
     memset(a, 0, sizeof *a);
     cs_config_init(&a->cfg);
+    cs_train_config_init(&a->tc);
     if (cmd->defaults)
         cmd->defaults(a);
 }
@@ -555,7 +627,7 @@ static void default_text(const cli_args *d, const cli_flag *f, char *out, size_t
     char setting_note[256];
     if (in && in->default_note && in->default_value) {
         char v[256];
-        if (cs_config_get(&d->cfg, in->name, v, sizeof v) == CS_OK && strcmp(v, in->default_value) == 0) {
+        if (cli_setting_get(d, f->id, v, sizeof v) == CS_OK && strcmp(v, in->default_value) == 0) {
             snprintf(setting_note, sizeof setting_note, ": %s", in->default_note);
             note = setting_note;
         }
@@ -573,13 +645,26 @@ static void default_text(const cli_args *d, const cli_flag *f, char *out, size_t
         snprintf(out, size, " (default%s%s)", note[0] == ':' ? "" : " ", note);
 }
 
+/* f as cmd's --help shows it: its own metavar and help where a FOR row says. */
+static cli_flag spelled_for(const cli_command *cmd, const cli_flag *f)
+{
+    cli_flag out = *f;
+    for (size_t k = 0; k < sizeof spellings / sizeof spellings[0]; k++)
+        if ((int)spellings[k].id == f->id && in_words(spellings[k].commands, cmd->name)) {
+            out.metavar = spellings[k].metavar;
+            out.help = spellings[k].help;
+        }
+    return out;
+}
+
 static void print_options(const cli_command *cmd)
 {
     cli_args d;
     cli_defaults(cmd, &d);
     build_table();
     for (int k = 0; k < table.n_flags; k++) {
-        const cli_flag *f = &table.flags[k];
+        cli_flag spelled = spelled_for(cmd, &table.flags[k]);
+        const cli_flag *f = &spelled;
         if (!cli_takes(cmd, f->id))
             continue;
         char dflt[320];

@@ -39,11 +39,15 @@ int cli_cache(cli_args *a)
     cli_buf b = {0};
     int rc = CLI_EXIT_OK;
     if (clear) {
-        long removed = cs_cache_clear(&c);
+        long leftovers;
+        long removed = cs_cache_clear(&c, &leftovers);
         if (removed < 0)
             rc = cli_error(CLI_EXIT_FAIL, "cannot clear %s%s%s", c.dir, c.warning[0] ? ": " : "", c.warning);
+        else if (leftovers)
+            cli_buf_printf(&b, "%s: removed %ld kernel%s and %ld leftover%s of interrupted builds\n", c.dir, removed,
+                           removed == 1 ? "" : "s", leftovers, leftovers == 1 ? "" : "s");
         else
-            cli_buf_printf(&b, "%s: removed %ld file%s\n", c.dir, removed, removed == 1 ? "" : "s");
+            cli_buf_printf(&b, "%s: removed %ld kernel%s\n", c.dir, removed, removed == 1 ? "" : "s");
     } else {
         cs_cache_item *items;
         size_t count;
@@ -51,13 +55,17 @@ int cli_cache(cli_args *a)
         if (cs_cache_list(&c, &items, &count, &total) != 0) {
             rc = cli_error(CLI_EXIT_FAIL, "cannot list %s", c.dir);
         } else {
+            if (list && count)
+                cli_buf_printf(&b, "%-19s  %9s  %s\n", "last use", "size", "kernel (file)");
             for (size_t k = 0; list && k < count; k++) {
                 char when[32] = "?";
                 time_t t = (time_t)items[k].last_use;
                 struct tm tm;
                 if (localtime_r(&t, &tm))
                     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-                cli_buf_printf(&b, "%s  %10llu  %s\n", when, items[k].bytes, items[k].name);
+                cli_buf_printf(&b, "%-19s  %5.1f KiB  %s (%s)\n", when, (double)items[k].bytes / 1024.0,
+                               items[k].what[0] ? items[k].what : "written before cartsim described kernels",
+                               items[k].name);
             }
             summary(&b, &c, count, total);
             free(items);

@@ -28,10 +28,12 @@ static const config_key program_keys[] = {
 #define OPTION(id, flag, metavar, section, key, note, help) {OPT_##id, section, key, NULL},
 #define KEY(id, section, key, commands) {OPT_##id, section, key, commands},
 #define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help)
 #include "cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
 };
 #define N_PROGRAM_KEYS (sizeof program_keys / sizeof program_keys[0])
 
@@ -281,7 +283,7 @@ void cli_option_value(const cli_args *a, int setting_or_option, char *out, size_
 {
     const cs_setting_info *in = cli_setting(setting_or_option);
     if (in) {   /* the list (--param): --print-config lists it in [params] */
-        if (in->kind == CS_SETTING_LIST || cs_config_get(&a->cfg, in->name, out, size) != CS_OK)
+        if (in->kind == CS_SETTING_LIST || cli_setting_get(a, setting_or_option, out, size) != CS_OK)
             out[0] = 0;
         return;
     }
@@ -338,6 +340,9 @@ void cli_option_value(const cli_args *a, int setting_or_option, char *out, size_
         break;
     case OPT_OUT:
         snprintf(out, size, "%s", a->out ? a->out : "");
+        break;
+    case OPT_PLOT:
+        snprintf(out, size, "%s", a->plot ? a->plot : "");
         break;
     default:
         snprintf(out, size, "?");
@@ -425,7 +430,7 @@ int cli_print_config(const cli_command *cmd, const cli_args *a)
 void cli_json_config(cli_buf *b, const cs_config *cfg)
 {
     cli_buf_str(b, "  \"config\": {");
-    for (int i = 0; i < cli_setting_count(); i++) {
+    for (int i = 0; i < cli_setting_count() && !cli_setting_is_train(OPT_COUNT + i); i++) {
         const cs_setting_info *in = cli_setting(OPT_COUNT + i);
         char value[4096];
         cs_config_get(cfg, in->name, value, sizeof value);
@@ -452,4 +457,27 @@ void cli_json_config(cli_buf *b, const cs_config *cfg)
         }
     }
     cli_buf_str(b, "\n  }");
+}
+
+/* One line, as the per-iteration records: "train": {"sigma": 0.2, ...}. */
+void cli_json_train(cli_buf *b, const cs_train_config *tc)
+{
+    cli_buf_str(b, "\"train\": {");
+    bool first = true;
+    for (int i = 0; i < cli_setting_count(); i++) {
+        if (!cli_setting_is_train(OPT_COUNT + i))
+            continue;
+        const cs_setting_info *in = cli_setting(OPT_COUNT + i);
+        char value[128];
+        cs_train_config_get(tc, in->name, value, sizeof value);
+        cli_buf_str(b, first ? "" : ", ");
+        first = false;
+        cli_buf_json_string(b, in->name);
+        cli_buf_str(b, ": ");
+        if (in->kind == CS_SETTING_CHOICE || strcmp(value, "auto") == 0)
+            cli_buf_json_string(b, value);
+        else
+            cli_buf_str(b, value);   /* digits, a repr or true/false: JSON as they are */
+    }
+    cli_buf_str(b, "}");
 }

@@ -100,7 +100,7 @@ int cli_eval(cli_args *a)
         cli_buf_printf(&b, "return     mean %.2f  std %.2f  min %.2f  max %.2f\n", mean, std, n ? lo : NAN,
                        n ? hi : NAN);
         if (!isnan(info.reward_threshold))
-            cli_buf_printf(&b, "threshold  %g: %s\n", info.reward_threshold,
+            cli_buf_printf(&b, "threshold  %s: %s\n", cs_shortest(info.reward_threshold, (char[CS_REPR_MAX]){0}),
                            mean >= info.reward_threshold ? "reached" : "not reached");
     }
     cs_env_close(env);

@@ -316,7 +316,8 @@ static int check_against_env(const table *tb, const cs_env_info *in)
         for (int k = 0; k < tb->n_action; k++) {
             double a = *cell(tb, r, 2 + k);
             if (in->discrete && !(a >= 0 && a < in->n_actions && a == (double)(int32_t)a))
-                return file_error(tb, tb->line[r], "action %.17g is not one of 0..%u of %s", a, in->n_actions - 1,
+                return file_error(tb, tb->line[r], "action %s is not one of 0..%u of %s",
+                                  cs_shortest(a, (char[CS_REPR_MAX]){0}), in->n_actions - 1,
                                   in->name);
             if (!in->discrete && !(a - a == 0))
                 return file_error(tb, tb->line[r], "action %g is not a finite number", a);
@@ -555,7 +556,7 @@ int cli_replay(cli_args *a)
     }
     if ((rc = check_against_env(&tb, &info)))
         goto done;
-    cli_fallback_notice(a->cfg.backend, info.backend, info.notice);
+    cli_open_notices(&a->cfg, info.backend, info.dtype, info.notice);
     if (!results_alloc(&res, &tb)) {
         rc = cli_error(CLI_EXIT_FAIL, "out of memory");
         goto done;

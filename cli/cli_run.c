@@ -20,31 +20,6 @@
 #define FIRST_CHUNK_ENV_STEPS ((int64_t)1 << 25)
 #define FIRST_CHUNK_ENV_STEPS_INTERP ((int64_t)1 << 21)
 
-/* The signal (SIGINT, SIGTERM) that asked the run to stop, or 0. */
-static volatile sig_atomic_t stop_signal;
-
-/* The first signal stops the run at the next chunk; a second one, as if
- * there were no handler. */
-static void on_stop_signal(int sig)
-{
-    if (stop_signal) {
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
-    }
-    stop_signal = sig;
-}
-
-static void catch_stop_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
 void cli_run_defaults(cli_args *a)
 {
     a->cfg.num_envs = 2048;
@@ -121,7 +96,7 @@ static cs_status rollout(cs_env *env, const cli_args *a, const cs_env_info *in, 
     double last_ms = 0;
     if (bar)
         show_progress(tty, 0, a->steps, 0, a->cfg.num_envs);
-    while (done < a->steps && !stop_signal) {
+    while (done < a->steps && !cli_stop_signal) {
         int64_t n = next_chunk(in, last_steps, last_ms, a->steps - done, most);
         cs_rollout_stats s;
         memset(&s, 0, sizeof s);
@@ -214,8 +189,10 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_env_info *in, co
                    in->sm_count, in->arch, in->block, in->registers, in->spill_bytes, in->local_bytes,
                    in->persistent ? "true" : "false");
     cli_buf_printf(b, "  \"ranks\": %d,\n  \"rank_run_ms\": [", rt->ranks);
-    for (int r = 0; r < rt->ranks; r++)
-        cli_buf_printf(b, "%s%.17g", r ? ", " : "", rt->run_ms[r]);
+    for (int r = 0; r < rt->ranks; r++) {
+        cli_buf_str(b, r ? ", " : "");
+        cli_buf_repr(b, rt->run_ms[r]);
+    }
     cli_buf_str(b, "],\n  \"notice\": ");
     cli_buf_json_string(b, in->notice && *in->notice ? in->notice : NULL);
     cli_buf_str(b, ",\n");
@@ -275,8 +252,6 @@ int cli_run(cli_args *a)
         return cli_error(CLI_EXIT_USAGE, "--envs %" PRId64 " x --steps %" PRId64 " is beyond 2^63 env-steps",
                          a->cfg.num_envs, a->steps);
 
-    catch_stop_signals();
-    a->cfg.interrupt = &stop_signal;   /* a Ctrl-C while compiling stops the compiler */
     /* Under mpirun each rank steps its share of the batch, keyed by the
      * global index of its environments: the whole batch, split. */
     int64_t global_envs = a->cfg.num_envs;
@@ -302,7 +277,7 @@ int cli_run(cli_args *a)
     }
     if (st != CS_OK) {
         /* A compiler killed by the same Ctrl-C is no compile error. */
-        int rc = stop_signal ? cli_error(128 + stop_signal, "interrupted while compiling")
+        int rc = cli_stop_signal ? cli_error(128 + cli_stop_signal, "interrupted while compiling")
                              : cli_lib_error(st, env ? cs_env_error(env) : "out of memory");
         cs_env_close(env);
         return rc;
@@ -318,7 +293,7 @@ int cli_run(cli_args *a)
 
     if (cli_dist_ranks() > 1 && stats.steps < a->steps) {
         cs_env_close(env);
-        return cli_error(128 + stop_signal, "interrupted after %" PRId64 " of %" PRId64 " steps", stats.steps,
+        return cli_error(128 + cli_stop_signal, "interrupted after %" PRId64 " of %" PRId64 " steps", stats.steps,
                          a->steps);
     }
     /* Every rank's share is done (or the job ends here): the root sums up. */
@@ -362,7 +337,7 @@ int cli_run(cli_args *a)
         rc = CLI_EXIT_FAIL;
     cli_buf_free(&out);
     if (rc == CLI_EXIT_OK && stats.steps < a->steps)
-        rc = cli_error(128 + stop_signal, "interrupted after %" PRId64 " of %" PRId64 " steps: the summary is of those",
+        rc = cli_error(128 + cli_stop_signal, "interrupted after %" PRId64 " of %" PRId64 " steps: the summary is of those",
                        stats.steps, a->steps);
     return rc;
 }

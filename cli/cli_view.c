@@ -159,11 +159,10 @@ int cli_render(cli_args *a)
     j.rgb = malloc(rgb_size);
     if (!j.rgb)
         return job_fail(&j, cli_error(CLI_EXIT_FAIL, "out of memory for %dx%d frames", w, h));
-    const render_rule *rule = render_find_rule(&info);
-    if ((s = render_sink_open(a->out, w, h, rule ? rule->fps : 30, &j.sink)) != CS_OK)
+    if ((s = render_sink_open(a->out, w, h, cs_renderer_fps(j.renderer), &j.sink)) != CS_OK)
         return job_fail(&j, cli_lib_error(s, render_sink_error(j.sink)));
 
-    for (int64_t t = 0; t <= a->steps; t++) {
+    for (int64_t t = 0; t <= a->steps && !cli_stop_signal; t++) {   /* Ctrl-C: keep the frames written */
         if (t > 0 && (s = cs_env_rollout(j.env, 1, NULL)) != CS_OK)
             return job_fail(&j, cli_lib_error(s, cs_env_error(j.env)));
         if ((s = cs_render_rgb(j.renderer, 0, count, 0, j.rgb, rgb_size, &w, &h)) != CS_OK)
@@ -179,6 +178,10 @@ int cli_render(cli_args *a)
     job_close(&j);
     char line[1200];
     int n = snprintf(line, sizeof line, "wrote %" PRId64 " frames of %dx%d to %s\n", frames, w, h, a->out);
-    return cli_stdout_write(line, n > 0 && (size_t)n < sizeof line ? (size_t)n : strlen(line)) ? CLI_EXIT_OK
-                                                                                                 : CLI_EXIT_FAIL;
+    if (!cli_stdout_write(line, n > 0 && (size_t)n < sizeof line ? (size_t)n : strlen(line)))
+        return CLI_EXIT_FAIL;
+    if (cli_stop_signal)
+        return cli_error(128 + cli_stop_signal, "interrupted after %" PRId64 " of %" PRId64 " frames: those are written",
+                         frames, a->steps + 1);
+    return CLI_EXIT_OK;
 }

@@ -28,6 +28,7 @@
 static struct {
     int rank, ranks;
     int local_rank;        /* among the ranks on this node */
+    int local_ranks;       /* on this node */
     bool started;          /* MPI_Init done */
     bool exchanging;       /* an agreement passed: ranks may be inside collectives */
     bool failure_agreed;   /* an agreement found a failure: no collective follows */
@@ -35,10 +36,11 @@ static struct {
     cli_buf held;          /* this rank's messages, until an agreement says who prints */
     double exchange_ms;
     int64_t exchange_bytes, exchanges;
-} dist = {.ranks = 1};
+} dist = {.ranks = 1, .local_ranks = 1};
 
 int cli_dist_rank(void) { return dist.rank; }
 int cli_dist_local_rank(void) { return dist.local_rank; }
+int cli_dist_local_ranks(void) { return dist.local_ranks; }
 
 #ifdef CS_HAVE_MPI
 static double now_ms(void)
@@ -77,6 +79,7 @@ int cli_dist_start(int *argc, char ***argv)
         if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, dist.rank, MPI_INFO_NULL, &node) ==
             MPI_SUCCESS) {
             MPI_Comm_rank(node, &dist.local_rank);
+            MPI_Comm_size(node, &dist.local_ranks);
             MPI_Comm_free(&node);
         }
         /* The root reports; the other ranks' output would repeat it. */

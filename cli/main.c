@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -52,7 +53,7 @@ const cli_command cli_commands[] = {
         .name = "dump",
         .summary = "print the compiler's graph, partition or generated source",
         .usage = "[flags]",
-        .details = "--after names the last pass to run (parse, fold, concat, dce; default: all).\n",
+        .details = "--after names the last pass to run (parse, fold, scalarize, concat, dce; default: all).\n",
         .options = CLI_OPT(OPT_AFTER) | CLI_OPT(OPT_FORMAT) | CLI_OPT(OPT_ARCH) | CLI_OPT(OPT_POLICY),
         .settings = true,
         .without = " envs autoreset strict persistent ",
@@ -98,22 +99,31 @@ const cli_command cli_commands[] = {
     {
         .name = "train",
         .distributed = true,
-        .summary = "train a linear or MLP policy with evolution strategies or the cross-entropy method",
+        .summary = "train a linear or MLP policy with evolution strategies, the cross-entropy method or PPO",
         .usage = "[flags]",
-        .details = "Each generation runs --pop candidate policies, one per environment, for a whole\n"
-                   "episode in one fused rollout, and prints the population's mean and best return,\n"
-                   "the rollout's env-steps/s and the time since the start (compile included).\n"
-                   "Once a candidate reaches the target, the mean policy is scored on --episodes\n"
-                   "fresh episodes; training stops when that score reaches it twice in a row, or\n"
-                   "after --generations. --out saves the policy (docs/policy_format.md); without it\n"
-                   "the last line says the policy was discarded. The same --seed trains the same\n"
-                   "policy on the same backend. --pop must be even for es (mirrored pairs).\n"
-                   "Not reaching the target is a result, exit status 0: --json prints one object\n"
-                   "whose \"solved\" is true, false, or null when there was no target.\n",
+        .details = "es, cem: each generation runs --pop candidate policies, one per environment, for\n"
+                   "a whole episode in one fused rollout, and prints the population's mean and best\n"
+                   "return, the rollout's env-steps/s and the time since the start (compile\n"
+                   "included). Once a candidate reaches the target, the mean policy is scored on\n"
+                   "--episodes fresh episodes; training stops when that score reaches it twice in a\n"
+                   "row, or after --generations. --pop must be even for es (mirrored pairs).\n"
+                   "ppo: each iteration runs the actor-critic in --num-envs environments for\n"
+                   "--num-steps steps in one fused rollout that records them, then updates it on the\n"
+                   "cpu (docs/train.md); a status line on a terminal says the iteration, env-steps,\n"
+                   "mean return and env-steps/s. Once the training episodes reach the target, the\n"
+                   "greedy actor is scored on --episodes fresh episodes; training stops when that\n"
+                   "score reaches it, or after --total-timesteps. The defaults are CleanRL's.\n"
+                   "--out saves the policy (docs/policy_format.md; ppo: the actor), checked for\n"
+                   "writing before training starts; without it the last line says the policy was\n"
+                   "discarded. --plot draws the learning curve. The same --seed trains the same\n"
+                   "policy on the same backend, whatever --threads. Not reaching the target is a\n"
+                   "result, exit status 0: --json prints one object whose \"solved\" is true, false,\n"
+                   "or null when there was no target (ppo: JSON lines, one per iteration, then it).\n",
         .options = CLI_OPT(OPT_AGENT) | CLI_OPT(OPT_ALGO) | CLI_OPT(OPT_POP) | CLI_OPT(OPT_JSON) |
                    CLI_OPT(OPT_GENERATIONS) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_HIDDEN) | CLI_OPT(OPT_OUT) |
-                   CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET),
+                   CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_TARGET) | CLI_OPT(OPT_PLOT) | CLI_OPT(OPT_PROGRESS),
         .settings = true,
+        .train_settings = true,
         .without = " envs autoreset strict ",
         .max_positional = 0,
         .defaults = cli_train_defaults,
@@ -123,10 +133,11 @@ const cli_command cli_commands[] = {
         .name = "eval",
         .distributed = true,
         .summary = "score a policy on fresh episodes: mean, std, min and max return",
-        .usage = "--policy FILE|NAME [flags]",
+        .usage = "[--policy FILE|NAME] [flags]",
         .details = "Runs --episodes whole episodes from resets seeded --seed (then --seed + 1, ...\n"
                    "when there are more episodes than environments at once), with the policy\n"
-                   "fused into the step kernel.\n",
+                   "fused into the step kernel. Without --policy the actions are random: the\n"
+                   "baseline a trained policy should beat.\n",
         .options = CLI_OPT(OPT_POLICY) | CLI_OPT(OPT_EPISODES) | CLI_OPT(OPT_SEED) | CLI_OPT(OPT_JSON),
         .settings = true,
         .without = " envs autoreset strict ",
@@ -139,7 +150,8 @@ const cli_command cli_commands[] = {
         .summary = "list, size or clear the kernel cache",
         .usage = "[list|size|clear]",
         .details = "The compiled kernels in $XDG_CACHE_HOME/cartsim (else ~/.cache/cartsim), least\n"
-                   "recently used first: last use, bytes (the object and its record), name. The\n"
+                   "recently used first: last use, size (the object and its record), what it runs\n"
+                   "(environment, dtype, fusion, unroll, backend) and its file. The\n"
                    "cache keeps itself under $CARTSIM_CACHE_MAX_MB (default 512) MiB by removing\n"
                    "the least recently used kernels after each compile (never one used in the\n"
                    "last minute). clear removes every kernel; running jobs keep what they loaded.\n",
@@ -214,9 +226,18 @@ static int dispatch(int argc, char **argv)
     /* Several GPUs on a node: one per rank there, unless --device says. */
     if (cli_dist_ranks() > 1 && !a.given[cli_setting_id("device")])
         a.cfg.device = cli_dist_local_rank();
+    /* Ranks sharing a node share its cores, unless --threads says: each takes
+     * its share, where every core each would oversubscribe them. */
+    if (cli_dist_local_ranks() > 1 && a.cfg.threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        a.cfg.threads = cores > cli_dist_local_ranks() ? (int)(cores / cli_dist_local_ranks()) : 1;
+    }
     if (cli_dist_ranks() > 1 && !cmd->distributed)
         return cli_error(CLI_EXIT_USAGE, "cartsim %s runs in one process: launch it without mpirun (run, train "
                                          "and eval split over processes)", cmd->name);
+    /* Ctrl-C stops a compile (and the work after it) cleanly in every subcommand. */
+    cli_catch_stop_signals();
+    a.cfg.interrupt = &cli_stop_signal;
     return cmd->run(&a);
 }
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "jit.h"
+#include "repr.h"
 
 extern char **environ;
 
@@ -190,8 +191,8 @@ static int run_compiler(const char *cc, const cs_build_dir *b, const char *src, 
         }
         if (cs_now_ms() > deadline) {
             cs_supervised_stop(&sv);
-            snprintf(err, err_size, "the C compiler ran longer than its time limit of %g s: stopped (cc_timeout)",
-                     timeout_s);
+            snprintf(err, err_size, "the C compiler ran longer than its time limit of %s s: stopped (cc_timeout)",
+                     cs_shortest(timeout_s, (char[CS_REPR_MAX]){0}));
             return CS_CPU_TIMEOUT;
         }
         if (nanosleep(&(struct timespec){0, nap_us * 1000}, NULL) != 0 && errno == EINTR && !interrupt) {
@@ -264,7 +265,10 @@ static bool loaded_file_id(void *handle, dev_t *dev, ino_t *ino)
  * without opening the file, so "/proc/self/fd/N" would give back the kernel
  * an open handle loaded through an earlier descriptor N, whatever N is now.
  * Under another name it returns an object already loaded from the same file
- * (the same device and inode), which is this kernel: then that name is fine.
+ * (the same device and inode), which is this kernel: then that name is fine,
+ * and a second handle of the same kernel shares it. Checked against the
+ * maps rather than trusted from the name: a name glibc once matched by file
+ * stays an alias of that object after N is reused for another file.
  * Duplicates fd until its name is free or names this very file; *spare
  * then holds the duplicates to close after the load (at most one per
  * kernel loaded from another file). */
@@ -429,6 +433,7 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
     /* Only what loaded is stored; a failed store runs what was built, uncached. */
     char path[PATH_MAX], obj[sizeof build.path + 16];
     snprintf(obj, sizeof obj, "%s/kernel.so", build.path);
+    cs_cache_describe(cache, source, "cpu");
     bool stored = rc == 0 && cache->dir[0] && cs_cache_store(cache, key, ".so", obj, path, sizeof path) == 0;
     if (rc == 0 && elsewhere)
         snprintf(cache->warning, sizeof cache->warning,

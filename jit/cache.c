@@ -8,9 +8,10 @@
  *     entry <key><suffix>          which entry it describes
  *     size <bytes>
  *     sum <32 hex digits>          cs_hash_bytes over the entry, chained per 64 KiB
+ *     what <text>                  optional: what it is, for people (cartsim cache list)
  *
- * A lookup recomputes that record from the entry's bytes and accepts the entry
- * only when the two are byte-for-byte equal; otherwise the pair is removed and
+ * A lookup recomputes that record from the entry's bytes (the "what" line
+ * taken as it is) and accepts the entry only when the two are byte-for-byte equal; otherwise the pair is removed and
  * the lookup misses, so the caller rebuilds.
  *
  * Writing. A store copies the object to a unique temporary name (O_EXCL,
@@ -196,11 +197,44 @@ static int hash_stream(int in, int out, unsigned long long *size, cs_hash128 *su
 }
 
 static int meta_text(char *out, size_t size, const char *name, unsigned long long bytes,
-                     cs_hash128 sum)
+                     cs_hash128 sum, const char *what)
 {
     char hex[33];
     cs_hash_hex(sum, hex);
-    return snprintf(out, size, META_TAG "\nentry %s\nsize %llu\nsum %s\n", name, bytes, hex);
+    return snprintf(out, size, META_TAG "\nentry %s\nsize %llu\nsum %s\n%s%s%s", name, bytes, hex,
+                    *what ? "what " : "", what, *what ? "\n" : "");
+}
+
+/* A record's "what" line (its last, when it has one) into what[CS_CACHE_WHAT_MAX]. */
+static void meta_what(const char *meta, size_t len, char *what)
+{
+    what[0] = '\0';
+    for (size_t i = 0; i + 5 < len; i++)
+        if ((i == 0 || meta[i - 1] == '\n') && memcmp(meta + i, "what ", 5) == 0) {
+            size_t n = 0;
+            for (i += 5; i < len && meta[i] != '\n' && n + 1 < CS_CACHE_WHAT_MAX; i++)
+                what[n++] = meta[i];
+            what[n] = '\0';
+            return;
+        }
+}
+
+void cs_cache_describe(cs_cache *c, const char *source, const char *backend)
+{
+    static const char head[] = "/* cartsim kernel: ";
+    c->what[0] = '\0';
+    if (!source || strncmp(source, head, sizeof head - 1) != 0)
+        return;
+    const char *s = source + sizeof head - 1, *end = strchr(s, '\n');
+    const char *dialect = strstr(s, ", C dialect */");
+    if (!dialect || (end && dialect > end))
+        dialect = strstr(s, ", CUDA dialect */");
+    if (!dialect || (end && dialect > end))
+        return;
+    size_t n = 0;
+    for (; s < dialect && n + 1 < sizeof c->what; s++)   /* a title is the .env's: printable ASCII only */
+        c->what[n++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
+    snprintf(c->what + n, sizeof c->what - n, ", %s", backend);
 }
 
 static void disable(cs_cache *c)
@@ -508,6 +542,7 @@ void cs_cache_open(cs_cache *c, const char *dir)
 {
     c->dir[0] = '\0';
     c->warning[0] = '\0';
+    c->what[0] = '\0';
     c->dfd = -1;
     c->lock_wait_ms = 1000.0 * env_number(c, "CARTSIM_CACHE_LOCK_WAIT_S", CS_CACHE_LOCK_WAIT_S, 0,
                                           CS_CACHE_LOCK_WAIT_MAX_S);
@@ -696,8 +731,9 @@ static int check_entry(int dfd, const char *name, const char *meta_name, int *ef
     cs_hash128 sum;
     int state = !plausible ? ENTRY_BAD : hash_stream(*efd, -1, &bytes, &sum) != 0 ? ENTRY_UNREADABLE : ENTRY_VALID;
     if (state == ENTRY_VALID) {
-        char want[META_MAX + 1];
-        int want_len = meta_text(want, sizeof want, name, bytes, sum);
+        char want[META_MAX + 1], what[CS_CACHE_WHAT_MAX];
+        meta_what(have, (size_t)have_len, what);
+        int want_len = meta_text(want, sizeof want, name, bytes, sum, what);
         if (want_len != have_len || memcmp(want, have, (size_t)want_len) != 0)
             state = ENTRY_BAD;
         else if (lseek(*efd, 0, SEEK_SET) != 0)
@@ -827,6 +863,14 @@ int cs_cache_list(cs_cache *c, cs_cache_item **items, size_t *count, unsigned lo
         memcpy(it->name, e->d_name, n - 5);
         it->name[n - 5] = '\0';
         it->last_use = st.st_mtime;
+        it->what[0] = '\0';
+        char meta[META_MAX + 1];
+        int mfd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        ssize_t got = mfd >= 0 ? read_full(mfd, meta, META_MAX) : -1;
+        if (got > 0)
+            meta_what(meta, (size_t)got, it->what);
+        if (mfd >= 0)
+            close(mfd);
         struct stat est;
         it->bytes = (unsigned long long)st.st_size +
                     (fstatat(dirfd(d), it->name, &est, AT_SYMLINK_NOFOLLOW) == 0 ? (unsigned long long)est.st_size : 0);
@@ -866,8 +910,10 @@ static void evict(cs_cache *c, const char *keep)
     free(items);
 }
 
-long cs_cache_clear(cs_cache *c)
+long cs_cache_clear(cs_cache *c, long *leftovers)
 {
+    if (leftovers)
+        *leftovers = 0;
     if (!c->dir[0])
         return -1;
     int lock = lock_dir(c, LOCK_EX);
@@ -875,7 +921,7 @@ long cs_cache_clear(cs_cache *c)
         return -1;
     int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    long removed = 0, kept = 0;
+    long removed = 0, others = 0, files = 0, kept = 0;
     int first_err = 0;
     if (d) {
         struct dirent *e;
@@ -887,16 +933,21 @@ long cs_cache_clear(cs_cache *c)
             bool entry = e->d_name[0] != '.' && !S_ISDIR(st.st_mode);
             bool temp = e->d_name[0] == '.' && n >= 5 && strcmp(e->d_name + n - 4, ".tmp") == 0 &&
                         st.st_mtime < time(NULL) - STALE_TEMP_SECONDS;
+            bool record = entry && n > 5 && strcmp(e->d_name + n - 5, ".meta") == 0;
             if (entry || temp) {
+                files++;
                 if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
-                    removed++;
+                    if (record)
+                        removed++;   /* an entry and its record: one */
+                    else if (!entry)
+                        others++;    /* a stale temporary file */
                 } else {
                     kept++;
                     first_err = first_err ? first_err : errno;
                 }
             } else if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name, BUILD_DIR_PREFIX)) {
                 remove_build_dir(dirfd(d), e->d_name);
-                removed++;
+                others++;
             }
         }
         closedir(d);
@@ -904,8 +955,10 @@ long cs_cache_clear(cs_cache *c)
         close(fd);
     }
     unlock_dir(lock);
+    if (leftovers)
+        *leftovers = others;
     if (kept) {
-        set_warning(c, "cannot remove %ld of its %ld files: %s", kept, kept + removed, strerror(first_err));
+        set_warning(c, "cannot remove %ld of its %ld files: %s", kept, files, strerror(first_err));
         return -1;
     }
     return d ? removed : -1;
@@ -957,7 +1010,7 @@ int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char 
 
     /* Its metadata. */
     char text[META_MAX];
-    int text_len = meta_text(text, sizeof text, name, bytes, sum);
+    int text_len = meta_text(text, sizeof text, name, bytes, sum, c->what);
     if (begin_member(c, &meta_out, meta_name, 0600) != 0) {
         cs_output_abort(&entry_out);
         return -1;

@@ -1,7 +1,7 @@
 /* The compile driver: every stage once, in order, straight-line as QBE's
  * main.c writes it:
  *
- *   parse -> bind the policy fragment -> fold, concat (full only), dce
+ *   parse -> bind the policy fragment -> fold, scalarize, concat (full only), dce
  *         -> partition (once, for the emitter and the dump) -> emit -> backend
  *
  * The request says where to stop (`cartsim dump` stops after a pass, after
@@ -24,7 +24,7 @@ int cs_optimize(cs_program *p, cs_fusion fusion, const char *after, char *err, s
         for (const cs_pass_info *pass = cs_pass_table; pass->name; pass++)
             known |= strcmp(pass->name, after) == 0;
         if (!known) {
-            snprintf(err, err_size, "unknown pass '%s' (passes: parse, fold, concat, dce)", after);
+            snprintf(err, err_size, "unknown pass '%s' (passes: parse, fold, scalarize, concat, dce)", after);
             return -1;
         }
     }
@@ -33,6 +33,10 @@ int cs_optimize(cs_program *p, cs_fusion fusion, const char *after, char *err, s
     if (cs_pass_fold(p) < 0)
         goto oom;
     if (stop(after, "fold"))
+        return 0;
+    if (cs_pass_scalarize(p) < 0)
+        goto oom;
+    if (stop(after, "scalarize"))
         return 0;
     if (fusion == CS_FUSION_FULL && cs_pass_concat(p) < 0)
         goto oom;
@@ -94,7 +98,8 @@ static cs_compile_error compile_cpu(cs_kernel *k, const cs_compile_request *rq, 
 
 static cs_compile_error cuda_open_error(int rc)
 {
-    return rc == CS_CUDA_NO_DRIVER ? CS_COMPILE_NO_DRIVER
+    return rc == CS_CUDA_NO_DRIVER     ? CS_COMPILE_NO_DRIVER
+         : rc == CS_CUDA_NOT_INSTALLED ? CS_COMPILE_NOT_INSTALLED
          : rc == CS_CUDA_NO_DEVICE ? CS_COMPILE_NO_DEVICE
          : rc == CS_CUDA_NO_NVRTC  ? CS_COMPILE_NO_NVRTC
                                    : CS_COMPILE_DEVICE_OPEN;
@@ -215,7 +220,11 @@ static cs_compile_error pick_backend(cs_kernel *k, const cs_compile_request *rq,
         memset(&k->cuda_kernel, 0, sizeof k->cuda_kernel);
         k->unroll = rq->unroll;
         k->spill_bytes = 0;
-        if (e == CS_COMPILE_NO_DEVICE)
+        /* Said only where a GPU was to be expected: a machine without an
+         * NVIDIA driver runs the cpu as asked, not as a fallback. */
+        if (e == CS_COMPILE_NOT_INSTALLED)
+            k->notice[0] = 0;
+        else if (e == CS_COMPILE_NO_DEVICE)
             snprintf(k->notice, sizeof k->notice, "no CUDA device: running on the cpu");
         else if (e == CS_COMPILE_NO_DRIVER || e == CS_COMPILE_NO_NVRTC || e == CS_COMPILE_DEVICE_OPEN)
             snprintf(k->notice, sizeof k->notice, "no CUDA device (%.400s): running on the cpu", err);
@@ -333,6 +342,7 @@ cs_status cs_compile_status(cs_compile_error e)
         [CS_COMPILE_CC_TIMEOUT] = CS_ERR_TIMEOUT,
         [CS_COMPILE_INTERRUPTED] = CS_ERR_INTERRUPTED,
         [CS_COMPILE_NO_DRIVER] = CS_ERR_UNAVAILABLE,
+        [CS_COMPILE_NOT_INSTALLED] = CS_ERR_UNAVAILABLE,
         [CS_COMPILE_NO_DEVICE] = CS_ERR_UNAVAILABLE,
         [CS_COMPILE_NO_NVRTC] = CS_ERR_UNAVAILABLE,
         [CS_COMPILE_DEVICE_OPEN] = CS_ERR_UNAVAILABLE,

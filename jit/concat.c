@@ -1,4 +1,4 @@
-/* Concat elimination: index(stack(a0, .., an), k) is ak.
+/* Concat elimination: index(stack(a0, .., an), k) is ak (a stack on axis 0).
  *
  * The seed paper's biggest single win (3.41x): a state packed into a vector
  * and unpacked again makes XLA materialize the concatenate when it has
@@ -11,7 +11,8 @@
 
 static cs_node forward_index(void *ctx, cs_graph *g, const cs_node_data *d, const cs_node *in)
 {
-    if (d->op == CS_OP_INDEX && cs_graph_node(g, in[0])->op == CS_OP_STACK)
+    const cs_node_data *s = cs_graph_node(g, in[0]);
+    if (d->op == CS_OP_INDEX && s->op == CS_OP_STACK && s->imm.i == 0)   /* stacked on the axis indexed */
         return cs_graph_input(g, in[0], (unsigned)d->imm.i);
     return 0;
 }

@@ -68,23 +68,50 @@ static void op_detail(cs_text *t, const cs_program *p, const cs_node_data *d)
         cs_text_printf(t, " ");
         const_text(t, d);
         break;
-    case CS_OP_CARRIED: cs_text_printf(t, " %s", slot_name(p->carried, p->n_carried, k)); break;
+    case CS_OP_CARRIED: {
+        const char *name = slot_name(p->carried, p->n_carried, k);
+        for (unsigned v = 0; v < p->n_vars; v++)
+            if (p->vars[v].slot == (unsigned)k && p->vars[v].shape == d->shape)
+                name = p->vars[v].name;
+        cs_text_printf(t, " %s", name);
+        break;
+    }
     case CS_OP_INPUT: cs_text_printf(t, " %s", slot_name(p->inputs, p->n_inputs, k)); break;
-    case CS_OP_PARAM: cs_text_printf(t, " %s", slot_name(p->params, p->n_params, k)); break;
-    case CS_OP_UNIFORM:
+    case CS_OP_PARAM:
+        cs_text_printf(t, " %s%s", slot_name(p->params, p->n_params, k),
+                       k >= 0 && (uint64_t)k < p->n_params && p->param_shared[k] ? " (shared)" : "");
+        break;
+    case CS_OP_UNIFORM: case CS_OP_RANDBITS:
         cs_text_printf(t, " %s %u", CS_UNIFORM_STREAM(k) == CS_STREAM_RESTART ? "restart" : "step",
                        CS_UNIFORM_DRAW(k));
         break;
     case CS_OP_INDEX: cs_text_printf(t, " %" PRId64, k); break;
-    default: break;
+    case CS_OP_TABLE: cs_text_printf(t, " @%" PRId64, k); break;
+    case CS_OP_IOTA: cs_text_printf(t, " axis %" PRId64, k); break;
+    case CS_OP_STACK: case CS_OP_CONCAT:
+        if (k)
+            cs_text_printf(t, " axis %" PRId64, k);
+        break;
+    case CS_OP_SLICE:
+        cs_text_printf(t, " from %u,%u,%u", CS_SLICE_START(k, 0), CS_SLICE_START(k, 1), CS_SLICE_START(k, 2));
+        break;
+    case CS_OP_SHIFT: case CS_OP_ROLL:
+        cs_text_printf(t, " axis %u by %d", CS_MOVE_AXIS(k), (int)CS_MOVE_AMOUNT(k));
+        break;
+    default:
+        if (cs_op_table[d->op].kind == CS_KIND_REDUCE && k != CS_ALL_AXES)
+            cs_text_printf(t, " axis %" PRId64, k);
+        break;
     }
 }
 
-static void type_text(cs_text *t, const cs_node_data *d)
+/* "f64", or "bool[10,10]" for an array. */
+static void type_text(cs_text *t, const cs_graph *g, const cs_node_data *d)
 {
     cs_text_printf(t, "%s", cs_type_name((cs_type)d->type));
-    if (d->op == CS_OP_STACK)
-        cs_text_printf(t, "[%u]", (unsigned)d->n_in);
+    const cs_shape *s = cs_shape_of(g, d->shape);
+    for (unsigned k = 0; k < s->rank; k++)
+        cs_text_printf(t, "%s%u%s", k ? "," : "[", s->dim[k], k + 1 == s->rank ? "]" : "");
 }
 
 /* The program's roots with the names the dumps print. */
@@ -95,7 +122,8 @@ typedef struct {
 
 static named_root *named_roots(const cs_program *p, unsigned *n_out)
 {
-    unsigned max = 3 * p->n_carried + 3 * p->n_obs + p->n_inputs + p->n_params + 6, n = 0;
+    size_t max = 3 * (size_t)p->n_vars + 3 * (size_t)p->n_obs_items + p->n_inputs + p->n_params + p->n_draw + 6;
+    unsigned n = 0;
     named_root *r = calloc(max, sizeof *r);
     if (!r)
         return NULL;
@@ -106,16 +134,16 @@ static named_root *named_roots(const cs_program *p, unsigned *n_out)
             r[n++].node = (node_);                                            \
         }                                                                     \
     } while (0)
-    for (unsigned k = 0; k < p->n_carried; k++)
-        ROOT(p->next[k], "%s'", p->carried[k].name);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        ROOT(p->restart[k], "reset %s", p->carried[k].name);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        ROOT(p->obs[k], "obs[%u]", k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        ROOT(p->obs_next[k], "obs_next[%u]", k);
-    for (unsigned k = 0; k < p->n_obs; k++)
-        ROOT(p->obs_restart[k], "obs_restart[%u]", k);
+    for (unsigned k = 0; k < p->n_vars; k++)
+        ROOT(p->next[k], "%s'", p->vars[k].name);
+    for (unsigned k = 0; k < p->n_vars; k++)
+        ROOT(p->restart[k], "reset %s", p->vars[k].name);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        ROOT(p->obs_items[k].node, "obs[%u]", k);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        ROOT(p->obs_items[k].next, "obs_next[%u]", k);
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        ROOT(p->obs_items[k].restart, "obs_restart[%u]", k);
     ROOT(p->reward, "reward");
     ROOT(p->terminated, "terminated");
     ROOT(p->truncated, "truncated");
@@ -124,11 +152,14 @@ static named_root *named_roots(const cs_program *p, unsigned *n_out)
     for (unsigned k = 0; k < p->n_params; k++)
         ROOT(p->param_restart[k], "param %s (restart)", p->params[k].name);
     /* the step with the policy spliced in (cs_program_bind_policy) */
-    for (unsigned k = 0; k < p->n_carried && p->roll_next; k++)
-        ROOT(p->roll_next[k], "rollout %s'", p->carried[k].name);
+    for (unsigned k = 0; k < p->n_vars && p->roll_next; k++)
+        ROOT(p->roll_next[k], "rollout %s'", p->vars[k].name);
     ROOT(p->roll_reward, "rollout reward");
     ROOT(p->roll_terminated, "rollout terminated");
     ROOT(p->roll_truncated, "rollout truncated");
+    /* the picture (the draw block), evaluated by render/ */
+    for (unsigned k = 0; k < p->n_draw; k++)
+        ROOT(p->draw[k], "draw[%u]", k);
 #undef ROOT
     *n_out = n;
     return r;
@@ -185,7 +216,7 @@ int cs_dump_graph(const cs_program *p, bool dot, cs_text *out)
             if (detail.len)
                 dot_escaped(out, detail.data, detail.len);
             cs_text_printf(out, " : ");
-            type_text(out, d);
+            type_text(out, p->graph, d);
             cs_text_printf(out, "\", shape=%s];\n", dot_shape((cs_op)d->op));
             for (unsigned k = 0; k < d->n_in; k++)
                 cs_text_printf(out, "  n%u -> n%u;\n", (unsigned)cs_graph_input(g, n, k), (unsigned)n);
@@ -195,7 +226,7 @@ int cs_dump_graph(const cs_program *p, bool dot, cs_text *out)
                 cs_text_printf(out, " n%u", (unsigned)cs_graph_input(g, n, k));
             op_detail(out, p, d);
             cs_text_printf(out, " : ");
-            type_text(out, d);
+            type_text(out, p->graph, d);
             cs_text_printf(out, "\n");
         }
     }
@@ -295,7 +326,7 @@ int cs_dump_partition(const cs_program *p, const cs_partition *part, cs_text *ou
         if (i == 0 || (cs_node)(pairs[i - 1] >> 32) != v) {
             const cs_node_data *d = cs_graph_node(g, v);
             cs_text_printf(out, "materialized n%u (%s : ", (unsigned)v, cs_op_table[d->op].name);
-            type_text(out, d);
+            type_text(out, p->graph, d);
             cs_text_printf(out, "): kernel %u ->", part->kernel[v]);
             values++;
         }

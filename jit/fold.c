@@ -79,17 +79,19 @@ static bool may_fold(cs_op op, cs_type t, cs_type from, const double *v)
         return order_is_clear(a, b);
     case CS_OP_CLIP:
         return order_is_clear(a, b) && order_is_clear(a > b ? a : b, c);
-    case CS_OP_DIV:   /* integers: only exact quotients (truncating and floored agree) */
-        return b != 0 && (cs_type_is_real(from) || fmod(a, b) == 0);
-    case CS_OP_FMOD: case CS_OP_MOD:
-        return b != 0 && cs_type_is_real(from);
-    case CS_OP_CAST:  /* C conversions, folded only where C defines them */
-        return cs_type_is_real(t) || t == CS_BOOL || int_result_ok(trunc(a), t);
+    case CS_OP_DIV:
+        return b != 0;
+    case CS_OP_FMOD: case CS_OP_MOD:   /* integers: jit/mathi.h defines every case */
+        return b != 0 || !cs_type_is_real(from);
+    case CS_OP_IDIV:
+        return true;
+    case CS_OP_CAST:   /* every conversion is defined (cs_f2i) */
+        return true;
     case CS_OP_POW: case CS_OP_ATAN2: case CS_OP_SQRT: case CS_OP_EXP: case CS_OP_LOG:
     case CS_OP_SIN: case CS_OP_COS: case CS_OP_TAN: case CS_OP_TANH: case CS_OP_FLOOR:
     case CS_OP_ROUND_F32:
         return cs_type_is_real(from);
-    case CS_OP_STACK: case CS_OP_INDEX: case CS_OP_SELECT:
+    case CS_OP_SELECT: case CS_OP_BOUNDED:
         return false;
     default:
         return true;
@@ -114,7 +116,7 @@ static bool fold_constants(const cs_graph *g, const cs_node_data *d, const cs_no
     if (!may_fold(op, t, from, v))
         return false;
     /* The interpreter's evaluator, so the constant is the run's value. */
-    *r = cs_op_eval(op, t, fast_f64, v[0], v[1], v[2]);
+    *r = cs_op_eval_from(op, t, from, fast_f64, v[0], v[1], v[2]);
     return (cs_type_is_real(t) ? real_result_ok(*r, t) : int_result_ok(*r, t));
 }
 
@@ -167,12 +169,16 @@ static cs_node fold_node(void *ctx, cs_graph *g, const cs_node_data *d, const cs
     for (unsigned k = 0; k < d->n_in; k++)
         all_const &= is_const(g, in[k]);
     double r;
-    if (all_const && d->op != CS_OP_STACK && d->op != CS_OP_INDEX && d->op != CS_OP_SELECT &&
+    /* constants are scalars, so only a scalar elementwise op of constants folds */
+    if (all_const && cs_op_table[d->op].kind == CS_KIND_MAP && d->op != CS_OP_SELECT && d->op != CS_OP_BOUNDED &&
         fold_constants(g, d, in, ((const cs_program *)ctx)->fast_f64, &r)) {
         cs_node c = cs_const(g, (cs_type)d->type, r);
         return c ? c : CS_REWRITE_FAILED;
     }
-    return identity(g, d, in);
+    cs_node same = identity(g, d, in);
+    /* an identity that would change the shape (a scalar arm of an array
+     * select, a scalar absorbing an array's 'and') is not one */
+    return same && cs_graph_node(g, same)->shape == d->shape ? same : 0;
 }
 
 /* ctx: the program, whose math mode the folded constants are computed in */

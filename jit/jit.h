@@ -4,7 +4,7 @@
  * and can stop after any of them (`cartsim dump`):
  *
  *   .env text --cs_parse--> program --policy fragment (agents/, a callback)-->
- *     --fold--> --concat (fusion full only)--> --dce-->           (stage PASSES)
+ *     --fold--> --scalarize--> --concat (fusion full only)--> --dce-->  (stage PASSES)
  *     --cs_plan_build: the partitions, once (none | rules | full)-->  (PARTITION)
  *     --cs_emit (C | CUDA dialect, reading the plan)-->               (EMIT)
  *     backend: cpu (cc + dlopen) | cuda (nvrtc.c, then cuda_driver.c) | interp,
@@ -106,12 +106,16 @@ int cs_parse(const char *src, size_t len, const char *filename, cs_type real,
              const cs_param_override *overrides, unsigned n_overrides,
              cs_program **out, char *err, size_t err_size);
 
-/* fold.c, concat.c, dce.c: passes. Each rewrites the program's roots (the
+/* fold.c, scalarize.c, concat.c, dce.c: passes. Each rewrites the program's roots (the
  * graph is append-only; dce rebuilds it with the live nodes only) and returns
  * how many nodes it changed, or -1 when memory ran out. */
 int cs_pass_fold(cs_program *p);    /* IEEE-safe constant folding */
 int cs_pass_concat(cs_program *p);  /* index(stack(..)) forwards the operand */
 int cs_pass_dce(cs_program *p);     /* keep only what the roots reach */
+/* scalarize.c: arrays of at most CS_SCALARIZE_MAX elements become their
+ * elements (then folds what that made constant). */
+#define CS_SCALARIZE_MAX 16
+int cs_pass_scalarize(cs_program *p);
 
 typedef struct {
     const char *name;
@@ -154,7 +158,7 @@ void cs_plan_free(cs_plan *plan);
 
 
 /* The roots of a step: with_policy, the rollout's (roll_next, roll_reward,
- * roll_terminated, roll_truncated); otherwise next, obs_next, reward,
+ * roll_terminated, roll_truncated, the records); otherwise next, obs_next, reward,
  * terminated, truncated. Returns the count; `roots` holds at least
  * cs_program_step_root_max(p). */
 unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots);
@@ -184,6 +188,14 @@ extern const char cs_prelude_text[];   /* lanes.h, philox.h, rng.h, mathf.h, mat
 void cs_interp_restart(const cs_program *p, const cs_lanes *l);
 void cs_interp_step(const cs_program *p, const cs_lanes *l);
 void cs_interp_rollout(const cs_program *p, const cs_lanes *l);
+/* Chosen roots of one lane at a time (render/'s pictures): their live nodes
+ * are found once (NULL when memory ran out), then each call evaluates them
+ * over lane `lane` of l's CARRIED and PARAM values into out[n_roots] (a
+ * root left 0 reads 0). The program must outlive the handle. */
+typedef struct cs_interp_roots cs_interp_roots;
+cs_interp_roots *cs_interp_roots_new(const cs_program *p, const cs_node *roots, unsigned n_roots);
+void cs_interp_roots_eval(cs_interp_roots *r, const cs_lanes *l, long long lane, double *out);
+void cs_interp_roots_free(cs_interp_roots *r);
 
 /* hash.c: 128-bit content hashes for cache keys and entry checksums. */
 typedef struct {
@@ -206,6 +218,7 @@ uint64_t cs_fnv1a(uint64_t h, const void *data, size_t n);
 #define CS_CACHE_LOCK_WAIT_MAX_S 3600 /* ... which may be 0 (no wait) up to this */
 #define CS_CACHE_MAX_MB_DEFAULT 512  /* the size bound; $CARTSIM_CACHE_MAX_MB, cs_config.cache_max_mb */
 #define CS_CACHE_NAME_MAX 65         /* an entry's name: 32 hex digits, its suffix, a NUL */
+#define CS_CACHE_WHAT_MAX 112        /* an entry's description, NUL included */
 
 typedef struct {
     char dir[4096];        /* "" when running without a cache */
@@ -213,6 +226,7 @@ typedef struct {
     int dfd;               /* the verified directory, open while dir[0] */
     double lock_wait_ms;
     long long max_bytes;   /* stores evict down to this; <= 0: no bound */
+    char what[CS_CACHE_WHAT_MAX];   /* what the next stores hold, for `cartsim cache list` (cs_cache_describe) */
 } cs_cache;
 
 /* Opens `dir` (NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim),
@@ -228,6 +242,11 @@ int cs_cache_lookup(cs_cache *c, const char *key, const char *suffix, char *path
  * load /proc/self/fd/N: it stays valid if the entry is evicted); -1 on a miss.
  * A hit counts as a use for eviction. */
 int cs_cache_open_entry(cs_cache *c, const char *key, const char *suffix);
+/* Says what the next stores hold, from a kernel's source (the emitter's
+ * first line, "cartsim kernel: cartpole (CartPole-v1), f32, fusion full,
+ * unroll 10, C dialect") and where it runs ("cpu", "cuda sm_90"): kept in
+ * each entry's record, shown by cs_cache_list. */
+void cs_cache_describe(cs_cache *c, const char *source, const char *backend);
 /* Installs the file at `built` as the entry for key: written to a temporary
  * name with its checksum, then renamed; then evicts the least recently used
  * entries beyond max_bytes. 0, or -1 (entry not stored; warning set). */
@@ -255,6 +274,7 @@ int cs_cache_build_dir(cs_cache *c, cs_build_dir *b);
 
 typedef struct {
     char name[CS_CACHE_NAME_MAX];   /* the entry's file name */
+    char what[CS_CACHE_WHAT_MAX];   /* "cartpole (CartPole-v1), f32, fusion full, unroll 10, cpu"; "" if unknown */
     unsigned long long bytes;       /* the entry and its metadata */
     long long last_use;             /* seconds since the epoch */
 } cs_cache_item;
@@ -263,9 +283,11 @@ typedef struct {
  * bytes of every file in the directory. 0, or -1. */
 int cs_cache_list(cs_cache *c, cs_cache_item **items, size_t *count, unsigned long long *total);
 /* Removes every entry (and stale leftovers) under the exclusive lock: the
- * number of files removed, or -1 (with the warning set when some could not
- * be removed). */
-long cs_cache_clear(cs_cache *c);
+ * number of entries removed (a kernel, or a kernel's side record: an entry
+ * and its metadata count once), or -1 (with the warning set when some files
+ * could not be removed); *leftovers (may be NULL) the other files and build
+ * folders that went. */
+long cs_cache_clear(cs_cache *c, long *leftovers);
 /* Removes the private temporary directory, if one was made; closes the rest. */
 void cs_cache_close(cs_cache *c);
 
@@ -327,6 +349,7 @@ void cs_cpu_unload(cs_cpu_kernel *k);
 #define CS_CUDA_NO_DRIVER (-4)   /* opening: no libcuda.so.1 (or only the toolkit's stub) */
 #define CS_CUDA_NO_DEVICE (-5)   /* opening: a driver, but no device */
 #define CS_CUDA_NO_NVRTC (-6)    /* opening: no libnvrtc */
+#define CS_CUDA_NOT_INSTALLED (-7)   /* opening: no libcuda.so.1 where the loader looks: no NVIDIA driver here */
 
 typedef struct cs_nvrtc cs_nvrtc;
 
@@ -380,7 +403,7 @@ typedef struct {
 
 /* Opens the driver, device `device` (modulo the devices there are) and
  * NVRTC. 0, or why no device is usable:
- * CS_CUDA_NO_DRIVER, CS_CUDA_NO_DEVICE, CS_CUDA_NO_NVRTC, or CS_CUDA_FAIL
+ * CS_CUDA_NOT_INSTALLED, CS_CUDA_NO_DRIVER, CS_CUDA_NO_DEVICE, CS_CUDA_NO_NVRTC, or CS_CUDA_FAIL
  * with the driver's own message. */
 int cs_cuda_open(cs_cuda **out, int device, char *err, size_t err_size);
 void cs_cuda_close(cs_cuda *c);   /* NULL is fine */
@@ -410,7 +433,9 @@ int cs_cuda_load(cs_cuda *c, const cs_cubin *bin, const cs_cuda_schedule *s, cs_
                  char *err, size_t err_size);
 void cs_cuda_unload(cs_cuda *c);
 
-/* The buffers of a cs_lanes, one bit each in the masks below. */
+/* The buffers of a cs_lanes, one bit each in the masks below. CS_BUF_OBS and
+ * CS_BUF_FINAL_OBS carry the int64 observations (obs_int, final_obs_int) too,
+ * and the info values (info, final_info) likewise. */
 typedef enum {
     CS_BUF_CARRIED, CS_BUF_PARAMS, CS_BUF_SEGSTEP, CS_BUF_INPUTS, CS_BUF_OBS, CS_BUF_FINAL_OBS,
     CS_BUF_REWARD, CS_BUF_TERMINATED, CS_BUF_TRUNCATED, CS_BUF_PENDING, CS_BUF_SEG_RETURN,
@@ -422,7 +447,12 @@ typedef enum {
 typedef struct {
     long long n;           /* lanes: the stride */
     unsigned n_carried, n_params, n_obs, n_inputs;
-    size_t real_size;      /* of carried values and params; inputs are 4 bytes (int or float) */
+    size_t real_size;      /* of params and real carried slots; inputs are 4 bytes (int or float) */
+    const size_t *slot_size;   /* [n_carried] bytes of each carried slot's element (real, int, bool) */
+    unsigned n_obs_int;    /* int64 observation rows */
+    unsigned n_info;       /* info rows (doubles) */
+    unsigned n_step_draws, n_restart_draws;   /* rows of replayed words a step or restart may upload
+                                                 (lanes.h's step_words, restart_words); 0: none */
 } cs_lanes_layout;
 
 /* Device bytes a layout needs with the loaded module's scratch. */
@@ -480,6 +510,7 @@ typedef enum {
     CS_COMPILE_CC_TIMEOUT,     /* the C compiler ran past its time limit (its process group killed) */
     CS_COMPILE_INTERRUPTED,    /* a signal (Ctrl-C) stopped the compile */
     CS_COMPILE_NO_DRIVER,      /* no CUDA driver */
+    CS_COMPILE_NOT_INSTALLED,  /* no NVIDIA driver on this machine at all: auto runs the cpu without a notice */
     CS_COMPILE_NO_DEVICE,      /* a CUDA driver, but no device */
     CS_COMPILE_NO_NVRTC,       /* no libnvrtc */
     CS_COMPILE_DEVICE_OPEN,    /* the driver failed while opening the device */

@@ -10,12 +10,15 @@
 #ifndef CS_LANES_H
 #define CS_LANES_H
 
-#define CS_LANES_ABI 3
+#define CS_LANES_ABI 5
 
 /* cs_lanes.mode for the step entry point */
 #define CS_MODE_NO_RESTART 0  /* never restart (replays, the DISABLED mode) */
 #define CS_MODE_SAME_STEP 1   /* restart at once; obs of the ending step go to final_obs */
 #define CS_MODE_NEXT_STEP 2   /* the step after the ending one restarts instead of stepping */
+/* cs_lanes.mode for the restart entry point */
+#define CS_RESTART_EXPLICIT 0 /* a reset: every state variable takes its reset value */
+#define CS_RESTART_AUTO 1     /* an episode's end: kept variables (cs_state_var.kept) keep theirs */
 
 typedef struct cs_lanes {
     long long begin, end;     /* global lanes of this call */
@@ -28,14 +31,19 @@ typedef struct cs_lanes {
     unsigned long long seed;
     unsigned long long key0;  /* Philox key of lane 0: the global index of the batch's first
                                  environment (cs_config.first_env), so a slice draws as the whole */
-    int mode;                 /* step: CS_MODE_* */
+    int mode;                 /* step: CS_MODE_*; restart: CS_RESTART_* */
     long long stride;         /* lanes in the whole batch: the row length of obs */
-    void **carried;           /* [n_carried] arrays of the carried slot's type */
+    void **carried;           /* [n_carried] arrays of the carried slot's type: float or double
+                                 (the real type), int (i32), unsigned char (bool) */
     void **params;            /* [n_params] arrays of the program's real type */
     int *segstep;             /* steps since the lane's last restart */
     void **inputs;            /* step: [n_inputs] arrays, int (discrete) or float (box) */
-    float *obs;               /* [n_obs][stride] */
+    float *obs;               /* [n_obs][stride]: box observations */
     float *final_obs;         /* [n_obs][stride], same-step mode */
+    long long *obs_int;       /* [n_obs_int][stride]: discrete observations */
+    long long *final_obs_int; /* [n_obs_int][stride], same-step mode */
+    double *info;             /* [n_info][stride]: the last step's (or restart's) info values */
+    double *final_info;       /* [n_info][stride], same-step mode: the info of the step that ended an episode */
     double *reward;
     unsigned char *terminated, *truncated;
     unsigned char *pending;   /* next-step mode: restart at the lane's next step */
@@ -43,6 +51,15 @@ typedef struct cs_lanes {
     long long *segments;      /* episodes finished */
     double *return_sum;       /* sum of the finished episodes' returns */
     long long *nonfinite;     /* restarts forced by a NaN or infinite state */
+    /* Replaying recorded random outcomes (tests against a reference): when
+     * not NULL, draw k of the step stream at this call's step (and of the
+     * restart stream at a restart) is the word words[k * stride + lane]
+     * instead of Philox's. Only the step and restart entry points read them. */
+    const unsigned int *step_words;    /* [n_step_draws][stride] */
+    const unsigned int *restart_words; /* [n_restart_draws][stride] */
+    void **record;            /* rollout: [n_records] arrays [steps][stride] where every step's records
+                                 go, float (a real) or int (i32, bool); NULL: none kept */
+    long long record_t0;      /* rollout: the global step of the records' row 0 */
 } cs_lanes;
 
 #endif

@@ -17,7 +17,7 @@ static const char *const tok_text[] = {
     "end of input", "end of line", "a name", "a next-state name", "a number", "a string",
     "'('", "')'", "'['", "']'", "'{'", "'}'",
     "','", "'='", "'?'", "':'",
-    "'+'", "'-'", "'*'", "'/'", "'%'",
+    "'+'", "'-'", "'*'", "'/'", "'//'", "'%'",
     "'<'", "'<='", "'>'", "'>='", "'=='", "'!='",
     "'and'", "'or'", "'not'",
 };
@@ -102,8 +102,8 @@ static bool needs_more(cs_tok_kind k)
 {
     switch (k) {
     case CS_TOK_COMMA: case CS_TOK_ASSIGN: case CS_TOK_QUESTION: case CS_TOK_COLON:
-    case CS_TOK_PLUS: case CS_TOK_MINUS: case CS_TOK_STAR: case CS_TOK_SLASH: case CS_TOK_PERCENT:
-    case CS_TOK_LT: case CS_TOK_LE: case CS_TOK_GT: case CS_TOK_GE: case CS_TOK_EQ: case CS_TOK_NE:
+    case CS_TOK_PLUS: case CS_TOK_MINUS: case CS_TOK_STAR: case CS_TOK_SLASH: case CS_TOK_SLASHSLASH:
+    case CS_TOK_PERCENT: case CS_TOK_LT: case CS_TOK_LE: case CS_TOK_GT: case CS_TOK_GE: case CS_TOK_EQ: case CS_TOK_NE:
     case CS_TOK_AND: case CS_TOK_OR: case CS_TOK_NOT:
         return true;
     default:
@@ -184,6 +184,10 @@ static int lex_number(cs_lexer *lx, cs_token *tok)
         return fail(lx, lx->pos, "number out of range");
     if (rc)
         return fail(lx, lx->pos, "out of memory");
+    tok->integer = !memchr(s, '.', k) && !memchr(s, 'e', k) && !memchr(s, 'E', k);
+    if (tok->integer && tok->number > 2147483647.0)
+        return fail(lx, lx->pos, "the int literal %.*s is too large (ints are 32-bit, at most 2147483647); "
+                                 "write %.*s.0 for a real", (int)(k < 40 ? k : 40), s, (int)(k < 40 ? k : 40), s);
     tok->kind = CS_TOK_NUMBER;
     tok->len = k;
     lx->pos += k;
@@ -228,7 +232,7 @@ static int lex_symbol(cs_lexer *lx, cs_token *tok)
     case ':': k = CS_TOK_COLON; break;
     case '+': k = CS_TOK_PLUS; break;
     case '-': k = CS_TOK_MINUS; break;
-    case '/': k = CS_TOK_SLASH; break;
+    case '/': k = d == '/' ? (n = 2, CS_TOK_SLASHSLASH) : CS_TOK_SLASH; break;
     case '%': k = CS_TOK_PERCENT; break;
     case '*':
         if (d == '*')
@@ -287,6 +291,7 @@ static int scan(cs_lexer *lx, cs_token *tok)
         tok->pos = lx->pos;
         tok->len = 0;
         tok->number = 0;
+        tok->integer = false;
         if (lx->pos >= lx->len) {
             tok->kind = CS_TOK_EOF;
             return 0;

@@ -19,11 +19,11 @@ typedef enum {
     CS_TOK_EOL,      /* a statement-ending newline, or ';' */
     CS_TOK_NAME,     /* identifier, or a word such as 'state' (keywords are contextual) */
     CS_TOK_PRIMED,   /* name' (len excludes the apostrophe) */
-    CS_TOK_NUMBER,   /* always a real; value in `number` */
+    CS_TOK_NUMBER,   /* value in `number`; `integer`: written without '.' or exponent */
     CS_TOK_STRING,   /* "..." (pos at the quote; text at pos + 1, len bytes) */
     CS_TOK_LPAREN, CS_TOK_RPAREN, CS_TOK_LBRACKET, CS_TOK_RBRACKET, CS_TOK_LBRACE, CS_TOK_RBRACE,
     CS_TOK_COMMA, CS_TOK_ASSIGN, CS_TOK_QUESTION, CS_TOK_COLON,
-    CS_TOK_PLUS, CS_TOK_MINUS, CS_TOK_STAR, CS_TOK_SLASH, CS_TOK_PERCENT,
+    CS_TOK_PLUS, CS_TOK_MINUS, CS_TOK_STAR, CS_TOK_SLASH, CS_TOK_SLASHSLASH, CS_TOK_PERCENT,
     CS_TOK_LT, CS_TOK_LE, CS_TOK_GT, CS_TOK_GE, CS_TOK_EQ, CS_TOK_NE,
     CS_TOK_AND, CS_TOK_OR, CS_TOK_NOT,
     CS_TOK_COUNT
@@ -34,6 +34,7 @@ typedef struct {
     size_t pos;       /* byte offset of the token's first byte */
     size_t len;       /* bytes of the token (see the kinds above) */
     double number;
+    bool integer;     /* a NUMBER with no '.' or exponent: an int literal (at most 2^31 - 1) */
 } cs_token;
 
 typedef struct {

@@ -26,7 +26,7 @@
  *              rounded
  *   fmod, mod  exact (as C's fmod) where |a / b| < 2^208; NaN past it
  * Every special case (zeros, infinities, NaN) is C's, checked against
- * glibc. README.md lists the same numbers.
+ * glibc. docs/math.md lists the same numbers.
  *
  * Method: every function reduces its argument with exact or double-double
  * steps and evaluates a polynomial whose error is below 2^-60 on the

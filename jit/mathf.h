@@ -269,10 +269,12 @@ CS_INLINE float cs_atan2f(float y, float x)
  * tanhf; pendulum mlp:32x32, whose loop stays scalar anyway, 31 s. With the
  * clone: 2.3 s and 1.9 s, at about 80% of the inlined kernel's speed.
  * Other compilers inline it. */
+#ifndef CS_MATHF_SIMD_FN   /* a host file with short loops may inline it (train/mlp.c) */
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 #define CS_MATHF_SIMD_FN __attribute__((simd("notinbranch"), noinline, unused)) static
 #else
 #define CS_MATHF_SIMD_FN CS_INLINE
+#endif
 #endif
 
 /* e^y = 2^k (1 + p), for |y| < 700: k = nearest integer to y / ln 2, r = y -

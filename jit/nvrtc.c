@@ -356,6 +356,9 @@ static int compile(cs_nvrtc *nv, const char *source, int arch, bool fmad, bool a
         out->spill_bytes = most < 0 ? -1 : most > INT_MAX ? INT_MAX : (int)most;   /* not reported: unknown */
     }
     if (cache && cache->dir[0]) {
+        char where[80];
+        snprintf(where, sizeof where, "cuda %s", arch_opt + strlen("--gpu-architecture="));
+        cs_cache_describe(cache, source, where);
         if (!out->ptx) {
             char text[32];
             int n = snprintf(text, sizeof text, "%d\n", out->spill_bytes);

@@ -4,8 +4,10 @@
 #include "ir.h"
 
 const cs_op_info cs_op_table[] = {
-#define CS_OP(id, name, arity, leaf, dsl, dsl_arity, infix, fn_f64, fn_f32, libm_f64, fast_f64, near_f32, near_f64) \
-    {name, arity, leaf, dsl, "'" dsl "'", dsl_arity, infix, fn_f64, fn_f32, libm_f64, fast_f64, near_f32, near_f64},
+#define CS_OP(id, name, arity, kind, dsl, dsl_arity, infix, fn_f64, fn_f32, fn_int, libm_f64, fast_f64, near_f32, \
+              near_f64)                                                                                         \
+    {name, arity, kind, kind == CS_KIND_LEAF, dsl, "'" dsl "'", dsl_arity, infix, fn_f64, fn_f32, fn_int, libm_f64,  \
+     fast_f64, near_f32, near_f64},
 #include "ops.def"
 #undef CS_OP
 };

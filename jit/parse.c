@@ -4,16 +4,18 @@
  * trees to nodes; jit/parse_tree.h is their shared data.
  *
  * Every statement is parsed and then lowered at once, in source order, so
- * the error reported is the first one in the file. Function bodies are
- * kept as ASTs and lowered again at each call: functions are inlined, and
+ * the error reported is the first one in the file; a loop is one statement,
+ * parsed whole, then lowered once per turn. Function bodies are kept as
+ * ASTs and lowered again at each call: functions are inlined, and
  * hash-consing shares what the calls have in common.
  *
  * Errors longjmp back to cs_parse. Every parser allocation lives in one of
  * two arenas (perm: names, symbols, function bodies; temp: the statement
- * being parsed, emptied after each) or in two scratch arrays that cs_parse
- * frees, so no error path can leak. Recursion is bounded (NEST_MAX while
- * parsing, LOWER_MAX while lowering) and so is the work that inlining and
- * vectors can multiply (work_max): no input can overflow the stack or hang.
+ * being parsed, emptied after each) or in three growing arrays that
+ * cs_parse frees (scratch, targets, lower.c's tables), so no error path can
+ * leak. Recursion is bounded (NEST_MAX while parsing, LOWER_MAX while
+ * lowering) and so is the work that inlining, vectors and loops can
+ * multiply (work_max): no input can overflow the stack or hang.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -22,9 +24,12 @@
 #include <string.h>
 
 #include "parse_tree.h"
+#include "repr.h"
 
 static const char *const sym_kind_name[] = {"param", "const", "state", "local", "function parameter",
-                                            "function"};
+                                            "function", "loop variable", "info value"};
+
+static void *grow_array(parser *P, void *array, size_t *cap, size_t need, size_t size);
 
 static void arena_free(arena *a)
 {
@@ -123,6 +128,36 @@ void *cs_parse_alloc(parser *P, arena *a, size_t n)
     return r;
 }
 
+arena_mark cs_parse_mark(const arena *a)
+{
+    arena_mark m = {a->head, a->head ? a->head->next : NULL, a->head ? a->head->used : 0};
+    return m;
+}
+
+/* Frees what was allocated after the mark: the chunks put in front of the
+ * marked one, and the big blocks put right behind it (cs_parse_alloc). */
+void cs_parse_release(arena *a, arena_mark m)
+{
+    while (a->head && a->head != m.head) {
+        chunk *c = a->head;
+        a->head = c->next;
+        free(c);
+    }
+    if (!a->head)
+        return;
+    while (a->head->next != m.after) {
+        chunk *c = a->head->next;
+        a->head->next = c->next;
+        free(c);
+    }
+    a->head->used = m.used;
+}
+
+void *cs_parse_grow(parser *P, void *array, size_t *cap, size_t need, size_t size)
+{
+    return grow_array(P, array, cap, need, size);
+}
+
 static void *grow_array(parser *P, void *array, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
@@ -193,6 +228,17 @@ static void skip_eols(parser *P)
         advance(P);
 }
 
+/* The kind of the token after the current one, without consuming it (a
+ * token that fails to lex reads as the end of input: advance reports it). */
+static cs_tok_kind peek(parser *P)
+{
+    cs_lexer saved = P->lx;
+    cs_token t;
+    cs_tok_kind k = cs_lex_next(&P->lx, &t) ? CS_TOK_EOF : t.kind;
+    P->lx = saved;
+    return k;
+}
+
 static const char *copy_name(parser *P, const char *s, size_t n)
 {
     char *c = cs_parse_alloc(P, &P->perm, n + 1);
@@ -203,14 +249,19 @@ static const char *copy_name(parser *P, const char *s, size_t n)
 /* ---- names ----------------------------------------------------------- */
 
 
-/* Words with a fixed meaning: never a user's name. */
+/* Words with a fixed meaning: never a user's name. (The words the newer
+ * constructs use, for in range if, the types real int bool and the
+ * observation spaces' in, mean something in one place only, as state does,
+ * so files that use them as names keep parsing.) */
 static const char *const reserved[] = {
     "pi", "true", "false", "action", "reward", "terminated", "env", "max_steps",
     "reward_threshold", "param", "const", "state", "observe", "fn", "reset", "step", "return",
     "discrete", "box",
 };
 
-/* The op a builtin function builds (jit/ops.def's dsl column), or -1. */
+/* The op a builtin function builds (jit/ops.def's dsl column), or -1.
+ * These names cannot be redefined; the hand-mapped builtins
+ * (lower_builtins.c) that are not among them can be, as in Python. */
 static int find_builtin(const char *s, size_t n)
 {
     for (int k = 0; k < CS_OP_COUNT; k++)
@@ -310,8 +361,8 @@ static void check_new_name(parser *P, const char *s, size_t n, size_t pos)
     if (!y || (P->ctx == CTX_FN && y->kind == SYM_STATE))
         return;
     if (y->kind == SYM_LOCAL || y->kind == SYM_SLOT)
-        cs_parse_fail_at(P, pos, "'%.*s' is already assigned at %s (a name is assigned once)", (int)n, s,
-                where(P, y->pos, at));
+        cs_parse_fail_at(P, pos, "'%.*s' is already a %s (assigned at %s)", (int)n, s,
+                y->kind == SYM_LOCAL ? "local" : "function parameter or local", where(P, y->pos, at));
     cs_parse_fail_at(P, pos, "'%.*s' is already defined as a %s at %s", (int)n, s, sym_kind_name[y->kind],
             where(P, y->pos, at));
 }
@@ -363,18 +414,49 @@ static expr *collect(parser *P, expr_kind kind, size_t pos, size_t base)
     return e;
 }
 
-/* Arguments after '(' up to and including ')', pushed on the scratch. */
-static void parse_args(parser *P, const char *callee)
+/* A keyword argument's name: its kw_name, or KW_COUNT. */
+static kw_name keyword(const char *s, size_t n)
+{
+    for (int k = 0; k < KW_COUNT; k++)
+        if (text_is(s, n, cs_builtin_keyword((kw_name)k)))
+            return (kw_name)k;
+    return KW_COUNT;
+}
+
+/* Arguments after '(' up to and including ')', pushed on the scratch.
+ * `kw` (NULL: none allowed) receives keyword arguments NAME=expr, which
+ * come after the positional ones; `accepted` says which. */
+static void parse_args(parser *P, const char *callee, kwarg *kw, unsigned accepted)
 {
     if (is(P, CS_TOK_RPAREN)) {
         advance(P);
         return;
     }
+    bool keywords = false;
     for (unsigned n = 0;; n++) {
         if (n == ITEMS_MAX)
             cs_parse_fail_at(P, P->tok.pos, "too many arguments to '%s' (at most %d)", callee, ITEMS_MAX);
         size_t pos = P->tok.pos;
-        push(P, parse_expr(P), CS_OP_COUNT, pos);
+        if (is(P, CS_TOK_NAME) && peek(P) == CS_TOK_ASSIGN) {
+            const char *s = P->src + pos;
+            size_t len = P->tok.len;
+            kw_name k = keyword(s, len);
+            if (!kw)
+                cs_parse_fail_at(P, pos, "'%s' takes no keyword arguments (%.*s=)", callee, (int)len, s);
+            if (k == KW_COUNT || !(accepted & (1u << k)))
+                cs_parse_fail_at(P, pos, "'%s' takes no keyword argument '%.*s'", callee, (int)len, s);
+            if (kw[k].value)
+                cs_parse_fail_at(P, pos, "keyword argument '%.*s' given twice", (int)len, s);
+            advance(P);
+            advance(P);   /* '=' */
+            kw[k].value = parse_expr(P);
+            kw[k].pos = pos;
+            keywords = true;
+        } else {
+            if (keywords)
+                cs_parse_fail_at(P, pos, "a positional argument after a keyword argument");
+            push(P, parse_expr(P), CS_OP_COUNT, pos);
+        }
         if (!is(P, CS_TOK_COMMA))
             break;
         advance(P);
@@ -385,39 +467,60 @@ static void parse_args(parser *P, const char *callee)
     advance(P);
 }
 
+static void arity_error(parser *P, size_t pos, const char *name, int lo, int hi, unsigned got)
+{
+    if (lo == hi)
+        cs_parse_fail_at(P, pos, "'%s' takes %d argument%s, got %u", name, lo, lo == 1 ? "" : "s", got);
+    if (hi < 0 && lo == 1)
+        cs_parse_fail_at(P, pos, "'%s' needs at least one argument", name);
+    if (hi < 0)
+        cs_parse_fail_at(P, pos, "'%s' needs at least %d arguments, got %u", name, lo, got);
+    if (hi == lo + 1)
+        cs_parse_fail_at(P, pos, "'%s' takes %d or %d arguments, got %u", name, lo, hi, got);
+    cs_parse_fail_at(P, pos, "'%s' takes %d to %d arguments, got %u", name, lo, hi, got);
+}
+
 static expr *parse_call(parser *P, const char *s, size_t n, size_t pos)
 {
     char name[CS_NAME_MAX];
     snprintf(name, sizeof name, "%.*s", (int)n, s);
-    int b = find_builtin(s, n);
+    int b = find_builtin(s, n), f = cs_builtin_find(s, n);
     sym *y = b < 0 ? lookup(P, s, n) : NULL;
-    if (b < 0 && !y)
-        cs_parse_fail_at(P, pos, "unknown function '%s'", name);
-    if (y && y->kind != SYM_FN)
+    if (y && y->kind != SYM_FN) {
+        if (f >= 0)
+            cs_parse_fail_at(P, pos, "'%s' is a %s here, which hides the builtin %s()", name, sym_kind_name[y->kind],
+                    name);
         cs_parse_fail_at(P, pos, "'%s' is a %s, not a function", name, sym_kind_name[y->kind]);
+    }
+    if (y)
+        f = -1;   /* a function of the file's hides a hand-mapped builtin */
+    if (b < 0 && f < 0 && !y)
+        cs_parse_fail_at(P, pos, "unknown function '%s'", name);
     if (y && y->fn->defining)
         cs_parse_fail_at(P, pos, "recursive call to '%s'", name);
-    unsigned draw = 0;
-    if (b >= 0 && b == CS_OP_UNIFORM) {
-        if (P->ctx != CTX_RESET && P->ctx != CTX_STEP)
-            cs_parse_fail_at(P, pos, "uniform() can only be used in the reset and step blocks");
-        int stream = P->ctx == CTX_RESET ? CS_STREAM_RESTART : CS_STREAM_STEP;
-        if (P->draws[stream] >= DRAWS_MAX)
-            cs_parse_fail_at(P, pos, "too many uniform() draws (at most %d per block)", DRAWS_MAX);
-        draw = P->draws[stream]++;   /* numbered in order of appearance */
-    }
+    const fe_builtin *fb = f >= 0 ? cs_builtin(f) : NULL;
+    if (fb && fb->draws && P->ctx != CTX_RESET && P->ctx != CTX_STEP)
+        cs_parse_fail_at(P, pos, "%s() can only be used in the reset and step blocks", name);
     advance(P);   /* '(' */
     size_t base = P->n_scratch;
-    parse_args(P, name);
+    kwarg *kw = fb ? cs_parse_alloc(P, P->ast, KW_COUNT * sizeof *kw) : NULL;
+    parse_args(P, name, kw, fb ? fb->keywords : 0);
     unsigned got = (unsigned)(P->n_scratch - base);
-    int want = b >= 0 ? cs_op_table[b].dsl_arity : (int)y->fn->n_params;
-    if (want < 0 && got == 0)
-        cs_parse_fail_at(P, pos, "'%s' needs at least one argument", name);
-    if (want >= 0 && got != (unsigned)want)
-        cs_parse_fail_at(P, pos, "'%s' takes %d argument%s, got %u", name, want, want == 1 ? "" : "s", got);
-    expr *e = collect(P, b >= 0 ? E_BUILTIN : E_CALL, pos, base);
+    int lo, hi;
+    if (fb) {
+        lo = fb->min_args;
+        hi = fb->max_args;
+    } else {
+        lo = hi = b >= 0 ? cs_op_table[b].dsl_arity : (int)y->fn->n_params;
+        if (lo < 0)
+            lo = 1;
+    }
+    if (got < (unsigned)lo || (hi >= 0 && got > (unsigned)hi))
+        arity_error(P, pos, name, lo, hi, got);
+    expr *e = collect(P, fb ? E_FUNC : b >= 0 ? E_BUILTIN : E_CALL, pos, base);
     e->op = b >= 0 ? (unsigned)b : 0;
-    e->index = draw;
+    e->index = f >= 0 ? (unsigned)f : 0;
+    e->kw = kw;
     e->sym = y;
     return e;
 }
@@ -456,6 +559,8 @@ static expr *parse_name(parser *P)
     if (is_reserved(s, n))
         cs_parse_fail_at(P, pos, "'%.*s' is a reserved word, not a value", (int)n, s);
     sym *y = lookup(P, s, n);
+    if (!y && cs_builtin_find(s, n) >= 0)
+        cs_parse_fail_at(P, pos, "'%.*s' is a function; call it as %.*s(...)", (int)n, s, (int)n, s);
     if (!y)
         cs_parse_fail_at(P, pos, "unknown name '%.*s'", (int)n, s);
     expr *e;
@@ -470,9 +575,17 @@ static expr *parse_name(parser *P)
         e = new_expr(P, E_STATE, pos, 0);
         e->index = y->index;
         break;
+    case SYM_INFO:
+        if (P->ctx != CTX_STEP && P->ctx != CTX_RESET)
+            cs_parse_fail_at(P, pos, "info value '%s' can only be read in the reset and step blocks, after it is "
+                    "assigned", y->name);
+        e = new_expr(P, E_INFO, pos, 0);
+        e->index = y->index;
+        break;
     case SYM_PARAM: e = new_expr(P, E_PARAM, pos, 0); break;
     case SYM_CONST: e = new_expr(P, E_CONST, pos, 0); break;
     case SYM_LOCAL: e = new_expr(P, E_LOCAL, pos, 0); break;
+    case SYM_LOOP: e = new_expr(P, E_LOOP, pos, 0); break;
     default:
         e = new_expr(P, E_SLOT, pos, 0);
         e->index = y->index;
@@ -498,6 +611,32 @@ static expr *parse_primed(parser *P)
     return e;
 }
 
+/* [a, b, c]: the items on the scratch, then one E_ARRAY. */
+static expr *parse_array(parser *P)
+{
+    size_t pos = P->tok.pos;
+    enter(P, pos);
+    advance(P);
+    if (is(P, CS_TOK_RBRACKET))
+        cs_parse_fail_at(P, pos, "an array literal needs at least one item ([] has no shape)");
+    size_t base = P->n_scratch;
+    for (;;) {
+        if (P->n_scratch - base == ITEMS_MAX)
+            cs_parse_fail_at(P, P->tok.pos, "too many items in an array literal (at most %d)", ITEMS_MAX);
+        size_t at = P->tok.pos;
+        push(P, parse_expr(P), CS_OP_COUNT, at);
+        if (!is(P, CS_TOK_COMMA))
+            break;
+        advance(P);
+    }
+    if (!is(P, CS_TOK_RBRACKET))
+        cs_parse_fail_at(P, P->tok.pos, "expected ',' or ']' in the array literal opened at %s, got %s",
+                where(P, pos, (char[24]){0}), describe(P));
+    advance(P);
+    P->depth--;
+    return collect(P, E_ARRAY, pos, base);
+}
+
 static expr *parse_primary(parser *P)
 {
     size_t pos = P->tok.pos;
@@ -505,6 +644,7 @@ static expr *parse_primary(parser *P)
     case CS_TOK_NUMBER: {
         expr *e = new_expr(P, E_NUM, pos, 0);
         e->num = P->tok.number;
+        e->integer = P->tok.integer;
         advance(P);
         return e;
     }
@@ -512,6 +652,8 @@ static expr *parse_primary(parser *P)
         return parse_name(P);
     case CS_TOK_PRIMED:
         return parse_primed(P);
+    case CS_TOK_LBRACKET:
+        return parse_array(P);
     case CS_TOK_LPAREN: {
         advance(P);
         expr *e = parse_expr(P);
@@ -526,6 +668,27 @@ static expr *parse_primary(parser *P)
     }
 }
 
+/* One item of a subscript: an index, or a slice lo:hi with either left out. */
+static index_item parse_index_item(parser *P)
+{
+    index_item it = {false, NULL, NULL, P->tok.pos};
+    if (!is(P, CS_TOK_COLON))
+        it.lo = parse_expr(P);
+    if (!is(P, CS_TOK_COLON))
+        return it;
+    it.slice = true;
+    advance(P);
+    if (is(P, CS_TOK_COLON))
+        cs_parse_fail_at(P, P->tok.pos, "a slice takes no step: write a[i:j] (step 1)");
+    if (!is(P, CS_TOK_COMMA) && !is(P, CS_TOK_RBRACKET))
+        it.hi = parse_expr(P);
+    if (is(P, CS_TOK_COLON))
+        cs_parse_fail_at(P, P->tok.pos, "a slice takes no step: write a[i:j] (step 1)");
+    return it;
+}
+
+/* a[i], a[i, j], a[i][j], a[1:3, :]: a[i][j] is kept as a[i, j] when the
+ * first subscript has no slice (the same element, one gather). */
 static expr *parse_postfix(parser *P)
 {
     expr *e = parse_primary(P);
@@ -535,18 +698,29 @@ static expr *parse_postfix(parser *P)
         enter(P, pos);   /* v[0][0]...: the AST gets deeper with each */
         entered++;
         advance(P);
-        expr *k = parse_expr(P);
+        index_item items[CS_RANK_MAX];
+        unsigned n = 0;
+        for (;;) {
+            if (n == CS_RANK_MAX)
+                cs_parse_fail_at(P, P->tok.pos, "too many indices (an array has at most %d axes)", CS_RANK_MAX);
+            items[n++] = parse_index_item(P);
+            if (!is(P, CS_TOK_COMMA))
+                break;
+            advance(P);
+        }
         expect(P, CS_TOK_RBRACKET, "after the index");
-        double v;
-        if (!cs_lower_ceval(P, k, &v))
-            cs_parse_fail_at(P, P->cerr_pos, "an index must be a compile-time integer: %s", P->cerr);
-        if (!(v >= 0 && v < ITEMS_MAX && v == floor(v)))
-            cs_parse_fail_at(P, k->start, "an index must be an integer from 0, got %.17g", v);
-        expr *x = new_expr(P, E_INDEX, pos, 1);
-        x->start = e->start;
-        x->kid[0] = e;
-        x->index = (unsigned)v;
-        e = x;
+        bool merge = e->kind == E_INDEX && e->n_items + n <= CS_RANK_MAX;
+        for (unsigned k = 0; merge && k < e->n_items; k++)
+            merge = !e->items[k].slice;
+        if (!merge) {
+            expr *x = new_expr(P, E_INDEX, pos, 1);
+            x->start = e->start;
+            x->kid[0] = e;
+            x->items = cs_parse_alloc(P, P->ast, CS_RANK_MAX * sizeof *x->items);
+            e = x;
+        }
+        memcpy(e->items + e->n_items, items, n * sizeof *items);
+        e->n_items += n;
     }
     P->depth -= entered;
     return e;
@@ -578,6 +752,7 @@ static bool chain_op(const parser *P, int level, cs_op *op)
     case CS_TOK_MINUS: *op = CS_OP_SUB; return level == LEVEL_ADD;
     case CS_TOK_STAR: *op = CS_OP_MUL; return level == LEVEL_MUL;
     case CS_TOK_SLASH: *op = CS_OP_DIV; return level == LEVEL_MUL;
+    case CS_TOK_SLASHSLASH: *op = CS_OP_IDIV; return level == LEVEL_MUL;
     case CS_TOK_PERCENT: *op = CS_OP_MOD; return level == LEVEL_MUL;
     default: return false;
     }
@@ -675,6 +850,9 @@ static expr *parse_expr(parser *P)
         e->kid[2] = parse_expr(P);
         c = e;
     }
+    if (word_is(P, "if"))   /* Python's a if c else b, wherever a value ends */
+        cs_parse_fail_at(P, P->tok.pos, "expected the end of the expression, got 'if': a choice is written "
+                "C ? A : B (y' = bounced ? -y1 : y1), not A if C else B");
     P->depth--;
     return c;
 }
@@ -709,10 +887,22 @@ static void parse_targets(parser *P)
     advance(P);
 }
 
-/* What each target is; errors before the value is parsed, in source order. */
+/* Outputs are assigned once: never inside a loop, which would assign them
+ * once per iteration. */
+static void not_in_loop(parser *P, const target *t, const char *what)
+{
+    if (P->loops)
+        cs_parse_fail_at(P, t->pos, "%s cannot be assigned inside a loop (it is assigned once): compute it in "
+                "a local and assign it after the loop", what);
+}
+
+/* What each target is; errors before the value is parsed, in source order.
+ * A local (a function's slot) assigned before is reassigned; a new name
+ * becomes one once the value is parsed (define_targets). */
 static void check_targets(parser *P)
 {
     cs_program *p = P->p;
+    char what[CS_NAME_MAX + 8];
     for (size_t i = 0; i < P->n_targets; i++) {
         target *t = &P->targets[i];
         int n = (int)t->len;
@@ -727,6 +917,8 @@ static void check_targets(parser *P)
             if (!y || y->kind != SYM_STATE)
                 cs_parse_fail_at(P, t->pos, "'%.*s' is not a state, so %.*s' cannot be assigned", n, t->name, n,
                         t->name);
+            snprintf(what, sizeof what, "%s'", y->name);
+            not_in_loop(P, t, what);
             if (p->next[y->index])
                 cs_parse_fail_at(P, t->pos, "%.*s' is assigned twice", n, t->name);
             t->kind = T_NEXT;
@@ -734,6 +926,7 @@ static void check_targets(parser *P)
             continue;
         }
         if (P->ctx == CTX_POLICY && text_is(t->name, t->len, "action")) {
+            not_in_loop(P, t, "'action'");
             if (p->named[P->policy].action[0])
                 cs_parse_fail_at(P, t->pos, "'action' is assigned twice");
             t->kind = T_ACTION;
@@ -741,105 +934,61 @@ static void check_targets(parser *P)
         }
         bool reward = text_is(t->name, t->len, "reward");
         if (P->ctx == CTX_STEP && (reward || text_is(t->name, t->len, "terminated"))) {
+            not_in_loop(P, t, reward ? "'reward'" : "'terminated'");
             if (reward ? p->reward : p->terminated)
                 cs_parse_fail_at(P, t->pos, "'%.*s' is assigned twice", n, t->name);
             t->kind = reward ? T_REWARD : T_TERMINATED;
             continue;
         }
+        if (y && y->kind == SYM_INFO && (P->ctx == CTX_STEP || P->ctx == CTX_RESET)) {
+            snprintf(what, sizeof what, "info '%s'", y->name);
+            not_in_loop(P, t, what);
+            const cs_info_item *it = &p->info_items[y->index];
+            if (P->ctx == CTX_STEP ? it->step : it->restart)
+                cs_parse_fail_at(P, t->pos, "info '%s' is assigned twice", y->name);
+            t->kind = T_INFO;
+            t->state = y->index;
+            continue;
+        }
         if (y && y->kind == SYM_STATE && P->ctx == CTX_STEP)
             cs_parse_fail_at(P, t->pos, "'%s' is a state: assign its next value as %s' = ...", y->name, y->name);
         if (y && y->kind == SYM_STATE && P->ctx == CTX_RESET) {
+            snprintf(what, sizeof what, "state '%s'", y->name);
+            not_in_loop(P, t, what);
             if (p->restart[y->index])
                 cs_parse_fail_at(P, t->pos, "state '%s' is assigned twice in reset", y->name);
             t->kind = T_RESET;
             t->state = y->index;
             continue;
         }
+        if (y && y->kind == SYM_LOOP)
+            cs_parse_fail_at(P, t->pos, "'%s' is a loop variable and cannot be assigned", y->name);
+        if (y && y->kind == (P->ctx == CTX_FN ? SYM_SLOT : SYM_LOCAL)) {
+            t->kind = P->ctx == CTX_FN ? T_SLOT : T_LOCAL;   /* reassigned */
+            t->sym = y;
+            continue;
+        }
         check_new_name(P, t->name, t->len, t->pos);
-        t->kind = T_LOCAL;
+        t->kind = P->ctx == CTX_FN ? T_SLOT : T_LOCAL;
+        t->fresh = true;
     }
 }
 
-/* A policy's action, made a valid input: a discrete one is floored and
- * clipped to 0..N-1 (a bool is 0 or 1, NaN is 0), a box one clipped to its
- * bounds. */
-static void policy_action(parser *P, size_t pos, val v)
+/* The new names of a statement, defined once its value is parsed (so the
+ * value cannot read them). */
+static void define_targets(parser *P, target *targets, unsigned n)
 {
-    cs_program *p = P->p;
-    cs_graph *g = P->g;
-    cs_node *action = p->named[P->policy].action;
-    char ty[32];
-    if (p->action_kind == CS_ACTION_DISCRETE) {
-        if (v.n)
-            cs_parse_fail_at(P, pos, "the action must be a number, got %s", cs_lower_type_text(v, ty));
-        cs_node zero = cs_parse_built(P, cs_const(g, P->real, 0), pos);
-        cs_node x = v.type == CS_BOOL
-                        ? cs_parse_built(P, cs_ternary(g, CS_OP_SELECT, v.node, cs_parse_built(P, cs_const(g, P->real, 1), pos), zero), pos)
-                        : cs_lower_to_real(P, v.node, v.type, pos);
-        cs_node ge = cs_parse_built(P, cs_binary(g, CS_OP_GE, x, zero), pos);
-        x = cs_parse_built(P, cs_unary(g, CS_OP_FLOOR, cs_parse_built(P, cs_ternary(g, CS_OP_SELECT, ge, x, zero), pos)), pos);
-        x = cs_parse_built(P, cs_binary(g, CS_OP_MIN, x, cs_parse_built(P, cs_const(g, P->real, p->n_actions - 1.0), pos)), pos);
-        action[0] = cs_parse_built(P, cs_cast(g, CS_I32, x), pos);
-        return;
-    }
-    unsigned n = p->n_inputs;
-    if (v.type == CS_BOOL || (v.n ? v.n != n : n != 1))
-        cs_parse_fail_at(P, pos, "the action must be %s%u real number%s, got %s", n == 1 ? "" : "a vector of ", n,
-                n == 1 ? "" : "s", cs_lower_type_text(v, ty));
     for (unsigned k = 0; k < n; k++) {
-        cs_node x = cs_lower_to_real(P, v.n ? cs_lower_component(P, v, k, pos) : v.node, v.type, pos);
-        cs_node lo = cs_parse_built(P, cs_const(g, P->real, p->input_low[k]), pos);
-        cs_node hi = cs_parse_built(P, cs_const(g, P->real, p->input_high[k]), pos);
-        action[k] = cs_parse_built(P, cs_ternary(g, CS_OP_CLIP, x, lo, hi), pos);
+        target *t = &targets[k];
+        if (!t->fresh)
+            continue;
+        t->sym = define(P, t->name, t->len, t->pos, t->kind == T_SLOT ? SYM_SLOT : SYM_LOCAL);
+        if (t->kind == T_SLOT)
+            t->sym->index = P->fn->n_slots++;
     }
 }
 
-static void assign(parser *P, const target *t, val v)
-{
-    cs_program *p = P->p;
-    char what[CS_NAME_MAX + 32], ty[32];
-    switch (t->kind) {
-    case T_LOCAL:
-        define(P, t->name, t->len, t->pos, SYM_LOCAL)->v = v;
-        break;
-    case T_NEXT:
-        snprintf(what, sizeof what, "the next value of '%s'", p->carried[t->state].name);
-        p->next[t->state] = cs_lower_real_value(P, v, t->pos, what);
-        break;
-    case T_RESET:
-        snprintf(what, sizeof what, "the reset value of '%s'", p->carried[t->state].name);
-        p->restart[t->state] = cs_lower_real_value(P, v, t->pos, what);
-        break;
-    case T_REWARD:
-        p->reward = cs_lower_real_value(P, v, t->pos, "'reward'");
-        break;
-    case T_TERMINATED:
-        if (v.n || v.type != CS_BOOL)
-            cs_parse_fail_at(P, t->pos, "'terminated' must be a bool, got %s", cs_lower_type_text(v, ty));
-        p->terminated = v.node;
-        break;
-    case T_ACTION:
-        policy_action(P, t->pos, v);
-        break;
-    }
-}
-
-/* A reset or step statement: parsed, then lowered and assigned at once. */
-static void block_statement(parser *P)
-{
-    size_t pos = P->tok.pos;
-    parse_targets(P);
-    check_targets(P);
-    expr *e = parse_expr(P);
-    val v = cs_lower(P, e, NULL);
-    if (P->n_targets == 1) {
-        assign(P, &P->targets[0], v);
-        return;
-    }
-    cs_lower_check_unpack(P, v, (unsigned)P->n_targets, pos);
-    for (size_t k = 0; k < P->n_targets; k++)
-        assign(P, &P->targets[k], cs_lower_unpack_component(P, v, (unsigned)k, pos));
-}
+static bstmt *parse_statement(parser *P);
 
 /* After a statement: end of line, or the block's '}'. */
 static void end_statement(parser *P)
@@ -865,6 +1014,95 @@ static void unclosed(parser *P, size_t open)
             where(P, open, at));
 }
 
+/* for NAME in range(N) { ... } or range(A, B): parsed once, with its names
+ * resolved; cs_lower_statements runs the body once per iteration, the
+ * variable a compile-time int in each. Names first assigned in the body
+ * are the body's. */
+static bstmt *parse_for(parser *P)
+{
+    size_t pos = P->tok.pos;
+    enter(P, pos);   /* loops in loops: the parser recurses */
+    advance(P);   /* 'for' */
+    const char *s = P->src + P->tok.pos;
+    size_t n = P->tok.len, var_pos = P->tok.pos;
+    check_new_name(P, s, n, var_pos);
+    advance(P);
+    if (!word_is(P, "in"))
+        cs_parse_fail_at(P, P->tok.pos, "expected 'in' after 'for %.*s', got %s", (int)n, s, describe(P));
+    advance(P);
+    if (!word_is(P, "range") || peek(P) != CS_TOK_LPAREN)
+        cs_parse_fail_at(P, P->tok.pos, "a loop runs over range(N) or range(A, B) with compile-time bounds, got %s",
+                describe(P));
+    size_t range_pos = P->tok.pos;
+    advance(P);
+    advance(P);   /* '(' */
+    size_t base = P->n_scratch;
+    parse_args(P, "range", NULL, 0);
+    unsigned got = (unsigned)(P->n_scratch - base);
+    if (got < 1 || got > 2)
+        arity_error(P, range_pos, "range", 1, 2, got);
+    bstmt *st = cs_parse_alloc(P, P->ast, sizeof *st);
+    st->pos = pos;
+    st->lo = got == 2 ? P->scratch[base].e : NULL;
+    st->hi = P->scratch[base + got - 1].e;
+    P->n_scratch = base;
+    sym *mark = P->scope;
+    st->var = define(P, s, n, var_pos, SYM_LOOP);
+    size_t open = P->tok.pos;
+    expect_block_open(P, "range(...)");
+    P->loops++;
+    bstmt **tail = &st->body;
+    while (!is(P, CS_TOK_RBRACE)) {
+        if (is(P, CS_TOK_EOF))
+            unclosed(P, open);
+        *tail = parse_statement(P);
+        tail = &(*tail)->next;
+        end_statement(P);
+    }
+    advance(P);
+    P->loops--;
+    P->depth--;
+    end_scope(P, mark);
+    return st;
+}
+
+/* One statement of a block, loop or function body, parsed with its names
+ * resolved and its new names defined; not lowered. */
+static bstmt *parse_statement(parser *P)
+{
+    size_t pos = P->tok.pos;
+    cs_tok_kind next = peek(P);
+    if (word_is(P, "for") && next == CS_TOK_NAME)
+        return parse_for(P);
+    /* Python's statements, written from habit (a name assigned is still a name) */
+    static const char *const python_words[] = {"if", "elif", "else", "while", "for"};
+    for (size_t k = 0; k < sizeof python_words / sizeof python_words[0]; k++)
+        if (word_is(P, python_words[k]) && next != CS_TOK_ASSIGN && next != CS_TOK_COMMA)
+            cs_parse_fail_at(P, pos, "'%s' starts no statement: a block holds only assignments (NAME = EXPR, "
+                    "x' = EXPR) and loops (for i in range(N) { ... }); a choice is an expression, "
+                    "y1' = y1 < 0 ? -y1 : y1", python_words[k]);
+    if (word_is(P, "return"))
+        cs_parse_fail_at(P, pos, P->ctx == CTX_FN ? "'return' must be the function's last statement, outside loops"
+                                                   : "'return' is only allowed in a function");
+    parse_targets(P);
+    check_targets(P);
+    bstmt *st = cs_parse_alloc(P, P->ast, sizeof *st);
+    st->pos = pos;
+    st->n_targets = (unsigned)P->n_targets;
+    st->targets = cs_parse_alloc(P, P->ast, P->n_targets * sizeof *st->targets);
+    memcpy(st->targets, P->targets, P->n_targets * sizeof *st->targets);
+    st->value = parse_expr(P);
+    define_targets(P, st->targets, st->n_targets);
+    return st;
+}
+
+/* A reset, step or policy statement (or loop): parsed, then lowered and
+ * assigned at once. */
+static void block_statement(parser *P)
+{
+    cs_lower_statements(P, parse_statement(P), NULL);
+}
+
 /* reset { ... } or step { ... }. */
 static void parse_block(parser *P, context ctx, const char *what)
 {
@@ -875,8 +1113,6 @@ static void parse_block(parser *P, context ctx, const char *what)
     while (!is(P, CS_TOK_RBRACE)) {
         if (is(P, CS_TOK_EOF))
             unclosed(P, open);
-        if (word_is(P, "return"))
-            cs_parse_fail_at(P, P->tok.pos, "'return' is only allowed in a function");
         block_statement(P);
         arena_free(&P->temp);
         end_statement(P);
@@ -916,6 +1152,44 @@ static void declared_name(parser *P, const char *after, const char **s, size_t *
     advance(P);
 }
 
+/* A declared type: its element type (the program's real for `real`) and
+ * shape. */
+typedef struct {
+    cs_type type;
+    uint32_t shape;
+    size_t pos;
+} decl_type;
+
+/* After ':' : real, int or bool, then dims [d0][d1] or [d0, d1]. */
+static decl_type parse_type(parser *P, bool shaped)
+{
+    decl_type d = {P->real, CS_SCALAR, P->tok.pos};
+    if (word_is(P, "int"))
+        d.type = CS_I32;
+    else if (word_is(P, "bool"))
+        d.type = CS_BOOL;
+    else if (!word_is(P, "real"))
+        cs_parse_fail_at(P, P->tok.pos, "expected a type (real, int or bool) after ':', got %s", describe(P));
+    advance(P);
+    unsigned dims[CS_RANK_MAX], rank = 0;
+    while (is(P, CS_TOK_LBRACKET)) {
+        if (!shaped)
+            cs_parse_fail_at(P, P->tok.pos, "a param is a number: it has no dimensions");
+        advance(P);
+        for (;;) {
+            if (rank == CS_RANK_MAX)
+                cs_parse_fail_at(P, P->tok.pos, "an array has at most %d axes", CS_RANK_MAX);
+            dims[rank++] = (unsigned)cs_lower_constant_int(P, parse_expr(P), "an array's length", 1, 65535);
+            if (!is(P, CS_TOK_COMMA))
+                break;
+            advance(P);
+        }
+        expect(P, CS_TOK_RBRACKET, "after the array's lengths");
+    }
+    d.shape = cs_lower_shape(P, rank, dims, d.pos);
+    return d;
+}
+
 static void parse_env(parser *P)
 {
     once(P, &P->env, "env");
@@ -942,21 +1216,47 @@ static const cs_param_override *find_override(parser *P, const char *name)
     return NULL;
 }
 
+/* param NAME [: int | bool | real] = E: a compile-time number the
+ * overrides may replace. */
 static void parse_param(parser *P)
 {
     advance(P);
     const char *s;
     size_t n, pos;
     declared_name(P, "param", &s, &n, &pos);
+    cs_type type = P->real;
+    if (is(P, CS_TOK_COLON)) {
+        advance(P);
+        type = parse_type(P, false).type;
+    }
     expect(P, CS_TOK_ASSIGN, "after the param's name");
     char what[CS_NAME_MAX + 16];
     snprintf(what, sizeof what, "param '%.*s'", (int)n, s);
-    double v = cs_lower_constant(P, parse_expr(P), what);
+    expr *e = parse_expr(P);
+    double v = 0;
+    bool is_int = false;
+    if (type == CS_BOOL) {
+        if (e->kind != E_BOOL)
+            cs_parse_fail_at(P, e->start, "param '%.*s' is a bool: its value must be true or false", (int)n, s);
+        v = e->num;
+    } else {
+        v = cs_lower_constant(P, e, what);
+        cs_lower_ceval_typed(P, e, &v, &is_int);
+        if (type == CS_I32 && !is_int)
+            cs_parse_fail_at(P, e->start, "param '%.*s' is an int, got the real %s (write an int, or declare "
+                    "it real)", (int)n, s, cs_shortest(v, (char[CS_REPR_MAX]){0}));
+    }
     sym *y = define(P, s, n, pos, SYM_PARAM);
+    y->type = type;
     *P->params_tail = y;
     P->params_tail = &y->next_param;
     const cs_param_override *o = find_override(P, y->name);
     if (o && o->is_range) {
+        if (type != P->real) {
+            P->ov_failed = true;
+            cs_parse_fail_at(P, pos, "param '%s' is %s: only real params take a range override", y->name,
+                    type == CS_I32 ? "an int" : "a bool");
+        }
         int slot = cs_program_add_param(P->p, y->name, P->real);
         if (slot < 0)
             fail_plain(P, "out of memory");
@@ -967,45 +1267,85 @@ static void parse_param(parser *P)
         y->v = cs_lower_scalar(cs_parse_built(P, cs_leaf(P->g, CS_OP_PARAM, P->real, slot), pos), P->real);
         return;
     }
-    if (o)
+    if (o) {
         v = o->value;
+        bool fits = type == CS_BOOL ? v == 0 || v == 1
+                  : type == CS_I32 ? v == floor(v) && v >= INT32_MIN && v <= INT32_MAX : true;
+        if (!fits) {
+            P->ov_failed = true;
+            cs_parse_fail_at(P, pos, "param '%s' is %s: its override must be %s, got %s", y->name,
+                    type == CS_I32 ? "an int" : "a bool", type == CS_I32 ? "an integer" : "0, 1, true or false",
+                    cs_shortest(v, (char[CS_REPR_MAX]){0}));
+        }
+    }
     if (!isfinite(v))
-        cs_parse_fail_at(P, pos, "param '%s' must be finite, got %g", y->name, v);
-    y->has_value = true;
+        cs_parse_fail_at(P, pos, "param '%s' must be finite, got %s", y->name, cs_shortest(v, (char[CS_REPR_MAX]){0}));
+    y->has_value = type != CS_BOOL;
+    y->is_int = type == CS_I32;
     y->value = v;
-    y->v = cs_lower_scalar(cs_parse_built(P, cs_const(P->g, P->real, v), pos), P->real);
+    y->v = cs_lower_scalar(cs_parse_built(P, cs_const(P->g, type, v), pos), type);
 }
 
+/* const NAME [: TYPE] = E: the value of E, of its own type (or the
+ * declared one: an int converts to real, nothing else converts). */
 static void parse_const(parser *P)
 {
     advance(P);
     const char *s;
     size_t n, pos;
     declared_name(P, "const", &s, &n, &pos);
+    bool typed = is(P, CS_TOK_COLON);
+    decl_type d = {0};
+    if (typed) {
+        advance(P);
+        d = parse_type(P, true);
+    }
     expect(P, CS_TOK_ASSIGN, "after the const's name");
     expr *e = parse_expr(P);
     val v = cs_lower(P, e, NULL);
+    if (typed) {
+        char want[48], got[48];
+        bool fits = cs_graph_node(P->g, v.node)->shape == d.shape &&
+                    (v.type == d.type || (v.type == CS_I32 && d.type == P->real));
+        if (!fits)
+            cs_parse_fail_at(P, e->start, "const '%.*s' is declared %s but its value is %s", (int)n, s,
+                    cs_lower_type_shape_text(P, d.type, d.shape, want), cs_lower_shape_text(P, v.node, got));
+        v = cs_lower_convert(P, v, d.type, e->start);
+    }
     sym *y = define(P, s, n, pos, SYM_CONST);
     y->v = v;
-    y->has_value = cs_lower_ceval(P, e, &y->value);
+    y->has_value = !v.n && cs_lower_ceval_typed(P, e, &y->value, &y->is_int);
     if (!y->has_value)
-        y->why_not = copy_name(P, P->cerr, strlen(P->cerr));
+        y->why_not = copy_name(P, v.n ? "it is an array" : P->cerr, strlen(v.n ? "it is an array" : P->cerr));
     /* as a param's: a constant that is not a number is a mistake */
     else if (!isfinite(y->value))
-        cs_parse_fail_at(P, pos, "const '%s' must be finite, got %g", y->name, y->value);
+        cs_parse_fail_at(P, pos, "const '%s' must be finite, got %s", y->name, cs_shortest(y->value, (char[CS_REPR_MAX]){0}));
+    if (typed && d.type == P->real)
+        y->is_int = false;
 }
 
+/* state a, b: int, grid: bool[10][10], c: each name with its own type
+ * (real when none is written). */
 static void parse_state(parser *P)
 {
     once(P, &P->state, "state");
     for (;;) {
-        if (P->p->n_carried == ITEMS_MAX)
+        if (P->p->n_vars == ITEMS_MAX)
             cs_parse_fail_at(P, P->tok.pos, "too many states (at most %d)", ITEMS_MAX);
         const char *s;
         size_t n, pos;
-        declared_name(P, P->p->n_carried ? "," : "state", &s, &n, &pos);
+        declared_name(P, P->p->n_vars ? "," : "state", &s, &n, &pos);
+        decl_type d = {P->real, CS_SCALAR, pos};
+        if (is(P, CS_TOK_COLON)) {
+            advance(P);
+            d = parse_type(P, true);
+        }
+        unsigned size = cs_shape_of(P->g, d.shape)->size;
+        if (P->state_elements + size > STATE_ELEMENTS_MAX)
+            cs_parse_fail_at(P, pos, "too many state elements (at most %d in all)", STATE_ELEMENTS_MAX);
+        P->state_elements += size;
         sym *y = define(P, s, n, pos, SYM_STATE);
-        int k = cs_program_add_carried(P->p, y->name, P->real);
+        int k = cs_program_add_state(P->p, y->name, d.type, d.shape);
         if (k < 0)
             fail_plain(P, "out of memory");
         y->index = (unsigned)k;
@@ -1042,7 +1382,7 @@ static void parse_action(parser *P)
         cs_parse_fail_at(P, P->tok.pos, "expected '(' after 'box', got %s", describe(P));
     advance(P);
     size_t base = P->n_scratch;
-    parse_args(P, "box");
+    parse_args(P, "box", NULL, 0);
     unsigned got = (unsigned)(P->n_scratch - base);
     if (got != 2 && got != 3)
         cs_parse_fail_at(P, pos, "'box' takes 2 or 3 arguments (low, high[, n]), got %u", got);
@@ -1050,7 +1390,9 @@ static void parse_action(parser *P)
     double low = cs_lower_constant(P, a[0].e, "the low bound of the action");
     double high = cs_lower_constant(P, a[1].e, "the high bound of the action");
     if (!isfinite(low) || !isfinite(high) || low > high)
-        cs_parse_fail_at(P, a[0].e->start, "the action's bounds must be finite with low <= high, got %g and %g", low, high);
+        cs_parse_fail_at(P, a[0].e->start, "the action's bounds must be finite with low <= high, got %s and %s",
+                         cs_shortest(low, (char[CS_REPR_MAX]){0}),
+                         cs_shortest(high, (char[CS_REPR_MAX]){0}));
     p->action_kind = CS_ACTION_BOX;
     if (got == 2) {
         add_input(P, "action", P->real, low, high);
@@ -1064,9 +1406,64 @@ static void parse_action(parser *P)
             add_input(P, name, P->real, low, high);
             leaves[k] = cs_parse_built(P, cs_leaf(P->g, CS_OP_INPUT, P->real, k), pos);
         }
-        P->action_val = (val){cs_parse_built(P, cs_stack(P->g, n, leaves), pos), n, P->real};
+        P->action_val = cs_lower_value(P, cs_parse_built(P, cs_stack(P->g, n, leaves), pos));
     }
     P->n_scratch = base;
+}
+
+/* One observation: E [in discrete(N) | in box(LO, HI)]. */
+static void parse_observation(parser *P)
+{
+    expr *e = parse_expr(P);
+    char ty[48];
+    val v = cs_lower(P, e, NULL);
+    cs_obs_space space = CS_OBS_BOX;
+    double low = -INFINITY, high = INFINITY;
+    int64_t count = 0;
+    if (word_is(P, "in")) {
+        advance(P);
+        size_t pos = P->tok.pos;
+        bool discrete = word_is(P, "discrete");
+        if (!discrete && !word_is(P, "box"))
+            cs_parse_fail_at(P, pos, "expected a space after 'in': discrete(N) or box(low, high), got %s", describe(P));
+        advance(P);
+        if (!is(P, CS_TOK_LPAREN))
+            cs_parse_fail_at(P, P->tok.pos, "expected '(' after '%s', got %s", discrete ? "discrete" : "box",
+                    describe(P));
+        advance(P);
+        size_t base = P->n_scratch;
+        parse_args(P, discrete ? "discrete" : "box", NULL, 0);
+        unsigned got = (unsigned)(P->n_scratch - base);
+        if (got != (discrete ? 1u : 2u))
+            cs_parse_fail_at(P, pos, discrete ? "'discrete' takes 1 argument (the number of values), got %u"
+                                              : "'box' takes 2 arguments (low, high), got %u", got);
+        const scratch_item *a = &P->scratch[base];
+        if (discrete) {
+            count = (int64_t)cs_lower_constant_int(P, a[0].e, "the number of discrete values", 1, INT32_MAX);
+            if (v.type == P->real)
+                cs_parse_fail_at(P, e->start, "a discrete observation must be an int or a bool, got %s (convert it "
+                        "with int(...))", cs_lower_shape_text(P, v.node, ty));
+            space = CS_OBS_DISCRETE;
+        } else {
+            low = cs_lower_constant(P, a[0].e, "the low bound of the observation");
+            high = cs_lower_constant(P, a[1].e, "the high bound of the observation");
+            if (!isfinite(low) || !isfinite(high) || low > high)
+                cs_parse_fail_at(P, a[0].e->start, "the observation's bounds must be finite with low <= high, got "
+                        "%s and %s", cs_shortest(low, (char[CS_REPR_MAX]){0}), cs_shortest(high, (char[CS_REPR_MAX]){0}));
+        }
+        P->n_scratch = base;
+    }
+    /* a box is stored as float32: ints and bools become reals */
+    cs_node n = space == CS_OBS_BOX ? cs_lower_convert(P, v, P->real, e->start).node : v.node;
+    unsigned size = cs_node_shape(P->g, n)->size;
+    if (P->obs_elements + size > OBS_ELEMENTS_MAX)
+        cs_parse_fail_at(P, e->start, "too many observation elements (at most %d in all)", OBS_ELEMENTS_MAX);
+    P->obs_elements += size;
+    char name[CS_NAME_MAX] = "";
+    if (e->sym && (e->kind == E_STATE || e->kind == E_CONST || e->kind == E_PARAM))
+        snprintf(name, sizeof name, "%s", e->sym->name);
+    if (cs_program_add_obs(P->p, name, n, space, low, high, count) < 0)
+        fail_plain(P, "out of memory");
 }
 
 static void parse_observe(parser *P)
@@ -1075,39 +1472,14 @@ static void parse_observe(parser *P)
     once(P, &P->observe, "observe");
     P->ctx = CTX_OBSERVE;
     for (;;) {
-        if (P->p->n_obs == ITEMS_MAX)
+        if (P->p->n_obs_items == ITEMS_MAX)
             cs_parse_fail_at(P, P->tok.pos, "too many observations (at most %d)", ITEMS_MAX);
-        expr *e = parse_expr(P);
-        char what[32];
-        snprintf(what, sizeof what, "observation %u", P->p->n_obs);
-        cs_node n = cs_lower_real_value(P, cs_lower(P, e, NULL), e->start, what);
-        if (cs_program_add_obs(P->p, n) < 0)
-            fail_plain(P, "out of memory");
+        parse_observation(P);
         if (!is(P, CS_TOK_COMMA))
             break;
         advance(P);
     }
     P->ctx = CTX_GLOBAL;
-}
-
-/* A function statement: targets become slots; the value stays an AST. */
-static void fn_statement(parser *P, fn_def *f)
-{
-    size_t pos = P->tok.pos;
-    parse_targets(P);
-    check_targets(P);
-    stmt *s = cs_parse_alloc(P, &P->perm, sizeof *s);
-    s->pos = pos;
-    s->value = parse_expr(P);
-    s->n_targets = (unsigned)P->n_targets;
-    s->slots = cs_parse_alloc(P, &P->perm, s->n_targets * sizeof *s->slots);
-    for (unsigned k = 0; k < s->n_targets; k++) {
-        const target *t = &P->targets[k];
-        sym *y = define(P, t->name, t->len, t->pos, SYM_SLOT);
-        y->index = s->slots[k] = f->n_slots++;
-    }
-    *f->tail = s;
-    f->tail = &s->next;
 }
 
 static void parse_fn(parser *P)
@@ -1123,6 +1495,7 @@ static void parse_fn(parser *P)
     self->fn = f;
     sym *mark = P->scope;
     P->ctx = CTX_FN;
+    P->fn = f;
     P->ast = &P->perm;
     expect(P, CS_TOK_LPAREN, "after the function's name");
     while (!is(P, CS_TOK_RPAREN)) {
@@ -1130,6 +1503,10 @@ static void parse_fn(parser *P)
             cs_parse_fail_at(P, P->tok.pos, "too many parameters (at most %d)", ITEMS_MAX);
         if (!is(P, CS_TOK_NAME))
             cs_parse_fail_at(P, P->tok.pos, "expected a parameter name, got %s", describe(P));
+        sym *twice = lookup(P, P->src + P->tok.pos, P->tok.len);
+        if (twice && twice->kind == SYM_SLOT)
+            cs_parse_fail_at(P, P->tok.pos, "parameter '%s' is declared twice (first at %s)", twice->name,
+                    where(P, twice->pos, (char[24]){0}));
         check_new_name(P, P->src + P->tok.pos, P->tok.len, P->tok.pos);
         sym *y = define(P, P->src + P->tok.pos, P->tok.len, P->tok.pos, SYM_SLOT);
         y->index = f->n_slots++;
@@ -1162,7 +1539,8 @@ static void parse_fn(parser *P)
                 advance(P);
                 break;
             }
-            fn_statement(P, f);
+            *f->tail = parse_statement(P);
+            f->tail = &(*f->tail)->next;
             end_statement(P);
         }
     } else {
@@ -1171,8 +1549,72 @@ static void parse_fn(parser *P)
     }
     end_scope(P, mark);
     P->ctx = CTX_GLOBAL;
+    P->fn = NULL;
     P->ast = &P->temp;
     f->defining = false;
+}
+
+/* info NAME [: TYPE], ...: values the reset and the step each assign once,
+ * reported beside the observation (Gymnasium's info dict). */
+static void parse_info(parser *P)
+{
+    advance(P);
+    for (;;) {
+        const char *s;
+        size_t n, pos;
+        declared_name(P, "info", &s, &n, &pos);
+        decl_type d = {P->real, CS_SCALAR, pos};
+        if (is(P, CS_TOK_COLON)) {
+            advance(P);
+            d = parse_type(P, true);
+        }
+        if (P->reset.seen || P->step.seen)
+            cs_parse_fail_at(P, pos, "declare info '%.*s' before reset and step (both assign it)", (int)n, s);
+        if (P->p->n_info + (uint64_t)cs_shape_of(P->g, d.shape)->size > STATE_ELEMENTS_MAX)
+            cs_parse_fail_at(P, pos, "too many info elements (at most %d in all)", STATE_ELEMENTS_MAX);
+        sym *y = define(P, s, n, pos, SYM_INFO);
+        int k = cs_program_add_info(P->p, y->name, d.type, d.shape);
+        if (k < 0)
+            fail_plain(P, "out of memory");
+        y->index = (unsigned)k;
+        if (!is(P, CS_TOK_COMMA))
+            break;
+        advance(P);
+    }
+}
+
+/* keep NAME, ...: states that keep their value through an auto-reset
+ * (only an explicit reset gives them their reset value). */
+static void parse_keep(parser *P)
+{
+    need(P, &P->state, "state", "keep");
+    advance(P);
+    for (;;) {
+        if (!is(P, CS_TOK_NAME))
+            cs_parse_fail_at(P, P->tok.pos, "expected a state's name after 'keep', got %s", describe(P));
+        sym *y = lookup(P, P->src + P->tok.pos, P->tok.len);
+        if (!y || y->kind != SYM_STATE)
+            cs_parse_fail_at(P, P->tok.pos, "'%.*s' is not a state: only states can be kept", (int)P->tok.len,
+                    P->src + P->tok.pos);
+        if (P->p->vars[y->index].kept)
+            cs_parse_fail_at(P, P->tok.pos, "state '%s' is kept twice", y->name);
+        P->p->vars[y->index].kept = true;
+        advance(P);
+        if (!is(P, CS_TOK_COMMA))
+            break;
+        advance(P);
+    }
+}
+
+/* Every info value needs a value in the block just parsed. */
+static void need_info(parser *P, bool step, size_t pos)
+{
+    for (unsigned k = 0; k < P->p->n_info_items; k++) {
+        const cs_info_item *it = &P->p->info_items[k];
+        if (!(step ? it->step : it->restart))
+            cs_parse_fail_at(P, pos, "%s does not assign info '%s' (both reset and step assign every info value)",
+                    step ? "step" : "reset", it->name);
+    }
 }
 
 static void parse_reset(parser *P)
@@ -1180,10 +1622,11 @@ static void parse_reset(parser *P)
     need(P, &P->state, "state", "reset");
     once(P, &P->reset, "reset");
     parse_block(P, CTX_RESET, "reset");
-    for (unsigned k = 0; k < P->p->n_carried; k++)
+    for (unsigned k = 0; k < P->p->n_vars; k++)
         if (!P->p->restart[k])
             cs_parse_fail_at(P, P->reset.pos, "reset does not assign state '%s' (every state needs a reset value)",
-                    P->p->carried[k].name);
+                    P->p->vars[k].name);
+    need_info(P, false, P->reset.pos);
 }
 
 static void parse_step(parser *P)
@@ -1193,14 +1636,15 @@ static void parse_step(parser *P)
     once(P, &P->step, "step");
     parse_block(P, CTX_STEP, "step");
     cs_program *p = P->p;
-    for (unsigned k = 0; k < p->n_carried; k++)
+    for (unsigned k = 0; k < p->n_vars; k++)
         if (!p->next[k])
             cs_parse_fail_at(P, P->step.pos, "step does not assign %s' (every state needs a next value)",
-                    p->carried[k].name);
+                    p->vars[k].name);
     if (!p->reward)
         cs_parse_fail_at(P, P->step.pos, "step does not assign 'reward'");
     if (!p->terminated)
         cs_parse_fail_at(P, P->step.pos, "step does not assign 'terminated'");
+    need_info(P, true, P->step.pos);
 }
 
 /* policy NAME { ...; action = E }: a policy an agent can choose by name. */
@@ -1246,7 +1690,7 @@ static void parse_declaration(parser *P)
         expr *e = parse_expr(P);
         double v = cs_lower_constant(P, e, "reward_threshold");
         if (!isfinite(v))
-            cs_parse_fail_at(P, e->start, "reward_threshold must be finite, got %g", v);
+            cs_parse_fail_at(P, e->start, "reward_threshold must be finite, got %s", cs_shortest(v, (char[CS_REPR_MAX]){0}));
         P->p->reward_threshold = v;
     } else if (word_is(P, "param")) {
         parse_param(P);
@@ -1264,8 +1708,14 @@ static void parse_declaration(parser *P)
         parse_reset(P);
     } else if (word_is(P, "step")) {
         parse_step(P);
+    } else if (word_is(P, "info")) {
+        parse_info(P);
+    } else if (word_is(P, "keep")) {
+        parse_keep(P);
     } else if (word_is(P, "policy")) {
         parse_policy(P);
+    } else if (word_is(P, "draw")) {
+        cs_parse_draw(P);
     } else {
         cs_parse_fail_at(P, P->tok.pos, "expected a declaration (env, max_steps, reward_threshold, param, const, "
                                "state, action, observe, fn, reset or step), got %s", describe(P));
@@ -1423,6 +1873,7 @@ int cs_parse(const char *src, size_t len, const char *filename, cs_type real,
     arena_free(&P.temp);
     free(P.scratch);
     free(P.targets);
+    free(P.tables);
     if (rc) {
         cs_program_free(P.p);
         return P.ov_failed ? -2 : -1;
@@ -1479,6 +1930,10 @@ int cs_parse_override(const char *text, cs_param_override *out, char *err, size_
     const char *parts[2] = {value, colon ? colon + 1 : NULL};
     size_t lens[2] = {colon ? (size_t)(colon - value) : strlen(value), colon ? strlen(colon + 1) : 0};
     double v[2] = {0, 0};
+    if (!colon && (!strcmp(value, "true") || !strcmp(value, "false"))) {   /* a bool param's */
+        out->value = value[0] == 't';
+        return 0;
+    }
     for (int k = 0; k < (colon ? 2 : 1); k++) {
         int rc = override_number(parts[k], lens[k], &v[k]);
         if (rc == -2) {
@@ -1496,7 +1951,8 @@ int cs_parse_override(const char *text, cs_param_override *out, char *err, size_
         return 0;
     }
     if (v[0] > v[1]) {
-        snprintf(err, err_size, "override '%s': the low end %.17g is above the high end %.17g", text, v[0], v[1]);
+        snprintf(err, err_size, "override '%s': the low end %s is above the high end %s", text, cs_shortest(v[0], (char[CS_REPR_MAX]){0}),
+                 cs_shortest(v[1], (char[CS_REPR_MAX]){0}));
         return -1;
     }
     out->is_range = true;
@@ -1505,3 +1961,25 @@ int cs_parse_override(const char *text, cs_param_override *out, char *err, size_
     out->value = v[0];
     return 0;
 }
+
+/* ---- for the declarations parsed in files of their own (parse_draw.c) ---- */
+
+void cs_parse_advance(parser *P) { advance(P); }
+bool cs_parse_word_is(const parser *P, const char *w) { return word_is(P, w); }
+const char *cs_parse_describe(parser *P) { return describe(P); }
+const char *cs_parse_where(parser *P, size_t pos, char buf[24]) { return where(P, pos, buf); }
+expr *cs_parse_expr(parser *P) { return parse_expr(P); }
+void cs_parse_statement(parser *P) { block_statement(P); }
+void cs_parse_block_open(parser *P, const char *what) { expect_block_open(P, what); }
+void cs_parse_end_statement(parser *P) { end_statement(P); }
+_Noreturn void cs_parse_unclosed(parser *P, size_t open)
+{
+    unclosed(P, open);
+    longjmp(P->fail, 1);   /* not reached: unclosed fails */
+}
+void cs_parse_once(parser *P, section *s, const char *what) { once(P, s, what); }
+void cs_parse_need(parser *P, const section *s, const char *what, const char *before) { need(P, s, what, before); }
+sym *cs_parse_lookup(parser *P, const char *s, size_t n) { return lookup(P, s, n); }
+sym *cs_parse_define(parser *P, const char *s, size_t n, size_t pos, sym_kind kind) { return define(P, s, n, pos, kind); }
+void cs_parse_end_scope(parser *P, sym *mark) { end_scope(P, mark); }
+void cs_parse_free_temp(parser *P) { arena_free(&P->temp); }

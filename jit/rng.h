@@ -31,6 +31,50 @@ CS_INLINE void cs_rng_block(unsigned long long seed, unsigned int lane, unsigned
     cs_philox4x32_10(ctr, key, out);
 }
 
+/* cs_rng_block for the lanes j < n of a block of lanes, into rows of words:
+ * out[k * stride + j] is word k of lane j, whose key is lane + at[j] (at
+ * NULL: lane + j % per_block) and whose block is block + j / per_block.
+ * With AVX-512F (philox.h's CS_PHILOX_X8) eight lanes at a time, and the
+ * columns up to the next multiple of 8 are written too (with some lane's
+ * words): the rows must hold them, and at[] must be readable there. The C
+ * dialect's (a CUDA thread draws its own lane's block). */
+CS_INLINE void cs_rng_lanes(unsigned long long seed, unsigned int lane, const int *at, int n, unsigned long long block,
+                            int per_block, unsigned int stream_sub, unsigned int *out, int stride)
+{
+#ifdef CS_PHILOX_X8
+    typedef unsigned int u32x8 __attribute__((vector_size(32), aligned(4)));
+    const cs_philox_x8 iota = {0, 1, 2, 3, 4, 5, 6, 7};
+    for (int g = 0; g < n; g += 8) {
+        cs_philox_x8 key, blk, c[4];
+        if (!at && per_block % 8 == 0) {   /* eight keys in a row, one block */
+            key = (cs_philox_x8){0} + (unsigned long long)(lane + (unsigned int)(g % per_block)) + iota;
+            blk = (cs_philox_x8){0} + (block + (unsigned long long)(g / per_block));
+        } else {
+            for (int l = 0; l < 8; l++) {
+                int j = g + l;
+                key[l] = lane + (unsigned int)(at ? at[j] : j % per_block);
+                blk[l] = block + (unsigned long long)(j / per_block);
+            }
+        }
+        c[0] = blk & 0xffffffffull;
+        c[1] = blk >> 32;
+        c[2] = (cs_philox_x8){0} + stream_sub;
+        c[3] = (cs_philox_x8){0} + (seed >> 32);
+        cs_philox4x32_10_x8(c, key, (unsigned int)seed);
+        for (int k = 0; k < 4; k++)
+            *(u32x8 *)(out + k * stride + g) = __builtin_convertvector(c[k], u32x8);
+    }
+#else
+    for (int j = 0; j < n; j++) {
+        unsigned int w[4];
+        cs_rng_block(seed, lane + (unsigned int)(at ? at[j] : j % per_block), block + (unsigned long long)(j / per_block),
+                     stream_sub, w);
+        for (int k = 0; k < 4; k++)
+            out[k * stride + j] = w[k];
+    }
+#endif
+}
+
 /* Uniform [0, 1): exact conversions, no rounding up to 1. */
 CS_INLINE double cs_u01_f64(unsigned int w) { return (double)w * (1.0 / 4294967296.0); }
 CS_INLINE float cs_u01_f32(unsigned int w) { return (float)(w >> 8) * (1.0f / 16777216.0f); }

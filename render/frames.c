@@ -1,6 +1,7 @@
 /* cs_renderer: RGB frames of environments' current states, Gymnasium's
- * rgb_array. Drawn by the environment's rule straight into the caller's
- * memory; no display and no window library are involved. */
+ * rgb_array. Drawn by the environment's own picture (its draw block,
+ * picture.c) straight into the caller's memory; no display and no window
+ * library are involved. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +16,8 @@ struct cs_renderer {
     char error[RENDER_ERROR_SIZE];
     cs_env *env;
     cs_env_info info;
-    const render_rule *rule;
-    double *state;              /* [state_dim][num_envs] */
-    double *one;                /* [state_dim] */
+    render_picture *picture;
+    int width, height, fps;     /* a tile's, the picture's */
 };
 
 static cs_status fail(cs_renderer *r, cs_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -39,8 +39,7 @@ void cs_renderer_close(cs_renderer *r)
 {
     if (!r)
         return;
-    free(r->state);
-    free(r->one);
+    render_picture_free(r->picture);
     free(r);
 }
 
@@ -58,18 +57,9 @@ cs_status cs_renderer_open(cs_env *env, cs_renderer **out)
     if (s != CS_OK)
         return fail(r, s, "%s", cs_env_error(env));
     r->env = env;
-    r->rule = render_find_rule(&r->info);
-    if (!r->rule) {
-        char names[256];
-        render_rule_names(names, sizeof names);
-        return fail(r, CS_ERR_UNAVAILABLE, "no drawing rule for environment '%s' (%u state variables); render/ draws: %s",
-                    r->info.name ? r->info.name : "?", r->info.state_dim, names);
-    }
-    size_t n = (size_t)r->info.num_envs * r->info.state_dim;
-    r->state = malloc(n * sizeof *r->state);
-    r->one = malloc(r->info.state_dim * sizeof *r->one);
-    if (!r->state || !r->one)
-        return fail(r, CS_ERR_NOMEM, "out of memory for %zu state values", n);
+    if ((s = render_picture_open(env, &r->picture, r->error, sizeof r->error)) != CS_OK)
+        return s;
+    render_picture_size(r->picture, &r->width, &r->height, &r->fps);
     return CS_OK;
 }
 
@@ -79,7 +69,7 @@ cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, u
 {
     if (!r)
         return CS_ERR_ARGUMENT;
-    if (!r->rule)
+    if (!r->picture)
         return fail(r, CS_ERR_STATE, "this renderer failed to open: close it");
     r->error[0] = 0;
     int64_t n = r->info.num_envs;
@@ -94,7 +84,7 @@ cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, u
     if (columns > count)
         columns = count;
     int rows = (count + columns - 1) / columns;
-    int fw = r->rule->width, fh = r->rule->height;
+    int fw = r->width, fh = r->height;
     if (columns > MAX_SIDE / fw || rows > MAX_SIDE / fh)
         return fail(r, CS_ERR_LIMIT, "%d tiles of %dx%d in %d columns make a frame wider or taller than %d pixels",
                     count, fw, fh, columns, MAX_SIDE);
@@ -108,21 +98,23 @@ cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, u
     size_t need = (size_t)w * (size_t)h * 3;
     if (rgb_size < need)
         return fail(r, CS_ERR_ARGUMENT, "rgb holds %zu bytes; a %dx%d frame needs %zu", rgb_size, w, h, need);
-    cs_status s = cs_env_get_state(r->env, r->state);
+    cs_status s = render_picture_read(r->picture, r->error, sizeof r->error);
     if (s != CS_OK)
-        return fail(r, s, "%s", cs_env_error(r->env));
+        return s;
     render_canvas canvas;
     if (count < rows * columns) {
         render_canvas_init(&canvas, rgb, w * 3, (render_rect){0, 0, w, h}, 0, 0, 1, fh);
         render_fill(&canvas, (render_colour){0, 0, 0, 255});   /* tiles past the batch are black */
     }
     for (int k = 0; k < count; k++) {
-        int64_t e = first + k;
-        for (unsigned d = 0; d < r->info.state_dim; d++)
-            r->one[d] = r->state[(int64_t)d * n + e];
         int x = k % columns * fw, y = k / columns * fh;
         render_canvas_init(&canvas, rgb, w * 3, (render_rect){x, y, fw, fh}, x, y, 1, fh);
-        r->rule->draw(&canvas, r->one);
+        render_picture_draw_env(r->picture, &canvas, first + k);
     }
     return CS_OK;
+}
+
+int cs_renderer_fps(const cs_renderer *r)
+{
+    return r && r->picture ? r->fps : 0;
 }

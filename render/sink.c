@@ -125,10 +125,45 @@ static cs_status check_dir(const char *path, char *err, size_t err_size)
     return CS_OK;
 }
 
+/* The extension of the path's last name, or "" (a name that starts with a
+ * dot has none, nor a path that ends in '/'). */
+static const char *extension(const char *path)
+{
+    size_t n = strlen(path);
+    if (n && path[n - 1] == '/')
+        return "";
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    const char *dot = strrchr(name, '.');
+    return dot && dot > name ? dot : "";
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A path that names neither a video nor a directory: `render --out x.avi`
+ * must not write a directory called x.avi. */
+static cs_status unknown_format(const char *path, char *err, size_t err_size)
+{
+    return cs_say(err, err_size, CS_ERR_ARGUMENT,
+                  "%s: unknown format '%s' (formats: a directory of PNG frames, named without an extension or "
+                  "ending in '/'; FILE.gif; FILE.mp4)", path, extension(path));
+}
+
+cs_status render_make_dir(const char *path, char *err, size_t err_size)
+{
+    return ensure_dir(path, err, err_size);
+}
+
 cs_status render_sink_check(const char *path, char *err, size_t err_size)
 {
     if (!path || !*path)
         return cs_say(err, err_size, CS_ERR_ARGUMENT, "no output path");
+    if (!render_sink_is_video(path) && extension(path)[0] && !is_dir(path))
+        return unknown_format(path, err, err_size);
     if (!render_sink_is_video(path))
         return check_dir(path, err, err_size);
     cs_status st = cs_output_check(path, err, err_size);
@@ -238,6 +273,8 @@ cs_status render_sink_open(const char *path, int width, int height, int fps, ren
     s->video = render_sink_is_video(path);
     if (s->video)
         return spawn_ffmpeg(s, fps);
+    if (extension(path)[0] && !is_dir(path))
+        return unknown_format(path, s->error, sizeof s->error);
     return ensure_dir(path, s->error, sizeof s->error);
 }
 

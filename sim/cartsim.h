@@ -107,7 +107,7 @@ typedef enum { CS_DTYPE_F32, CS_DTYPE_F64 } cs_dtype;
 /* How f64 computes sin, cos, tan, exp, log, tanh, atan2, pow, fmod and %:
  * EXACT with glibc's functions (Gymnasium's bits; a scalar pass of their
  * own on the cpu), FAST with cartsim's branch-free ones (jit/mathd.h, each
- * within the ULP bound the README states), which vectorize. f32 always
+ * within the ULP bound docs/math.md states), which vectorize. f32 always
  * computes with cartsim's own (jit/mathf.h). */
 typedef enum { CS_MATH_EXACT, CS_MATH_FAST } cs_math;
 typedef enum { CS_AUTORESET_NEXT_STEP, CS_AUTORESET_SAME_STEP, CS_AUTORESET_DISABLED } cs_autoreset;
@@ -153,7 +153,8 @@ typedef struct {
      * CS_ERR_TIMEOUT, whatever the backend asked (no silent fallback). */
     double cc_timeout_s;
     /* Set by the program's signal handler (Ctrl-C), it stops a compile in
-     * progress: opening fails with CS_ERR_INTERRUPTED; other signals the
+     * progress: opening fails with CS_ERR_INTERRUPTED (and cs_train, in one
+     * process, between generations); other signals the
      * program handles (a timer's) do not. NULL: any handled signal that
      * interrupts the compile's wait stops it (a program whose handler cannot
      * run during the call, as Python's). (The compiler runs in a process
@@ -212,7 +213,8 @@ typedef struct {
     cs_backend backend;         /* the backend actually used */
     cs_fusion fusion;
     cs_dtype dtype;
-    cs_math math;               /* cs_config.math */
+    cs_math math;               /* what ran: cs_config.math for f64; EXACT for f32, whose functions are
+                                   cartsim's own in either mode (the same kernel) */
     int unroll, threads;
     int kernels_per_step;       /* fused kernels (loops on the cpu) per step */
     bool persistent;            /* fusion full and cs_config.persistent: a rollout is one launch */
@@ -229,9 +231,65 @@ typedef struct {
     int spill_bytes;            /* register spill stores per thread, the most of the rollout kernels (ptxas's
                                    report); -1 when unknown: PTX that the driver compiled */
     int local_bytes;            /* local memory per thread of the rollout kernel: spills and stack frames */
+    /* The state and observations as the .env file declares them: variables
+     * and observation items, each a scalar or an array (cs_env_state_info,
+     * cs_env_obs_info); discrete observations are int64 (cs_env_obs_int). */
+    unsigned n_state_vars;      /* state_dim counts their elements */
+    unsigned n_obs_items;       /* obs_dim counts the box items' elements */
+    unsigned obs_int_dim;       /* the discrete items' elements */
+    unsigned n_step_draws, n_restart_draws;   /* random words per step and per restart (cs_env_replay_draws) */
+    unsigned n_info_items;      /* the .env's info values (cs_env_info_item) */
+    unsigned info_dim;          /* their elements (cs_env_info_values) */
+    bool shared_weights;        /* the policy's weights are one set for the whole batch ("ppo:" policies) */
+    unsigned n_records;         /* values its rollouts record at every step (cs_env_record); 0: none */
 } cs_env_info;
 
 cs_status cs_env_get_info(cs_env *env, cs_env_info *out);
+
+/* A state variable: rows [first, first + size) of cs_env_get_state's array,
+ * its elements row-major. Integers and bools are exact there (doubles). */
+typedef enum { CS_VALUE_REAL, CS_VALUE_INT, CS_VALUE_BOOL } cs_value_type;
+
+typedef struct {
+    const char *name;
+    cs_value_type type;         /* REAL: the batch's dtype; INT: int32 */
+    unsigned rank;              /* 0: a scalar */
+    unsigned dims[3];           /* dims[k] for k < rank */
+    unsigned first, size;
+} cs_state_info;
+
+cs_status cs_env_state_info(cs_env *env, unsigned k, cs_state_info *out);   /* k < n_state_vars */
+
+/* An observation item: its space and where its elements are, row-major:
+ * rows [offset, offset + size) of cs_env_obs (box: float32) or of
+ * cs_env_obs_int (discrete: int64, values in [0, n)). A box without
+ * declared bounds has low -inf and high inf. */
+typedef enum { CS_SPACE_BOX, CS_SPACE_DISCRETE } cs_space;
+
+typedef struct {
+    const char *name;           /* the observed state's name, or "" for an expression */
+    cs_space space;
+    cs_value_type type;         /* of the value before it is stored */
+    unsigned rank;
+    unsigned dims[3];
+    unsigned offset, size;
+    double low, high;           /* box */
+    int64_t n;                  /* discrete */
+} cs_obs_info;
+
+cs_status cs_env_obs_info(cs_env *env, unsigned k, cs_obs_info *out);       /* k < n_obs_items */
+
+/* An info value (Gymnasium's info dict: toy text's "prob", Taxi's
+ * "action_mask"): rows [offset, offset + size) of cs_env_info_values. */
+typedef struct {
+    const char *name;
+    cs_value_type type;
+    unsigned rank;
+    unsigned dims[3];
+    unsigned offset, size;
+} cs_info_item_desc;
+
+cs_status cs_env_info_item(cs_env *env, unsigned k, cs_info_item_desc *out); /* k < n_info_items */
 
 /* Every environment starts a fresh episode drawn from `seed`. */
 cs_status cs_env_reset(cs_env *env, uint64_t seed);
@@ -243,12 +301,27 @@ cs_status cs_env_reset(cs_env *env, uint64_t seed);
  * environment first (CS_ERR_ARGUMENT naming the right one); prefer them. */
 cs_status cs_env_step(cs_env *env, const void *actions);
 cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions);   /* [num_envs] */
+/* The same as int64_t (NumPy's and PyTorch's integers), each checked against
+ * [0, n_actions) whole, before it is narrowed: 2^32 is refused, not wrapped to 0. */
+cs_status cs_env_step_discrete_i64(cs_env *env, const int64_t *actions);   /* [num_envs] */
 cs_status cs_env_step_box(cs_env *env, const float *actions);          /* [action_dim][num_envs] */
 /* The same as doubles, converted to float (the actions' type in the batch). */
 cs_status cs_env_step_box_f64(cs_env *env, const double *actions);     /* [action_dim][num_envs] */
 
 const float *cs_env_obs(cs_env *env);            /* [obs_dim][num_envs] */
 const float *cs_env_final_obs(cs_env *env);      /* same-step mode: obs that ended an episode */
+/* The discrete observations, [obs_int_dim][num_envs] int64 (NULL with the
+ * message when the batch has none). */
+const int64_t *cs_env_obs_int(cs_env *env);
+const int64_t *cs_env_final_obs_int(cs_env *env);
+/* The info values of the last step or reset, [info_dim][num_envs] doubles
+ * (ints and bools exact): after a step, each environment's step values, or
+ * its restart's where the step restarted it (next-step mode's pending
+ * restart; same-step mode's restart after an episode's end). NULL with the
+ * message when the environment declares none. */
+const double *cs_env_info_values(cs_env *env);
+/* Same-step mode: the info values of the steps that ended an episode. */
+const double *cs_env_final_info_values(cs_env *env);
 /* The same observations a row per environment, [num_envs][obs_dim] (obs of
  * environment i at out[i * obs_dim ...], as neural-network frameworks take a
  * batch), copied into out, which holds out_count floats (at least num_envs x
@@ -265,6 +338,14 @@ const uint8_t *cs_env_truncated(cs_env *env);    /* [num_envs] */
  * refuses a value that is not finite in the batch's dtype. */
 cs_status cs_env_get_state(cs_env *env, double *out);
 cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *episode_steps);
+
+/* Replaying a reference's random outcomes (the suite's golden tests): the
+ * next cs_env_step or cs_env_reset (once) takes its random words from
+ * these arrays instead of Philox: step_words[k * num_envs + i] is draw k of
+ * the step of environment i (n_step_draws of them), restart_words likewise
+ * for a restart in that call (n_restart_draws). Either may be NULL (Philox
+ * as usual). The arrays must stay valid until that call returns. */
+cs_status cs_env_replay_draws(cs_env *env, const uint32_t *step_words, const uint32_t *restart_words);
 
 /* Makes dst continue from where src is: src's state, per-environment
  * parameters, episode steps and running returns, observations, rewards and
@@ -369,11 +450,13 @@ cs_status cs_env_step_device(cs_env *env);
 
 /* ---- Frames: what environments look like (render/) ----
  *
- * RGB images of environments' current states, drawn as Gymnasium's
- * rgb_array draws them (CartPole-v1: 600x400, white background, black cart,
- * brown pole): height x width x 3 bytes, rows top to bottom. A batch is
- * tiled row-major, `columns` tiles a row (0: the smallest square that
- * holds them), tiles past the batch black.
+ * RGB images of environments' current states, drawn by each environment's
+ * own picture, the draw block of its .env file (docs/dsl.md, "Pictures"),
+ * with its parameters as overridden (the classic ones draw as Gymnasium's
+ * rgb_array: CartPole-v1 600x400, white background, black cart, brown
+ * pole): height x width x 3 bytes, rows top to bottom. A batch is tiled
+ * row-major, `columns` tiles a row (0: the smallest square that holds
+ * them), tiles past the batch black.
  *
  *     cs_renderer *r;
  *     int w, h;
@@ -386,10 +469,10 @@ cs_status cs_env_step_device(cs_env *env);
  *     cs_renderer_close(r);
  *
  * Drawing is done in memory: no display and no window library are needed.
- * For an environment that has no picture, cs_renderer_open answers
- * CS_ERR_UNAVAILABLE and says why. A
- * renderer borrows its environment (close the renderer first), keeps its own
- * last-error message, and reuses its drawing surface from frame to frame. */
+ * For an environment whose .env file has no draw block, cs_renderer_open
+ * answers CS_ERR_UNAVAILABLE and says what to add. A renderer borrows its
+ * environment (close the renderer first), keeps its own last-error message,
+ * and evaluates the picture once per drawn environment per frame. */
 typedef struct cs_renderer cs_renderer;
 
 /* On failure *out is still a handle holding the message (or NULL when
@@ -402,6 +485,10 @@ const char *cs_renderer_error(const cs_renderer *r);
  * (at least width * height * 3). rgb NULL: only sets *width and *height. */
 cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, uint8_t *rgb, size_t rgb_size,
                         int *width, int *height);
+/* The frames per second the picture declares (its draw block's fps;
+ * Gymnasium's render_fps for the classic environments): the speed a viewer
+ * shows it at, a video's frame rate. 0 for a renderer that failed to open. */
+int cs_renderer_fps(const cs_renderer *r);
 
 /* ---- Policies: what rollouts run, fused into the step kernel (agents/) ----
  *
@@ -411,20 +498,50 @@ cs_status cs_render_rgb(cs_renderer *r, int64_t first, int count, int columns, u
  *   "random"            uniform actions from Philox (the default);
  *   NAME                a policy the .env declares: `policy heuristic { action = ... }`;
  *   "linear"            one layer: z = W obs + b;
- *   "mlp:H", "mlp:HxH"  one or two tanh hidden layers of H units (1..256), then z.
+ *   "mlp:H", "mlp:HxH"  one or two tanh hidden layers of H units (1..256), then z;
+ *   "ppo:" + one of the three above: the actor-critic PPO trains (below).
  *
  * Discrete spaces take the argmax of z (one output per action, the lowest
  * index on ties); box spaces take low + (high - low) * (tanh(z) + 1) / 2.
  * Linear and MLP weights are per environment: N environments run N
  * different policies in one launch. Their order, layer after layer, is each
  * unit's weights over the layer's inputs then its bias (docs/policy_format.md).
- * They are 0 until set. */
+ * They are 0 until set.
+ *
+ * "ppo:ARCH" runs one policy in every environment, its weights shared by
+ * the batch (cs_env_info.shared_weights): the actor (ARCH's weights, a
+ * dense policy's), a critic of the same shape with one output (the value),
+ * for a box space one log standard deviation per component, then a switch
+ * (0: sample, 1: act as the dense policy ARCH would: the argmax, the mean).
+ * Sampled actions come from Philox after the environment's own draws:
+ * discrete from softmax(z), box from a normal of that std around the
+ * dense policy's action, clipped to the space. Its rollouts record, at
+ * every step (cs_env_record): obs0.., action0.. (box: before the clip),
+ * logprob, value, reward, terminated, truncated, final_obs0.. (the
+ * observation after the step, before any restart). The cpu backend and the
+ * interpreter run it (auto picks the cpu). */
 
-/* Weights per environment: 0 for random and declared policies. */
+/* Weights per environment (per batch for shared weights): 0 for random and declared policies. */
 unsigned cs_env_num_weights(cs_env *env);
-/* w[k * num_envs + i] is weight k of environment i (finite); kept until set again. */
+/* w[k * num_envs + i] is weight k of environment i (finite); kept until set
+ * again. Shared weights (cs_env_info.shared_weights): w[k] is weight k of
+ * every environment. */
 cs_status cs_env_set_weights(cs_env *env, const double *w);
 cs_status cs_env_get_weights(cs_env *env, double *out);
+
+/* What the last cs_env_rollout of a recording policy recorded: value k at
+ * step s (of that call) of environment i is data[s * num_envs + i], an
+ * int32_t (integer: actions, terminated, truncated) or a float, for s <
+ * steps. Valid until the next rollout or cs_env_close. */
+typedef struct {
+    const char *name;           /* "obs0", "action0", "logprob", "value", ... */
+    bool integer;
+    int64_t steps;              /* rows: the last rollout's steps (0: none yet) */
+    const void *data;           /* [steps][num_envs]; NULL when steps is 0 */
+} cs_record;
+
+unsigned cs_env_record_count(cs_env *env);
+cs_status cs_env_record(cs_env *env, unsigned k, cs_record *out);
 
 /* Per environment, from the last cs_env_rollout: the mean return of the
  * episodes it finished (NaN where none) and how many it finished. Restarts
@@ -435,7 +552,7 @@ const int64_t *cs_env_episode_counts(cs_env *env);    /* [num_envs] */
  * keep it (a viewer's tile label between one-step rollouts). */
 const double *cs_env_running_returns(cs_env *env);    /* [num_envs] */
 
-/* ---- Training: evolution strategies and the cross-entropy method ----
+/* ---- Training: evolution strategies, the cross-entropy method, PPO ----
  *
  * A generation sets one candidate policy in each environment, resets them all
  * (ES: every candidate from the same state) and rolls out max_steps steps in
@@ -445,8 +562,25 @@ const double *cs_env_running_returns(cs_env *env);    /* [num_envs] */
  * the target in two evaluations in a row (checked once some candidate scores
  * that much), or after `generations`. Gaussian noise comes from Philox keyed
  * by the seed: the same seed and configuration train the same weights on the
- * same backend and dtype (threads do not matter). */
-typedef enum { CS_ALGO_ES, CS_ALGO_CEM } cs_algo;
+ * same backend and dtype (threads do not matter).
+ *
+ * PPO (Schulman et al. 2017, as CleanRL's ppo.py and ppo_continuous_action.py
+ * compute it): num_envs environments run the actor-critic ("ppo:" + the
+ * policy's architecture, see "Policies") for num_steps steps in one fused
+ * rollout that records every step; the update runs on the cpu (train/ppo.c):
+ * generalized advantage estimation (a truncated episode bootstrapped from
+ * the value of its last observation), update_epochs passes over the batch
+ * in num_minibatches shuffled minibatches, clipped surrogate, clipped value
+ * loss, entropy bonus, advantages normalized per minibatch, the gradient's
+ * global norm clipped, Adam (eps 1e-5) with the learning rate annealed to
+ * 0. Episodes go on across iterations. Training stops once the greedy
+ * policy (the actor's argmax, or its mean) scores the target over
+ * eval_episodes fresh episodes (tried when the training episodes' mean
+ * return reaches it), or after total_timesteps env-steps. The result is
+ * the actor, a dense policy file any command reads. The same seed trains
+ * the same weights, bit for bit, whatever the thread count. */
+typedef enum { CS_ALGO_ES, CS_ALGO_CEM, CS_ALGO_PPO } cs_algo;
+typedef enum { CS_SWITCH_AUTO, CS_SWITCH_OFF, CS_SWITCH_ON } cs_train_switch;
 
 /* Several processes working as one (MPI ranks, or any framework): process
  * `rank` of `ranks` takes its share of the work, and `exchange` makes every
@@ -474,28 +608,54 @@ typedef struct {
     double best_return;
     double eval_return;         /* the mean policy on eval_episodes fresh episodes; NaN when not run */
     int64_t env_steps;          /* of the training rollouts so far */
-    double env_steps_per_sec;   /* this generation's rollout */
+    double env_steps_per_sec;   /* this generation's rollout (PPO: rollout and update) */
     double elapsed_ms;          /* since cs_train began, compile included */
+    /* PPO, from the iteration's last minibatch (NaN for ES and CEM) */
+    double policy_loss, value_loss, entropy, approx_kl, learning_rate;
 } cs_train_progress;
 
 /* The defaults are cs_train_config_init's alone (`cartsim train --help`
- * prints them from it). */
+ * prints them from it). The algorithms' settings (sigma ... max_grad_norm)
+ * are also a table, as cs_config's are: cs_train_setting_at says each one's
+ * name, range, default and meaning, cs_train_config_set sets one from text. */
 typedef struct {
     cs_algo algo;
-    const char *policy;         /* "linear", "mlp:32", "mlp:32x32" */
-    int64_t population;         /* environments, one candidate each (ES: even) */
-    int64_t generations;        /* at most */
+    const char *policy;         /* "linear", "mlp:32", "mlp:32x32" (PPO: the actor's and critic's shape) */
+    int64_t population;         /* ES, CEM: environments, one candidate each (ES: even) */
+    int64_t generations;        /* ES, CEM: at most */
     uint64_t seed;
     double target;              /* NaN: the env's reward_threshold; a NaN threshold: never stop early */
     int64_t eval_episodes;
     /* ES (Salimans et al. 2017): antithetic pairs, centred ranks, Adam on the mean */
     double sigma;               /* perturbation scale */
-    double learning_rate;       /* Adam step */
+    double learning_rate;       /* Adam step; 0: the algorithm's (ES 0.1, PPO 2.5e-4 discrete, 3e-4 box) */
     double weight_decay;        /* L2 coefficient */
     /* CEM: elite mean and spread, plus extra noise that fades */
     double elite_fraction;
     double init_std;
     double extra_std;           /* fading to 0 over the generations */
+    /* PPO: 0 (NaN for ent_coef, auto for the normalizations) takes CleanRL's
+     * default for the action space, discrete (ppo.py) ; box
+     * (ppo_continuous_action.py), in that order below */
+    int64_t num_envs;           /* environments stepped together (4 ; 1) */
+    int64_t num_steps;          /* steps of each per iteration (128 ; 2048) */
+    int64_t total_timesteps;    /* env-steps at most (500000 ; 1000000) */
+    int64_t num_minibatches;    /* (4 ; 32) */
+    int64_t update_epochs;      /* (4 ; 10) */
+    bool anneal_lr;             /* the learning rate falls linearly to 0 over the iterations */
+    double gamma, gae_lambda;   /* 0.99, 0.95 */
+    bool norm_adv;              /* advantages normalized per minibatch */
+    double clip_coef;           /* 0.2 */
+    bool clip_vloss;            /* the value loss clipped as the surrogate */
+    double ent_coef;            /* NaN: (0.01 ; 0) */
+    double vf_coef;             /* 0.5 */
+    double max_grad_norm;       /* 0.5 */
+    double target_kl;           /* stop an update's epochs past this approximate KL; 0: never */
+    /* CleanRL's continuous wrappers: observations normalized by running
+     * statistics (folded into the first layers' weights, so the rollout and
+     * the saved policy read raw observations), rewards scaled by the running
+     * spread of the discounted return (clipped to +-10). */
+    cs_train_switch norm_obs, norm_reward;   /* auto: (off ; on) */
     /* Called after every generation (NULL: not called). */
     void (*progress)(void *user, const cs_train_progress *p);
     void *user;
@@ -527,7 +687,10 @@ typedef struct {
 } cs_train_result;
 
 /* Trains a policy for cfg's environment (cfg->num_envs and cfg->policy are
- * set by the trainer). On failure out->weights is NULL. */
+ * set by the trainer). On failure out->weights is NULL, but for PPO's
+ * CS_ERR_NUMERIC (the loss or a gradient went NaN or infinite): training
+ * stopped there, and out->weights is the last policy whose update was
+ * finite. */
 cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, char *err,
                    size_t err_size);
 
@@ -576,7 +739,8 @@ typedef enum {
     CS_SETTING_SECONDS,         /* a time in seconds, (0, max] */
     CS_SETTING_CHOICE,          /* one of choices[0, n_choices) */
     CS_SETTING_BOOL,            /* choices "false", "true" */
-    CS_SETTING_LIST             /* repeatable: each cs_config_set adds one ("param") */
+    CS_SETTING_LIST,            /* repeatable: each cs_config_set adds one ("param") */
+    CS_SETTING_REAL             /* a finite number in [real_min, real_max] (cs_train_setting_at's) */
 } cs_setting_kind;
 
 typedef struct {
@@ -592,6 +756,8 @@ typedef struct {
     const char *default_note;   /* what the default means ("all cores"); NULL: nothing to say */
     const char *help;           /* one line */
     const char *help_off;       /* CS_SETTING_BOOL: what false means, when it is worth a switch of its own */
+    double real_min, real_max;  /* CS_SETTING_REAL */
+    bool min_open;              /* CS_SETTING_REAL: real_min itself excluded */
 } cs_setting_info;
 
 size_t cs_config_setting_count(void);
@@ -613,6 +779,18 @@ cs_status cs_config_get(const cs_config *cfg, const char *name, char *buf, size_
  * value, CS_ERR_LIMIT past CS_MAX_PARAM_OVERRIDES, CS_ERR_NOT_FOUND for no
  * such setting; cfg is unchanged then. */
 cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, char *err, size_t err_size);
+
+/* The algorithms' settings by name (sim/config.c's scheme for cs_config):
+ * the i-th of cs_train_setting_count() (section "train"; kind INT, REAL,
+ * BOOL or CHOICE), tc's value of one as text (a real as the shortest
+ * decimal that reads back), and one set from text, checked against its
+ * row: CS_ERR_ARGUMENT with a message for a bad value, CS_ERR_NOT_FOUND
+ * for no such setting; tc is unchanged then. */
+size_t cs_train_setting_count(void);
+cs_status cs_train_setting_at(size_t i, cs_setting_info *out);
+cs_status cs_train_config_get(const cs_train_config *tc, const char *name, char *buf, size_t size);
+cs_status cs_train_config_set(cs_train_config *tc, const char *name, const char *value, char *err,
+                              size_t err_size);
 
 /* One "key = value" line of a configuration file. */
 typedef struct {

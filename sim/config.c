@@ -90,7 +90,7 @@ static const cfg_setting settings[] = {
       .default_value = "f32", .help = "floating-point type of the state and arithmetic"}, FIELD(dtype)},
     {{.name = "math", .section = "run", .field = "math", .kind = CS_SETTING_CHOICE, CHOICES(math_names),
       .default_value = "exact",
-      .help = "f64's sin, cos, exp...: glibc's (Gymnasium's bits) or cartsim's vectorized ones (README's error bounds)"},
+      .help = "f64's sin, cos, exp...: glibc's (Gymnasium's bits) or cartsim's vectorized ones (docs/math.md's error bounds)"},
      FIELD(math)},
     {{.name = "autoreset", .section = "env", .field = "autoreset", .kind = CS_SETTING_CHOICE, CHOICES(autoreset_names),
       .default_value = "next_step", .help = "auto-reset convention"}, FIELD(autoreset)},
@@ -217,8 +217,8 @@ cs_status cs_config_check(const cs_config *cfg, char *err, size_t size)
         if (in->kind == CS_SETTING_SECONDS) {
             double s = get_seconds(cfg, st);
             if (!(s >= 0 && s <= (double)in->max))
-                return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be from 0 (%s s) to %" PRId64 " seconds, not %g",
-                              in->field, in->default_value, in->max, s);
+                return cs_say(err, size, CS_ERR_ARGUMENT, "%s must be from 0 (%s s) to %" PRId64 " seconds, not %s",
+                              in->field, in->default_value, in->max, cs_shortest(s, (char[CS_REPR_MAX]){0}));
             continue;
         }
         if (in->kind != CS_SETTING_INT)
@@ -264,7 +264,7 @@ cs_status cs_config_get(const cs_config *cfg, const char *name, char *buf, size_
         break;
     case CS_SETTING_SECONDS: {   /* 0: the default, for a cs_config that was zeroed, not initialized */
         double s = get_seconds(cfg, st);
-        n = s > 0 || !in->default_value ? snprintf(buf, size, "%g", s) : snprintf(buf, size, "%s", in->default_value);
+        n = s > 0 || !in->default_value ? snprintf(buf, size, "%s", cs_shortest(s, (char[CS_REPR_MAX]){0})) : snprintf(buf, size, "%s", in->default_value);
         break;
     }
     case CS_SETTING_CHOICE:
@@ -273,6 +273,8 @@ cs_status cs_config_get(const cs_config *cfg, const char *name, char *buf, size_
         n = snprintf(buf, size, "%s", k >= 0 && k < in->n_choices ? in->choices[k] : "?");
         break;
     }
+    case CS_SETTING_REAL:   /* the trainers' kind (train/settings.c): none here */
+        return CS_ERR_ARGUMENT;
     case CS_SETTING_LIST:
         for (int k = 0; k < cfg->n_params && k < CS_MAX_PARAM_OVERRIDES; k++) {
             size_t used = strlen(buf);
@@ -374,6 +376,8 @@ cs_status cs_config_set(cs_config *cfg, const char *name, const char *value, cha
         cfg->params[cfg->n_params++] = value;
         return CS_OK;
     }
+    case CS_SETTING_REAL:   /* the trainers' kind: none here */
+        break;
     }
     return cs_say(err, err_size, CS_ERR_ARGUMENT, "cs_config_set: internal error");
 }

@@ -17,6 +17,7 @@
 #include "agents.h"
 #include "cartsim.h"
 #include "config.h"
+#include "env_lanes.h"
 #include "env_source.h"
 #include "jit.h"
 #include "pool.h"
@@ -42,9 +43,14 @@ struct cs_env {
     void *launch_blocks;        /* cpu, rules or none, not persistent: the kept blocks (launch_kernels) */
 
     void **carried, **params, **inputs;
+    size_t *slot_size;                  /* [n_carried] bytes of each carried slot's element */
     int *segstep;
     float *obs, *final_obs;
+    long long *obs_int, *final_obs_int; /* discrete observations */
+    double *info, *final_info;          /* the info values */
+    const uint32_t *replay_step, *replay_restart;   /* cs_env_replay_draws, for the next call */
     float *box_actions;                 /* cs_env_step_box_f64's doubles as floats, allocated on first use */
+    int32_t *narrowed_actions;              /* cs_env_step_discrete_i64's actions as int32, allocated on first use */
     double *reward, *seg_return, *return_sum;
     uint8_t *terminated, *truncated, *pending;
     long long *segments, *nonfinite;
@@ -58,9 +64,13 @@ struct cs_env {
 
     const char *policy_text;            /* cfg.policy, while compiling */
     unsigned first_weight, n_weights;   /* the policy's weights: params [first, first + n) */
+    bool shared_weights;                /* ...one set for the batch, at element 0 (param_shared) */
     double *lane_return;                /* cs_env_episode_returns, made when asked for */
     int64_t *lane_episodes;
     void *device_actions;               /* strict mode: a host copy of a CUDA caller's actions */
+    void **records;                     /* [n_records] rows of the last rollout: [steps][n] 4-byte values */
+    int64_t record_rows;                /* the last rollout's steps */
+    int64_t record_capacity;            /* rows the buffers hold */
     cs_pool *pool;                      /* threads - 1 workers, started by the first split call */
     bool pool_failed;
     bool threads_auto;                  /* cfg.threads 0: as many as the work pays for */
@@ -129,6 +139,10 @@ static cs_lanes lanes_template(cs_env *env)
     l.inputs = env->inputs;
     l.obs = env->obs;
     l.final_obs = env->final_obs;
+    l.obs_int = env->obs_int;
+    l.final_obs_int = env->final_obs_int;
+    l.info = env->info;
+    l.final_info = env->final_info;
     l.reward = env->reward;
     l.terminated = env->terminated;
     l.truncated = env->truncated;
@@ -272,10 +286,18 @@ static cs_status cuda_copy(cs_env *env, cuda_copy_kind kind, unsigned mask)
 
 static size_t real_size(const cs_env *env) { return env->dtype == CS_DTYPE_F32 ? sizeof(float) : sizeof(double); }
 
+/* A bound on the bytes a lane's buffers take (a slot counted as a real). */
 static int64_t bytes_per_lane(const cs_program *p, size_t real)
 {
-    return (int64_t)((p->n_carried + p->n_params) * real + 2 * p->n_obs * sizeof(float) + sizeof(int) +
-                     3 * sizeof(double) + 3 + 2 * sizeof(long long) + p->n_inputs * sizeof(double));
+    return (int64_t)((p->n_carried + p->n_params) * real + 2 * p->n_obs * sizeof(float) +
+                     2 * p->n_obs_int * sizeof(long long) + sizeof(int) + 3 * sizeof(double) + 3 +
+                     2 * sizeof(long long) + p->n_inputs * sizeof(double));
+}
+
+/* A carried slot's element: the real type, int or unsigned char (jit/lanes.h). */
+static size_t type_size(const cs_env *env, cs_type t)
+{
+    return t == CS_I32 ? sizeof(int) : t == CS_BOOL ? 1 : real_size(env);
 }
 
 /* A number from a one-line file such as a cgroup's memory.max; -1 for
@@ -350,14 +372,16 @@ static cs_status allocate(cs_env *env)
                     (long long)n, (long long)need, what, (long long)have);
     size_t rs = real_size(env);
     env->carried = calloc(p->n_carried + 1, sizeof *env->carried);
+    env->slot_size = calloc(p->n_carried + 1, sizeof *env->slot_size);
     env->params = calloc(p->n_params + 1, sizeof *env->params);
     env->inputs = calloc(p->n_inputs + 1, sizeof *env->inputs);
     env->state_names = calloc(p->n_carried + 1, sizeof *env->state_names);
-    if (!env->carried || !env->params || !env->inputs || !env->state_names)
+    if (!env->carried || !env->slot_size || !env->params || !env->inputs || !env->state_names)
         return fail(env, CS_ERR_NOMEM, "out of memory");
     for (unsigned k = 0; k < p->n_carried; k++) {
         env->state_names[k] = p->carried[k].name;
-        if (!(env->carried[k] = calloc((size_t)n, rs)))
+        env->slot_size[k] = type_size(env, p->carried[k].type);
+        if (!(env->carried[k] = calloc((size_t)n, env->slot_size[k])))
             return fail(env, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)n);
     }
     for (unsigned k = 0; k < p->n_params; k++)
@@ -367,6 +391,10 @@ static cs_status allocate(cs_env *env)
     env->segstep = calloc(un, sizeof *env->segstep);
     env->obs = calloc(un * (p->n_obs ? p->n_obs : 1), sizeof *env->obs);
     env->final_obs = calloc(un * (p->n_obs ? p->n_obs : 1), sizeof *env->final_obs);
+    env->obs_int = calloc(un * (p->n_obs_int ? p->n_obs_int : 1), sizeof *env->obs_int);
+    env->final_obs_int = calloc(un * (p->n_obs_int ? p->n_obs_int : 1), sizeof *env->final_obs_int);
+    env->info = calloc(un * (p->n_info ? p->n_info : 1), sizeof *env->info);
+    env->final_info = calloc(un * (p->n_info ? p->n_info : 1), sizeof *env->final_info);
     env->reward = calloc(un, sizeof *env->reward);
     env->seg_return = calloc(un, sizeof *env->seg_return);
     env->return_sum = calloc(un, sizeof *env->return_sum);
@@ -375,7 +403,10 @@ static cs_status allocate(cs_env *env)
     env->pending = calloc(un, 1);
     env->segments = calloc(un, sizeof *env->segments);
     env->nonfinite = calloc(un, sizeof *env->nonfinite);
-    if (!env->segstep || !env->obs || !env->final_obs || !env->reward || !env->seg_return || !env->return_sum ||
+    if (!env->segstep || !env->obs || !env->final_obs || !env->obs_int || !env->final_obs_int || !env->info ||
+        !env->final_info ||
+        !env->reward ||
+        !env->seg_return || !env->return_sum ||
         !env->terminated || !env->truncated || !env->pending || !env->segments || !env->nonfinite)
         return fail(env, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)n);
     return CS_OK;
@@ -406,7 +437,12 @@ static cs_status check_config(cs_env *env, const cs_config *cfg)
 static cs_status bind_agent(cs_program *p, void *ctx, char *err, size_t err_size)
 {
     cs_env *env = ctx;
-    return cs_agent_build(p, env->policy_text, &env->first_weight, &env->n_weights, err, err_size);
+    cs_agent_weights w;
+    cs_status s = cs_agent_build(p, env->policy_text, &w, err, err_size);
+    env->first_weight = w.first_weight;
+    env->n_weights = w.n_weights;
+    env->shared_weights = w.shared;
+    return s;
 }
 
 /* Loads the .env source and runs the driver (jit/compile.c) on it up to
@@ -423,7 +459,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->len = src.len;
     rq->filename = src.filename;
     rq->real = cfg->dtype == CS_DTYPE_F32 ? CS_F32 : CS_F64;
-    rq->fast_f64 = cfg->math == CS_MATH_FAST;
+    rq->fast_f64 = cfg->math == CS_MATH_FAST && cfg->dtype == CS_DTYPE_F64;
     rq->params = cfg->params;
     rq->n_params = (unsigned)cfg->n_params;
     rq->bind_policy = bind_agent;
@@ -433,6 +469,12 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->block = cfg->block;
     rq->persistent = cfg->persistent;
     rq->backend = cfg->backend;
+    /* A recording policy runs where records can be kept (see cs_env_open). */
+    cs_agent agent;
+    char why[256];
+    if (cfg->backend == CS_BACKEND_AUTO && cs_agent_parse(cfg->policy, &agent, why, sizeof why) == 0 &&
+        agent.actor_critic)
+        rq->backend = CS_BACKEND_CPU;
     rq->cc = cfg->cc;
     rq->device = cfg->device;
     rq->cc_timeout_s = cfg->cc_timeout_s > 0 ? cfg->cc_timeout_s : CS_CC_TIMEOUT_S_DEFAULT;
@@ -463,7 +505,7 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     env->first_env = cfg->first_env;
     env->fusion = cfg->fusion;
     env->dtype = cfg->dtype;
-    env->math = cfg->math;
+    env->math = cfg->dtype == CS_DTYPE_F64 ? cfg->math : CS_MATH_EXACT;   /* f32: one kernel for both */
     env->unroll = cfg->unroll;
     env->autoreset = cfg->autoreset;
     env->strict = cfg->strict;
@@ -474,13 +516,20 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     if ((s = compile(env, cfg, &rq, &env->k)) != CS_OK)
         return s;
     env->prog = env->k.prog;
+    /* The device runtime (jit/cuda_driver.c) keeps no record buffers yet. */
+    if (env->prog->n_records && env->k.backend == CS_BACKEND_CUDA)
+        return fail(env, CS_ERR_UNAVAILABLE,
+                    "policy '%s' records its rollouts, which the cuda backend cannot do yet: use the cpu backend",
+                    cfg->policy);
     env->backend = env->k.backend;
     env->unroll = env->k.unroll;
     if ((s = allocate(env)) != CS_OK)
         return s;
     if (env->backend == CS_BACKEND_CUDA) {
-        cs_lanes_layout lay = {env->n, env->prog->n_carried, env->prog->n_params, env->prog->n_obs,
-                               env->prog->n_inputs, real_size(env)};
+        cs_lanes_layout lay = {.n = env->n, .n_carried = env->prog->n_carried, .n_params = env->prog->n_params,
+                               .n_obs = env->prog->n_obs, .n_inputs = env->prog->n_inputs, .real_size = real_size(env),
+                               .slot_size = env->slot_size, .n_obs_int = env->prog->n_obs_int, .n_info = env->prog->n_info,
+                               .n_step_draws = env->prog->n_step_draws, .n_restart_draws = env->prog->n_restart_draws};
         char msg[1024];
         int rc = cs_cuda_alloc(env->k.cuda, &lay, msg, sizeof msg);
         if (rc)
@@ -504,12 +553,17 @@ void cs_env_close(cs_env *env)
             free(env->params ? env->params[k] : NULL);
     }
     free(env->carried);
+    free(env->slot_size);
     free(env->params);
     free(env->inputs);
     free(env->state_names);
     free(env->segstep);
     free(env->obs);
     free(env->final_obs);
+    free(env->obs_int);
+    free(env->final_obs_int);
+    free(env->info);
+    free(env->final_info);
     free(env->reward);
     free(env->seg_return);
     free(env->return_sum);
@@ -522,6 +576,10 @@ void cs_env_close(cs_env *env)
     free(env->lane_episodes);
     free(env->device_actions);
     free(env->box_actions);
+    free(env->narrowed_actions);
+    for (unsigned k = 0; env->records && k < env->prog->n_records; k++)
+        free(env->records[k]);
+    free(env->records);
     cs_kernel_free(&env->k);
     free(env);
 }
@@ -583,6 +641,8 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->compile_ms = env->k.compile_ms;
     info->cache_hit = env->k.cache_hit;
     info->notice = env->k.notice;
+    info->shared_weights = env->shared_weights;
+    info->n_records = p->n_records;
     if (env->backend == CS_BACKEND_CUDA) {
         const cs_cuda_device *dev = cs_cuda_device_info(env->k.cuda);
         info->device = dev->name;
@@ -593,7 +653,112 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
         info->spill_bytes = env->k.spill_bytes;
         info->local_bytes = env->k.cuda_kernel.local_bytes;
     }
+    info->n_state_vars = p->n_vars;
+    info->n_obs_items = p->n_obs_items;
+    info->obs_int_dim = p->n_obs_int;
+    info->n_step_draws = p->n_step_draws;
+    info->n_restart_draws = p->n_restart_draws;
+    info->n_info_items = p->n_info_items;
+    info->info_dim = p->n_info;
     return CS_OK;
+}
+
+static cs_value_type value_type(const cs_program *p, cs_type t)
+{
+    return t == CS_BOOL ? CS_VALUE_BOOL : t == CS_I32 || t == CS_U32 || t != p->real ? CS_VALUE_INT : CS_VALUE_REAL;
+}
+
+cs_status cs_env_info_item(cs_env *env, unsigned k, cs_info_item_desc *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    const cs_program *p = env->prog;
+    if (!out)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    if (k >= p->n_info_items)
+        return fail(env, CS_ERR_ARGUMENT, "info value %u of %u", k, p->n_info_items);
+    const cs_info_item *it = &p->info_items[k];
+    const cs_shape *sh = cs_shape_of(p->graph, it->shape);
+    memset(out, 0, sizeof *out);
+    out->name = it->name;
+    out->type = value_type(p, it->type);
+    out->rank = sh->rank;
+    for (unsigned a = 0; a < 3; a++)
+        out->dims[a] = a < sh->rank ? sh->dim[a] : 1;
+    out->offset = it->offset;
+    out->size = it->size;
+    return CS_OK;
+}
+
+cs_status cs_env_state_info(cs_env *env, unsigned k, cs_state_info *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    const cs_program *p = env->prog;
+    if (!out)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    if (k >= p->n_vars)
+        return fail(env, CS_ERR_ARGUMENT, "state variable %u of %u", k, p->n_vars);
+    const cs_state_var *v = &p->vars[k];
+    const cs_shape *sh = cs_shape_of(p->graph, v->shape);
+    memset(out, 0, sizeof *out);
+    out->name = v->name;
+    out->type = value_type(p, v->type);
+    out->rank = sh->rank;
+    for (unsigned a = 0; a < 3; a++)
+        out->dims[a] = a < sh->rank ? sh->dim[a] : 1;
+    out->first = v->slot;
+    out->size = v->size;
+    return CS_OK;
+}
+
+cs_status cs_env_obs_info(cs_env *env, unsigned k, cs_obs_info *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    const cs_program *p = env->prog;
+    if (!out)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    if (k >= p->n_obs_items)
+        return fail(env, CS_ERR_ARGUMENT, "observation %u of %u", k, p->n_obs_items);
+    const cs_obs_item *it = &p->obs_items[k];
+    const cs_shape *sh = cs_shape_of(p->graph, it->shape);
+    memset(out, 0, sizeof *out);
+    out->name = it->name;
+    out->space = it->space == CS_OBS_DISCRETE ? CS_SPACE_DISCRETE : CS_SPACE_BOX;
+    out->type = value_type(p, (cs_type)cs_graph_node(p->graph, it->node)->type);
+    out->rank = sh->rank;
+    for (unsigned a = 0; a < 3; a++)
+        out->dims[a] = a < sh->rank ? sh->dim[a] : 1;
+    out->offset = it->offset;
+    out->size = it->size;
+    out->low = it->low;
+    out->high = it->high;
+    out->n = it->n;
+    return CS_OK;
+}
+
+cs_status cs_env_replay_draws(cs_env *env, const uint32_t *step_words, const uint32_t *restart_words)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (env->backend == CS_BACKEND_CUDA && (step_words || restart_words))
+        return fail(env, CS_ERR_UNAVAILABLE, "replaying draws runs on the host backends (cpu, interp)");
+    env->replay_step = step_words;
+    env->replay_restart = restart_words;
+    return CS_OK;
+}
+
+/* The replayed words for this call (cs_env_replay_draws), then forgotten. */
+static void take_replay(cs_env *env, cs_lanes *l)
+{
+    l->step_words = env->replay_step;
+    l->restart_words = env->replay_restart;
+    env->replay_step = env->replay_restart = NULL;
 }
 
 cs_status cs_env_reset(cs_env *env, uint64_t seed)
@@ -604,6 +769,7 @@ cs_status cs_env_reset(cs_env *env, uint64_t seed)
     env->seed = seed;
     env->t = 0;
     cs_lanes l = lanes_template(env);
+    take_replay(env, &l);
     if ((s = run_lanes(env, &l, ENTRY_RESTART, NULL)) != CS_OK)
         return s;
     memset(env->reward, 0, (size_t)env->n * sizeof *env->reward);
@@ -709,8 +875,8 @@ static cs_status snapshot_take(cs_env *env, lane_snapshot *snap)
     snap->seg_return = malloc(n * sizeof *snap->seg_return);
     bool ok = snap->carried && snap->params && snap->segstep && snap->seg_return;
     for (unsigned k = 0; ok && k < p->n_carried; k++)
-        if ((ok = (snap->carried[k] = malloc(n * rs)) != NULL))
-            memcpy(snap->carried[k], env->carried[k], n * rs);
+        if ((ok = (snap->carried[k] = malloc(n * env->slot_size[k])) != NULL))
+            memcpy(snap->carried[k], env->carried[k], n * env->slot_size[k]);
     for (unsigned k = 0; ok && k < p->n_params; k++)
         if ((ok = (snap->params[k] = malloc(n * rs)) != NULL))
             memcpy(snap->params[k], env->params[k], n * rs);
@@ -729,8 +895,10 @@ static cs_status snapshot_restore(cs_env *env, const lane_snapshot *snap, int64_
 {
     const cs_program *p = env->prog;
     size_t rs = real_size(env), from = (size_t)a, len = (size_t)(b - a);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        memcpy((char *)env->carried[k] + from * rs, (char *)snap->carried[k] + from * rs, len * rs);
+    for (unsigned k = 0; k < p->n_carried; k++) {
+        size_t ss = env->slot_size[k];
+        memcpy((char *)env->carried[k] + from * ss, (char *)snap->carried[k] + from * ss, len * ss);
+    }
     for (unsigned k = 0; k < p->n_params; k++)
         memcpy((char *)env->params[k] + from * rs, (char *)snap->params[k] + from * rs, len * rs);
     memcpy(env->segstep + from, snap->segstep + from, len * sizeof *env->segstep);
@@ -895,6 +1063,7 @@ static cs_status step_lanes(cs_env *env, bool actions_on_device)
             return s;
     }
     cs_lanes l = lanes_template(env);
+    take_replay(env, &l);
     l.mode = mode_of(env->autoreset);
     if ((s = run_lanes(env, &l, actions_on_device ? ENTRY_STEP_DEVICE_INPUTS : ENTRY_STEP, NULL)) != CS_OK)
         return s;
@@ -936,6 +1105,43 @@ cs_status cs_env_step_discrete(cs_env *env, const int32_t *actions)
 {
     cs_status s = action_kind_is(env, true, "cs_env_step_discrete");
     return s != CS_OK ? s : cs_env_step(env, actions);
+}
+
+/* int64 actions (NumPy's and PyTorch's integers) narrowed in one vectorized
+ * pass into the batch's own int32 buffer, which cs_env_step then checks: a
+ * caller converting them first reads and writes the batch twice more. A value
+ * whose bits above the 31st are not all zero is out of range whatever its low
+ * half says (2^32 is not 0); SSE2 has no 64-bit compare, so the pass collects
+ * those bits and leaves the range to the int32 check. */
+cs_status cs_env_step_discrete_i64(cs_env *env, const int64_t *actions)
+{
+    cs_status s = action_kind_is(env, true, "cs_env_step_discrete_i64");
+    if (s == CS_OK)
+        s = step_ready(env);
+    if (s != CS_OK)
+        return s;
+    if (!actions)
+        return fail(env, CS_ERR_ARGUMENT, "actions is NULL");
+    if (!env->narrowed_actions &&
+        !(env->narrowed_actions = malloc((size_t)(env->n ? env->n : 1) * sizeof *env->narrowed_actions)))
+        return fail(env, CS_ERR_NOMEM, "out of memory for the actions");
+    int32_t *narrow = env->narrowed_actions;
+    uint64_t high = 0;
+    int64_t i = 0, n = env->n;
+    for (; i + ACTION_CHUNK <= n; i += ACTION_CHUNK)   /* a fixed trip count: -O2 vectorizes it */
+        for (int j = 0; j < ACTION_CHUNK; j++) {
+            high |= (uint64_t)actions[i + j] >> 31;
+            narrow[i + j] = (int32_t)actions[i + j];
+        }
+    for (; i < n; i++) {
+        high |= (uint64_t)actions[i] >> 31;
+        narrow[i] = (int32_t)actions[i];
+    }
+    for (i = 0; high && i < n; i++)
+        if ((uint64_t)actions[i] >= env->prog->n_actions)
+            return fail(env, CS_ERR_ARGUMENT, "action %lld of environment %lld is not in [0, %u)",
+                        (long long)actions[i], (long long)i, env->prog->n_actions);
+    return cs_env_step(env, narrow);
 }
 
 cs_status cs_env_step_box(cs_env *env, const float *actions)
@@ -1022,6 +1228,37 @@ static const void *host_buffer(cs_env *env, cs_buf b, const void *p)
 
 const float *cs_env_obs(cs_env *env) { return host_buffer(env, CS_BUF_OBS, env ? env->obs : NULL); }
 const float *cs_env_final_obs(cs_env *env) { return host_buffer(env, CS_BUF_FINAL_OBS, env ? env->final_obs : NULL); }
+
+static const int64_t *int_obs(cs_env *env, bool final)
+{
+    if (!env || env->failed)
+        return NULL;
+    if (!env->prog->n_obs_int) {
+        fail(env, CS_ERR_ARGUMENT, "%s has no discrete observations", env->prog->name);
+        return NULL;
+    }
+    /* on cuda the discrete observations travel with the box ones */
+    const long long *b = host_buffer(env, final ? CS_BUF_FINAL_OBS : CS_BUF_OBS, final ? env->final_obs_int : env->obs_int);
+    return (const int64_t *)b;
+}
+
+const int64_t *cs_env_obs_int(cs_env *env) { return int_obs(env, false); }
+
+static const double *info_values(cs_env *env, bool final)
+{
+    if (!env || env->failed)
+        return NULL;
+    if (!env->prog->n_info) {
+        fail(env, CS_ERR_ARGUMENT, "%s declares no info values", env->prog->name);
+        return NULL;
+    }
+    /* on cuda the info values travel with the observations */
+    return host_buffer(env, final ? CS_BUF_FINAL_OBS : CS_BUF_OBS, final ? env->final_info : env->info);
+}
+
+const double *cs_env_info_values(cs_env *env) { return info_values(env, false); }
+const double *cs_env_final_info_values(cs_env *env) { return info_values(env, true); }
+const int64_t *cs_env_final_obs_int(cs_env *env) { return int_obs(env, true); }
 const double *cs_env_rewards(cs_env *env) { return host_buffer(env, CS_BUF_REWARD, env ? env->reward : NULL); }
 const uint8_t *cs_env_terminated(cs_env *env) { return host_buffer(env, CS_BUF_TERMINATED, env ? env->terminated : NULL); }
 const uint8_t *cs_env_truncated(cs_env *env) { return host_buffer(env, CS_BUF_TRUNCATED, env ? env->truncated : NULL); }
@@ -1058,6 +1295,38 @@ cs_status cs_env_final_obs_rows(cs_env *env, float *out, size_t out_count)
     return obs_rows(env, CS_BUF_FINAL_OBS, out, out_count);
 }
 
+/* Slot k of environment i, exactly, as a double. */
+static double slot_value(const cs_env *env, unsigned k, int64_t i)
+{
+    switch (env->prog->carried[k].type) {
+    case CS_I32: return ((const int *)env->carried[k])[i];
+    case CS_BOOL: return ((const unsigned char *)env->carried[k])[i];
+    case CS_F32: return ((const float *)env->carried[k])[i];
+    default: return ((const double *)env->carried[k])[i];
+    }
+}
+
+/* Why v cannot be slot k's value ("" when it can). */
+static const char *slot_refuses(const cs_env *env, unsigned k, double v)
+{
+    switch (env->prog->carried[k].type) {
+    case CS_I32: return v == floor(v) && v >= INT32_MIN && v <= INT32_MAX ? "" : "not an int32";
+    case CS_BOOL: return v == 0 || v == 1 ? "" : "not a bool (0 or 1)";
+    case CS_F32: return isfinite((double)(float)v) ? "" : "not a finite float";
+    default: return isfinite(v) ? "" : "not a finite double";
+    }
+}
+
+static void set_slot_value(cs_env *env, unsigned k, int64_t i, double v)
+{
+    switch (env->prog->carried[k].type) {
+    case CS_I32: ((int *)env->carried[k])[i] = (int)v; break;
+    case CS_BOOL: ((unsigned char *)env->carried[k])[i] = v != 0; break;
+    case CS_F32: ((float *)env->carried[k])[i] = (float)v; break;
+    default: ((double *)env->carried[k])[i] = v; break;
+    }
+}
+
 cs_status cs_env_get_state(cs_env *env, double *out)
 {
     cs_status s = usable(env);
@@ -1071,8 +1340,22 @@ cs_status cs_env_get_state(cs_env *env, double *out)
         return s;
     for (unsigned k = 0; k < env->prog->n_carried; k++)
         for (int64_t i = 0; i < env->n; i++)
-            out[k * env->n + i] = env->dtype == CS_DTYPE_F32 ? ((float *)env->carried[k])[i]
-                                                             : ((double *)env->carried[k])[i];
+            out[k * env->n + i] = slot_value(env, k, i);
+    return CS_OK;
+}
+
+const cs_program *cs_env_program(const cs_env *env) { return env && !env->failed ? env->prog : NULL; }
+
+cs_status cs_env_host_lanes(cs_env *env, cs_lanes *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!env->was_reset)
+        return fail(env, CS_ERR_STATE, "state read before reset");
+    if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_CARRIED) | CS_BUF_BIT(CS_BUF_PARAMS))) != CS_OK)
+        return s;
+    *out = lanes_template(env);
     return CS_OK;
 }
 
@@ -1087,23 +1370,19 @@ cs_status cs_env_set_state(cs_env *env, const double *state, const int32_t *epis
         if (episode_steps && episode_steps[i] < 0)
             return fail(env, CS_ERR_ARGUMENT, "episode step %d of environment %lld is negative",
                         episode_steps[i], (long long)i);
-    /* A NaN state would only be restarted at the next step: refused here. */
+    /* A NaN state would only be restarted at the next step: refused here,
+     * as are an int that is not one and a bool that is not 0 or 1. */
     for (unsigned k = 0; k < env->prog->n_carried; k++)
         for (int64_t i = 0; i < env->n; i++) {
             double v = state[k * env->n + i];
-            if (!isfinite(env->dtype == CS_DTYPE_F32 ? (double)(float)v : v))
-                return fail(env, CS_ERR_ARGUMENT, "%s of environment %lld is %g: not a finite %s",
-                            env->prog->carried[k].name, (long long)i, v,
-                            env->dtype == CS_DTYPE_F32 ? "float" : "double");
+            const char *why = slot_refuses(env, k, v);
+            if (*why)
+                return fail(env, CS_ERR_ARGUMENT, "%s of environment %lld is %.17g: %s", env->prog->carried[k].name,
+                            (long long)i, v, why);
         }
     for (unsigned k = 0; k < env->prog->n_carried; k++)
-        for (int64_t i = 0; i < env->n; i++) {
-            double v = state[k * env->n + i];
-            if (env->dtype == CS_DTYPE_F32)
-                ((float *)env->carried[k])[i] = (float)v;
-            else
-                ((double *)env->carried[k])[i] = v;
-        }
+        for (int64_t i = 0; i < env->n; i++)
+            set_slot_value(env, k, i, state[k * env->n + i]);
     for (int64_t i = 0; i < env->n; i++) {
         env->segstep[i] = episode_steps ? episode_steps[i] : 0;
         env->pending[i] = 0;
@@ -1125,11 +1404,13 @@ static unsigned env_params(const cs_env *env) { return env->prog->n_params - env
 static bool not_siblings(const cs_env *dst, const cs_env *src, char *why, size_t size)
 {
     const cs_program *a = dst->prog, *b = src->prog;
-    if (strcmp(a->name, b->name) || a->n_carried != b->n_carried || a->n_obs != b->n_obs ||
+    if (strcmp(a->name, b->name) || a->n_carried != b->n_carried || a->n_obs != b->n_obs || a->n_obs_int != b->n_obs_int ||
         a->n_inputs != b->n_inputs || a->action_kind != b->action_kind || env_params(dst) != env_params(src))
         return snprintf(why, size, "a batch of %s cannot take the state of a batch of %s", a->name, b->name), true;
     for (unsigned k = 0; k < a->n_carried; k++)
-        if (strcmp(a->carried[k].name, b->carried[k].name))
+        if (strcmp(a->carried[k].name, b->carried[k].name) ||
+            (a->carried[k].type != b->carried[k].type &&   /* reals differ by dtype, said below */
+             !(cs_type_is_real(a->carried[k].type) && cs_type_is_real(b->carried[k].type))))
             return snprintf(why, size, "state %u is %s here and %s there", k, a->carried[k].name,
                             b->carried[k].name), true;
     for (unsigned k = 0; k < env_params(dst); k++)
@@ -1176,13 +1457,16 @@ cs_status cs_env_copy_state(cs_env *dst, cs_env *src)
         return s;
     const cs_program *p = dst->prog;
     size_t n = (size_t)dst->n, rs = real_size(dst), obs = n * p->n_obs * sizeof *dst->obs;
+    size_t obs_int = n * p->n_obs_int * sizeof *dst->obs_int;
     for (unsigned k = 0; k < p->n_carried; k++)
-        memcpy(dst->carried[k], src->carried[k], n * rs);
+        memcpy(dst->carried[k], src->carried[k], n * dst->slot_size[k]);
     for (unsigned k = 0; k < env_params(dst); k++)
         memcpy(dst->params[k], src->params[k], n * rs);
     memcpy(dst->segstep, src->segstep, n * sizeof *dst->segstep);
     memcpy(dst->obs, src->obs, obs);
     memcpy(dst->final_obs, src->final_obs, obs);
+    memcpy(dst->obs_int, src->obs_int, obs_int);
+    memcpy(dst->final_obs_int, src->final_obs_int, obs_int);
     memcpy(dst->reward, src->reward, n * sizeof *dst->reward);
     memcpy(dst->terminated, src->terminated, n);
     memcpy(dst->truncated, src->truncated, n);
@@ -1226,8 +1510,10 @@ static uint64_t checksum_part(const cs_env *env, unsigned part, uint64_t h)
 {
     size_t n = (size_t)env->n;
     unsigned nc = env->prog->n_carried;
-    if (part < nc)
+    if (part < nc && cs_type_is_real(env->prog->carried[part].type))
         return hash_reals(h, env->carried[part], n, env->dtype == CS_DTYPE_F32);
+    if (part < nc)   /* an int or bool slot: its bytes */
+        return cs_fnv1a(h, env->carried[part], n * env->slot_size[part]);
     if (part == nc)
         return cs_fnv1a(h, env->segstep, n * sizeof *env->segstep);
     return hash_reals(h, env->seg_return, n, false);
@@ -1262,6 +1548,36 @@ cs_status cs_env_checksum_part(cs_env *env, unsigned part, uint64_t *h)
     return CS_OK;
 }
 
+/* A recording policy's buffers, grown to `steps` rows of every environment,
+ * handed to the rollout's lanes (rows from the rollout's first step). */
+static cs_status record_rows(cs_env *env, int64_t steps, cs_lanes *l)
+{
+    const cs_program *p = env->prog;
+    env->record_rows = 0;
+    if (!p->n_records)
+        return CS_OK;
+    if (steps > env->record_capacity) {
+        const char *what;
+        int64_t have = memory_limit(&what);
+        if (steps > have / 4 / env->n / p->n_records)
+            return fail(env, CS_ERR_LIMIT, "recording %u values of %lld environments for %lld steps needs more than %s",
+                        p->n_records, (long long)env->n, (long long)steps, what);
+        if (!env->records && !(env->records = calloc(p->n_records, sizeof *env->records)))
+            return fail(env, CS_ERR_NOMEM, "out of memory");
+        for (unsigned k = 0; k < p->n_records; k++) {
+            void *rows = realloc(env->records[k], (size_t)steps * (size_t)env->n * 4);
+            if (!rows)
+                return fail(env, CS_ERR_NOMEM, "out of memory for %lld steps of records", (long long)steps);
+            env->records[k] = rows;
+        }
+        env->record_capacity = steps;
+    }
+    l->record = env->records;
+    l->record_t0 = env->t;
+    env->record_rows = steps;
+    return CS_OK;
+}
+
 cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
 {
     cs_status s = usable(env);
@@ -1285,6 +1601,7 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
     for (int64_t i = 0; i < env->n; i++)
         if (env->pending[i]) {
             cs_lanes l = lanes_template(env);
+            l.mode = CS_RESTART_AUTO;   /* a pending auto-reset: kept variables keep their values */
             l.begin = i;
             while (i + 1 < env->n && env->pending[i + 1])
                 i++;
@@ -1303,6 +1620,10 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
         return s;
     cs_lanes l = lanes_template(env);
     l.steps = steps;
+    if ((s = record_rows(env, steps, &l)) != CS_OK) {
+        snapshot_free(env, &snap);
+        return s;
+    }
     long long launches = 0;
     double start = cs_now_ms();
     if (steps > 0 && (s = run_rollout(env, &l, &launches)) != CS_OK) {
@@ -1431,7 +1752,7 @@ cs_status cs_env_set_weights(cs_env *env, const double *w)
         return s;
     if (!w && env->n_weights)
         return fail(env, CS_ERR_ARGUMENT, "weights is NULL");
-    size_t n = (size_t)env->n;
+    size_t n = env->shared_weights ? 1 : (size_t)env->n;   /* shared: one set, at element 0 */
     for (size_t k = 0; k < env->n_weights * n; k++)
         if (!isfinite(w[k]))
             return fail(env, CS_ERR_ARGUMENT, "weight %zu of environment %zu is not finite", k / n, k % n);
@@ -1459,7 +1780,7 @@ cs_status cs_env_get_weights(cs_env *env, double *out)
         return fail(env, CS_ERR_ARGUMENT, "out is NULL");
     if ((s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_PARAMS))) != CS_OK)
         return s;
-    size_t n = (size_t)env->n;
+    size_t n = env->shared_weights ? 1 : (size_t)env->n;
     for (unsigned k = 0; k < env->n_weights; k++) {
         const void *buf = env->params[env->first_weight + k];
         for (size_t i = 0; i < n; i++)
@@ -1493,4 +1814,25 @@ const int64_t *cs_env_episode_counts(cs_env *env) { return lane_results(env) == 
 const double *cs_env_running_returns(cs_env *env)
 {
     return host_buffer(env, CS_BUF_SEG_RETURN, env ? env->seg_return : NULL);
+}
+
+/* ---- records of recording policies ---- */
+
+unsigned cs_env_record_count(cs_env *env) { return env && !env->failed ? env->prog->n_records : 0; }
+
+cs_status cs_env_record(cs_env *env, unsigned k, cs_record *out)
+{
+    cs_status s = usable(env);
+    if (s != CS_OK)
+        return s;
+    if (!out)
+        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
+    const cs_program *p = env->prog;
+    if (k >= p->n_records)
+        return fail(env, CS_ERR_ARGUMENT, "no record %u: this batch's policy records %u values", k, p->n_records);
+    out->name = p->records[k].name;
+    out->integer = !cs_type_is_real(p->records[k].type);
+    out->steps = env->record_rows;
+    out->data = env->record_rows ? env->records[k] : NULL;
+    return CS_OK;
 }

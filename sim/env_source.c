@@ -1,5 +1,7 @@
 /* Reading .env sources: bounded, binary-safe (the parser judges the bytes). */
+#include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,82 @@ static const cs_builtin_env *builtin_by_title(const char *title)
     return NULL;
 }
 
+/* Edit distance between a and b, letters compared without case (CartPole-v0
+ * is one edit from CartPole-v1, cartpol one from cartpole). */
+static size_t edits(const char *a, const char *b)
+{
+    size_t n = strlen(b), row[72];
+    if (strlen(a) > 64 || n > 64)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= n; j++)
+        row[j] = j;
+    for (size_t i = 1; a[i - 1]; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= n; j++) {
+            size_t above = row[j];
+            size_t change = diagonal + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            size_t drop = above + 1, add = row[j - 1] + 1;
+            row[j] = change < drop ? (change < add ? change : add) : (drop < add ? drop : add);
+            diagonal = above;
+        }
+    }
+    return row[n];
+}
+
+/* A built-in environment's Gymnasium id, when that id names it (CartPole-v1
+ * names cartpole, not cartpole_concat): "" otherwise. */
+static void title_naming(const cs_builtin_env *b, char *title, size_t size)
+{
+    title[0] = 0;
+    const char *line = strncmp(b->source, "env ", 4) == 0 ? b->source : strstr(b->source, "\nenv ");
+    const char *q = line ? strchr(line, '"') : NULL, *end = q ? strchr(q + 1, '"') : NULL;
+    const char *nl = line ? strchr(line + 1, '\n') : NULL;
+    if (!q || !end || (nl && end > nl) || (size_t)(end - q) > size)
+        return;
+    snprintf(title, size, "%.*s", (int)(end - q - 1), q + 1);
+    if (builtin_by_title(title) != b)
+        title[0] = 0;
+}
+
+/* "unknown environment 'X' (did you mean 'Y'?); known: a (A-v1), b, ..."
+ * over every name --env takes: the files' names and the Gymnasium ids. */
+static cs_status unknown_environment(const char *what, char *err, size_t err_size)
+{
+    const char *nearest = NULL;
+    char nearest_title[72] = "";
+    size_t best = strlen(what) / 3 > 2 ? strlen(what) / 3 : 2;   /* beyond this it is no typo */
+    for (const cs_builtin_env *b = cs_builtin_envs; b->name; b++) {
+        char title[72];
+        title_naming(b, title, sizeof title);
+        size_t by_name = edits(what, b->name), by_title = title[0] ? edits(what, title) : SIZE_MAX;
+        if (by_name <= best && by_name <= by_title) {
+            best = by_name;
+            nearest = b->name;
+        } else if (by_title <= best) {
+            best = by_title;
+            nearest = nearest_title;
+            snprintf(nearest_title, sizeof nearest_title, "%s", title);
+        }
+    }
+    size_t len = 0;
+    int k = snprintf(err, err_size, "unknown environment '%s'", what);
+    len = k > 0 ? (size_t)k : 0;
+    if (nearest && len < err_size)
+        len += (size_t)snprintf(err + len, err_size - len, " (did you mean '%s'?)", nearest);
+    if (len < err_size)
+        len += (size_t)snprintf(err + len, err_size - len, "; known:");
+    for (const cs_builtin_env *b = cs_builtin_envs; b->name && len < err_size; b++) {
+        char title[72];
+        title_naming(b, title, sizeof title);
+        len += (size_t)snprintf(err + len, err_size - len, " %s%s%s%s%s", b->name, title[0] ? " (" : "", title,
+                                title[0] ? ")" : "", b[1].name ? "," : "");
+    }
+    if (len < err_size)
+        snprintf(err + len, err_size - len, ", or a path to a .env file");
+    return CS_ERR_NOT_FOUND;
+}
+
 cs_status cs_env_source_load(const char *what, const char *dir, cs_env_source *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
@@ -120,12 +198,7 @@ cs_status cs_env_source_load(const char *what, const char *dir, cs_env_source *o
     const cs_builtin_env *alias = builtin_by_title(what);
     if (alias)
         return cs_env_source_load(alias->name, NULL, out, err, err_size);
-    int len = snprintf(err, err_size, "unknown environment '%s' (known:", what);
-    for (const cs_builtin_env *b = cs_builtin_envs; b->name && len > 0 && (size_t)len < err_size; b++)
-        len += snprintf(err + len, err_size - (size_t)len, " %s", b->name);
-    if (len > 0 && (size_t)len < err_size)
-        snprintf(err + len, err_size - (size_t)len, ")");
-    return CS_ERR_NOT_FOUND;
+    return unknown_environment(what, err, err_size);
 }
 
 void cs_env_source_free(cs_env_source *src)

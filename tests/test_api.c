@@ -119,6 +119,20 @@ Test(api, typed_steps_check_the_action_type)
     cr_assert_eq(cs_env_step_box_f64(a, box64), CS_ERR_ARGUMENT);
     int32_t out_of_range[4] = {0, 2, 0, 0};
     cr_assert_eq(cs_env_step_discrete(a, out_of_range), CS_ERR_ARGUMENT);
+    /* int64 actions step as the int32 ones; each is checked whole, before it is narrowed */
+    int64_t wide[4] = {1, 0, 0, 1};
+    int32_t narrow[4] = {1, 0, 0, 1};
+    cr_assert_eq(cs_env_step_discrete_i64(a, wide), CS_OK, "%s", cs_env_error(a));
+    cr_assert_eq(cs_env_step_discrete(b, narrow), CS_OK);
+    cs_env_get_state(a, sa);
+    cs_env_get_state(b, sb);
+    cr_assert_eq(memcmp(sa, sb, sizeof sa), 0);
+    int64_t wraps_to_0[4] = {0, 0, INT64_C(1) << 32, 0}, negative[4] = {0, -1, 0, 0};
+    cr_assert_eq(cs_env_step_discrete_i64(a, wraps_to_0), CS_ERR_ARGUMENT);
+    cr_assert_str_eq(cs_env_error(a), "action 4294967296 of environment 2 is not in [0, 2)");
+    cr_assert_eq(cs_env_step_discrete_i64(a, negative), CS_ERR_ARGUMENT);
+    cr_assert_str_eq(cs_env_error(a), "action -1 of environment 1 is not in [0, 2)");
+    cr_assert_eq(cs_env_step_discrete_i64(a, NULL), CS_ERR_ARGUMENT);
     cs_env_close(a);
     cs_env_close(b);
 
@@ -127,6 +141,7 @@ Test(api, typed_steps_check_the_action_type)
     cs_env_reset(p32, 2);
     cs_env_reset(p64, 2);
     cr_assert_eq(cs_env_step_discrete(p32, discrete), CS_ERR_ARGUMENT);
+    cr_assert_eq(cs_env_step_discrete_i64(p32, wide), CS_ERR_ARGUMENT);
     cr_assert(strstr(cs_env_error(p32), "box") && strstr(cs_env_error(p32), "cs_env_step_box"), "%s",
               cs_env_error(p32));
     float torque[4] = {-2.0f, 0.25f, 1.0f, 2.0f};
@@ -468,6 +483,38 @@ Test(api, make_install_gives_a_usable_library, .timeout = 120)
     cr_assert_eq(rc, 0, "install into a DESTDIR, compile the example with pkg-config, run it");
 }
 
+/* What make prints for one object into a fresh build folder, V=1 or not. */
+static void make_output(const char *build, const char *verbose, char *out, size_t size)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C '%s' BUILD='%s' %s '%s/jit/text.o' 2>&1",
+             root(), build, verbose, build);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(out, 1, size - 1, f);
+    out[n] = 0;
+    cr_assert_eq(pclose(f), 0, "%s printed:\n%s", cmd, out);
+}
+
+/* A build says a line per file ("  CC      jit/text.c"), the whole command
+ * with V=1: the short form keeps make run's result on the first screen. */
+Test(api, make_prints_a_short_line_per_file_and_the_commands_with_v1, .timeout = 120)
+{
+    char build[] = "/tmp/cartsim-short-build-XXXXXX", out[16384], cmd[4200];
+    cr_assert_not_null(mkdtemp(build));
+    make_output(build, "", out, sizeof out);
+    char *short_form = strdup(out);
+    snprintf(cmd, sizeof cmd, "rm -f '%s/jit/text.o'", build);
+    cr_assert_eq(system(cmd), 0);
+    make_output(build, "V=1", out, sizeof out);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", build);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_str_eq(short_form, "  CC      jit/text.c\n");
+    cr_assert(strstr(out, " -c jit/text.c -o ") && strstr(out, "-std=c11"), "V=1 printed:\n%s", out);
+    free(short_form);
+}
+
 /* cs_config.math: the fast mode is reported, compiled into a kernel of its
  * own (two modes, two cache entries), changes f64's results and not f32's,
  * and gives the cpu backend's bits on the interpreter too. */
@@ -507,7 +554,7 @@ Test(api, fast_math_is_reported_cached_apart_and_changes_only_f64, .timeout = 30
             cs_env *env = open_math((cs_math)m, (cs_dtype)d, CS_BACKEND_CPU, dir);
             cs_env_info info;
             cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
-            cr_assert_eq(info.math, (cs_math)m);
+            cr_assert_eq(info.math, d == CS_DTYPE_F64 ? (cs_math)m : CS_MATH_EXACT, "what ran");
             /* f32 ignores the setting; f64's fast kernel is a new one */
             cr_assert_eq(info.cache_hit, d == 0 && m == 1, "dtype %d math %d: cache_hit %d", d, m, info.cache_hit);
             sums[d][m] = math_checksum(env);
@@ -561,4 +608,38 @@ Test(api, a_second_cached_kernel_is_its_own_while_the_first_is_loaded)
     cs_env_close(interp);
     cs_env_close(second);
     cs_env_close(first);
+}
+
+/* Two handles of one kernel open at once in a process (a trainer's
+ * training and evaluation batches): the second loads the cached entry (the
+ * object the first loaded, glibc matching its device and inode), rather
+ * than compiling it again; and a different kernel opened after them is its
+ * own, not an object loaded through the same descriptor number. */
+Test(api, a_second_handle_of_an_open_kernel_hits_the_cache, .timeout = 300)
+{
+    char dir[] = "/tmp/cartsim-twice-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cs_env *a = open_math(CS_MATH_EXACT, CS_DTYPE_F32, CS_BACKEND_CPU, dir);
+    cs_env *b = open_math(CS_MATH_EXACT, CS_DTYPE_F32, CS_BACKEND_CPU, dir);
+    cs_env_info ia, ib;
+    cr_assert_eq(cs_env_get_info(a, &ia), CS_OK);
+    cr_assert_eq(cs_env_get_info(b, &ib), CS_OK);
+    cr_assert_not(ia.cache_hit);
+    cr_assert(ib.cache_hit, "the second handle compiled again (%.0f ms)", ib.compile_ms);
+    uint64_t sa = math_checksum(a), sb = math_checksum(b);
+    cr_assert_eq(sa, sb);
+    cs_env *c = open_math(CS_MATH_EXACT, CS_DTYPE_F64, CS_BACKEND_CPU, dir);
+    cs_env *c2 = open_math(CS_MATH_EXACT, CS_DTYPE_F64, CS_BACKEND_CPU, dir);
+    cs_env_info ic;
+    cr_assert_eq(cs_env_get_info(c2, &ic), CS_OK);
+    cr_assert(ic.cache_hit);
+    cr_assert_neq(math_checksum(c2), sa, "the f64 kernel is not the f32 one");
+    cr_assert_eq(math_checksum(c2), math_checksum(c));
+    cs_env_close(a);
+    cs_env_close(b);
+    cs_env_close(c);
+    cs_env_close(c2);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -25,7 +25,7 @@ static cs_program *cartpole(cs_type real)
     const char *names[4] = {"x", "x_dot", "theta", "theta_dot"};
     cs_node s[4];
     for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], real);
+        cs_program_add_state(p, names[k], real, CS_SCALAR);
         s[k] = cs_leaf(g, CS_OP_CARRIED, real, k);
     }
     p->action_kind = CS_ACTION_DISCRETE;
@@ -58,7 +58,7 @@ static cs_program *cartpole(cs_type real)
         p->next[k] = nx[k];
         cs_node u = cs_leaf(g, CS_OP_UNIFORM, real, CS_UNIFORM_ID(CS_STREAM_RESTART, k));
         p->restart[k] = bin(p, CS_OP_ADD, K(p, -0.05), bin(p, CS_OP_MUL, bin(p, CS_OP_SUB, K(p, 0.05), K(p, -0.05)), u));
-        cs_program_add_obs(p, s[k]);
+        cs_program_add_obs(p, NULL, s[k], CS_OBS_BOX, -INFINITY, INFINITY, 0);
     }
     p->reward = K(p, 1.0);
     p->terminated = term;
@@ -198,7 +198,7 @@ Test(backend, f64_sin_cos_by_near_functions_and_glibc_for_far_lanes)
 {
     cs_program *p = cartpole(CS_F64);
     cs_text src = emit_c(p, CS_FUSION_FULL, 10, NULL);
-    const char *want[] = {"= cs_sin_near(v", "= cs_cos_near(v", "cs_sincos(v", "B->far_at[nf_] = i"};
+    const char *want[] = {"= cs_sin_near(v", "= cs_cos_near(v", "cs_sincos(v", "nf_ = cs_list_lanes64(B->far, n, B->far_at);"};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         int times = 0;
         for (const char *at = strstr(src.data, want[k]); at; at = strstr(at + 1, want[k]))
@@ -252,7 +252,7 @@ static cs_program *selects(cs_type real)
     const char *names[4] = {"x", "y", "z", "w"};
     cs_node s[4];
     for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], real);
+        cs_program_add_state(p, names[k], real, CS_SCALAR);
         s[k] = cs_leaf(g, CS_OP_CARRIED, real, k);
     }
     p->action_kind = CS_ACTION_DISCRETE;
@@ -264,7 +264,7 @@ static cs_program *selects(cs_type real)
     for (int k = 0; k < 4; k++) {
         p->next[k] = finite_code(p, r[k]);
         p->restart[k] = K(p, 0);
-        cs_program_add_obs(p, s[k]);
+        cs_program_add_obs(p, NULL, s[k], CS_OBS_BOX, -INFINITY, INFINITY, 0);
     }
     p->reward = K(p, 0);
     p->terminated = cs_const(g, CS_BOOL, 0);
@@ -332,10 +332,10 @@ static cs_program *four_states(const char *name, const char *const names[4], cs_
     snprintf(p->name, sizeof p->name, "%s", name);
     p->max_steps = 100;
     for (int k = 0; k < 4; k++) {
-        cs_program_add_carried(p, names[k], CS_F32);
+        cs_program_add_state(p, names[k], CS_F32, CS_SCALAR);
         s[k] = cs_leaf(p->graph, CS_OP_CARRIED, CS_F32, k);
         p->restart[k] = K(p, 0);
-        cs_program_add_obs(p, s[k]);
+        cs_program_add_obs(p, NULL, s[k], CS_OBS_BOX, -INFINITY, INFINITY, 0);
     }
     p->action_kind = CS_ACTION_DISCRETE;
     p->n_actions = 2;
@@ -505,6 +505,344 @@ Test(backend, cpu_launches_one_kernel_per_call)
     assert_same(&ref, &got, sizeof(double), "rules, a launch per kernel");
     free(blocks);
     cs_cpu_unload(&k);
+    lanes_free(&ref);
+    lanes_free(&got);
+    cs_program_free(p);
+}
+
+/* A walk of one state x by a per-environment step k, both drawn at each
+ * restart (k a parameter redrawn, as `--param k=LO:HI` does), ended by
+ * |x| > 0.8 at random steps and truncated at the ninth: most lanes of a
+ * block restart together there, more than 8 of every 64. */
+static cs_program *walk(void)
+{
+    cs_program *p = cs_program_new(CS_F64);
+    cs_graph *g = p->graph;
+    snprintf(p->name, sizeof p->name, "walk");
+    p->max_steps = 9;
+    cs_program_add_state(p, "x", CS_F64, CS_SCALAR);
+    cs_program_add_param(p, "k", CS_F64);
+    cs_node x = cs_leaf(g, CS_OP_CARRIED, CS_F64, 0), k = cs_leaf(g, CS_OP_PARAM, CS_F64, 0);
+    p->action_kind = CS_ACTION_DISCRETE;
+    p->n_actions = 2;
+    cs_program_add_input(p, "action", CS_I32, 0, 1);
+    cs_node a = cs_cast(g, CS_F64, cs_leaf(g, CS_OP_INPUT, CS_I32, 0));
+    cs_node nx = bin(p, CS_OP_ADD, x, bin(p, CS_OP_MUL, k, bin(p, CS_OP_SUB, a, K(p, 0.5))));
+    p->next[0] = nx;
+    p->restart[0] = bin(p, CS_OP_MUL, K(p, 0.1), cs_leaf(g, CS_OP_UNIFORM, CS_F64, CS_UNIFORM_ID(CS_STREAM_RESTART, 0)));
+    p->param_restart[0] = bin(p, CS_OP_ADD, K(p, 0.25), cs_leaf(g, CS_OP_UNIFORM, CS_F64, CS_UNIFORM_ID(CS_STREAM_RESTART, 1)));
+    cs_program_add_obs(p, NULL, x, CS_OBS_BOX, -INFINITY, INFINITY, 0);
+    p->reward = k;
+    p->terminated = bin(p, CS_OP_OR, bin(p, CS_OP_GT, nx, K(p, 0.8)), bin(p, CS_OP_LT, nx, K(p, -0.8)));
+    char err[256];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+/* The lanes of a wide block whose episode ends restart together, as a
+ * step is computed (jit/emit.c, cs_rollout_restarts: one list, one vector
+ * loop of fresh states), not one call of cs_fresh per lane; at every batch
+ * size (short blocks of 1 to 4 lanes, which restart lane by lane, padded
+ * ones, several blocks) the states, parameters, episodes and returns are
+ * the interpreter's bits. */
+Test(backend, cpu_restarts_a_blocks_ended_lanes_together_as_the_interpreter)
+{
+    cs_program *p = walk();
+    cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
+    cr_assert(strstr(src.data, "cs_rollout_restarts(B, L, n, b0, t + 1);"),
+              "the rollout does not restart a wide block's ended lanes together");
+    cs_text_free(&src);
+    const int64_t sizes[] = {1, 3, 4, 5, 8, 65, 300};
+    const int unrolls[] = {1, 4};
+    for (int u = 0; u < 2; u++) {
+        cs_cpu_kernel kernel;
+        compile_c(p, CS_FUSION_FULL, unrolls[u], &kernel, NULL);
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            int64_t n = sizes[z];
+            lanes_buf ref, got;
+            lanes_init(&ref, n, sizeof(double));
+            lanes_init(&got, n, sizeof(double));
+            double *k_ref = calloc((size_t)n, sizeof(double)), *k_got = calloc((size_t)n, sizeof(double));
+            void *params_ref[1] = {k_ref}, *params_got[1] = {k_got};
+            ref.l.params = params_ref;
+            got.l.params = params_got;
+            rollout_interp(p, &ref, 60);
+            kernel.restart(&got.l);
+            got.l.steps = 60;
+            kernel.rollout(&got.l);
+            char what[64];
+            snprintf(what, sizeof what, "%lld lanes, unroll %d", (long long)n, unrolls[u]);
+            assert_same(&ref, &got, sizeof(double), what);
+            cr_assert_eq(memcmp(k_ref, k_got, (size_t)n * sizeof(double)), 0, "%s: parameters differ", what);
+            long long episodes = 0;
+            for (int64_t i = 0; i < n; i++)
+                episodes += ref.segments[i];
+            cr_assert_geq(episodes, 6 * n, "%s: %lld episodes", what, episodes);
+            free(k_ref);
+            free(k_got);
+            lanes_free(&ref);
+            lanes_free(&got);
+        }
+        cs_cpu_unload(&kernel);
+    }
+    cs_program_free(p);
+}
+
+/* A random walk driven by a box action of `dims` components: a random
+ * policy draws `dims` words a step, which straddle Philox blocks unless
+ * dims divides 4. */
+static cs_program *drift(unsigned dims)
+{
+    cs_program *p = cs_program_new(CS_F64);
+    cs_graph *g = p->graph;
+    snprintf(p->name, sizeof p->name, "drift%u", dims);
+    p->max_steps = 50;
+    cs_program_add_state(p, "x", CS_F64, CS_SCALAR);
+    cs_node x = cs_leaf(g, CS_OP_CARRIED, CS_F64, 0), nx = x;
+    p->action_kind = CS_ACTION_BOX;
+    for (unsigned k = 0; k < dims; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "action%u", k);
+        cs_program_add_input(p, name, CS_F64, -1, 1);
+        cs_node a = cs_leaf(g, CS_OP_INPUT, CS_F64, k);
+        nx = bin(p, CS_OP_ADD, nx, bin(p, CS_OP_MUL, K(p, ldexp(1, -(int)k)), a));
+    }
+    p->next[0] = nx;
+    p->restart[0] = K(p, 0);
+    cs_program_add_obs(p, NULL, x, CS_OBS_BOX, -INFINITY, INFINITY, 0);
+    p->reward = nx;
+    p->terminated = bin(p, CS_OP_GT, nx, K(p, 3.0));
+    char err[256];
+    cr_assert_eq(cs_program_finish(p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_policy_random(p), 0);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+/* D draws a step that straddle Philox blocks (D = 3, 5, 6): the C dialect
+ * keeps a window of blocks and draws each once, at the first step that
+ * reads it, whatever the unroll and however the call splits the steps:
+ * the interpreter's bits. D = 1, 2 and 4 read one block a step. */
+Test(backend, cpu_draws_straddling_blocks_as_the_interpreter)
+{
+    const unsigned dims[] = {1, 2, 3, 4, 5, 6};
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+        cs_program *p = drift(dims[d]);
+        cr_assert_eq(p->n_step_draws, dims[d]);
+        const int unrolls[] = {1, 4};
+        for (int u = 0; u < 2; u++) {
+            cs_cpu_kernel kernel;
+            compile_c(p, CS_FUSION_FULL, unrolls[u], &kernel, NULL);
+            lanes_buf ref, got;
+            lanes_init(&ref, 300, sizeof(double));
+            lanes_init(&got, 300, sizeof(double));
+            rollout_interp(p, &ref, 97);
+            kernel.restart(&got.l);
+            const long long calls[] = {1, 13, 40, 43};   /* 97 steps in four calls */
+            for (int c = 0; c < 4; c++) {
+                got.l.steps = calls[c];
+                kernel.rollout(&got.l);
+                got.l.t += calls[c];
+            }
+            char what[64];
+            snprintf(what, sizeof what, "%u draws a step, unroll %d", dims[d], unrolls[u]);
+            assert_same(&ref, &got, sizeof(double), what);
+            lanes_free(&ref);
+            lanes_free(&got);
+            cs_cpu_unload(&kernel);
+        }
+        cs_program_free(p);
+    }
+}
+
+/* A shared parameter (cs_program.param_shared): every lane reads element 0
+ * of its buffer, whatever its own element holds, in the interpreter and in
+ * the C dialect; and the rollout stays padded (blocks of 1 to 4 lanes get
+ * their vector variant), since no lane reads an element of its own. The
+ * other elements hold NaN: a lane that read its own would go non-finite
+ * and restart at 0. */
+static cs_program *shared_drift(void)
+{
+    static const char *const names[4] = {"x", "y", "z", "w"};
+    cs_node s[4];
+    cs_program *p = four_states("drift", names, s);
+    int rate = cs_program_add_shared_param(p, "rate", CS_F32);
+    cr_assert_geq(rate, 0);
+    cs_node r = cs_leaf(p->graph, CS_OP_PARAM, CS_F32, rate);
+    p->next[0] = bin(p, CS_OP_ADD, s[0], r);
+    p->next[1] = bin(p, CS_OP_ADD, s[1], bin(p, CS_OP_MUL, r, r));
+    p->next[2] = s[2];
+    p->next[3] = s[3];
+    return four_states_finish(p);
+}
+
+static float drift_rate[300];
+
+static void fill_drift(lanes_buf *b)
+{
+    static void *params[1] = {drift_rate};
+    for (int64_t i = 0; i < b->n; i++)
+        drift_rate[i] = i ? NAN : 0.25f;
+    b->l.params = params;
+    b->l.t = 0;
+    b->l.steps = 3;
+}
+
+Test(backend, a_shared_parameter_is_element_0_for_every_lane)
+{
+    cs_program *p = shared_drift();
+    cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
+    cr_assert(strstr(src.data, "params[0])[0]"), "the shared parameter is not read at element 0");
+    cr_assert(strstr(src.data, "cs_rollout_steps_short"), "a rollout reading only shared parameters is padded");
+    cs_text_free(&src);
+    const int64_t sizes[] = {300, 3};
+    for (int z = 0; z < 2; z++) {
+        lanes_buf ref;
+        expect_cpu_as_interp(p, sizes[z], fill_drift, 1, &ref, z ? "3 lanes" : "300 lanes");
+        for (int64_t i = 0; i < sizes[z]; i++) {
+            cr_assert_eq(((float *)ref.carried[0])[i], 0.75f, "lane %lld", (long long)i);
+            cr_assert_eq(((float *)ref.carried[1])[i], 0.1875f, "lane %lld", (long long)i);
+        }
+        lanes_free(&ref);
+    }
+    cs_program_free(p);
+}
+
+/* Records (cs_program.record): what a rollout writes at every step into the
+ * caller's rows, [step][lane]. CartPole records a state read in place (x),
+ * the policy's action (an int), a constant (the reward), the termination
+ * and the next state's angle (over the action: bound to the policy). The C
+ * dialect, under every fusion mode and unroll, for 300 lanes and for 3 (a
+ * padded short block), and launch by launch, writes what the interpreter
+ * writes, to the bit; the rows past the rollout's stay untouched. */
+enum { REC_X, REC_ACTION, REC_REWARD, REC_TERMINATED, REC_THETA_NEXT, N_REC };
+
+static cs_program *recording_cartpole(void)
+{
+    cs_program *p = cartpole(CS_F64);
+    cs_graph *g = p->graph;
+    cr_assert_eq(cs_program_add_record(p, "x", cs_leaf(g, CS_OP_CARRIED, CS_F64, 0)), REC_X);
+    cr_assert_eq(cs_program_add_record(p, "action", cs_leaf(g, CS_OP_INPUT, CS_I32, 0)), REC_ACTION);
+    cr_assert_eq(cs_program_add_record(p, "reward", p->reward), REC_REWARD);
+    cr_assert_eq(cs_program_add_record(p, "terminated", p->terminated), REC_TERMINATED);
+    cr_assert_eq(cs_program_add_record(p, "theta_next", p->next[2]), REC_THETA_NEXT);
+    cr_assert_eq(cs_program_bind_policy(p), 0);
+    return p;
+}
+
+typedef struct {
+    void *rows[N_REC];
+    void *ptrs[N_REC];
+    size_t size;          /* elements per record, a row more than the steps */
+} records_buf;
+
+static void records_init(records_buf *r, lanes_buf *b, long long steps)
+{
+    r->size = (size_t)((steps + 1) * b->n);
+    for (int k = 0; k < N_REC; k++) {
+        r->rows[k] = malloc(r->size * 4);
+        memset(r->rows[k], 0x7f, r->size * 4);   /* a pattern no record takes */
+        r->ptrs[k] = r->rows[k];
+    }
+    b->l.record = r->ptrs;
+    b->l.record_t0 = 0;
+}
+
+static void records_free(records_buf *r)
+{
+    for (int k = 0; k < N_REC; k++)
+        free(r->rows[k]);
+}
+
+static void records_same(const records_buf *a, const records_buf *b, const char *what)
+{
+    for (int k = 0; k < N_REC; k++)
+        cr_assert_eq(memcmp(a->rows[k], b->rows[k], a->size * 4), 0, "%s: record %d differs", what, k);
+}
+
+Test(backend, records_are_the_interpreters_in_every_schedule)
+{
+    cs_program *p = recording_cartpole();
+    const int64_t sizes[] = {300, 3};
+    const long long steps = 40;
+    for (int z = 0; z < 2; z++) {
+        int64_t n = sizes[z];
+        lanes_buf ref;
+        records_buf rref;
+        lanes_init(&ref, n, sizeof(double));
+        records_init(&rref, &ref, steps);
+        rollout_interp(p, &ref, steps);
+        /* the interpreter's own rows are what CartPole does */
+        const int *action = rref.rows[REC_ACTION];
+        const float *reward = rref.rows[REC_REWARD], *x = rref.rows[REC_X];
+        const int *term = rref.rows[REC_TERMINATED];
+        long long ends = 0;
+        for (long long i = 0; i < steps * n; i++) {
+            cr_assert(action[i] == 0 || action[i] == 1);
+            cr_assert_eq(reward[i], 1.0f);
+            cr_assert_leq(fabsf(x[i]), 2.4f);
+            ends += term[i];
+        }
+        long long episodes = 0;
+        for (int64_t i = 0; i < n; i++)
+            episodes += ref.segments[i];
+        cr_assert_eq(ends, episodes, "a termination recorded per episode finished (no truncation in 40 steps)");
+        const unsigned char *tail = (const unsigned char *)rref.rows[REC_X] + (size_t)(steps * n) * 4;
+        for (int64_t i = 0; i < 4 * n; i++)
+            cr_assert_eq(tail[i], 0x7f, "a row past the rollout's was written");
+
+        const cs_fusion fusions[] = {CS_FUSION_FULL, CS_FUSION_RULES, CS_FUSION_NONE};
+        const int unrolls[] = {1, 7};
+        for (int a = 0; a < 3; a++)
+            for (int u = 0; u < 2; u++) {
+                lanes_buf got;
+                records_buf rgot;
+                lanes_init(&got, n, sizeof(double));
+                records_init(&rgot, &got, steps);
+                rollout_cpu(p, fusions[a], unrolls[u], &got, steps);
+                char what[64];
+                snprintf(what, sizeof what, "%lld lanes, %s unroll %d", (long long)n, cs_fusion_name(fusions[a]),
+                         unrolls[u]);
+                assert_same(&ref, &got, sizeof(double), what);
+                records_same(&rref, &rgot, what);
+                records_free(&rgot);
+                lanes_free(&got);
+            }
+        records_free(&rref);
+        lanes_free(&ref);
+    }
+    cs_program_free(p);
+}
+
+/* Records of a rollout split in calls (launches of `unroll` steps, as the
+ * runtime makes them) go to the rows of their global steps: row t - t0. */
+Test(backend, records_of_a_split_rollout_land_in_their_rows)
+{
+    cs_program *p = recording_cartpole();
+    lanes_buf ref, got;
+    records_buf rref, rgot;
+    lanes_init(&ref, 300, sizeof(double));
+    lanes_init(&got, 300, sizeof(double));
+    records_init(&rref, &ref, 30);
+    records_init(&rgot, &got, 30);
+    rollout_interp(p, &ref, 30);
+    cs_cpu_kernel k;
+    compile_c(p, CS_FUSION_FULL, 1, &k, NULL);
+    got.l.t = 0;
+    k.restart(&got.l);
+    for (long long t = 0; t < 30; t += 10) {
+        cs_lanes part = got.l;
+        part.t = t;
+        part.steps = 10;
+        k.rollout(&part);
+    }
+    cs_cpu_unload(&k);
+    assert_same(&ref, &got, sizeof(double), "three calls");
+    records_same(&rref, &rgot, "three calls");
+    records_free(&rref);
+    records_free(&rgot);
     lanes_free(&ref);
     lanes_free(&got);
     cs_program_free(p);

@@ -943,7 +943,7 @@ Test(cache, an_evicted_entry_stays_readable_through_an_open_descriptor)
     store_one(&s, ".so", 5000);
     int fd = cs_cache_open_entry(&s.c, s.key, ".so");
     cr_assert_geq(fd, 0);
-    cr_assert_gt(cs_cache_clear(&s.c), 0);
+    cr_assert_gt(cs_cache_clear(&s.c, NULL), 0);
     cr_assert_not(exists(s.entry));
     unsigned char buf[5000];
     cr_assert_eq(read(fd, buf, sizeof buf), 5000);
@@ -1258,4 +1258,44 @@ Test(hash, hex_is_32_lowercase_digits_high_lane_first)
     cr_assert_eq(strlen(hex), 32);
     for (int i = 0; i < 32; i++)
         cr_assert(strchr("0123456789abcdef", hex[i]) && hex[i], "digit %d: %c", i, hex[i]);
+}
+
+/* An entry's record may say what it holds (cs_cache_describe, from the
+ * kernel's first line): it still verifies, cs_cache_list reads it back, a
+ * record without it (written before) verifies too, and clearing counts each
+ * entry once, not its two files. */
+Test(cache, records_say_what_an_entry_holds_and_clear_counts_entries)
+{
+    char dir[512], built[512], path[4096];
+    in_root(dir, sizeof dir, "cache");
+    in_root(built, sizeof built, "built.bin");
+    free(make_built(built, 3000, 1));
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    char described[33], plain[33];
+    key_of("described", described);
+    key_of("plain", plain);
+    cs_cache_describe(&c, "/* cartsim kernel: cartpole (CartPole-v1), f64, fusion full, unroll 4, C dialect */\nint x;\n",
+                      "cpu");
+    cr_assert_str_eq(c.what, "cartpole (CartPole-v1), f64, fusion full, unroll 4, cpu");
+    cr_assert_eq(cs_cache_store(&c, described, ".so", built, path, sizeof path), 0, "%s", c.warning);
+    cs_cache_describe(&c, "int x;\n", "cpu");   /* not a kernel's source: nothing to say */
+    cr_assert_str_eq(c.what, "");
+    cr_assert_eq(cs_cache_store(&c, plain, ".so", built, path, sizeof path), 0, "%s", c.warning);
+    cr_assert_eq(cs_cache_lookup(&c, described, ".so", NULL, 0), 1, "a described entry verifies");
+    cr_assert_eq(cs_cache_lookup(&c, plain, ".so", NULL, 0), 1, "a record without a description verifies");
+    cs_cache_item *items;
+    size_t n;
+    unsigned long long total;
+    cr_assert_eq(cs_cache_list(&c, &items, &n, &total), 0);
+    cr_assert_eq(n, 2);
+    for (size_t k = 0; k < n; k++)
+        cr_assert_str_eq(items[k].what, strncmp(items[k].name, described, 32) == 0
+                                            ? "cartpole (CartPole-v1), f64, fusion full, unroll 4, cpu"
+                                            : "");
+    free(items);
+    long leftovers = -1;
+    cr_assert_eq(cs_cache_clear(&c, &leftovers), 2, "two entries, four files");
+    cr_assert_eq(leftovers, 0);
+    cs_cache_close(&c);
 }

@@ -214,8 +214,8 @@ Test(compile, the_driver_stops_after_each_stage)
 
 static cs_status bind_agent(cs_program *p, void *ctx, char *err, size_t err_size)
 {
-    unsigned first, n;
-    return cs_agent_build(p, ctx, &first, &n, err, err_size);
+    cs_agent_weights w;
+    return cs_agent_build(p, ctx, &w, err, err_size);
 }
 
 /* cs_dump is the driver stopped after a pass and the partition: its text is
@@ -264,7 +264,7 @@ Test(compile, finish_says_which_block_is_at_fault)
     for (int missing = 0; missing < 3; missing++) {
         cs_program *p = cs_program_new(CS_F64);
         cr_assert(p);
-        cr_assert_eq(cs_program_add_carried(p, "reset_me", CS_F64), 0);
+        cr_assert_eq(cs_program_add_state(p, "reset_me", CS_F64, CS_SCALAR), 0);
         if (missing != 2)
             cr_assert_eq(cs_program_add_input(p, "action", CS_I32, 0, 1), 0);
         cs_node x = cs_leaf(p->graph, CS_OP_CARRIED, CS_F64, 0);

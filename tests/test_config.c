@@ -700,6 +700,9 @@ Test(config_cli, shipped_configs_run, .timeout = 900)
         char err[1024] = "";
         cr_expect_eq(cs_config_load(&cfg, path, &f, err, sizeof err), CS_OK, "%s", err);
         bool trains = cs_config_file_get(f, "train", "generations") != NULL;
+        const cs_config_entry *algo = cs_config_file_get(f, "train", "algo");
+        bool ppo = algo && strcmp(algo->value, "ppo") == 0;
+        trains |= ppo;
         cs_config_file_free(f);
         if (trains && train) {
             /* Trains briefly, then scores what it saved. */
@@ -709,7 +712,9 @@ Test(config_cli, shipped_configs_run, .timeout = 900)
             snprintf(pol, sizeof pol, "%s/p.pol", t.dir);
             const char *job[] = {"train", "--config", path, "--generations", "1", "--pop", "8", "--episodes", "2",
                                  "--out", pol, NULL};
-            run_ok(job, &r);
+            const char *ppo_job[] = {"train", "--config", path, "--total-timesteps", "2048", "--episodes", "2", "--out",
+                                     pol, NULL};
+            run_ok(ppo ? ppo_job : job, &r);
             cli_result_free(&r);
             const char *eval[] = {"eval", "--config", path, "--policy", pol, "--episodes", "2", NULL};
             run_ok(eval, &r);

@@ -1,5 +1,5 @@
-/* f64's fast math (jit/mathd.h) within the ULP bounds its header and the
- * README state, against long double, on a sample of each function's domain
+/* f64's fast math (jit/mathd.h) within the ULP bounds its header and
+ * docs/math.md state, against long double, on a sample of each function's domain
  * (bench/mathd_accuracy.c runs the large sample); its special cases equal
  * C's; fmod and % exact. And glibc's sincos equal to its sin and cos, which
  * the exact mode's scalar pass relies on (jit/emit.c); the exact mode's

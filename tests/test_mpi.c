@@ -261,3 +261,23 @@ Test(mpi, ranks_given_different_arguments_stop_with_one_line, .timeout = 600)
     snprintf(copy, sizeof copy, "rm -rf %s", dir);
     cr_assert_eq(system(copy), 0);
 }
+
+/* Ranks on one node share its cores: each defaults to its share of them
+ * (at least one), not to all of them; --threads still decides. */
+Test(mpi, ranks_on_a_node_default_to_their_share_of_its_cores, .timeout = 300)
+{
+    NEED_MPIRUN();
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    mpi_result r;
+    char threads[64], want[32];
+    for (int ranks = 2; ranks <= 3; ranks++) {
+        run_k(ranks, "--envs 64 --steps 10 --json", &r);
+        cr_assert_eq(r.status, 0, "%d ranks: %s", ranks, r.err);
+        snprintf(want, sizeof want, "%ld", cores / ranks > 1 ? cores / ranks : 1);
+        cr_expect_str_eq(json_value(r.out, "threads", threads, sizeof threads), want, "%d ranks on %ld cores", ranks,
+                         cores);
+    }
+    run_k(2, "--envs 64 --steps 10 --threads 3 --json", &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(json_value(r.out, "threads", threads, sizeof threads), "3");
+}

@@ -1,6 +1,6 @@
 /* render/: pictures of known states checked pixel by pixel (CartPole as
- * Gymnasium draws it; Pendulum, MountainCar and Acrobot through their rules),
- * tiled batches, the scripted viewer (pause, step, select, drive, screenshot,
+ * Gymnasium draws it; Pendulum, MountainCar and Acrobot through the draw
+ * blocks of their .env files), tiled batches, the scripted viewer (pause, step, select, drive, screenshot,
  * record, quit), `cartsim render` writing PNGs and feeding ffmpeg, and bad
  * input. Everything runs without a display: SDL's offscreen driver for the
  * window, its software renderer for frames. Tests that need SDL2 skip, loudly,
@@ -118,10 +118,11 @@ static uint8_t *cartpole_frame(double x, double theta)
 
 /* ---- CartPole, pixel by pixel ---- */
 
-/* Gymnasium draws with y up, then flips: its row y is our row 399 - y. The
- * cart spans rows 85..114 before the flip (285..314 after), columns
- * 300 + 125 x - 25 .. 300 + 125 x + 24; the axle is the disc of radius 5
- * around pixel (int(cart_x), 107), our row 292; the track is row 299. */
+/* Gymnasium draws with y up, then flips: its row y is our row 399 - y.
+ * pygame's polygons include their edges: the cart spans rows 85..115 before
+ * the flip (284..314 after), columns 300 + 125 x - 25 .. 300 + 125 x + 25;
+ * the axle is the disc of radius 5 around pixel (int(cart_x), 107), our row
+ * 292; the track is row 299; the pole, 10 px wide, covers columns 295..305. */
 Test(render, cartpole_upright_at_the_centre)
 {
     uint8_t *img = cartpole_frame(0, 0);
@@ -133,14 +134,14 @@ Test(render, cartpole_upright_at_the_centre)
         assert_pixel(img, 600, x, 299, BLACK);
     assert_pixel(img, 600, 100, 298, WHITE);
     assert_pixel(img, 600, 100, 300, WHITE);
-    /* the cart: 50 x 30 */
+    /* the cart: 51 x 31, edges included */
     assert_pixel(img, 600, 275, 310, BLACK);
-    assert_pixel(img, 600, 324, 310, BLACK);
+    assert_pixel(img, 600, 325, 310, BLACK);
     assert_pixel(img, 600, 274, 310, WHITE);
-    assert_pixel(img, 600, 325, 310, WHITE);
-    assert_pixel(img, 600, 280, 285, BLACK);
+    assert_pixel(img, 600, 326, 310, WHITE);
+    assert_pixel(img, 600, 280, 284, BLACK);
     assert_pixel(img, 600, 280, 314, BLACK);
-    assert_pixel(img, 600, 280, 284, WHITE);
+    assert_pixel(img, 600, 280, 283, WHITE);
     assert_pixel(img, 600, 280, 315, WHITE);
     /* the axle, radius 5 */
     assert_pixel(img, 600, 300, 292, AXLE);
@@ -148,12 +149,12 @@ Test(render, cartpole_upright_at_the_centre)
     assert_pixel(img, 600, 305, 292, AXLE);
     assert_pixel(img, 600, 300, 287, AXLE);
     assert_pixel(img, 600, 300, 297, AXLE);
-    /* the pole: 10 wide (columns 295..304), 125 px above the axle minus half its width */
+    /* the pole: columns 295..305, up to 125 px above the axle minus half its width */
     assert_pixel(img, 600, 295, 200, POLE);
-    assert_pixel(img, 600, 304, 200, POLE);
+    assert_pixel(img, 600, 305, 200, POLE);
     assert_pixel(img, 600, 294, 200, WHITE);
-    assert_pixel(img, 600, 305, 200, WHITE);
-    assert_pixel(img, 600, 300, 173, POLE);
+    assert_pixel(img, 600, 306, 200, WHITE);
+    assert_pixel(img, 600, 300, 172, POLE);
     assert_pixel(img, 600, 300, 171, WHITE);
     /* nothing but Gymnasium's four colours */
     for (int y = 0; y < 400; y++)
@@ -165,7 +166,8 @@ Test(render, cartpole_upright_at_the_centre)
     free(img);
 }
 
-/* The black run of row 310 (the cart's lower half) is centred on 300 + 125 x. */
+/* The black run of row 310 (the cart's lower half) is 51 pixels around
+ * column 300 + 125 x. */
 Test(render, cart_centre_is_300_plus_125_x)
 {
     const double xs[] = {-2.0, -0.8, 0.4, 1.0, 1.6};
@@ -178,9 +180,8 @@ Test(render, cart_centre_is_300_plus_125_x)
                     first = x;
                 last = x;
             }
-        cr_assert_eq(last - first + 1, 50, "x = %g: cart %d..%d", xs[k], first, last);
-        cr_assert_float_eq((first + last + 1) / 2.0, 300 + 125 * xs[k], 1e-9, "x = %g: cart %d..%d", xs[k],
-                           first, last);
+        cr_assert_eq(last - first + 1, 51, "x = %g: cart %d..%d", xs[k], first, last);
+        cr_assert_float_eq((first + last) / 2.0, 300 + 125 * xs[k], 1e-9, "x = %g: cart %d..%d", xs[k], first, last);
         free(img);
     }
 }
@@ -235,9 +236,9 @@ Test(render, tiled_batch)
     for (int k = 0; k < 5; k++) {
         int ox = k % 3 * 600, oy = k / 3 * 400, cx = (int)(300 + 125 * xs[k]);
         assert_pixel(img, w, ox + cx - 25, oy + 310, BLACK);
-        assert_pixel(img, w, ox + cx + 24, oy + 310, BLACK);
+        assert_pixel(img, w, ox + cx + 25, oy + 310, BLACK);
         assert_pixel(img, w, ox + cx - 26, oy + 310, WHITE);
-        assert_pixel(img, w, ox + cx + 25, oy + 310, WHITE);
+        assert_pixel(img, w, ox + cx + 26, oy + 310, WHITE);
         assert_pixel(img, w, ox + 5, oy + 5, WHITE);
     }
     /* the sixth tile is past the batch: black */
@@ -283,76 +284,231 @@ Test(render, bad_requests_are_refused_with_a_message)
     cs_env_close(env);
 }
 
-/* A made-up environment (CartPole's source under another name) has no picture. */
-Test(render, an_environment_without_a_picture_is_unavailable)
+/* ---- every environment draws itself: draw blocks ---- */
+
+static int count_colour(const uint8_t *img, int w, int h, rgb c)
 {
-    char src[4096], path[] = "/tmp/cartsim-render-XXXXXX.env";
-    snprintf(src, sizeof src, "%s/envs/cartpole.env", cli_test_root());
-    FILE *f = fopen(src, "r");
-    cr_assert(f, "%s: %s", src, strerror(errno));
-    char text[16384];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    char *line = strstr(text, "env cartpole \"CartPole-v1\"");
-    cr_assert(line);
-    const char *renamed = "env mystery  \"Mystery-v0\" ";
-    memcpy(line, renamed, strlen("env cartpole \"CartPole-v1\""));
+    int n = 0;
+    for (int i = 0; i < w * h; i++)
+        n += img[3 * i] == c.r && img[3 * i + 1] == c.g && img[3 * i + 2] == c.b;
+    return n;
+}
+
+/* An environment from source text (written to a file, as a user's would
+ * be), n of them, on the interpreter in f64, reset. */
+static cs_env *open_text(const char *text, int64_t n, const char *const *params, int n_params)
+{
+    char path[] = "/tmp/cartsim-render-XXXXXX.env";
     int fd = mkstemps(path, 4);
     cr_assert(fd >= 0);
-    cr_assert_eq(write(fd, text, n), (ssize_t)n);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
-
     cs_config cfg;
     cs_config_init(&cfg);
     cfg.env = path;
+    cfg.num_envs = n;
     cfg.backend = CS_BACKEND_INTERP;
+    cfg.dtype = CS_DTYPE_F64;
+    for (int k = 0; k < n_params; k++)
+        cfg.params[k] = params[k];
+    cfg.n_params = n_params;
     cs_env *env;
     cs_status s = cs_env_open(&cfg, &env);
     unlink(path);
     cr_assert_eq(s, CS_OK, "%s", cs_env_error(env));
+    cr_assert_eq(cs_env_reset(env, 1), CS_OK);
+    return env;
+}
+
+static char *env_source(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/envs/%s.env", cli_test_root(), name);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s: %s", path, strerror(errno));
+    char *text = calloc(1, 1 << 16);
+    cr_assert(text);
+    size_t n = fread(text, 1, (1 << 16) - 1, f);
+    fclose(f);
+    text[n] = 0;
+    return text;
+}
+
+/* A ball on a line, a user's own environment: its picture is its own. */
+static const char *const BALL =
+    "env ball \"Ball-v0\"\n"
+    "state x\n"
+    "action discrete 2\n"
+    "observe x\n"
+    "reset { x = 50 }\n"
+    "step { x' = x + action; reward = 1; terminated = false }\n"
+    "draw {\n"
+    "    canvas(100, 80)\n"
+    "    fps(25)\n"
+    "    background(rgb(10, 20, 30))\n"
+    "    red = rgb(200, 0, 0)\n"
+    "    circle(x, 40, 5, red)\n"
+    "    circle(stack(10, 90), 10, 2, rgb(0, 200, 0))   # two discs from one statement\n"
+    "}\n";
+
+Test(render, a_users_own_environment_draws_itself)
+{
+    cs_env *env = open_text(BALL, 1, NULL, 0);
+    int w, h;
+    uint8_t *img = frame(env, 0, 1, 1, &w, &h);
+    cr_assert(w == 100 && h == 80, "%dx%d", w, h);
+    const rgb bg = {10, 20, 30}, red = {200, 0, 0}, green = {0, 200, 0};
+    assert_pixel(img, w, 0, 0, bg);
+    /* the disc around pixel (50, 40), row 79 - 40 = 39 after the flip, radius 5 inclusive */
+    assert_pixel(img, w, 50, 39, red);
+    assert_pixel(img, w, 55, 39, red);
+    assert_pixel(img, w, 45, 39, red);
+    assert_pixel(img, w, 50, 34, red);
+    assert_pixel(img, w, 56, 39, bg);
+    assert_pixel(img, w, 54, 35, bg);   /* (4, 4) from the centre: 5.66 > 5.5 */
+    assert_pixel(img, w, 10, 69, green);
+    assert_pixel(img, w, 90, 69, green);
+    assert_pixel(img, w, 50, 69, bg);
     cs_renderer *r;
-    s = cs_renderer_open(env, &r);
-    cr_assert_eq(s, CS_ERR_UNAVAILABLE);
-    cr_assert(strstr(cs_renderer_error(r), "no drawing rule for environment 'mystery'"), "%s",
-              cs_renderer_error(r));
+    cr_assert_eq(cs_renderer_open(env, &r), CS_OK);
+    cr_assert_eq(cs_renderer_fps(r), 25);
+    cs_renderer_close(r);
+    cr_assert_eq(cs_renderer_fps(NULL), 0);
+    free(img);
+    cs_env_close(env);
+}
+
+/* docs/dsl.md's example of a picture, as the page shows it, draws. */
+Test(render, the_pictures_example_of_the_language_page_draws)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/docs/dsl.md", cli_test_root());
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s: %s", path, strerror(errno));
+    char *page = calloc(1, 1 << 20);
+    cr_assert(page);
+    size_t n = fread(page, 1, (1 << 20) - 1, f);
+    fclose(f);
+    page[n] = 0;
+    char *start = strstr(page, "```\nenv ball \"Ball-v0\"\n");
+    cr_assert(start, "no ball example in docs/dsl.md");
+    start += 4;
+    char *end = strstr(start, "```");
+    cr_assert(end);
+    *end = 0;
+    cs_env *env = open_text(start, 1, NULL, 0);
+    free(page);
+    const double falling[2] = {1.0, -2.0};
+    cr_assert_eq(cs_env_set_state(env, falling, NULL), CS_OK);
+    int w, h;
+    uint8_t *img = frame(env, 0, 1, 1, &w, &h);
+    cr_assert(w == 300 && h == 400, "%dx%d", w, h);
+    /* 100 pixels a metre, the floor 50 up: the falling ball's centre at 50 + 120 */
+    assert_pixel(img, w, 150, 399 - 170, ((rgb){200, 40, 40}));
+    assert_pixel(img, w, 150, 399 - 20, ((rgb){90, 60, 30}));
+    assert_pixel(img, w, 5, 5, ((rgb){235, 240, 255}));
+    free(img);
+    cs_env_close(env);
+}
+
+/* Without a draw block there is no picture, and the message says what to add. */
+Test(render, an_environment_without_a_draw_block_is_unavailable)
+{
+    char *text = env_source("cartpole");
+    char *draw = strstr(text, "\ndraw {");
+    cr_assert(draw);
+    draw[1] = 0;
+    char *line = strstr(text, "env cartpole \"CartPole-v1\"");
+    cr_assert(line);
+    memcpy(line, "env mystery  \"Mystery-v0\" ", strlen("env cartpole \"CartPole-v1\""));
+    cs_env *env = open_text(text, 1, NULL, 0);
+    free(text);
+    cs_renderer *r;
+    cr_assert_eq(cs_renderer_open(env, &r), CS_ERR_UNAVAILABLE);
+    cr_assert(strstr(cs_renderer_error(r), "environment 'mystery' has no picture: add a draw block") &&
+              strstr(cs_renderer_error(r), "docs/dsl.md"), "%s", cs_renderer_error(r));
     cr_assert_eq(cs_render_rgb(r, 0, 1, 1, NULL, 0, NULL, NULL), CS_ERR_STATE);
+    cr_assert_eq(cs_renderer_fps(r), 0);
     cs_renderer_close(r);
     cs_env_close(env);
 }
 
-/* ---- the other environments' rules, drawn straight onto a surface ---- */
-
-static uint8_t *rule_frame(const char *title, unsigned state_dim, const double *state)
+/* The frame of one environment of `name` in `state`. */
+static uint8_t *state_frame(const char *name, const double *state, int *w, int *h, const char *const *params,
+                            int n_params)
 {
-    cs_env_info info;
-    memset(&info, 0, sizeof info);
-    info.name = "";
-    info.title = title;
-    info.state_dim = state_dim;
-    const render_rule *rule = render_find_rule(&info);
-    cr_assert(rule, "no rule for %s", title);
-    uint8_t *img = malloc((size_t)rule->width * rule->height * 3);
-    cr_assert(img);
-    render_canvas c;
-    render_canvas_init(&c, img, rule->width * 3, (render_rect){0, 0, rule->width, rule->height}, 0, 0, 1,
-                       rule->height);
-    rule->draw(&c, state);
+    char *text = env_source(name);
+    cs_env *env = open_text(text, 1, params, n_params);
+    free(text);
+    cr_assert_eq(cs_env_set_state(env, state, NULL), CS_OK, "%s", cs_env_error(env));
+    uint8_t *img = frame(env, 0, 1, 1, w, h);
+    cs_env_close(env);
     return img;
+}
+
+/* CartPole with --param length=1.0: the pole is drawn twice as long, as
+ * Gymnasium draws it with env.length = 1.0. */
+Test(render, an_overridden_parameter_shows)
+{
+    const double upright[4] = {0, 0, 0, 0};
+    const char *const longer[] = {"length=1.0"};
+    int w, h;
+    uint8_t *normal = state_frame("cartpole", upright, &w, &h, NULL, 0);
+    uint8_t *tall = state_frame("cartpole", upright, &w, &h, longer, 1);
+    /* the axle at Gymnasium's row 107; the top corners 2 * length * 125 - 5 above it */
+    int top_normal = 399 - (107 + 120), top_tall = 399 - (107 + 245);
+    assert_pixel(normal, w, 300, top_normal, POLE);
+    assert_pixel(normal, w, 300, top_normal - 1, WHITE);
+    assert_pixel(normal, w, 300, top_tall, WHITE);
+    assert_pixel(tall, w, 300, top_tall, POLE);
+    assert_pixel(tall, w, 300, top_tall - 1, WHITE);
+    free(normal);
+    free(tall);
+}
+
+/* A parameter drawn per environment (--param length=LO:HI) is each one's own. */
+Test(render, a_parameter_drawn_per_environment_shows_in_each_tile)
+{
+    char *text = env_source("cartpole");
+    const char *const ranged[] = {"length=0.2:1.4"};
+    cs_env *env = open_text(text, 6, ranged, 1);
+    free(text);
+    double state[24] = {0};
+    cr_assert_eq(cs_env_set_state(env, state, NULL), CS_OK);
+    int w, h;
+    uint8_t *img = frame(env, 0, 6, 6, &w, &h);
+    int tops[6], distinct = 0;
+    for (int k = 0; k < 6; k++) {
+        tops[k] = -1;
+        for (int y = 0; y < 400 && tops[k] < 0; y++)
+            if (same(pixel(img, w, k * 600 + 300, y), POLE))
+                tops[k] = y;
+        /* 2 * length * 125 - 5 above the axle, length in [0.2, 1.4] */
+        cr_assert(tops[k] >= 399 - (107 + 345) && tops[k] <= 399 - (107 + 45), "tile %d: pole top %d", k, tops[k]);
+        bool seen = false;
+        for (int j = 0; j < k; j++)
+            seen |= tops[j] == tops[k];
+        distinct += !seen;
+    }
+    cr_assert_geq(distinct, 5, "pole tops %d %d %d %d %d %d", tops[0], tops[1], tops[2], tops[3], tops[4], tops[5]);
+    free(img);
+    cs_env_close(env);
 }
 
 Test(render, pendulum_mountain_car_and_acrobot_pictures)
 {
     const rgb rod = {204, 77, 77}, grey = {128, 128, 128}, flag = {204, 204, 0}, link = {0, 204, 204};
     const rgb joint = {204, 204, 0};
+    int w, h;
     /* Pendulum: theta 0 points up from the centre (250, 249); pi/2 to the left. */
     double up[2] = {0, 0}, left[2] = {M_PI / 2, 0};
-    uint8_t *img = rule_frame("Pendulum-v1", 2, up);
+    uint8_t *img = state_frame("pendulum", up, &w, &h, NULL, 0);
+    cr_assert(w == 500 && h == 500);
     assert_pixel(img, 500, 250, 180, rod);
     assert_pixel(img, 500, 250, 320, WHITE);
     assert_pixel(img, 500, 250, 249, BLACK);
     free(img);
-    img = rule_frame("Pendulum-v1", 2, left);
+    img = state_frame("pendulum", left, &w, &h, NULL, 0);
     assert_pixel(img, 500, 180, 249, rod);
     assert_pixel(img, 500, 320, 249, WHITE);
     free(img);
@@ -360,7 +516,8 @@ Test(render, pendulum_mountain_car_and_acrobot_pictures)
     /* MountainCar at the valley's floor: the car above x = (pos + 1.2) * 333.3,
      * the yellow flag at the top right. */
     double valley[2] = {-0.5236, 0};
-    img = rule_frame("MountainCar-v0", 2, valley);
+    img = state_frame("mountain_car", valley, &w, &h, NULL, 0);
+    cr_assert(w == 600 && h == 400);
     int car_x = (int)((valley[0] + 1.2) * 600 / 1.8);
     double ground = 0.45 * sin(3 * valley[0]) + 0.55;
     assert_pixel(img, 600, car_x, 399 - (int)(10 + ground * 600 / 1.8 + 12), BLACK);
@@ -370,14 +527,17 @@ Test(render, pendulum_mountain_car_and_acrobot_pictures)
         for (int x = car_x - 15; x <= car_x + 15; x++)
             wheel |= same(pixel(img, 600, x, y), grey);
     cr_assert(wheel, "no wheel below the car");
+    /* the hill, a curve of 100 points: black at its lowest point, (pi/2 / 3 ... ) */
+    assert_pixel(img, 600, (int)((-M_PI / 6 + 1.2) * 600 / 1.8), 399 - (int)(0.1 * 600 / 1.8), BLACK);
     free(img);
-    img = rule_frame("MountainCarContinuous-v0", 2, valley);
+    img = state_frame("mountain_car_continuous", valley, &w, &h, NULL, 0);
     assert_pixel(img, 600, 555, 23, flag);   /* goal 0.45 */
     free(img);
 
     /* Acrobot hanging straight down: both links below the yellow pivot. */
     double hang[4] = {0, 0, 0, 0};
-    img = rule_frame("Acrobot-v1", 4, hang);
+    img = state_frame("acrobot", hang, &w, &h, NULL, 0);
+    cr_assert(w == 500 && h == 500);
     assert_pixel(img, 500, 250, 249, joint);
     assert_pixel(img, 500, 250, 300, link);
     assert_pixel(img, 500, 250, 420, link);
@@ -387,6 +547,193 @@ Test(render, pendulum_mountain_car_and_acrobot_pictures)
         black_rows += same(pixel(img, 500, 100, y), BLACK);
     cr_assert_eq(black_rows, 1, "the goal line is one pixel high");
     free(img);
+}
+
+/* FrozenLake draws its map with a grid coloured from its constant table
+ * and the elf on its cell. */
+Test(render, frozen_lake_draws_its_map_with_a_grid)
+{
+    char *text = env_source("frozen_lake");
+    cs_env *env = open_text(text, 1, NULL, 0);
+    free(text);
+    const double state[2] = {6, 2};   /* s = 6: row 1, column 2 */
+    cr_assert_eq(cs_env_set_state(env, state, NULL), CS_OK, "%s", cs_env_error(env));
+    int w, h;
+    uint8_t *img = frame(env, 0, 1, 1, &w, &h);
+    cr_assert(w == 256 && h == 256, "%dx%d", w, h);
+    const rgb ice = {190, 225, 245}, hole = {30, 50, 100}, goal = {250, 200, 40}, elf = {200, 60, 60};
+    assert_pixel(img, w, 32, 32, ice);                 /* row 0, column 0: the start */
+    assert_pixel(img, w, 64 + 32, 64 + 32, hole);      /* row 1, column 1 */
+    assert_pixel(img, w, 0 + 5, 192 + 5, hole);        /* row 3, column 0 */
+    assert_pixel(img, w, 192 + 32, 192 + 32, goal);    /* row 3, column 3 */
+    assert_pixel(img, w, 128 + 32, 64 + 32, elf);      /* the elf on cell 6 */
+    assert_pixel(img, w, 128 + 5, 64 + 5, ice);
+    free(img);
+    cs_env_close(env);
+}
+
+/* Acrobot's frame spans both links and 0.2 m more, Gymnasium's bound: a
+ * longer link (--param link_length_1=2) is drawn whole, in its tile, and
+ * no tile paints its neighbour. */
+Test(render, a_longer_acrobot_stays_in_its_tile)
+{
+    char *text = env_source("acrobot");
+    const char *const longer[] = {"link_length_1=2"};
+    cs_env *env = open_text(text, 2, longer, 1);
+    free(text);
+    /* environment 0 stretched to the right (theta1 = pi/2), 1 hanging down */
+    double state[8] = {M_PI / 2, 0, 0, 0, 0, 0, 0, 0};
+    cr_assert_eq(cs_env_set_state(env, state, NULL), CS_OK);
+    int w, h;
+    uint8_t *img = frame(env, 0, 2, 2, &w, &h);
+    cr_assert(w == 1000 && h == 500);
+    const rgb link = {0, 204, 204};
+    double scale = 500 / (2 * (2 + 1 + 0.2));
+    int tip = (int)(250 + 3 * scale);   /* 3 m to the right of the pivot */
+    assert_pixel(img, w, tip - 3, 249, link);
+    assert_pixel(img, w, tip + 6, 249, WHITE);
+    for (int y = 0; y < 500; y++)
+        for (int x = 500; x < 520; x++)
+            cr_assert(!same(pixel(img, w, x, y), link), "tile 1 painted at (%d, %d)", x, y);
+    free(img);
+    cs_env_close(env);
+}
+
+Test(render, spring_mass_draws_itself_with_text)
+{
+    double state[2] = {0.5, -0.25};
+    int w, h;
+    uint8_t *img = state_frame("spring_mass", state, &w, &h, NULL, 0);
+    cr_assert(w == 600 && h == 240, "%dx%d", w, h);
+    /* the mass, blue, 0.3 m wide around x = 0.5: pixels 120 * (0.5 + 2.5) -18 .. +18 */
+    assert_pixel(img, w, 360, 240 - 72 - 18, ((rgb){60, 110, 200}));
+    int inked = 0;
+    for (int y = 0; y < 30; y++)
+        for (int x = 0; x < 200; x++)
+            inked += pixel(img, w, x, y).r < 128;
+    cr_assert_gt(inked, 40, "the text at the top left");
+    free(img);
+    /* near an end of the track, the mass turns red */
+    state[0] = 1.8;
+    img = state_frame("spring_mass", state, &w, &h, NULL, 0);
+    assert_pixel(img, w, (int)(120 * (1.8 + 2.5)), 240 - 72 - 18, ((rgb){204, 60, 60}));
+    free(img);
+}
+
+/* Values that are not numbers, infinities, shapes far off the frame and
+ * colours that are not colours: skipped or clipped, never a crash. */
+Test(render, nonsense_values_are_skipped_or_clipped)
+{
+    static const char *const src =
+        "env bad \"Bad-v0\"\n"
+        "state x\n"
+        "action discrete 2\n"
+        "observe x\n"
+        "reset { x = 0 }\n"
+        "step { x' = x; reward = 0; terminated = false }\n"
+        "draw {\n"
+        "    canvas(80, 60)\n"
+        "    inf = 1 / x\n"
+        "    nan = inf - inf\n"
+        "    rect(0, 0, 10, 10, rgb(200, 0, 0))\n"
+        "    rect(nan, 0, 10, 10, rgb(0, 0, 200))\n"
+        "    rect(0, 0, inf, 10, rgb(0, 0, 200))\n"
+        "    rect(-1e300, -1e300, 1e300, 1e300, -1)\n"
+        "    rect(-1e300, 20, 1e300, 30, 16777216)\n"
+        "    polygon(40, 30, nan, rgb(0, 0, 200), 0, 0, 5, 0, 0, 5)\n"
+        "    polygon(40, 30, 0, rgb(0, 200, 0), -1e300, -3, 1e300, -3, 0, 1e300)\n"
+        "    circle(inf, 5, 3, rgb(0, 0, 200))\n"
+        "    circle(5, 5, -3, rgb(0, 0, 200))\n"
+        "    circle(5, 5, 1e300, rgb(0, 0, 200))\n"
+        "    line(0, 50, 1e300, 50, rgb(1, 2, 3))\n"
+        "    line(0, 55, nan, 55, rgb(0, 0, 200))\n"
+        "    text(nan, 10, 12, rgb(0, 0, 200), \"a\")\n"
+        "    text(10, 50, 1e9, rgb(0, 0, 200), \"a\", inf, nan)\n"
+        "    text(10, 50, 12, nan, \"never\")\n"
+        "}\n";
+    cs_env *env = open_text(src, 1, NULL, 0);
+    int w, h;
+    uint8_t *img = frame(env, 0, 1, 1, &w, &h);
+    cr_assert(w == 80 && h == 60);
+    const rgb red = {200, 0, 0}, green = {0, 200, 0}, line = {1, 2, 3}, blue = {0, 0, 200};
+    assert_pixel(img, w, 5, 54, red);          /* the one proper rect */
+    assert_pixel(img, w, 40, 59 - 27, green);  /* a huge polygon, clipped to the frame */
+    assert_pixel(img, w, 79, 59 - 50, line);   /* a line to 1e300, clipped */
+    cr_assert_eq(count_colour(img, w, h, blue), 0, "shapes with NaN or infinite values are not drawn");
+    cr_assert_gt(count_colour(img, w, h, WHITE), 100, "colours -1 and 2^24 are not colours: not drawn");
+    free(img);
+    cs_env_close(env);
+}
+
+/* A frame drawn smaller than its pixels (the viewer's tiles) keeps its
+ * one-pixel lines whole and its shapes where they belong. */
+Test(render, a_scaled_down_frame_keeps_its_lines)
+{
+    char *text = env_source("cartpole");
+    cs_env *env = open_text(text, 1, NULL, 0);
+    free(text);
+    const double upright[4] = {0, 0, 0, 0};
+    cr_assert_eq(cs_env_set_state(env, upright, NULL), CS_OK);
+    render_picture *pic;
+    char err[512];
+    cr_assert_eq(render_picture_open(env, &pic, err, sizeof err), CS_OK, "%s", err);
+    cr_assert_eq(render_picture_read(pic, err, sizeof err), CS_OK, "%s", err);
+    enum { W = 180, H = 120 };   /* 0.3 of 600x400 */
+    static uint8_t img[W * H * 3];
+    render_canvas c;
+    render_canvas_init(&c, img, W * 3, (render_rect){0, 0, W, H}, 0, 0, 0.3, 400);
+    render_picture_draw_env(pic, &c, 0);
+    int track = (int)floor((400 - 100.5) * 0.3);   /* frame row 100's centre */
+    for (int x = 0; x < W; x++)
+        cr_assert(same(pixel(img, W, x, track), BLACK), "the track has a hole at column %d", x);
+    assert_pixel(img, W, 90, (int)((400 - 200) * 0.3), POLE);
+    assert_pixel(img, W, 90, (int)((400 - 100) * 0.3) + 3, BLACK);   /* the cart */
+    assert_pixel(img, W, 10, 10, WHITE);
+    render_picture_free(pic);
+    cs_env_close(env);
+}
+
+/* A grid colours a cell per element, row 0 on top; an element that is not a
+ * colour leaves its cell alone. The parser takes grids once the language
+ * has arrays: the item is built here as the parser will build it. */
+Test(render, a_grid_colours_its_cells)
+{
+    static const char *const src = "env g \"G-v0\"\nstate x\naction discrete 2\nobserve x\n"
+                                   "reset { x = 0 }\nstep { x' = x; reward = 0; terminated = false }\n"
+                                   "draw { canvas(40, 30) }\n";
+    char err[512];
+    cs_program *p;
+    cr_assert_eq(cs_parse(src, strlen(src), "g.env", CS_F64, NULL, 0, &p, err, sizeof err), 0, "%s", err);
+    const double cells[6] = {0xff0000, 0x00ff00, 0x0000ff, -1, 0x010203, 0xffffff};
+    cs_draw_item item = {.kind = CS_DRAW_GRID, .count = 1, .per_shape = 4 + 6, .rows = 2, .columns = 3};
+    int first = cs_program_add_draw_roots(p, item.per_shape);
+    cr_assert_geq(first, 0);
+    item.first = (unsigned)first;
+    const double xywh[4] = {5, 25, 10, 10};   /* the top left at (5, 25); cells 10 x 10 */
+    for (unsigned k = 0; k < item.per_shape; k++)
+        p->draw[first + k] = cs_const(p->graph, CS_F64, k < 4 ? xywh[k] : cells[k - 4]);
+    cr_assert_geq(cs_program_add_draw_item(p, &item), 0);
+    render_picture *pic;
+    cr_assert_eq(render_picture_new(p, &pic, err, sizeof err), CS_OK, "%s", err);
+    uint8_t img[40 * 30 * 3];
+    render_canvas c;
+    render_canvas_init(&c, img, 40 * 3, (render_rect){0, 0, 40, 30}, 0, 0, 1, 30);
+    double x = 0;
+    void *carried[1] = {&x};
+    cs_lanes l = {.begin = 0, .end = 1, .stride = 1, .carried = carried};
+    render_picture_draw(pic, &c, &l, 0);
+    /* frame y 25 is device row 5: the first row of cells covers rows 5..14 */
+    assert_pixel(img, 40, 5, 5, ((rgb){255, 0, 0}));
+    assert_pixel(img, 40, 14, 14, ((rgb){255, 0, 0}));
+    assert_pixel(img, 40, 15, 5, ((rgb){0, 255, 0}));
+    assert_pixel(img, 40, 34, 14, ((rgb){0, 0, 255}));
+    assert_pixel(img, 40, 5, 15, WHITE);                 /* -1: not drawn, the background shows */
+    assert_pixel(img, 40, 15, 24, ((rgb){1, 2, 3}));
+    assert_pixel(img, 40, 4, 5, WHITE);
+    assert_pixel(img, 40, 35, 5, WHITE);
+    assert_pixel(img, 40, 5, 25, WHITE);
+    render_picture_free(pic);
+    cs_program_free(p);
 }
 
 /* ---- the viewer, driven by a script ---- */
@@ -418,14 +765,6 @@ static uint8_t *load_png(const char *path, int *w, int *h)
     uint8_t *img = stbi_load(path, w, h, &comp, 3);
     cr_assert(img, "%s does not decode: %s", path, stbi_failure_reason());
     return img;
-}
-
-static int count_colour(const uint8_t *img, int w, int h, rgb c)
-{
-    int n = 0;
-    for (int i = 0; i < w * h; i++)
-        n += img[3 * i] == c.r && img[3 * i + 1] == c.g && img[3 * i + 2] == c.b;
-    return n;
 }
 
 static cs_status view(const char *script, const char *policy, const char *out_dir, int64_t n,
@@ -623,6 +962,57 @@ Test(cli_render, bad_input_is_one_line_and_status_2)
     assert_usage_error(&r, "directory");
 }
 
+/* A path with an extension that is no format is refused, with the formats,
+ * and nothing is written (it used to be a directory of PNGs named x.avi). */
+Test(cli_render, an_unknown_format_is_refused_with_the_list)
+{
+    char *dir = temp_dir(), out[1200], png[1300];
+    const char *const names[] = {"x.avi", "frames.png", "run.webm"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        snprintf(out, sizeof out, "%s/%s", dir, names[k]);
+        cli_result r;
+        run_cli((const char *[]){"render", "--backend", "interp", "--steps", "2", "--out", out, NULL}, &r);
+        char want[64];
+        snprintf(want, sizeof want, "unknown format '%s'", strrchr(names[k], '.'));
+        bool listed = strstr(r.err, "FILE.gif") && strstr(r.err, "FILE.mp4") && strstr(r.err, "PNG frames");
+        cr_assert(listed, "%s", r.err);
+        assert_usage_error(&r, want);
+        cr_assert(access(out, F_OK) != 0, "%s was written", out);
+    }
+    /* an existing directory with a dot in its name, or a name ending in '/', is a directory */
+    snprintf(out, sizeof out, "%s/run.1/", dir);
+    cli_result r;
+    run_cli((const char *[]){"render", "--backend", "interp", "--steps", "1", "--out", out, NULL}, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_result_free(&r);
+    snprintf(png, sizeof png, "%s/000001.png", out);
+    cr_assert(access(png, F_OK) == 0);
+    remove_dir(dir);
+}
+
+/* An environment without a draw block: one line saying what to add (with
+ * the environment's own first state in the example), exit status 2, and
+ * no directory made. */
+Test(cli_render, an_environment_without_a_picture_says_what_to_add)
+{
+    char *dir = temp_dir(), env[1200], out[1200];
+    snprintf(env, sizeof env, "%s/ball.env", dir);
+    snprintf(out, sizeof out, "%s/frames", dir);
+    FILE *f = fopen(env, "w");
+    cr_assert(f);
+    fputs("env ball \"Ball-v0\"\nstate height\naction discrete 2\nobserve height\nreset { height = 0 }\n"
+          "step { height' = height; reward = 1; terminated = false }\n", f);
+    fclose(f);
+    cli_result r;
+    run_cli((const char *[]){"render", "--env", env, "--backend", "interp", "--out", out, NULL}, &r);
+    assert_usage_error(&r, "environment 'ball' has no picture: add a draw block to its .env file");
+    run_cli((const char *[]){"render", "--env", env, "--backend", "interp", "--out", out, NULL}, &r);
+    cr_assert(strstr(r.err, "circle(height, 0, 0.2"), "%s", r.err);
+    cli_result_free(&r);
+    cr_assert(access(out, F_OK) != 0, "%s was made", out);
+    remove_dir(dir);
+}
+
 Test(cli_render, video_without_ffmpeg_says_how_to_get_it)
 {
     setenv("PATH", "/nonexistent", 1);
@@ -757,6 +1147,57 @@ Test(cli_render, every_classic_environment)
         free(img);
     }
     remove_dir(dir);
+}
+
+/* `view --out DIR` makes DIR, as `render` does, so that a recording (a
+ * directory inside it) can be made: it used to end in "cannot create
+ * directory" in the status bar. */
+Test(cli_view, out_is_made_and_a_recording_goes_into_it)
+{
+    NEEDS_SDL();
+    char *dir = temp_dir(), out[1200];
+    snprintf(out, sizeof out, "%s/not-yet", dir);
+    setenv("SDL_VIDEODRIVER", "offscreen", 1);
+    setenv("CARTSIM_VIEW_SCRIPT", "wait 2; key v; wait 4; key v; key q", 1);
+    cli_result r;
+    run_cli((const char *[]){"view", "--backend", "interp", "--envs", "2", "--out", out, NULL}, &r);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert(strstr(r.out, "recorded") && strstr(r.out, "not-yet/cartsim-rec-000"), "%s", r.out);
+    cli_result_free(&r);
+    char frame0[1300];
+    snprintf(frame0, sizeof frame0, "%s/cartsim-rec-000/000000.png", out);
+    cr_assert(access(frame0, F_OK) == 0, "%s", frame0);
+    remove_dir(dir);
+}
+
+/* The help's second column starts past its widest key: "pgup pgdn" used to
+ * run into its description. */
+Test(view, help_keys_do_not_overlap_their_descriptions)
+{
+    render_font *font;
+    char err[RENDER_ERROR_SIZE];
+    cs_status s = render_font_open(NULL, &font, err, sizeof err);
+    if (s == CS_ERR_UNAVAILABLE)
+        skip_loudly("%s", err);
+    cr_assert_eq(s, CS_OK, "%s", err);
+    for (int size = 11; size <= 24; size++) {
+        int tab = view_help_tab(font, size);
+        const char *const keys[] = {"pgup pgdn", "left right", "q esc", "space"};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            cr_assert_geq(tab, render_text_width(font, keys[k], size) + size / 2, "size %d: '%s' reaches the tab",
+                          size, keys[k]);
+    }
+    render_font_close(font);
+}
+
+/* Neighbouring tiles show their returns with the same decimals. */
+Test(view, returns_of_a_page_share_their_decimals)
+{
+    const double pendulum[3] = {-1234.5678, -12.3456, -0.5}, cartpole[3] = {12, 40, 0}, odd[2] = {NAN, 3};
+    cr_assert_eq(view_return_decimals(pendulum, 3), 2);
+    cr_assert_eq(view_return_decimals(cartpole, 3), 0);
+    cr_assert_eq(view_return_decimals(odd, 2), 0);
+    cr_assert_eq(view_return_decimals(pendulum + 2, 1), 2);
 }
 
 /* ---- text in a real font ---- */

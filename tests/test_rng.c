@@ -183,3 +183,18 @@ Test(rng, uniforms_stay_in_unit_interval)
         cr_assert_lt(cs_u01_f64(w), 1.0);
     }
 }
+
+#include "rng_lanes.h"
+
+static void lanes_as_built(unsigned long long seed, unsigned int lane, const int *at, int n, unsigned long long block,
+                           int per_block, unsigned int stream_sub, unsigned int *out, int stride)
+{
+    cs_rng_lanes(seed, lane, at, n, block, per_block, stream_sub, out, stride);
+}
+
+/* A block of lanes' words at once (the C dialect's refills and restarts),
+ * by the path this build compiles: tests/test_rng_lanes.c checks the other. */
+Test(rng, lanes_draw_each_lanes_block)
+{
+    check_rng_lanes(lanes_as_built);
+}

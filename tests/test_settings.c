@@ -174,10 +174,12 @@ static const table_row program_rows[] = {
 #define OPTION(id, flag, metavar, section, key, note, help) {flag, metavar, section, key},
 #define KEY(id, section, key, commands)
 #define RANGE(id, lo, hi)
+#define FOR(id, commands, metavar, help)
 #include "../cli/cli_options.def"
 #undef OPTION
 #undef KEY
 #undef RANGE
+#undef FOR
 };
 #define N_PROGRAM_ROWS (sizeof program_rows / sizeof program_rows[0])
 

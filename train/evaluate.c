@@ -85,7 +85,10 @@ static cs_status evaluate(cs_env *env, const double *weights, int64_t episodes, 
                       "environments [%lld, %lld) are not a slice of a batch of %lld", (long long)info.first_env,
                       (long long)(info.first_env + info.num_envs), (long long)global_envs);
     unsigned nw = cs_env_num_weights(env);
-    if (nw && weights) {
+    if (nw && weights && info.shared_weights) {
+        if ((s = cs_env_set_weights(env, weights)) != CS_OK)
+            return env_failed(env, s, error, error_size);
+    } else if (nw && weights) {
         size_t n = (size_t)info.num_envs;
         double *w = malloc((size_t)nw * n * sizeof *w);
         if (!w)

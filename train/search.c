@@ -14,7 +14,7 @@ int cs_search_init(cs_search *s, const cs_train_config *tc, unsigned dim, int64_
     s->pop = pop;
     s->seed = tc->seed;
     s->sigma = tc->sigma;
-    s->learning_rate = tc->learning_rate;
+    s->learning_rate = tc->learning_rate > 0 ? tc->learning_rate : 0.1;   /* 0: ES's own */
     s->weight_decay = tc->weight_decay;
     s->elite_fraction = tc->elite_fraction;
     s->extra_std = tc->extra_std;

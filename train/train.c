@@ -25,18 +25,16 @@ void cs_train_config_init(cs_train_config *tc)
     tc->generations = 200;
     tc->target = NAN;
     tc->eval_episodes = 100;
-    tc->sigma = 0.2;
-    tc->learning_rate = 0.1;
-    tc->weight_decay = 0.005;
-    tc->elite_fraction = 0.2;
-    tc->init_std = 0.5;
-    tc->extra_std = 0.1;
+    cs_train_settings_defaults(tc);   /* the algorithms' own: train/settings.c */
 }
 
 static cs_status check(const cs_train_config *tc, char *error, size_t size)
 {
-    if (tc->algo != CS_ALGO_ES && tc->algo != CS_ALGO_CEM)
+    if (tc->algo != CS_ALGO_ES && tc->algo != CS_ALGO_CEM && tc->algo != CS_ALGO_PPO)
         return cs_say(error, size, CS_ERR_ARGUMENT, "unknown training algorithm %d", (int)tc->algo);
+    cs_status s = cs_train_settings_check(tc, error, size);
+    if (s != CS_OK)
+        return s;
     if (tc->population < 2 || tc->population > (1 << 24))
         return cs_say(error, size, CS_ERR_ARGUMENT, "the population must be from 2 to %d, not %lld", 1 << 24,
                    (long long)tc->population);
@@ -44,12 +42,6 @@ static cs_status check(const cs_train_config *tc, char *error, size_t size)
         return cs_say(error, size, CS_ERR_ARGUMENT, "generations must be from 1 to %d", INT32_MAX);
     if (tc->eval_episodes < 1 || tc->eval_episodes > (1 << 24))
         return cs_say(error, size, CS_ERR_ARGUMENT, "eval_episodes must be from 1 to %d", 1 << 24);
-    if (!(tc->sigma > 0) || !(tc->learning_rate > 0) || !(tc->weight_decay >= 0) || !isfinite(tc->sigma) ||
-        !isfinite(tc->learning_rate) || !isfinite(tc->weight_decay))
-        return cs_say(error, size, CS_ERR_ARGUMENT, "ES needs sigma > 0, learning_rate > 0 and weight_decay >= 0");
-    if (!(tc->elite_fraction > 0 && tc->elite_fraction <= 1) || !(tc->init_std > 0) || !(tc->extra_std >= 0) ||
-        !isfinite(tc->init_std) || !isfinite(tc->extra_std))
-        return cs_say(error, size, CS_ERR_ARGUMENT, "CEM needs 0 < elite_fraction <= 1, init_std > 0, extra_std >= 0");
     if (isinf(tc->target))
         return cs_say(error, size, CS_ERR_ARGUMENT, "the target must be finite (or NaN for the environment's)");
     if (tc->split.ranks > 1 && (tc->split.rank < 0 || tc->split.rank >= tc->split.ranks || !tc->split.exchange))
@@ -136,6 +128,9 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     if (agent.kind != CS_AGENT_DENSE)
         return cs_say(error, size, CS_ERR_ARGUMENT, "policy '%s' has no weights to train (use linear or mlp:H)",
                    tc->policy ? tc->policy : "random");
+    if (agent.actor_critic)
+        return cs_say(error, size, CS_ERR_ARGUMENT, "policy '%s' is the actor-critic PPO trains: name its architecture "
+                      "alone (%s) with algo ppo", tc->policy, tc->policy + 4);
     cs_agent_format(&agent, out->policy);
     int64_t pop = tc->population + (tc->algo == CS_ALGO_ES && tc->population % 2);
 
@@ -182,6 +177,11 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
     bool evaluated = false;
     int streak = 0;   /* evaluations in a row that reached the target */
     for (int64_t g = 0; g < tc->generations && !out->solved; g++) {
+        /* The program's Ctrl-C (cs_config.interrupt) stops between generations;
+         * ranks of a split job go on together (mpirun ends them all). */
+        if (cfg->interrupt && *cfg->interrupt && ranks == 1)
+            return cs_say(error, size, CS_ERR_INTERRUPTED, "interrupted after %lld of %lld generations", (long long)g,
+                          (long long)tc->generations);
         /* Every process draws the whole population; each rolls out its own. */
         cs_search_ask(&t->search, t->w);
         for (unsigned k = 0; k < dim; k++)
@@ -255,6 +255,15 @@ cs_status cs_train(const cs_config *cfg, const cs_train_config *tc, cs_train_res
     cs_status s = check(tc, error, error_size);
     if (s != CS_OK)
         return s;
+    if (tc->algo == CS_ALGO_PPO) {
+        s = cs_ppo_train(cfg, tc, out, start, error, error_size);
+        if (s != CS_OK && s != CS_ERR_NUMERIC) {
+            free(out->weights);
+            out->weights = NULL;
+        }
+        out->elapsed_ms = cs_now_ms() - start;
+        return s;
+    }
     trainer t;
     memset(&t, 0, sizeof t);
     s = run(&t, cfg, tc, out, start, error, error_size);

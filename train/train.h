@@ -1,7 +1,7 @@
 /* Trainers: population searches over a policy's weights (ES, CEM), driven
- * by whole-population rollouts through the public API (cs_train,
- * cs_evaluate). This floor sits above sim/: sim/ and agents/ include nothing
- * from here.
+ * by whole-population rollouts, and PPO, driven by recorded rollouts of the
+ * actor-critic, all through the public API (cs_train, cs_evaluate). This
+ * floor sits above sim/: sim/ and agents/ include nothing from here.
  */
 #ifndef CS_TRAIN_H
 #define CS_TRAIN_H
@@ -42,5 +42,52 @@ void cs_cem_ask(cs_search *s, double *w);
 void cs_cem_tell(cs_search *s, const double *fitness);
 /* Indices of fitness sorted from best to worst (NaN last, ties by index). */
 void cs_rank_order(const double *fitness, int64_t n, int64_t *order);
+
+/* settings.c: the table's defaults over tc (cs_train_config_init), and a
+ * check of every field against its row (CS_ERR_ARGUMENT naming it). */
+void cs_train_settings_defaults(cs_train_config *tc);
+cs_status cs_train_settings_check(const cs_train_config *tc, char *err, size_t err_size);
+
+/* mlp.c: dense networks over a batch on the host, feature-major: a layer's
+ * values are [unit][row], rows a multiple of CS_MLP_ROWS_ALIGN (pad rows
+ * compute what they compute; give them zero deltas). */
+#define CS_MLP_ROWS_ALIGN 16
+
+typedef struct {
+    unsigned n_layers;                          /* the hidden layers and the output */
+    unsigned width[CS_AGENT_HIDDEN_MAX + 2];    /* width[0] inputs ... width[n_layers] outputs */
+    unsigned offset[CS_AGENT_HIDDEN_MAX + 1];   /* layer l's first parameter */
+    unsigned count;                             /* parameters */
+} cs_mlp;
+
+/* The dense network of `a` (its hidden layers) from n_in inputs to n_out
+ * linear outputs, its parameters from params[first] on. */
+void cs_mlp_shape(cs_mlp *m, const cs_agent *a, unsigned n_in, unsigned n_out, unsigned first);
+unsigned cs_mlp_widest(const cs_mlp *m);
+/* act[l] for l = 0 .. n_layers: [width[l]][rows]; act[0] is the caller's
+ * input, the rest are written (tanh after the hidden layers). */
+void cs_mlp_forward(const cs_mlp *m, const float *params, float *const *act, size_t rows);
+/* Given delta = dL/d(outputs) [n_out][rows] (overwritten) and the forward
+ * pass's act[], adds dL/d(parameters) to grad (indexed as params);
+ * scratch holds [widest][rows]. */
+void cs_mlp_backward(const cs_mlp *m, const float *params, float *const *act, float *delta, float *scratch,
+                     size_t rows, float *grad);
+
+/* ppo.c */
+cs_status cs_ppo_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, double start_ms,
+                       char *err, size_t err_size);
+/* One update on given rows (the PyTorch reference test's way in): see ppo.c. */
+cs_status cs_ppo_update_rows(const cs_train_config *tc, const char *arch, bool box, unsigned n_obs, unsigned n_act,
+                             const double *low, const double *high, int64_t rows, const float *obs,
+                             const void *actions, const float *logprob, const float *value, const float *adv,
+                             const float *ret, float *params, double losses_out[4], float *grad_out);
+/* Generalized advantage estimation over T steps of N environments (index
+ * t * N + i): an episode that ended at step t by termination continues
+ * from 0, by truncation from next_value[t] (the value of its last
+ * observation), as does every environment after the last step; otherwise
+ * from value[t + N]. adv and ret (= adv + value) are written. */
+void cs_ppo_gae(int64_t T, int64_t N, const float *reward, const float *value, const float *next_value,
+                const int32_t *terminated, const int32_t *truncated, double gamma, double lambda, float *adv,
+                float *ret);
 
 #endif

@@ -3,10 +3,10 @@
  * select, drive, take screenshots and record. It steps the simulation
  * through the public API only: the environment's own compiled policy
  * (cs_env_rollout, one step at a time), or, for `human`, cs_env_step with
- * the arrow keys' action on the selected environment. It reads the state
- * back and the environment's drawing rule paints each tile, through a scaled
- * canvas, into RGB memory that becomes the window's texture; text is drawn
- * in a TrueType font (render/font.c).
+ * the arrow keys' action on the selected environment. Each tile is the
+ * environment's own picture (its draw block, render/picture.c), drawn over
+ * its current state through a scaled canvas into RGB memory that becomes
+ * the window's texture; text is drawn in a TrueType font (render/font.c).
  *
  * One frame: scripted events (tests), the event queue, the steps owed at
  * the current speed, the drawing, then screenshot and recording from the
@@ -27,6 +27,41 @@
 #endif
 
 #include "view/view.h"
+
+/* The help overlay: each key and what it does, in two columns. */
+static const char *const help[][2] = {
+    {"space", "pause / run"},
+    {"right", "one step (while paused)"},
+    {"+ -", "faster / slower"},
+    {"r  R", "reset selected / all"},
+    {"click", "select an environment"},
+    {"left right", "drive the selected one (hold)"},
+    {"pgup pgdn", "previous / next page"},
+    {"s", "screenshot (png)"},
+    {"v", "start / stop recording (png frames)"},
+    {"h", "this help"},
+    {"q esc", "quit"},
+};
+
+enum { HELP_LINES = sizeof help / sizeof help[0] };
+
+int view_help_tab(render_font *font, int size)
+{
+    int widest = 0;
+    for (int i = 0; i < HELP_LINES; i++) {
+        int w = render_text_width(font, help[i][0], size);
+        widest = w > widest ? w : widest;
+    }
+    return widest + size;   /* a gap as wide as a line is high */
+}
+
+int view_return_decimals(const double *returns, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(returns[i]) && returns[i] != floor(returns[i]))
+            return 2;
+    return 0;
+}
 
 #ifndef CS_HAVE_SDL2
 
@@ -199,7 +234,8 @@ typedef struct {
 
     cs_env *env;
     cs_env_info info;
-    const render_rule *rule;
+    render_picture *picture;    /* the environment's draw block */
+    int frame_w, frame_h, frame_rate;   /* its canvas and frame rate: a tile, 1x speed */
     bool human;                 /* host actions from the keys, instead of the compiled policy */
     void *actions;              /* human: int32_t[n] or float[action_dim][n] */
     cs_config cfg;              /* the batch's, same-step auto-reset */
@@ -272,7 +308,7 @@ static layout compute_layout(const viewer *v)
     memset(&L, 0, sizeof L);
     SDL_GetRendererOutputSize(v->sdl, &L.out_w, &L.out_h);
     int area_w = L.out_w > 1 ? L.out_w : 1, area_h = L.out_h - STATUS_BAR_H > 1 ? L.out_h - STATUS_BAR_H : 1;
-    double fw = v->rule->width, fh = v->rule->height;
+    double fw = v->frame_w, fh = v->frame_h;
     int max_cols = area_w / MIN_TILE_W > 1 ? area_w / MIN_TILE_W : 1;
     int max_rows = (int)(area_h / (MIN_TILE_W * fh / fw)) > 1 ? (int)(area_h / (MIN_TILE_W * fh / fw)) : 1;
     int64_t count = v->n < (int64_t)max_cols * max_rows ? v->n : (int64_t)max_cols * max_rows;
@@ -518,7 +554,6 @@ static void screenshot(viewer *v)
         warn(v, msg);
         return;
     }
-    mkdir(v->out_dir, 0777);   /* made at the first use: cartsim view only checked it */
     if (!free_name(v->out_dir, "cartsim-shot", ".png", name, sizeof name)) {
         snprintf(msg, sizeof msg, "screenshot: no free file name in %s", v->out_dir);
         warn(v, msg);
@@ -557,7 +592,7 @@ static void start_recording(viewer *v)
         warn(v, msg);
         return;
     }
-    if (render_sink_open(dir, w, h, v->rule->fps, &v->rec) != CS_OK) {
+    if (render_sink_open(dir, w, h, v->frame_rate, &v->rec) != CS_OK) {
         snprintf(msg, sizeof msg, "recording: %s", render_sink_error(v->rec));
         render_sink_close(v->rec, NULL, 0);
         v->rec = NULL;
@@ -604,34 +639,51 @@ static void speed_text(int log2, char *out, size_t size)
         snprintf(out, size, "1/%dx", 1 << -log2);
 }
 
+/* Tile e's label in one of three forms, from the longest. */
+static void tile_label(const viewer *v, int64_t e, int form, int decimals, char *out, size_t size)
+{
+    if (form == 0)
+        snprintf(out, size, "#%lld step %d return %.*f", (long long)e, v->ep_steps[e], decimals, v->ep_return[e]);
+    else if (form == 1)
+        snprintf(out, size, "#%lld %d %.*f", (long long)e, v->ep_steps[e], decimals, v->ep_return[e]);
+    else
+        snprintf(out, size, "#%lld", (long long)e);
+}
+
+/* One form and one number of decimals for the whole page, so that
+ * neighbouring tiles read alike: the longest form every label fits. */
+static void page_labels(const viewer *v, const layout *L, int64_t first, int count, int *form, int *decimals)
+{
+    *decimals = view_return_decimals(v->ep_return + first, count);
+    int px = L->tile_w >= 400 ? 2 : 1, size = px > 1 ? TEXT_LARGE : TEXT_SMALL, room = L->tile_w - 1 - 8 * px;
+    for (*form = 0; *form < 2; (*form)++) {
+        bool fits = true;
+        for (int k = 0; k < count && fits; k++) {
+            char label[96];
+            tile_label(v, first + k, *form, *decimals, label, sizeof label);
+            fits = render_text_width(v->font, label, size) <= room;
+        }
+        if (fits)
+            return;
+    }
+}
+
 static void draw_tiles(viewer *v, const layout *L)
 {
     render_canvas c;
-    double *one = v->fresh;     /* scratch: one environment's state */
     int64_t first = (int64_t)v->page * L->per_page;
+    int count = (int)(v->n - first < L->per_page ? v->n - first : L->per_page), form, decimals;
+    page_labels(v, L, first, count, &form, &decimals);
     for (int k = 0; k < L->per_page && first + k < v->n; k++) {
         int64_t e = first + k;
         render_rect t = tile_rect(L, k);
         /* One pixel of backdrop between tiles. */
         render_rect inner = {t.x, t.y, t.w - 1, t.h - 1};
-        for (unsigned d = 0; d < v->info.state_dim; d++)
-            one[d] = v->state[(int64_t)d * v->n + e];
-        render_canvas_init(&c, v->pixels, v->pix_w * 3, inner, t.x, t.y, L->scale, v->rule->height);
-        v->rule->draw(&c, one);
-        /* The longest label that fits the tile. */
+        render_canvas_init(&c, v->pixels, v->pix_w * 3, inner, t.x, t.y, L->scale, v->frame_h);
+        render_picture_draw_env(v->picture, &c, e);
         char label[96];
         int px = t.w >= 400 ? 2 : 1, size = px > 1 ? TEXT_LARGE : TEXT_SMALL;
-        for (int form = 0; form < 3; form++) {
-            if (form == 0)
-                snprintf(label, sizeof label, "#%lld step %d return %.6g", (long long)e, v->ep_steps[e],
-                         v->ep_return[e]);
-            else if (form == 1)
-                snprintf(label, sizeof label, "#%lld %d %.4g", (long long)e, v->ep_steps[e], v->ep_return[e]);
-            else
-                snprintf(label, sizeof label, "#%lld", (long long)e);
-            if (render_text_width(v->font, label, size) + 8 * px <= inner.w)
-                break;
-        }
+        tile_label(v, e, form, decimals, label, sizeof label);
         render_text(&c, v->font, t.x + 4 * px, t.y + 2 * px, size, label, LABEL);
         if (e == v->selected) {
             int b = 3;
@@ -685,37 +737,22 @@ static void draw_status(viewer *v, const layout *L)
 
 static void draw_help(viewer *v, const layout *L)
 {
-    static const char *const lines[] = {
-        "space       pause / run",
-        "right       one step (while paused)",
-        "+ -         faster / slower",
-        "r  R        reset selected / all",
-        "click       select an environment",
-        "left right  drive the selected one (hold)",
-        "pgup pgdn   previous / next page",
-        "s           screenshot (png)",
-        "v           start / stop recording (png frames)",
-        "h           this help",
-        "q esc       quit",
-    };
-    int n = (int)(sizeof lines / sizeof lines[0]), size = TEXT_LARGE + 3, line_h = size + 6;
-    int w = 0, tab = render_text_width(v->font, "left right  ", size);   /* the longest key column */
-    for (int i = 0; i < n; i++) {
-        int line_w = tab + render_text_width(v->font, lines[i] + 12, size);
+    int size = TEXT_LARGE + 3, line_h = size + 6, tab = view_help_tab(v->font, size), w = 0;
+    for (int i = 0; i < HELP_LINES; i++) {
+        int line_w = tab + render_text_width(v->font, help[i][1], size);
         w = line_w > w ? line_w : w;
     }
     w += 40;
-    int h = n * line_h + 36;
+    int h = HELP_LINES * line_h + 36;
     int x = (L->out_w - w) / 2, y = (L->out_h - STATUS_BAR_H - h) / 2;
     render_canvas c;
     render_canvas_init(&c, v->pixels, v->pix_w * 3, (render_rect){0, 0, v->pix_w, v->pix_h}, 0, 0, 1, 0);
     render_device_rect(&c, (render_rect){x, y, w, h}, SHADE);
-    /* A proportional font: the keys and what they do in two columns. */
-    for (int i = 0; i < n; i++) {
-        char key_column[16];
-        snprintf(key_column, sizeof key_column, "%.12s", lines[i]);
-        render_text(&c, v->font, x + 20, y + 18 + i * line_h, size, key_column, WHITE);
-        render_text(&c, v->font, x + 20 + tab, y + 18 + i * line_h, size, lines[i] + 12, WHITE);
+    /* A proportional font: the keys and what they do in two columns, the
+     * second past the widest key. */
+    for (int i = 0; i < HELP_LINES; i++) {
+        render_text(&c, v->font, x + 20, y + 18 + i * line_h, size, help[i][0], WHITE);
+        render_text(&c, v->font, x + 20 + tab, y + 18 + i * line_h, size, help[i][1], WHITE);
     }
 }
 
@@ -986,7 +1023,7 @@ static cs_status advance(viewer *v, double dt)
         steps = v->single_steps;
         drive = v->single_drive;
     } else {
-        v->owed += dt * v->rule->fps * ldexp(1, v->speed_log2);
+        v->owed += dt * v->frame_rate * ldexp(1, v->speed_log2);
         steps = v->owed < MAX_STEPS_PER_FRAME ? (int)v->owed : MAX_STEPS_PER_FRAME;
         v->owed -= steps;
         if (v->owed > 1)
@@ -1036,12 +1073,14 @@ static cs_status run_loop(viewer *v)
         cs_status s = handle_events(v);
         if (s != CS_OK)
             return s;
+        if (v->cfg.interrupt && *v->cfg.interrupt)   /* the program's Ctrl-C closes the window as q does */
+            v->quit = true;
         if (v->quit)
             break;
         if ((s = advance(v, dt)) != CS_OK)
             return s;
-        if ((s = cs_env_get_state(v->env, v->state)) != CS_OK)
-            return fail(v, s, "%s", cs_env_error(v->env));
+        if ((s = render_picture_read(v->picture, v->err, v->err_size)) != CS_OK)
+            return s;
 
         layout L = compute_layout(v);
         if (v->page >= L.pages)
@@ -1136,13 +1175,9 @@ static cs_status open_simulation(viewer *v, const cs_config *cfg)
     if ((s = cs_env_get_info(v->env, &v->info)) != CS_OK)
         return fail(v, s, "%s", cs_env_error(v->env));
     v->n = v->info.num_envs;
-    v->rule = render_find_rule(&v->info);
-    if (!v->rule) {
-        char names[256];
-        render_rule_names(names, sizeof names);
-        return fail(v, CS_ERR_UNAVAILABLE, "no drawing rule for environment '%s'; render/ draws: %s",
-                    v->info.name ? v->info.name : "?", names);
-    }
+    if ((s = render_picture_open(v->env, &v->picture, v->err, v->err_size)) != CS_OK)
+        return s;
+    render_picture_size(v->picture, &v->frame_w, &v->frame_h, &v->frame_rate);
     if (v->info.state_dim > VIEW_MAX_STATE || v->info.action_dim > VIEW_MAX_STATE)
         return fail(v, CS_ERR_LIMIT, "the viewer drives environments of at most %d state variables and actions",
                     VIEW_MAX_STATE);
@@ -1180,6 +1215,7 @@ static void teardown(viewer *v)
             SDL_Quit();
     }
     render_font_close(v->font);
+    render_picture_free(v->picture);
     cs_env_close(v->twin);
     cs_env_close(v->env);
     free(v->ret_offset);
@@ -1217,6 +1253,10 @@ cs_status view_run(const cs_config *cfg, const view_options *opt, view_report *r
         s = start_video(&v);
     if (s == CS_OK)
         s = open_window(&v);
+    /* Where screenshots and recordings go, made now as `render` makes its
+     * own: a recording's directory is made inside it. */
+    if (s == CS_OK)
+        s = render_make_dir(v.out_dir, err, err_size);
     if (s == CS_OK)
         s = run_loop(&v);
     report->selected = v.selected;

@@ -1,5 +1,5 @@
 /* view/: the SDL2 window of `cartsim view`, the program's own room. It sits
- * on the library (cartsim.h) and render/ (drawing rules, canvas, font, PNG
+ * on the library (cartsim.h) and render/ (pictures, canvas, font, PNG
  * and frame sinks), and is linked only into the cartsim program (and the
  * tests), so that libcartsim.so needs no SDL2. Without SDL2 at build time it
  * still compiles, and view_run answers CS_ERR_UNAVAILABLE saying how to get
@@ -52,6 +52,13 @@ typedef struct {
     char last_recording[1024];  /* its directory */
     char warning[RENDER_ERROR_SIZE];   /* the last screenshot or recording that failed, or "" */
 } view_report;
+
+/* The help overlay's second column: its offset past the widest key, at a
+ * text size (the keys' widths in `font`). */
+int view_help_tab(render_font *font, int size);
+/* The decimals every tile of a page shows its return with: 0 when each of
+ * the n returns is a whole number, else 2. */
+int view_return_decimals(const double *returns, int64_t n);
 
 /* Opens `cfg` (with same-step auto-reset: a tile always shows a live
  * episode), opens a window and runs until q/Esc/close (or the script's

@@ -13,14 +13,14 @@ crash. Taking the lock costs about 0.4 microseconds a call here, little next
 to a step (about 10 microseconds for 64 CartPoles, 70 for 4096).
 Reading a view while another thread steps shows whichever step it shows.
 """
+import inspect
 import threading
 
 import numpy as np
 
 from ._native import CartsimError, c_text, call_with_error_buffer, check, ffi, lib, text
+from . import structure
 from .dlpack import CUDA, DeviceArray
-
-_INT32_MAX = 2**31 - 1
 
 BACKENDS = ("auto", "cpu", "cuda", "interp")
 FUSIONS = ("full", "rules", "none")
@@ -34,6 +34,31 @@ def dtype_name(dtype):
     if name not in names:
         raise ValueError("cartsim: dtype must be float32 or float64, not %r" % (dtype,))
     return names[name]
+
+
+def integer(name, value):
+    """value as an int; TypeError for what is not one (4.5, "4", True), as NumPy
+    refuses them for sizes, rather than truncating it silently."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError("cartsim: %s must be an integer, not %r" % (name, value))
+    return int(value)
+
+
+def check_keywords(caller, given, accepted):
+    """TypeError, as Python's own for a function, naming `caller`, the keyword
+    nearest to a misspelled one, and the keywords it takes."""
+    import difflib
+    for name in given:
+        if name not in accepted:
+            near = difflib.get_close_matches(name, accepted, 1)
+            raise TypeError("%s() got an unexpected keyword argument %r%s; its keywords: %s"
+                            % (caller, name, " (did you mean %r?)" % near[0] if near else "",
+                               ", ".join(sorted(accepted))))
+
+
+# Python's names of the library's settings where they differ (errors name
+# what the caller wrote).
+_KEYWORD_OF_SETTING = {"envs": "num_envs", "param": "params", "autoreset": "autoreset_mode"}
 
 
 def param_text(name, value):
@@ -79,7 +104,12 @@ def open_config(settings, fields):
     for name, value in settings:
         value_c = ffi.new("char[]", c_text(value, name))
         keep.append(value_c)          # cfg keeps the pointer for "env" and "param"
-        call_with_error_buffer(lib.cs_config_set, cfg, name.encode(), value_c)
+        try:
+            call_with_error_buffer(lib.cs_config_set, cfg, name.encode(), value_c)
+        except CartsimError as e:
+            if e.status != "CS_ERR_ARGUMENT":
+                raise
+            raise ValueError("cartsim: %s: %s" % (_KEYWORD_OF_SETTING.get(name, name), e)) from None
     for name, value in fields.items():
         if value is None:
             continue
@@ -109,12 +139,15 @@ class Batch:
                                              cache_dir=cache_dir, no_cache=no_cache, first_env=first_env))
         self.policy = policy or "random"
         self._siblings = {}
-        settings = [("env", env), ("envs", int(num_envs)), ("backend", backend), ("dtype", dtype_name(dtype))]
+        settings = [("env", env), ("envs", integer("num_envs", num_envs)), ("backend", backend),
+                    ("dtype", dtype_name(dtype))]
         if autoreset != "disabled":
             settings.append(("autoreset", autoreset))
-        for name, value in (("threads", threads), ("unroll", unroll), ("fusion", fusion), ("block", block)):
+        for name, value in (("threads", threads), ("unroll", unroll), ("block", block)):
             if value is not None:
-                settings.append((name, value))
+                settings.append((name, integer(name, value)))
+        if fusion is not None:
+            settings.append(("fusion", fusion))
         if persistent is not None:
             settings.append(("persistent", "true" if persistent else "false"))
         settings.append(("strict", "true" if strict else "false"))
@@ -122,7 +155,7 @@ class Batch:
             settings.append(("param", param_text(name, value)))
         cfg, keep = open_config(settings, {"policy": policy, "env_dir": env_dir, "cache_dir": cache_dir,
                                            "no_cache": bool(no_cache),
-                                           "first_env": None if first_env is None else int(first_env)})
+                                           "first_env": None if first_env is None else integer("first_env", first_env)})
         if autoreset == "disabled":
             cfg.autoreset = lib.CS_AUTORESET_DISABLED
         out = ffi.new("cs_env **")
@@ -146,6 +179,12 @@ class Batch:
         self.max_steps = int(info.max_steps)
         self.reward_threshold = float(info.reward_threshold)
         self.state_names = [text(info.state_names[k]) for k in range(self.state_dim)]
+        # the .env file's own structure: variables and observation items by name
+        self.state_vars, self.obs_items = structure.describe(self._handle.ptr, info)
+        self.obs_int_dim = int(info.obs_int_dim)
+        self.n_step_draws, self.n_restart_draws = int(info.n_step_draws), int(info.n_restart_draws)
+        self.info_items = structure.describe_info(self._handle.ptr, info)
+        self.flat_obs = structure.is_flat(self.obs_items)
         self.backend = text(lib.cs_backend_name(info.backend))
         self.fusion = text(lib.cs_fusion_name(info.fusion))
         self.dtype = np.float32 if info.dtype == lib.CS_DTYPE_F32 else np.float64
@@ -199,34 +238,41 @@ class Batch:
         with self._lock:
             self._call(lib.cs_env_reset(self._ptr(), seed))
 
-    def actions_buffer(self, actions):
-        """The actions as the library reads them: int32[num_envs], or float32[action_dim][num_envs]."""
-        n = self.num_envs
+    @property
+    def actions_shape(self):
+        """What step() takes, Gymnasium's vector action_space.shape: (num_envs,) of
+        integers for a discrete space, (num_envs, action_dim) of reals for a box,
+        one row per environment, whatever action_dim is (1 included)."""
+        return (self.num_envs,) if self.discrete else (self.num_envs, self.action_dim)
+
+    def _actions(self, actions):
+        """(the step function, its C type, the buffer): int32 actions go to the library
+        as they are, int64 ones (NumPy's and PyTorch's default) too, converted
+        in the library's vectorized check; box actions as float32[action_dim][num_envs]."""
         a = np.asarray(actions)
+        if a.shape != self.actions_shape:
+            kind = "discrete actions" if self.discrete else "a box of %d" % self.action_dim
+            raise ValueError("cartsim: actions must have shape %s, the action space's (one row per environment, "
+                             "%s), not %s" % (self.actions_shape, kind, a.shape))
         if self.discrete:
             if a.dtype.kind not in "iub":
                 raise TypeError("cartsim: discrete actions must be integers, not %s" % a.dtype)
-            if a.shape != (n,):
-                raise ValueError("cartsim: actions must have shape (%d,), not %s" % (n, a.shape))
-            if a.dtype != np.int32 and n and (a.max() > _INT32_MAX or a.min() < -_INT32_MAX - 1):
-                # the cast would wrap (2**32 to 0, a valid action): refuse it here,
-                # the library checks the range of what fits
-                i = int(np.flatnonzero((a > _INT32_MAX) | (a < -_INT32_MAX - 1))[0])
+            if a.dtype == np.int32:
+                return lib.cs_env_step_discrete, "int32_t[]", np.ascontiguousarray(a)
+            if a.dtype == np.uint64 and a.size and a.max() > np.iinfo(np.int64).max:
+                i = int(np.flatnonzero(a > np.iinfo(np.int64).max)[0])   # would wrap to a negative int64
                 raise CartsimError("action %d of environment %d is not in [0, %d)" % (a[i], i, self.n_actions),
                                    "CS_ERR_ARGUMENT")
-            return np.ascontiguousarray(a, dtype=np.int32)
+            return lib.cs_env_step_discrete_i64, "int64_t[]", np.ascontiguousarray(a, dtype=np.int64)
         if a.dtype.kind not in "biuf":
             raise TypeError("cartsim: box actions must be real numbers, not %s" % a.dtype)
-        if a.shape == (n,) and self.action_dim == 1:
-            a = a.reshape(n, 1)
-        if a.shape != (n, self.action_dim):
-            raise ValueError("cartsim: actions must have shape (%d, %d), not %s" % (n, self.action_dim, a.shape))
-        return np.ascontiguousarray(a.T, dtype=np.float32)
+        return lib.cs_env_step_box, "float[]", np.ascontiguousarray(a.T, dtype=np.float32)
 
     def step(self, actions):
-        buffer = ffi.from_buffer(self.actions_buffer(actions))
+        step, ctype, buffer = self._actions(actions)
+        buffer = ffi.from_buffer(ctype, buffer)
         with self._lock:
-            code = lib.cs_env_step(self._ptr(), buffer)
+            code = step(self._ptr(), buffer)
             if code != lib.CS_OK:
                 self._call(code)
 
@@ -259,6 +305,72 @@ class Batch:
         with self._lock:
             return self._flags(self._ptr())[1]
 
+    def observation(self, final=False):
+        """The observation as the .env file declares it: the (num_envs, obs_dim) float
+        view when every item is a real scalar (obs()), else each item's view shaped
+        (num_envs, *shape) (float32 for a box, int64 for a discrete item), one item
+        alone or a tuple of them. Views, not copies."""
+        with self._lock:
+            return self._observation(final)
+
+    def _observation(self, final):
+        ptr = self._ptr()
+        if self.flat_obs:
+            return self._obs(ptr, "final_obs" if final else "obs", lib.cs_env_final_obs if final else lib.cs_env_obs)
+        views = []
+        for k, it in enumerate(self.obs_items):
+            if it.discrete:
+                pointer = (lib.cs_env_final_obs_int if final else lib.cs_env_obs_int)(ptr)
+                typestr = "<i8"
+            else:
+                pointer = (lib.cs_env_final_obs if final else lib.cs_env_obs)(ptr)
+                typestr = "<f4"
+            if pointer == ffi.NULL:
+                self._call(lib.CS_ERR_STATE)
+            offset, shape, strides = structure.item_layout(it, self.num_envs)
+            key = ("final_item" if final else "item", k)
+            cached = self._views.get(key)
+            if cached is not None and cached[0] == pointer:
+                views.append(cached[1])
+                continue
+            array = np.asarray(_View(self._handle, _address(pointer) + offset, shape, strides, typestr))
+            self._views[key] = (pointer, array)
+            views.append(array)
+        return views[0] if len(views) == 1 else tuple(views)
+
+    def replay_draws(self, step_words=None, restart_words=None):
+        """The next step or reset takes its random words from these uint32 arrays,
+        shaped (n_step_draws, num_envs) and (n_restart_draws, num_envs), instead of
+        Philox (cs_env_replay_draws: how tests replay a reference's random outcomes).
+        None: Philox as usual. Kept alive here until that call has run."""
+        def words(a, count, what):
+            if a is None:
+                return None
+            a = np.ascontiguousarray(a, dtype=np.uint32)
+            if a.shape != (max(count, 1), self.num_envs) and a.shape != (count, self.num_envs):
+                raise ValueError("cartsim: %s must have shape (%d, %d), not %s" % (what, count, self.num_envs,
+                                                                                 a.shape))
+            return a
+        s = words(step_words, self.n_step_draws, "step_words")
+        r = words(restart_words, self.n_restart_draws, "restart_words")
+        with self._lock:
+            self._replay_keep = (s, r)
+            self._call(lib.cs_env_replay_draws(self._ptr(), ffi.NULL if s is None else ffi.from_buffer("uint32_t[]", s),
+                                               ffi.NULL if r is None else ffi.from_buffer("uint32_t[]", r)))
+
+    def info(self, final=False):
+        """The .env file's info values of the last step or reset, {name: (num_envs, *shape)}
+        in each one's type (copies: an info dict outlives the step), {} when it declares none."""
+        if not self.info_items:
+            return {}
+        n = self.num_envs
+        with self._lock:
+            values = (lib.cs_env_final_info_values if final else lib.cs_env_info_values)(self._ptr())
+            if values == ffi.NULL:
+                self._call(lib.CS_ERR_STATE)
+            flat = np.frombuffer(ffi.buffer(values, 8 * n * sum(it.size for it in self.info_items)), dtype=np.float64)
+            return structure.info_dict(flat.reshape(-1, n), self.info_items)
+
     def _obs(self, ptr, key, query):
         n = self.num_envs
         return self._view(key, query(ptr), (n, self.obs_dim), (4, 4 * n), "<f4")
@@ -272,16 +384,19 @@ class Batch:
                 self._view("truncated", lib.cs_env_truncated(ptr), (n,), None, "|b1"))
 
     def get_state(self):
-        """The raw state as doubles, shaped (num_envs, state_dim) (a copy)."""
+        """Every state variable by name, {name: (num_envs, *shape)} in its own dtype, as a
+        structure.State, which is also the raw (num_envs, state_dim) array of doubles it
+        always was (np.asarray(state), state[:, k]). A copy."""
         out = np.empty((self.state_dim, self.num_envs), dtype=np.float64)
         with self._lock:
             self._call(lib.cs_env_get_state(self._ptr(), ffi.from_buffer("double[]", out)))
-        return out.T
+        return structure.State(out.T, self.state_vars, self.dtype)
 
     def set_state(self, state, episode_steps=None):
         """Sets every environment's state ((num_envs, state_dim) doubles) and the
         steps its running episode has taken (default 0)."""
-        s = np.ascontiguousarray(np.asarray(state, dtype=np.float64).reshape(self.num_envs, self.state_dim).T)
+        flat = structure.flat_state(state, self.state_vars, self.num_envs, self.state_dim)
+        s = np.ascontiguousarray(flat.T)
         steps = ffi.NULL
         if episode_steps is not None:
             given = np.asarray(episode_steps)
@@ -404,3 +519,8 @@ class Batch:
         """A step with the actions written at device_buffers()["actions"]."""
         with self._lock:
             self._call(lib.cs_env_step_device(self._ptr()))
+
+
+# The keywords Batch takes besides env and num_envs (VectorEnv and make_vec pass them on).
+Batch.KEYWORDS = tuple(name for name, p in inspect.signature(Batch.__init__).parameters.items()
+                       if p.kind is p.KEYWORD_ONLY)

@@ -1,4 +1,5 @@
-"""RGB frames from the library's headless renderer (SDL2's software renderer)."""
+"""RGB frames from the library's headless renderer: each environment's own picture, the draw
+block of its .env file (docs/dsl.md, "Pictures")."""
 import numpy as np
 
 from ._native import CartsimError, check, ffi, lib, text
@@ -18,6 +19,11 @@ class Renderer:
             raise MemoryError("cartsim: out of memory opening the renderer")
         self._ptr = ffi.gc(out[0], lib.cs_renderer_close)
         check(code, lambda: text(lib.cs_renderer_error(self._ptr)))
+
+    @property
+    def fps(self):
+        """The frames per second the picture declares (its draw block's fps)."""
+        return int(lib.cs_renderer_fps(self._ptr))
 
     def rgb(self, first=0, count=1, columns=1):
         """Environments [first, first + count) tiled `columns` to a row: (height, width, 3) uint8."""

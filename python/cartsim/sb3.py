@@ -2,7 +2,13 @@
 
     from cartsim.sb3 import CartsimVecEnv
     from stable_baselines3 import PPO
-    model = PPO("MlpPolicy", CartsimVecEnv("CartPole-v1", num_envs=8), verbose=1).learn(100_000)
+    from stable_baselines3.common.vec_env import VecMonitor
+    env = VecMonitor(CartsimVecEnv("CartPole-v1", num_envs=8))
+    model = PPO("MlpPolicy", env, verbose=1).learn(100_000)
+
+Wrap it in SB3's VecMonitor, as above: it keeps the episode returns and lengths
+that SB3's logger (ep_rew_mean) and evaluate_policy read (without it
+evaluate_policy warns that the environment is not wrapped with a Monitor).
 
 SB3's conventions differ from Gymnasium's vector API: auto-reset happens in
 the same step (cartsim's SAME_STEP mode), `dones` is terminated or truncated,

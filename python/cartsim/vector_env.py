@@ -1,13 +1,15 @@
 """cartsim as a gymnasium.vector.VectorEnv (and a one-environment gymnasium.Env)."""
 import os
+import sys
 
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .batch import Batch
-from .frames import Renderer
+from . import structure
+from .batch import Batch, check_keywords
+from .frames import CartsimError, Renderer
 
 # Gymnasium's ids of the environments cartsim ships, and their names in envs/.
 GYMNASIUM_IDS = {
@@ -39,21 +41,52 @@ def _gymnasium_reference(batch):
     return reference if same else None
 
 
+def _picture_fps(batch):
+    """The frame rate the environment's draw block declares, or None when it has none."""
+    try:
+        return Renderer(batch).fps
+    except CartsimError:
+        return None
+
+
 def single_spaces(batch):
     """(observation space, action space, metadata) of one environment of the batch."""
     reference = _gymnasium_reference(batch)
     if reference is not None:
         observation_space = reference.observation_space
-        metadata = {"render_modes": ["rgb_array"], "render_fps": reference.metadata.get("render_fps", 30)}
+        fps = reference.metadata.get("render_fps", 30)
     else:
-        observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (batch.obs_dim,), np.float32)
-        metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
+        observation_space = structure.observation_space(batch.obs_items, batch.obs_dim)
+        fps = 30
+    metadata = {"render_modes": ["rgb_array"], "render_fps": _picture_fps(batch) or fps}
     if batch.discrete:
         action_space = gymnasium.spaces.Discrete(batch.n_actions)
     else:
         action_space = gymnasium.spaces.Box(batch.action_low.astype(np.float32), batch.action_high.astype(np.float32),
                                             (batch.action_dim,), np.float32)
     return observation_space, action_space, metadata
+
+
+def _one(observation, i):
+    """Environment i's observation, a copy: a row, an item's element, or a tuple of them."""
+    if isinstance(observation, tuple):
+        return tuple(item[i].copy() for item in observation)
+    return observation[i].copy()
+
+
+def _vector_info(values, mask=None):
+    """A vector env's info dict from {name: (num_envs, ...)}: each value with its "_name"
+    mask of the environments that have it (all, or `mask`), as Gymnasium's vector envs give it."""
+    info = {}
+    for name, value in values.items():
+        info[name] = value
+        info["_" + name] = np.ones(value.shape[0], dtype=bool) if mask is None else mask.copy()
+    return info
+
+
+def _single_info(values):
+    """One environment's info: each value's element 0 (a Python float or int for a scalar)."""
+    return {name: (value[0].item() if value.ndim == 1 else value[0].copy()) for name, value in values.items()}
 
 
 def _autoreset_mode(mode):
@@ -80,6 +113,32 @@ class _Seeds:
         return int(seed)
 
 
+def _warn_render_without_mode(who):
+    """Gymnasium's warning for render() on an environment made without a render_mode."""
+    gymnasium.logger.warn("You are calling render method without specifying any render mode. You can specify the "
+                          "render_mode at initialization, e.g. %s(..., render_mode=\"rgb_array\")" % who, stacklevel=3)
+
+
+def _inside_gymnasium_sync_make_vec():
+    """Whether gymnasium.make_vec(..., vectorization_mode="sync" or "async") is
+    making this environment: each of its num_envs copies is then a batch of one."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "create_single_env" and code.co_filename.endswith(os.path.join("envs", "registration.py")):
+            return True
+        frame = frame.f_back
+    return False
+
+
+# What make_vec and VectorEnv take besides env and num_envs.
+# (Batch's autoreset is autoreset_mode here, and has no meaning for one environment.)
+VECTOR_KEYWORDS = ("seed", "autoreset_mode", "render_mode", "max_episode_steps") + tuple(
+    k for k in Batch.KEYWORDS if k != "autoreset")
+# What make and Env take besides env.
+SINGLE_KEYWORDS = ("render_mode", "max_episode_steps") + tuple(k for k in Batch.KEYWORDS if k != "autoreset")
+
+
 class VectorEnv(gymnasium.vector.VectorEnv):
     """num_envs environments stepped at once by one fused kernel.
 
@@ -96,6 +155,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     def __init__(self, env="CartPole-v1", num_envs=1, *, seed=None, autoreset_mode=AutoresetMode.NEXT_STEP,
                  render_mode=None, max_episode_steps=None, **batch_settings):
+        check_keywords("cartsim.VectorEnv", batch_settings, VECTOR_KEYWORDS)
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         self.batch = Batch(library_env(env), num_envs, autoreset=_AUTORESET_NAMES[self.autoreset_mode],
                            **batch_settings)
@@ -121,26 +181,31 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if options:
             raise ValueError("cartsim: reset options are not supported (%s)" % ", ".join(options))
         self.batch.reset(self._seeds.next(seed))
-        return self.batch.obs(), {}
+        return self.batch.observation(), _vector_info(self.batch.info())
 
     def step(self, actions):
         batch = self.batch
         batch.step(actions)
         obs, rewards, terminated, truncated = batch.results()
-        info = {}
+        if not batch.flat_obs:
+            obs = batch.observation()
+        info = _vector_info(batch.info())
         if self.autoreset_mode is AutoresetMode.SAME_STEP:
             ended = terminated | truncated
             if ended.any():
                 final_obs = np.full(self.num_envs, None, dtype=object)
-                source = batch.final_obs()
+                source = batch.observation(final=True)
                 for i in np.flatnonzero(ended):
-                    final_obs[i] = source[i].copy()
-                info = {"final_obs": final_obs, "_final_obs": ended, "final_info": {}, "_final_info": ended.copy()}
+                    final_obs[i] = _one(source, i)
+                final_info = _vector_info(batch.info(final=True), ended)
+                info.update({"final_obs": final_obs, "_final_obs": ended, "final_info": final_info,
+                             "_final_info": ended.copy()})
         return obs, rewards, terminated, truncated, info
 
     def render(self):
         """One (height, width, 3) uint8 frame per environment, as Gymnasium's SyncVectorEnv gives them."""
         if self.render_mode != "rgb_array":
+            _warn_render_without_mode("cartsim.make_vec")
             return None
         return tuple(self.render_tiles(i, 1, 1) for i in range(self.num_envs))
 
@@ -232,7 +297,13 @@ class Env(gymnasium.Env):
     keywords as VectorEnv."""
 
     def __init__(self, env="CartPole-v1", *, render_mode=None, **batch_settings):
+        check_keywords("cartsim.Env", batch_settings, SINGLE_KEYWORDS)
         batch_settings.pop("max_episode_steps", None)
+        if _inside_gymnasium_sync_make_vec():
+            gymnasium.logger.warn("gymnasium.make_vec(\"cartsim/...\", vectorization_mode=\"sync\" or \"async\") "
+                                  "steps its environments one at a time, each a batch of one: leave "
+                                  "vectorization_mode out (\"vector_entry_point\", the registered default) "
+                                  "for one fused batch of all of them", stacklevel=2)
         self.batch = Batch(library_env(env), 1, autoreset="disabled", **batch_settings)
         self.observation_space, self.action_space, self.metadata = single_spaces(self.batch)
         if render_mode not in (None, "rgb_array"):
@@ -248,15 +319,17 @@ class Env(gymnasium.Env):
         if options:
             raise ValueError("cartsim: reset options are not supported (%s)" % ", ".join(options))
         self.batch.reset(int(self.np_random.integers(0, 2**63 - 1)) if seed is None else seed)
-        return self.batch.obs()[0].copy(), {}
+        return _one(self.batch.observation(), 0), _single_info(self.batch.info())
 
     def step(self, action):
         self.batch.step(np.asarray(action).reshape(self._action_shape))
         b = self.batch
-        return b.obs()[0].copy(), float(b.rewards()[0]), bool(b.terminated()[0]), bool(b.truncated()[0]), {}
+        return (_one(b.observation(), 0), float(b.rewards()[0]), bool(b.terminated()[0]), bool(b.truncated()[0]),
+                _single_info(b.info()))
 
     def render(self):
         if self.render_mode != "rgb_array":
+            _warn_render_without_mode("cartsim.make")
             return None
         if self._renderer is None:
             self._renderer = Renderer(self.batch)

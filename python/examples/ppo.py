@@ -7,9 +7,17 @@ cartsim's, or Gymnasium's own for comparison.
 
 After training, the greedy policy plays 100 evaluation episodes; the script
 prints one JSON line: mean return, wall times. Follows CleanRL's ppo.py
-(Huang et al.) with its CartPole hyperparameters; adapted to Gymnasium's
-NEXT_STEP auto-reset (both environments use it): the step after an episode
-ends only resets, so that transition is masked out of the loss.
+(Huang et al.) with its CartPole hyperparameters and loss (the value loss
+clipped too); adapted to Gymnasium's NEXT_STEP auto-reset (both environments
+use it): the step after an episode ends only resets, so that transition is
+masked out of the loss. An episode cut by the time limit (truncated, not
+terminated) is not a terminal state: its last reward is bootstrapped with the
+value of its last observation (which NEXT_STEP returns at that step), so the
+value of a state does not depend on how long the episode has already lasted,
+which the observation does not show.
+
+Install: pip install "./python[ppo]" --extra-index-url https://download.pytorch.org/whl/cpu
+(the CPU-only PyTorch wheels; or any torch already installed).
 """
 import argparse
 import json
@@ -41,6 +49,10 @@ def parse_args():
     p.add_argument("--max-grad-norm", type=float, default=0.5)
     p.add_argument("--eval-episodes", type=int, default=100)
     p.add_argument("--threads", type=int, default=1, help="torch and cartsim threads")
+    p.add_argument("--eval-every", type=int, default=0,
+                   help="also evaluate every K iterations (counted in the wall time), 0: only at the end")
+    p.add_argument("--stop-at", type=float, default=None,
+                   help="stop once such an evaluation's mean return reaches this (time to solve)")
     return p.parse_args()
 
 
@@ -120,6 +132,7 @@ def main():
     next_obs = torch.as_tensor(np.array(next_obs))   # a copy: the environment's view changes at the next step
     next_done = torch.zeros(args.num_envs)
     episode_returns, running = [], np.zeros(args.num_envs)
+    curve, solved_at = [], None   # (seconds, env-steps, last training returns' mean, evaluation or None)
     for iteration in range(1, iterations + 1):
         optimizer.param_groups[0]["lr"] = (1.0 - (iteration - 1.0) / iterations) * args.learning_rate
         for step in range(args.num_steps):
@@ -132,6 +145,10 @@ def main():
             env_seconds += time.time() - t0
             rewards[step] = torch.as_tensor(np.array(r, dtype=np.float32))
             next_obs = torch.as_tensor(np.array(o))
+            cut = np.flatnonzero(np.logical_and(trunc, np.logical_not(term)))
+            if cut.size:   # the time limit: bootstrap from the last observation's value
+                with torch.no_grad():
+                    rewards[step, cut] += args.gamma * agent.get_value(next_obs[cut]).flatten()
             done = np.logical_or(term, trunc)
             next_done = torch.as_tensor(done, dtype=torch.float32)
             running += r
@@ -167,16 +184,28 @@ def main():
                 std = (((adv - mean) ** 2 * w).sum() / n).sqrt()
                 adv = (adv - mean) / (std + 1e-8)
                 pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef))
-                v_loss = 0.5 * ((newvalue.view(-1) - b_returns[mb]) ** 2)
+                newvalue = newvalue.view(-1)
+                v_clipped = b_values[mb] + (newvalue - b_values[mb]).clamp(-args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max((newvalue - b_returns[mb]) ** 2, (v_clipped - b_returns[mb]) ** 2)
                 loss = ((pg - args.ent_coef * entropy + args.vf_coef * v_loss) * w).sum() / n
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
+        scored = None
+        if args.eval_every and iteration % args.eval_every == 0:
+            scored = float(evaluate(agent, args.backend, args.env_id, args.eval_episodes, args.seed).mean())
+        recent = float(np.mean(episode_returns[-20:])) if episode_returns else None
+        curve.append((round(time.time() - start, 3), iteration * batch_size, recent, scored))
+        if scored is not None and args.stop_at is not None and scored >= args.stop_at:
+            solved_at = (round(time.time() - start, 3), iteration * batch_size)
+            break
     train_seconds = time.time() - start
     envs.close()
     eval_returns = evaluate(agent, args.backend, args.env_id, args.eval_episodes, args.seed)
-    print(json.dumps({"backend": args.backend, "env": args.env_id, "total_timesteps": iterations * batch_size,
+    print(json.dumps({"backend": args.backend, "env": args.env_id, "total_timesteps": curve[-1][1] if curve else 0,
+                      "solved_at_seconds": solved_at and solved_at[0], "solved_at_steps": solved_at and solved_at[1],
+                      "curve": curve,
                       "train_seconds": round(train_seconds, 2), "env_step_seconds": round(env_seconds, 2),
                       "last_100_training_returns": float(np.mean(episode_returns[-100:])),
                       "eval_episodes": args.eval_episodes, "eval_mean_return": float(eval_returns.mean()),

@@ -139,6 +139,34 @@ def test_train_save_load_evaluate(tmp_path):
     assert e.value.status == "CS_ERR_PARSE"
 
 
+def test_ppo_trains_from_python_with_cleanrl_names(tmp_path):
+    """cartsim.train(algo="ppo"): the settings by their CleanRL names; the Policy is the
+    actor, a dense policy evaluate() reads; the same seed gives the same weights."""
+    progress = []
+    kwargs = dict(algo="ppo", policy="mlp:64", seed=1, total_timesteps=200000, num_envs=4, num_steps=128,
+                  gamma=0.99, anneal_lr=True, ent_coef=0.01)
+    result = cartsim.train("CartPole-v1", progress=progress.append, **kwargs)
+    assert result.solved and result.eval_return >= 475
+    assert result.policy.policy == "mlp:64" and result.policy.weights.shape == ((4 + 1) * 64 + (64 + 1) * 2,)
+    assert len(progress) == result.generations and progress[-1]["env_steps"] == result.env_steps
+    assert all(np.isfinite(p["policy_loss"]) and p["learning_rate"] > 0 for p in progress)
+    returns = cartsim.evaluate(result.policy, episodes=50, seed=3)
+    assert returns.mean() >= 400
+    short = dict(kwargs, total_timesteps=5120, target=1e9)
+    a = cartsim.train("CartPole-v1", threads=1, **short)
+    b = cartsim.train("CartPole-v1", threads=2, **short)
+    assert np.array_equal(a.policy.weights, b.policy.weights)
+    names = {s["name"] for s in cartsim.train_settings()}
+    assert {"num_envs", "gae_lambda", "clip_coef", "sigma", "norm_obs"} <= names
+    with pytest.raises(TypeError, match="gamme"):
+        cartsim.train("CartPole-v1", algo="ppo", gamme=0.9)
+    with pytest.raises(ValueError, match="gamma"):
+        cartsim.train("CartPole-v1", algo="ppo", gamma=2.0)
+    with pytest.raises(cartsim.CartsimError) as e:
+        cartsim.train("CartPole-v1", algo="ppo", policy="mlp:8", learning_rate=1e30, max_grad_norm=1e30)
+    assert e.value.status == "CS_ERR_NUMERIC" and np.isfinite(e.value.policy.weights).all()
+
+
 def test_dlpack_capsules_of_library_memory():
     """The DLPack producer the device buffers use, tried on host memory (device type CPU)."""
     from cartsim import dlpack

@@ -1,5 +1,7 @@
 """The Stable-Baselines3 adapter (runs where stable-baselines3 is installed:
 not in make test's venv, since it pulls PyTorch)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -27,3 +29,14 @@ def test_vecenv_conventions_and_a_short_training():
     model = sb3.PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0).learn(256)
     assert model.num_timesteps >= 256
     env.close()
+
+
+def test_the_example_runs_without_the_monitor_warning_and_logs_episodes():
+    import runpy
+    import warnings
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "sb3_ppo.py")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        model, _, _ = runpy.run_path(example, run_name="example")["main"](512)
+    assert not [w for w in seen if "Monitor" in str(w.message)], [str(w.message) for w in seen]
+    assert len(model.ep_info_buffer) > 0                       # episode returns reached SB3's logger

