@@ -22,6 +22,8 @@ from ._native import CartsimError, c_text, call_with_error_buffer, check, ffi, l
 from . import structure
 from .dlpack import CUDA, DeviceArray
 
+_INT32_MAX = 2**31 - 1
+
 BACKENDS = ("auto", "cpu", "cuda", "interp")
 FUSIONS = ("full", "rules", "none")
 AUTORESETS = {"next_step": "next_step", "same_step": "same_step"}
