@@ -22,7 +22,7 @@ def test_step_results_view_the_library_buffers():
     _, rew2, term2, trunc2, _ = envs.step(np.ones(64, dtype=np.int64))
     assert np.shares_memory(rew, rew2) and np.shares_memory(term, term2) and np.shares_memory(trunc, trunc2)
     state = envs.get_state()
-    assert np.array_equal(obs, state.astype(np.float32))          # the view shows the newest step
+    assert np.array_equal(obs, np.asarray(state).astype(np.float32))   # the view shows the newest step
     # DLPack: other frameworks take the arrays without copies
     assert np.shares_memory(np.from_dlpack(obs), obs)
     assert np.shares_memory(np.from_dlpack(rew), rew)
