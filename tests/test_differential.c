@@ -155,10 +155,20 @@ static void run_nans(const char *path, cs_backend backend, cs_dtype dtype, nan_r
     cs_env_close(env);
 }
 
-Test(differential, nan_observations_and_rewards_have_the_same_bits_on_every_backend)
+/* The same NaNs as array observations: main's emitter stores an array item
+ * in the block code's element loops and cs_fresh's, apart from scalars. */
+static const char nan_array_program[] =
+    "env nan_arrays \"NanArrays-v0\"\nmax_steps 7\n"
+    "state a: real[3], t\naction box(-1, 1)\n"
+    "observe (a * 0) / (a * 0), sqrt(-1 - abs(a)), t, (t * 0) / (t * 0)\n"
+    "reset {\n    a = uniform(1, 2, shape=3)\n    t = uniform(-1, 1)\n}\n"
+    "step {\n    a' = a + action\n    t' = t * 0.5\n"
+    "    reward = (t * 0) / (t * 0)\n    terminated = false\n}\n";
+
+static void nans_agree(const char *program, size_t len)
 {
     char path[128];
-    write_program(nan_program, sizeof nan_program - 1, path);
+    write_program(program, len, path);
     for (int d = 0; d < 2; d++) {
         cs_dtype dtype = d ? CS_DTYPE_F64 : CS_DTYPE_F32;
         static nan_result cpu, interp;
@@ -188,6 +198,16 @@ Test(differential, nan_observations_and_rewards_have_the_same_bits_on_every_back
         memcpy(&rbits, &cpu.rewards[0], 8);
         cr_expect_eq(rbits, 0x7ff8000000000000ull, "%s: %016llx", what, (unsigned long long)rbits);
     }
+}
+
+Test(differential, nan_observations_and_rewards_have_the_same_bits_on_every_backend)
+{
+    nans_agree(nan_program, sizeof nan_program - 1);
+}
+
+Test(differential, nan_array_observations_have_the_same_bits_on_every_backend)
+{
+    nans_agree(nan_array_program, sizeof nan_array_program - 1);
 }
 
 /* ---- constants past float's range (issue 32, 5) ------------------------- */
