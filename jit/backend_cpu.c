@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,7 +76,22 @@ static cs_hash128 hash_cpu(cs_hash128 h)
     return h;
 }
 
-static void compiler_message(const char *log_path, char *err, size_t err_size)
+/* Below this many free bytes a build directory's file system counts as full:
+ * a kernel's object and the compiler's temporaries take more. */
+#define FULL_BELOW_BYTES (1ull << 20)
+
+/* The free bytes of the file system holding the directory open as fd; -1
+ * when it cannot be told. */
+static long long free_bytes(int fd)
+{
+    struct statvfs v;
+    return fstatvfs(fd, &v) == 0 ? (long long)v.f_bavail * (long long)v.f_frsize : -1;
+}
+
+/* The compiler's complaint as the message; when it said nothing (it could
+ * not even write its log) and the build directory's file system is full,
+ * that is the reason, and *no_space is set. */
+static void compiler_message(const char *log_path, int dir_fd, char *err, size_t err_size, bool *no_space)
 {
     char buf[600] = "";
     FILE *f = fopen(log_path, "r");
@@ -86,25 +103,13 @@ static void compiler_message(const char *log_path, char *err, size_t err_size)
     for (char *c = buf; *c; c++)
         if (*c == '\n')
             *c = ' ';
-    snprintf(err, err_size, "the C compiler failed on the generated kernel: %.480s", buf[0] ? buf : "(no output)");
-}
-
-/* Stops the compiler's whole process group (cc1, as, ld with it) and reaps
- * it: SIGTERM first, which gcc's driver answers by removing its temporary
- * files, SIGKILL after a second. */
-static void kill_compiler(pid_t pid)
-{
-    kill(-pid, SIGTERM);
-    for (int k = 0; k < 100; k++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid) {
-            kill(-pid, SIGKILL);   /* any child the driver left */
-            return;
-        }
-        nanosleep(&(struct timespec){0, 10000000}, NULL);
-    }
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    long long left = free_bytes(dir_fd);
+    *no_space = left >= 0 && (unsigned long long)left < FULL_BELOW_BYTES;
+    if (!buf[0] && *no_space)
+        snprintf(err, err_size, "the C compiler failed on the generated kernel, saying nothing: the file system of "
+                 "its build directory is full (%lld bytes free)", left);
+    else
+        snprintf(err, err_size, "the C compiler failed on the generated kernel: %.480s", buf[0] ? buf : "(no output)");
 }
 
 /* The program's environment with TMPDIR set to the build directory, so that
@@ -142,93 +147,62 @@ static char **compiler_environment(const char *tmpdir)
 enum { HALVES = 2 };
 static const char *const half_define[HALVES] = {"-DCS_ONLY_ROLLOUT", "-DCS_ONLY_STEP"};
 
-/* Starts `cc args...` in a process group of its own, its stderr to log;
- * its pid, or -1 with errno set. */
-static pid_t start_compiler(const char *cc, char **env, const char *const *args, const char *log)
-{
-    const char *argv[40];
-    int n = 0;
-    argv[n++] = cc;
-    while (*args && n < 39)
-        argv[n++] = *args++;
-    argv[n] = NULL;
-    /* fork, not posix_spawn: the child needs a parent-death signal, so that a
-     * program killed outright does not leave its compiler running. Only
-     * async-signal-safe calls between fork and exec. */
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-            _exit(127);
-        int out = open("/dev/null", O_WRONLY);
-        int errfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (out < 0 || errfd < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
-            _exit(127);
-        execve(cc, (char *const *)argv, env);
-        _exit(127);
-    }
-    if (pid > 0)
-        setpgid(pid, pid);   /* also here: a kill must not race the child's own call */
-    return pid;
-}
-
 /* Runs `count` compilers at once (job j: `cc args[j]...`, stderr to log[j]),
- * each in a process group of its own, so that a time limit or an interrupt
- * can stop all of them. The terminal's Ctrl-C no longer reaches those
- * groups: *interrupt set (by the program's handler) stops them; without
- * that flag (a Python caller, whose handler runs only once the call
- * returns), a handled signal interrupting this thread's wait does:
+ * each under a supervisor of its own (supervise.c), so that a time limit, an
+ * interrupt or the program's death ends all of them, cc1, as and ld and
+ * anything they started. The terminal's Ctrl-C does not reach them (process
+ * groups of their own): *interrupt set (by the program's handler) stops
+ * them; without that flag (a Python caller, whose handler runs only once the
+ * call returns), a handled signal interrupting this thread's wait does:
  * CS_CPU_INTERRUPTED. With the flag, other signals (a timer's) leave the
  * compile be. Past the deadline (ms, cs_now_ms): CS_CPU_TIMEOUT. A job that
- * fails stops the others. */
-static int run_compilers(const char *cc, const char *dir, const char *const *const args[], const char *const log[],
-                         int count, double deadline, double timeout_s, const volatile sig_atomic_t *interrupt,
-                         char *err, size_t err_size)
+ * fails stops the others; *no_space as compiler_message says. */
+static int run_compilers(const char *cc, const cs_build_dir *b, const char *const *const args[],
+                         const char *const log[], int count, double deadline, double timeout_s,
+                         const volatile sig_atomic_t *interrupt, char *err, size_t err_size, bool *no_space)
 {
-    char **env = compiler_environment(dir);
+    char **env = compiler_environment(b->path);
     if (!env) {
         snprintf(err, err_size, "cannot run the C compiler '%s': %s", cc, strerror(ENOMEM));
         return -1;
     }
-    pid_t pid[HALVES];
-    int started = 0, fork_errno = 0;
-    for (; started < count; started++)
-        if ((pid[started] = start_compiler(cc, env, args[started], log[started])) < 0) {
-            fork_errno = errno;
-            break;
-        }
+    cs_supervised sv[HALVES];
+    int started = 0, rc = 0;
+    for (; started < count && rc == 0; started++) {
+        const char *argv[40];
+        int n = 0;
+        argv[n++] = cc;
+        for (const char *const *a = args[started]; *a && n < 39; a++)
+            argv[n++] = *a;
+        argv[n] = NULL;
+        if (cs_supervised_start(&sv[started], cc, (char *const *)argv, env, log[started], err, err_size) != 0)
+            rc = -1;
+    }
     free(env[0]);
     free(env);
-    int rc = 0, running = started;
-    if (started < count) {
-        snprintf(err, err_size, "cannot run the C compiler '%s': %s", cc, strerror(fork_errno));
-        rc = -1;
-    }
+    int running = started;
     /* Polled, not a blocking wait: a library may not take SIGCHLD or the
      * signal mask from its program. The naps grow to 20 ms. */
     long nap_us = 200;
     while (running > 0 && rc == 0) {
         for (int j = 0; j < started && rc == 0; j++) {
-            if (pid[j] <= 0)
+            if (sv[j].pid <= 0)
                 continue;
             int status;
-            pid_t got = waitpid(pid[j], &status, WNOHANG);
-            if (got == 0 || (got < 0 && errno == EINTR))
+            int got = cs_supervised_poll(&sv[j], &status);
+            if (got == 0)
                 continue;
             if (got < 0) {
                 snprintf(err, err_size, "waiting for the C compiler: %s", strerror(errno));
                 rc = -1;
                 break;
             }
-            pid[j] = 0;
             running--;
             if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
                 snprintf(err, err_size, "interrupted while compiling (the C compiler got signal %d)", WTERMSIG(status));
                 rc = CS_CPU_INTERRUPTED;
             } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                compiler_message(log[j], err, err_size);
+                compiler_message(log[j], b->fd, err, err_size, no_space);
                 rc = -1;
             }
         }
@@ -248,22 +222,22 @@ static int run_compilers(const char *cc, const char *dir, const char *const *con
         nap_us = nap_us < 20000 ? nap_us * 2 : 20000;
     }
     for (int j = 0; j < started; j++)
-        if (pid[j] > 0)
-            kill_compiler(pid[j]);
+        cs_supervised_stop(&sv[j]);   /* those still running; nothing for those done */
     return rc;
 }
 
-/* source (written at src) -> the halves' objects, at once -> obj, linked. */
-static int build_kernel(const char *cc, const char *dir, const char *src, const char *obj, double timeout_s,
-                        const volatile sig_atomic_t *interrupt, char *err, size_t err_size)
+/* source (written at src) -> the halves' objects, at once -> obj, linked;
+ * everything in b. */
+static int build_kernel(const char *cc, const cs_build_dir *b, const char *src, const char *obj, double timeout_s,
+                        const volatile sig_atomic_t *interrupt, char *err, size_t err_size, bool *no_space)
 {
     enum { FLAGS = sizeof cc_flags / sizeof cc_flags[0] };
     char half_obj[HALVES][PATH_MAX], half_log[HALVES][PATH_MAX], link_log[PATH_MAX];
     const char *half_args[HALVES][FLAGS + 8], *log[HALVES];
     const char *const *args[HALVES];
     for (int h = 0; h < HALVES; h++) {
-        snprintf(half_obj[h], sizeof half_obj[h], "%.4000s/half%d.o", dir, h);
-        snprintf(half_log[h], sizeof half_log[h], "%.4000s/cc%d.log", dir, h);
+        snprintf(half_obj[h], sizeof half_obj[h], "%.4000s/half%d.o", b->path, h);
+        snprintf(half_log[h], sizeof half_log[h], "%.4000s/cc%d.log", b->path, h);
         int n = 0;
         for (size_t k = 0; k < FLAGS; k++)
             half_args[h][n++] = cc_flags[k];
@@ -277,14 +251,14 @@ static int build_kernel(const char *cc, const char *dir, const char *src, const 
         log[h] = half_log[h];
     }
     double deadline = timeout_s > 0 ? cs_now_ms() + 1000.0 * timeout_s : INFINITY;
-    int rc = run_compilers(cc, dir, args, log, HALVES, deadline, timeout_s, interrupt, err, err_size);
+    int rc = run_compilers(cc, b, args, log, HALVES, deadline, timeout_s, interrupt, err, err_size, no_space);
     if (rc)
         return rc;
-    snprintf(link_log, sizeof link_log, "%.4000s/link.log", dir);
+    snprintf(link_log, sizeof link_log, "%.4000s/link.log", b->path);
     const char *link_args[] = {"-shared", "-o", obj, half_obj[0], half_obj[1], "-lm", NULL};
     const char *const *link[1] = {link_args};
     const char *link_logs[1] = {link_log};
-    return run_compilers(cc, dir, link, link_logs, 1, deadline, timeout_s, interrupt, err, err_size);
+    return run_compilers(cc, b, link, link_logs, 1, deadline, timeout_s, interrupt, err, err_size, no_space);
 }
 
 static int load(const char *path, cs_cpu_kernel *k, char *err, size_t err_size)
@@ -308,26 +282,59 @@ static int load(const char *path, cs_cpu_kernel *k, char *err, size_t err_size)
     return 0;
 }
 
+/* The device and inode of the file a loaded object was mapped from: the
+ * line of /proc/self/maps whose range holds its dynamic section. */
+static bool loaded_file_id(void *handle, dev_t *dev, ino_t *ino)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+        return false;
+    uintptr_t at = (uintptr_t)lm->l_ld;
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return false;
+    char line[4352];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi, inode;
+        unsigned major, minor;
+        if (sscanf(line, "%llx-%llx %*s %*x %x:%x %llu", &lo, &hi, &major, &minor, &inode) == 5 && lo <= at &&
+            at < hi) {
+            *dev = makedev(major, minor);
+            *ino = (ino_t)inode;
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
 /* glibc's dlopen returns an object already loaded under the same name
  * without opening the file, so "/proc/self/fd/N" would give back the kernel
- * an open handle loaded through an earlier descriptor N. Duplicates fd until
- * no loaded object is named after its number; *spare then holds the
- * duplicates to close after the load (at most one per loaded kernel). An
- * object found under another name is this very file (glibc matched its
- * device and inode: an entry is never rewritten in place), which a second
- * handle of the same kernel may share. */
+ * an open handle loaded through an earlier descriptor N, whatever N is now.
+ * Under another name it returns an object already loaded from the same file
+ * (the same device and inode), which is this kernel: then that name is fine,
+ * and a second handle of the same kernel shares it. Checked against the
+ * maps rather than trusted from the name: a name glibc once matched by file
+ * stays an alias of that object after N is reused for another file.
+ * Duplicates fd until its name is free or names this very file; *spare
+ * then holds the duplicates to close after the load (at most one per
+ * kernel loaded from another file). */
 static int unloaded_fd_name(int fd, char path[PATH_MAX], int spare[], int max_spare, int *n_spare)
 {
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
     for (*n_spare = 0;; ) {
         snprintf(path, PATH_MAX, "/proc/self/fd/%d", fd);
         void *loaded = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
         if (!loaded)
             return fd;
-        struct link_map *map = NULL;
-        bool same_file = dlinfo(loaded, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name &&
-                         strcmp(map->l_name, path) != 0;
+        dev_t dev;
+        ino_t ino;
+        bool same = loaded_file_id(loaded, &dev, &ino) && dev == st.st_dev && ino == st.st_ino;
         dlclose(loaded);
-        if (same_file)
+        if (same)
             return fd;
         if (*n_spare == max_spare || (fd = dup(fd)) < 0)
             return -1;
@@ -335,29 +342,91 @@ static int unloaded_fd_name(int fd, char path[PATH_MAX], int spare[], int max_sp
     }
 }
 
-/* Loads a cache entry through the descriptor its lookup verified, so that
- * nothing swapped in after the check is loaded; where /proc is missing, by
- * its path. */
+/* Loads the object open as fd (closed here) through its name in
+ * /proc/self/fd, so that nothing swapped in under its path after it was
+ * opened is loaded; where /proc is missing, through `path`. */
+static int load_fd(int fd, const char *path, cs_cpu_kernel *k, char *err, size_t err_size)
+{
+    char name[PATH_MAX];
+    int spare[64], n_spare = 0;
+    int rc;
+    snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    if (access(name, R_OK) == 0) {
+        rc = unloaded_fd_name(fd, name, spare, 64, &n_spare) >= 0 ? load(name, k, err, err_size) : -1;
+        if (rc != 0 && !err[0])
+            snprintf(err, err_size, "cannot load the compiled kernel: too many kernels loaded under its name");
+    } else {
+        rc = path ? load(path, k, err, err_size) : -1;
+    }
+    while (n_spare > 0)
+        close(spare[--n_spare]);
+    close(fd);
+    return rc;
+}
+
+/* A cache entry, through the descriptor its lookup verified. */
 static int load_cached(cs_cache *cache, const char *key, cs_cpu_kernel *k, char *err, size_t err_size)
 {
     int fd = cs_cache_open_entry(cache, key, ".so");
     if (fd < 0)
         return -1;
     char path[PATH_MAX];
-    int spare[64], n_spare = 0;
-    int rc;
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    if (access(path, R_OK) == 0) {
-        rc = unloaded_fd_name(fd, path, spare, 64, &n_spare) >= 0 ? load(path, k, err, err_size) : -1;
-    } else {
-        rc = cache->dir[0] && snprintf(path, sizeof path, "%s/%s.so", cache->dir, key) < (int)sizeof path
-                 ? load(path, k, err, err_size)
-                 : -1;
+    bool named = cache->dir[0] && snprintf(path, sizeof path, "%s/%s.so", cache->dir, key) < (int)sizeof path;
+    return load_fd(fd, named ? path : NULL, k, err, err_size);
+}
+
+/* A build directory in $TMPDIR (else /tmp), after removing those of runs
+ * that were killed there. */
+static int temporary_build_dir(cs_build_dir *b, char *err, size_t err_size)
+{
+    const char *tmp = getenv("TMPDIR");
+    tmp = tmp && *tmp ? tmp : "/tmp";
+    int parent = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (parent >= 0)
+        cs_build_dir_sweep(parent, "cartsim-build-");   /* those of killed runs */
+    int made = parent < 0 ? -1 : cs_build_dir_make(b, parent, tmp, "cartsim-build-");
+    int e = errno;
+    if (parent >= 0)
+        close(parent);
+    if (made != 0)
+        snprintf(err, err_size, "cannot make a build directory in %s: %s", tmp, strerror(e));
+    return made;
+}
+
+/* One build in b: the source written, the compiler run, the object loaded
+ * (a compiler that says it succeeded but wrote no loadable object fails
+ * here, before anything is stored). *no_space: it failed for want of room
+ * in b, and another directory may do. */
+static int build_in(const cs_build_dir *b, const char *source, const char *cc_path, double timeout_s,
+                    const volatile sig_atomic_t *interrupt, cs_cpu_kernel *out, char *err, size_t err_size,
+                    bool *no_space)
+{
+    static const char *const files[] = {"kernel.c", "kernel.so"};
+    char src[sizeof b->path + 16], obj[sizeof b->path + 16];
+    snprintf(src, sizeof src, "%s/%s", b->path, files[0]);
+    snprintf(obj, sizeof obj, "%s/%s", b->path, files[1]);
+    *no_space = false;
+    cs_output o;
+    char why[512] = "";
+    if (cs_output_begin_at(&o, b->fd, files[0], src, 0600, why, sizeof why) != CS_OK ||
+        cs_output_write(&o, source, strlen(source)) != CS_OK || cs_output_commit(&o, why, sizeof why) != CS_OK) {
+        if (!why[0])
+            snprintf(why, sizeof why, "%s", strerror(o.error));
+        cs_output_abort(&o);
+        snprintf(err, err_size, "cannot write the kernel source: %s", why);
+        *no_space = true;
+        return -1;
     }
-    while (n_spare > 0)
-        close(spare[--n_spare]);
-    close(fd);
-    return rc;
+    int rc = build_kernel(cc_path, b, src, obj, timeout_s, interrupt, err, err_size, no_space);
+    if (rc != 0)
+        return rc;
+    int fd = openat(b->fd, files[1], O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, err_size, "the C compiler wrote no kernel: %s", strerror(errno));
+        return -1;
+    }
+    err[0] = 0;
+    return load_fd(fd, obj, out, err, err_size);
 }
 
 int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const volatile sig_atomic_t *interrupt,
@@ -394,44 +463,31 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
     }
 
     /* Inside the cache, where the next run removes it if this one is killed;
-     * without a cache, in $TMPDIR. */
+     * without a cache, or when the cache's file system is full, in $TMPDIR. */
     cs_build_dir build;
-    if (cs_cache_build_dir(cache, &build) != 0) {
-        const char *tmp = getenv("TMPDIR");
-        tmp = tmp && *tmp ? tmp : "/tmp";
-        int parent = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (parent >= 0)
-            cs_build_dir_sweep(parent, "cartsim-build-");   /* those of killed runs */
-        int made = parent < 0 ? -1 : cs_build_dir_make(&build, parent, tmp, "cartsim-build-");
-        int e = errno;
-        if (parent >= 0)
-            close(parent);
-        if (made != 0) {
-            snprintf(err, err_size, "cannot make a build directory in %s: %s", tmp, strerror(e));
+    bool in_cache = cs_cache_build_dir(cache, &build) == 0;
+    if (!in_cache && temporary_build_dir(&build, err, err_size) != 0)
+        return -1;
+    bool no_space, elsewhere = false;
+    char said[512] = "";
+    int rc = build_in(&build, source, cc_path, timeout_s, interrupt, out, err, err_size, &no_space);
+    if (rc == CS_CPU_FAIL && in_cache && no_space) {
+        snprintf(said, sizeof said, "%s", err);
+        cs_build_dir_remove(&build);
+        if (temporary_build_dir(&build, err, err_size) != 0)
             return -1;
-        }
+        elsewhere = true;
+        rc = build_in(&build, source, cc_path, timeout_s, interrupt, out, err, err_size, &no_space);
     }
-    const char *dir = build.path;
-    char src[sizeof build.path + 16], obj[sizeof build.path + 16];
-    snprintf(src, sizeof src, "%s/kernel.c", dir);
-    snprintf(obj, sizeof obj, "%s/kernel.so", dir);
-    FILE *f = fopen(src, "w");
-    int rc = -1;
-    if (!f || fputs(source, f) < 0 || fclose(f) != 0) {
-        if (f)
-            fclose(f);
-        snprintf(err, err_size, "cannot write the kernel source: %s", strerror(errno));
-        goto done;
-    }
-    if ((rc = build_kernel(cc_path, dir, src, obj, timeout_s, interrupt, err, err_size)) != 0)
-        goto done;
-    /* A failed compile is never cached; a failed store runs from the build. */
-    char path[PATH_MAX];
+    /* Only what loaded is stored; a failed store runs what was built, uncached. */
+    char path[PATH_MAX], obj[sizeof build.path + 16];
+    snprintf(obj, sizeof obj, "%s/kernel.so", build.path);
     cs_cache_describe(cache, source, "cpu");
-    if (!cache->dir[0] || cs_cache_store(cache, key, ".so", obj, path, sizeof path) != 0 ||
-        load_cached(cache, key, out, err, err_size) != 0)
-        rc = load(obj, out, err, err_size);
-done:
+    bool stored = rc == 0 && cache->dir[0] && cs_cache_store(cache, key, ".so", obj, path, sizeof path) == 0;
+    if (rc == 0 && elsewhere)
+        snprintf(cache->warning, sizeof cache->warning,
+                 "no room to build in the kernel cache %.200s (%.200s): built in a temporary directory%s", cache->dir,
+                 said, stored ? "" : ", running uncached");
     cs_build_dir_remove(&build);
     out->compile_ms = cs_now_ms() - start;
     return rc;
