@@ -60,3 +60,103 @@ def test_breakout_steps_are_gymnax(backend, dtype, root):
 def test_breakout_resets_are_gymnax(dtype, root):
     stem = "Breakout-MinAtar"
     assert replay_resets(root("envs/breakout.env"), stem, breakout_mapping(_meta(stem)), dtype=dtype) > 10
+
+
+# ---- cartsim's own draws against the reference's distributions (STEM.dist.json) ----
+
+def _dist(stem):
+    import json
+    import os
+    from golden_replay import GOLDEN
+    with open(os.path.join(GOLDEN, stem + ".dist.json")) as f:
+        return json.load(f)
+
+
+def chi_square_z(want_counts: dict, got_counts: dict) -> float:
+    """How far two samples' counts over the same outcomes are from one distribution: the
+    chi-square statistic of homogeneity (a 2 x k table) as a normal deviate (Wilson and
+    Hilferty's cube root), so that one threshold fits any number of outcomes. Outcomes
+    only one side has count too."""
+    keys = sorted(set(want_counts) | set(got_counts), key=str)
+    a = np.array([want_counts.get(k, 0) for k in keys], dtype=float)
+    b = np.array([got_counts.get(k, 0) for k in keys], dtype=float)
+    if len(keys) < 2:
+        return 0.0
+    total = a + b
+    stat = 0.0
+    for row in (a, b):
+        expect = total * row.sum() / total.sum()
+        stat += float(np.sum((row - expect) ** 2 / expect))
+    k = len(keys) - 1
+    return ((stat / k) ** (1.0 / 3.0) - (1.0 - 2.0 / (9.0 * k))) / np.sqrt(2.0 / (9.0 * k))
+
+
+Z_LIMIT = 4.5        # a p-value near 3e-6: generous, yet a 54/46 coin over 10,000 samples fails it
+
+
+def _counts(values) -> dict:
+    keys, counts = np.unique(np.asarray(values), return_counts=True)
+    return {str(k.item() if hasattr(k, "item") else k): int(c) for k, c in zip(keys, counts)}
+
+
+def _reset_states(env, n, seed=7, backend="interp"):
+    import cartsim
+    vec = cartsim.make_vec(env, n, backend=backend, threads=1)
+    try:
+        vec.reset(seed=seed)
+        return vec.batch.get_state()
+    finally:
+        vec.close()
+
+
+def test_chi_square_z_tells_distributions_apart():
+    fair = {"0": 5009, "1": 4991}
+    assert chi_square_z(fair, {"0": 4980, "1": 5020}) < Z_LIMIT
+    assert chi_square_z(fair, {"0": 5400, "1": 4600}) > Z_LIMIT
+    assert chi_square_z(fair, {"0": 10000}) > Z_LIMIT
+    uniform5 = {str(k): 2000 for k in range(1, 6)}
+    assert chi_square_z(uniform5, {str(k): 2000 + (k == 3) * 300 - (k == 4) * 300 for k in range(1, 6)}) > Z_LIMIT
+
+
+def test_breakout_reset_draws_follow_gymnax(root):
+    ref = _dist("Breakout-MinAtar")["reset"]
+    n = ref_n = sum(ref["state.ball_x"]["all"].values())
+    state = _reset_states(root("envs/breakout.env"), n)
+    for field in ("ball_x", "ball_dir", "last_x"):
+        z = chi_square_z(ref["state." + field]["all"], _counts(state[field]))
+        assert z < Z_LIMIT, (field, z)
+    assert ref_n == 10000
+    assert np.all(state["ball_y"] == 3) and np.all(state["pos"] == 4) and np.all(state["time"] == 0)
+
+
+# ---- from Python: the shipped environment by its id, its state by name, check_env ----
+
+def test_breakout_from_python():
+    import cartsim
+    from gymnasium.utils.env_checker import check_env
+    vec = cartsim.make_vec("Breakout-MinAtar", num_envs=3, backend="interp")
+    try:
+        obs, info = vec.reset(seed=3)
+        assert obs.shape == (3, 10, 10, 4) and obs.dtype == np.float32
+        assert vec.single_action_space.n == 3
+        state = vec.batch.get_state()
+        assert list(state) == ["time", "ball_y", "ball_x", "ball_dir", "pos", "brick_map", "strike", "last_y",
+                               "last_x", "terminal"]
+        assert state["brick_map"].shape == (3, 10, 10) and state["brick_map"].dtype == np.float32
+        assert state["strike"].dtype == np.bool_ and state["pos"].dtype == np.int32
+        # a wall with one brick left, under a ball about to strike it from below
+        state["brick_map"][:] = 0.0
+        state["brick_map"][:, 2, 5] = 1.0
+        state["ball_y"][:], state["ball_x"][:], state["ball_dir"][:] = 3, 4, 1
+        # by name: a plain dict (a State passed back as it is sets its flat doubles, not
+        # the named arrays edited here)
+        vec.batch.set_state(dict(state))
+        obs, reward, terminated, truncated, info = vec.step(np.zeros(3, dtype=np.int64))
+        after = vec.batch.get_state()
+        assert np.all(reward == 1.0) and not terminated.any()
+        assert np.all(after["brick_map"] == 0.0) and np.all(after["strike"])
+        assert np.all(after["ball_dir"] == 2) and np.all(after["ball_y"] == 3)
+        assert np.all(obs[:, 3, 5, 1] == 1.0) and np.all(obs[:, :, :, 3] == 0.0)
+    finally:
+        vec.close()
+    check_env(cartsim.make("Breakout-MinAtar", backend="interp"), skip_render_check=True)
