@@ -62,6 +62,32 @@ def test_breakout_resets_are_gymnax(dtype, root):
     assert replay_resets(root("envs/breakout.env"), stem, breakout_mapping(_meta(stem)), dtype=dtype) > 10
 
 
+# ---- Freeway-MinAtar: 8 speeds and 8 directions at every reset and step ----
+
+def _car_words(draws):
+    return ([word_for_randint(s - 1, 5) for s in draws["speeds"]] +
+            [word_for_randint(1 if d == 1 else 0, 2) for d in draws["directions"]])
+
+
+def freeway_mapping(meta):
+    return minatar_mapping(meta, lambda record, f32: _car_words(record["draws"]),
+                           lambda record, f32: _car_words(record["draws"]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_freeway_steps_are_gymnax(backend, dtype, root):
+    stem = "Freeway-MinAtar"
+    n = replay_steps(root("envs/freeway.env"), stem, freeway_mapping(_meta(stem)), backend=backend, dtype=dtype)
+    assert n > 100
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_freeway_resets_are_gymnax(dtype, root):
+    stem = "Freeway-MinAtar"
+    assert replay_resets(root("envs/freeway.env"), stem, freeway_mapping(_meta(stem)), dtype=dtype) >= 10
+
+
 # ---- cartsim's own draws against the reference's distributions (STEM.dist.json) ----
 
 def _dist(stem):
@@ -160,3 +186,37 @@ def test_breakout_from_python():
     finally:
         vec.close()
     check_env(cartsim.make("Breakout-MinAtar", backend="interp"), skip_render_check=True)
+
+
+def _freeway_speed_draws_follow(ref, speeds):
+    """Each car's |speed| and sign (speeds: [n][8] signed) against the reference's draws."""
+    for i in range(8):
+        z = chi_square_z(ref["draw.speeds"]["[%d]" % i], _counts(np.abs(speeds[:, i])))
+        assert z < Z_LIMIT, ("speed", i, z)
+        z = chi_square_z(ref["draw.directions"]["[%d]" % i], _counts(np.sign(speeds[:, i])))
+        assert z < Z_LIMIT, ("direction", i, z)
+
+
+def test_freeway_reset_draws_follow_gymnax(root):
+    ref = _dist("Freeway-MinAtar")["reset"]
+    state = _reset_states(root("envs/freeway.env"), 10000)
+    _freeway_speed_draws_follow(ref, state["cars"][:, :, 3])
+    assert np.all(state["cars"][:, :, 2] == np.abs(state["cars"][:, :, 3]))
+
+
+def test_freeway_step_draws_follow_gymnax(root):
+    """The step's draws show on a crossing: the chicken one row from the top moves up."""
+    import cartsim
+    ref = _dist("Freeway-MinAtar")["step"]
+    n = 10000
+    vec = cartsim.make_vec(root("envs/freeway.env"), n, backend="interp", threads=1)
+    try:
+        vec.reset(seed=11)
+        state = dict(vec.batch.get_state())
+        state["pos"][:], state["move_timer"][:] = 1, 0
+        vec.batch.set_state(state)
+        _, reward, _, _, _ = vec.step(np.ones(n, dtype=np.int64))
+        assert np.all(reward == 1.0)
+        _freeway_speed_draws_follow(ref, vec.batch.get_state()["cars"][:, :, 3])
+    finally:
+        vec.close()
