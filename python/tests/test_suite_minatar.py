@@ -5,7 +5,7 @@ computes with ints, bools and 0/1 maps only)."""
 import numpy as np
 import pytest
 
-from golden_replay import Mapping, replay_resets, replay_steps, word_for_randint
+from golden_replay import Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint
 
 BACKENDS = ["interp"]
 DTYPES = ["float32", "float64"]
@@ -86,6 +86,42 @@ def test_freeway_steps_are_gymnax(backend, dtype, root):
 def test_freeway_resets_are_gymnax(dtype, root):
     stem = "Freeway-MinAtar"
     assert replay_resets(root("envs/freeway.env"), stem, freeway_mapping(_meta(stem)), dtype=dtype) >= 10
+
+
+# ---- Asterix-MinAtar: a side, gold or not, and an order of the 8 slots at every step ----
+
+def fisher_yates_draws(order):
+    """The draws r_j in [0, 8 - j), j = 0..6, with which asterix.env's shuffle (swap
+    elements j and j + r_j, in turn) makes the permutation `order` from 0..7."""
+    items, draws = list(range(8)), []
+    for j in range(7):
+        r = items.index(order[j], j)
+        draws.append(r - j)
+        items[j], items[r] = items[r], items[j]
+    assert items == list(order)
+    return draws
+
+
+def asterix_mapping(meta):
+    def step_words(record, f32):
+        d = record["draws"]
+        return ([word_for_randint(0 if d["lr"] == 1 else 1, 2), word_for_bernoulli(d["is_gold"] == 1, 1.0 / 3.0, f32)]
+                + [word_for_randint(r, 8 - j) for j, r in enumerate(fisher_yates_draws(d["slot_order"]))])
+    return minatar_mapping(meta, step_words, lambda record, f32: [])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_asterix_steps_are_gymnax(backend, dtype, root):
+    stem = "Asterix-MinAtar"
+    n = replay_steps(root("envs/asterix.env"), stem, asterix_mapping(_meta(stem)), backend=backend, dtype=dtype)
+    assert n > 140
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_asterix_resets_are_gymnax(dtype, root):
+    stem = "Asterix-MinAtar"
+    assert replay_resets(root("envs/asterix.env"), stem, asterix_mapping(_meta(stem)), dtype=dtype) >= 10
 
 
 # ---- cartsim's own draws against the reference's distributions (STEM.dist.json) ----
@@ -220,3 +256,49 @@ def test_freeway_step_draws_follow_gymnax(root):
         _freeway_speed_draws_follow(ref, vec.batch.get_state()["cars"][:, :, 3])
     finally:
         vec.close()
+
+
+def _asterix_spawn(env, n, entities, seed):
+    """One step of n Asterix environments at a spawn, the entities set to `entities` and
+    nothing moving; the entities after it."""
+    import cartsim
+    vec = cartsim.make_vec(env, n, backend="interp", threads=1)
+    try:
+        vec.reset(seed=seed)
+        state = dict(vec.batch.get_state())
+        state["spawn_timer"][:], state["move_timer"][:] = 0, 3
+        state["entities"][:] = entities
+        vec.batch.set_state(state)
+        vec.step(np.zeros(n, dtype=np.int64))
+        return vec.batch.get_state()["entities"]
+    finally:
+        vec.close()
+
+
+def test_asterix_step_draws_follow_gymnax(root):
+    """A spawn into empty slots shows the side, the gold and order[1] (the first slot read)."""
+    ref = _dist("Asterix-MinAtar")["step"]
+    after = _asterix_spawn(root("envs/asterix.env"), 10000, np.zeros((8, 5), dtype=np.int32), seed=5)
+    filled = after[:, :, 4] == 1
+    assert np.all(filled.sum(axis=1) == 1)
+    slot = filled.argmax(axis=1)
+    rows = after[np.arange(len(slot)), slot]
+    assert chi_square_z(ref["draw.slot_order"]["[1]"], _counts(slot)) < Z_LIMIT
+    assert chi_square_z(ref["draw.lr"]["all"], _counts(rows[:, 2])) < Z_LIMIT
+    assert chi_square_z(ref["draw.is_gold"]["all"], _counts(rows[:, 3])) < Z_LIMIT
+    assert np.all(rows[:, 0] == (1 - rows[:, 2]) * 9) and np.all(rows[:, 1] == slot + 1)
+
+
+def test_asterix_slot_search_fails_as_gymnax(root):
+    """With one free slot (3) the search misses it when the order puts it first (order[0]
+    is never read): about 1 spawn in 8 then overwrites a filled slot with an unfilled row."""
+    ref = _dist("Asterix-MinAtar")["step"]["draw.slot_order"]["[0]"]
+    entities = np.array([[0, i + 1, 1, 0, 1] for i in range(8)], dtype=np.int32)
+    entities[:, 0] = 9 - 0      # all at the right edge, far from the player
+    entities[3] = 0
+    after = _asterix_spawn(root("envs/asterix.env"), 10000, entities, seed=6)
+    missed = after[:, 3, 4] == 0
+    want = {"missed": ref["3"], "found": sum(ref.values()) - ref["3"]}
+    got = {"missed": int(missed.sum()), "found": int((~missed).sum())}
+    assert chi_square_z(want, got) < Z_LIMIT, (want, got)
+    assert np.all((after[:, :, 4] == 0).sum(axis=1)[missed] == 2)
