@@ -124,6 +124,29 @@ def test_asterix_resets_are_gymnax(dtype, root):
     assert replay_resets(root("envs/asterix.env"), stem, asterix_mapping(_meta(stem)), dtype=dtype) >= 10
 
 
+# ---- SpaceInvaders-MinAtar: no draws; an int32 discount ----
+
+def space_invaders_mapping(meta):
+    m = minatar_mapping(meta, lambda record, f32: [], lambda record, f32: [])
+    m.info = {"discount": int}
+    return m
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_space_invaders_steps_are_gymnax(backend, dtype, root):
+    stem = "SpaceInvaders-MinAtar"
+    n = replay_steps(root("envs/space_invaders.env"), stem, space_invaders_mapping(_meta(stem)), backend=backend,
+                     dtype=dtype)
+    assert n > 60
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_space_invaders_resets_are_gymnax(dtype, root):
+    stem = "SpaceInvaders-MinAtar"
+    assert replay_resets(root("envs/space_invaders.env"), stem, space_invaders_mapping(_meta(stem)), dtype=dtype) >= 10
+
+
 # ---- cartsim's own draws against the reference's distributions (STEM.dist.json) ----
 
 def _dist(stem):
