@@ -7,7 +7,7 @@ import pytest
 
 from golden_replay import Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint
 
-BACKENDS = ["interp"]
+BACKENDS = ["interp", "cpu"]
 DTYPES = ["float32", "float64"]
 
 
@@ -57,9 +57,11 @@ def test_breakout_steps_are_gymnax(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_breakout_resets_are_gymnax(dtype, root):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_breakout_resets_are_gymnax(backend, dtype, root):
     stem = "Breakout-MinAtar"
-    assert replay_resets(root("envs/breakout.env"), stem, breakout_mapping(_meta(stem)), dtype=dtype) > 10
+    n = replay_resets(root("envs/breakout.env"), stem, breakout_mapping(_meta(stem)), backend=backend, dtype=dtype)
+    assert n > 10
 
 
 # ---- Freeway-MinAtar: 8 speeds and 8 directions at every reset and step ----
@@ -83,9 +85,11 @@ def test_freeway_steps_are_gymnax(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_freeway_resets_are_gymnax(dtype, root):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_freeway_resets_are_gymnax(backend, dtype, root):
     stem = "Freeway-MinAtar"
-    assert replay_resets(root("envs/freeway.env"), stem, freeway_mapping(_meta(stem)), dtype=dtype) >= 10
+    n = replay_resets(root("envs/freeway.env"), stem, freeway_mapping(_meta(stem)), backend=backend, dtype=dtype)
+    assert n >= 10
 
 
 # ---- Asterix-MinAtar: a side, gold or not, and an order of the 8 slots at every step ----
@@ -119,9 +123,11 @@ def test_asterix_steps_are_gymnax(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_asterix_resets_are_gymnax(dtype, root):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_asterix_resets_are_gymnax(backend, dtype, root):
     stem = "Asterix-MinAtar"
-    assert replay_resets(root("envs/asterix.env"), stem, asterix_mapping(_meta(stem)), dtype=dtype) >= 10
+    n = replay_resets(root("envs/asterix.env"), stem, asterix_mapping(_meta(stem)), backend=backend, dtype=dtype)
+    assert n >= 10
 
 
 # ---- SpaceInvaders-MinAtar: no draws; an int32 discount ----
@@ -142,9 +148,11 @@ def test_space_invaders_steps_are_gymnax(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_space_invaders_resets_are_gymnax(dtype, root):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_space_invaders_resets_are_gymnax(backend, dtype, root):
     stem = "SpaceInvaders-MinAtar"
-    assert replay_resets(root("envs/space_invaders.env"), stem, space_invaders_mapping(_meta(stem)), dtype=dtype) >= 10
+    assert replay_resets(root("envs/space_invaders.env"), stem, space_invaders_mapping(_meta(stem)), backend=backend,
+                         dtype=dtype) >= 10
 
 
 # ---- cartsim's own draws against the reference's distributions (STEM.dist.json) ----
