@@ -333,3 +333,28 @@ def test_asterix_slot_search_fails_as_gymnax(root):
     got = {"missed": int(missed.sum()), "found": int((~missed).sum())}
     assert chi_square_z(want, got) < Z_LIMIT, (want, got)
     assert np.all((after[:, :, 4] == 0).sum(axis=1)[missed] == 2)
+
+
+# ---- bench/ref_breakout.c: the hand-written loop computes cartsim's rollout ----
+
+def test_ref_breakout_has_cartsims_checksum(tmp_path):
+    """The hand-written reference of the benchmark and cartsim's shipped Breakout
+    (cpu backend, one thread) roll out the same trajectories: equal episodes,
+    returns and checksum (cartsim's own definition, recomputed by the reference)."""
+    import json
+    import os
+    import subprocess
+    from golden_replay import ROOT
+    binary = str(tmp_path / "ref_breakout")
+    subprocess.run(["cc", "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
+                    "-I" + os.path.join(ROOT, "jit"), os.path.join(ROOT, "bench", "ref_breakout.c"), "-lm", "-o",
+                    binary], check=True)
+    cartsim_bin = os.environ.get("CARTSIM_BIN", os.path.join(ROOT, "build", "cartsim"))
+    for envs, steps, seed in ((300, 1500, 0), (37, 2200, 12345)):
+        args = ["--envs", str(envs), "--steps", str(steps), "--seed", str(seed)]
+        ref = json.loads(subprocess.run([binary] + args, check=True, capture_output=True, text=True).stdout)
+        ours = json.loads(subprocess.run([cartsim_bin, "--env", "Breakout-MinAtar", "--backend", "cpu", "--threads",
+                                          "1", "--json"] + args, check=True, capture_output=True, text=True).stdout)
+        assert ref["episodes"] == ours["episodes"] > 0
+        assert ref["checksum"] == ours["checksum"]
+        assert abs(ref["mean_return"] - ours["mean_return"]) <= 1e-12 * abs(ours["mean_return"])
