@@ -358,3 +358,59 @@ def test_ref_breakout_has_cartsims_checksum(tmp_path):
         assert ref["episodes"] == ours["episodes"] > 0
         assert ref["checksum"] == ours["checksum"]
         assert abs(ref["mean_return"] - ours["mean_return"]) <= 1e-12 * abs(ours["mean_return"])
+
+
+# ---- pictures: MinAtar's coloured channels through grid(...) ----
+
+CUBEHELIX = {4: [(22, 61, 78), (84, 121, 47), (208, 126, 147), (193, 202, 243)],
+             6: [(26, 36, 66), (27, 97, 69), (106, 123, 48), (199, 123, 123), (205, 163, 225), (198, 225, 241)],
+             7: [(27, 29, 59), (22, 83, 76), (67, 119, 49), (160, 121, 73), (212, 131, 167), (199, 179, 237),
+                 (202, 231, 240)]}
+
+
+def _cubehelix(n):
+    """seaborn's color_palette("cubehelix", n): matplotlib's cubehelix map (gamma 1, s 0.5,
+    r -1.5, h 1) at the n inner points of n + 1 equal steps, as 0-255 integers."""
+    import math
+    out = []
+    for i in range(n):
+        x = (i + 1) / (n + 1)
+        phi = 2 * math.pi * (0.5 / 3 - 1.5 * x)
+        a = x * (1 - x) / 2
+        rgb = (x + a * (-0.14861 * math.cos(phi) + 1.78277 * math.sin(phi)),
+               x + a * (-0.29227 * math.cos(phi) - 0.90649 * math.sin(phi)),
+               x + a * (1.97294 * math.cos(phi)))
+        out.append(tuple(int(round(255 * min(max(v, 0.0), 1.0))) for v in rgb))
+    return out
+
+
+def test_the_palettes_are_cubehelix():
+    for n, colours in CUBEHELIX.items():
+        assert _cubehelix(n) == colours
+
+
+@pytest.mark.parametrize("env", ["breakout", "freeway", "asterix", "space_invaders"])
+def test_minatar_pictures_colour_each_cell_by_its_highest_channel(env, root):
+    """Frames of 160 x 160 pixels, 16 per cell, over 30 random steps of 3 environments:
+    each cell's centre in the colour of its observation's highest active channel,
+    black where none is; four colours at least show up."""
+    import cartsim
+    vec = cartsim.make_vec(root("envs/%s.env" % env), 3, backend="interp", render_mode="rgb_array")
+    try:
+        obs, _ = vec.reset(seed=4)
+        n = obs.shape[-1]
+        palette = np.array([(0, 0, 0)] + CUBEHELIX[n], dtype=np.uint8)
+        rng = np.random.default_rng(4)
+        seen = set()
+        for _ in range(30):
+            obs, *_ = vec.step(rng.integers(0, vec.single_action_space.n, 3))
+            frames = vec.render()
+            for lane in range(3):
+                frame = np.asarray(frames[lane])
+                assert frame.shape == (160, 160, 3)
+                top = np.max(obs[lane] * np.arange(1, n + 1), axis=2).astype(int)
+                assert np.array_equal(frame[8::16, 8::16], palette[top]), (env, lane)
+                seen |= set(np.unique(top).tolist())
+        assert len(seen) >= 5, seen
+    finally:
+        vec.close()
