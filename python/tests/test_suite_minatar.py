@@ -414,3 +414,40 @@ def test_minatar_pictures_colour_each_cell_by_its_highest_channel(env, root):
         assert len(seen) >= 5, seen
     finally:
         vec.close()
+
+
+# ---- gymnax's params as cartsim's ----
+
+@pytest.mark.parametrize("env,params,want", [
+    ("freeway", {"player_speed": 1}, {"move_timer": 1}),
+    ("asterix", {"init_spawn_speed": 3, "init_move_interval": 2, "ramp_interval": 7},
+     {"spawn_speed": 3, "spawn_timer": 3, "move_speed": 2, "move_timer": 2, "ramp_timer": 7}),
+    ("space_invaders", {"start_move_interval": 9, "enemy_shot_interval": 4},
+     {"enemy_move_interval": 9, "alien_move_timer": 9, "alien_shot_timer": 4})])
+def test_minatar_params_reach_the_reset(env, params, want, root):
+    import cartsim
+    vec = cartsim.make_vec(root("envs/%s.env" % env), 2, backend="interp", params=params)
+    try:
+        vec.reset(seed=0)
+        state = vec.batch.get_state()
+        for name, value in want.items():
+            assert np.all(state[name] == value), name
+    finally:
+        vec.close()
+
+
+def test_asterix_without_ramping_keeps_its_speeds(root):
+    """ramping=False: the ramp timer rests at ramp_interval and the speeds never change."""
+    import cartsim
+    vec = cartsim.make_vec(root("envs/asterix.env"), 2, backend="interp", params={"ramping": False})
+    try:
+        vec.reset(seed=0)
+        state = dict(vec.batch.get_state())
+        state["ramp_timer"][:] = -1            # a ramp is due on this step when ramping is on
+        vec.batch.set_state(state)
+        vec.step(np.zeros(2, dtype=np.int64))
+        after = vec.batch.get_state()
+        assert np.all(after["ramp_timer"] == 100) and np.all(after["ramp_index"] == 0)
+        assert np.all(after["spawn_speed"] == 10) and np.all(after["move_speed"] == 5)
+    finally:
+        vec.close()
