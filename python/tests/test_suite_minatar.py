@@ -451,3 +451,28 @@ def test_asterix_without_ramping_keeps_its_speeds(root):
         assert np.all(after["spawn_speed"] == 10) and np.all(after["move_speed"] == 5)
     finally:
         vec.close()
+
+
+# ---- every game by its id from Python ----
+
+@pytest.mark.parametrize("gym_id,channels,actions,fields", [
+    ("Breakout-MinAtar", 4, 3, 10), ("Freeway-MinAtar", 7, 3, 5), ("Asterix-MinAtar", 4, 5, 12),
+    ("SpaceInvaders-MinAtar", 6, 4, 13)])
+def test_minatar_by_id_from_python(gym_id, channels, actions, fields):
+    """make_vec by gymnax's id: float32 (10, 10, C) observations in [0, 1], gymnax's action
+    count, every EnvState field by name; check_env passes on the single environment."""
+    import cartsim
+    from gymnasium.utils.env_checker import check_env
+    vec = cartsim.make_vec(gym_id, num_envs=2, backend="interp")
+    try:
+        obs, _ = vec.reset(seed=1)
+        assert obs.shape == (2, 10, 10, channels) and obs.dtype == np.float32
+        assert vec.single_observation_space.shape == (10, 10, channels)
+        assert float(vec.single_observation_space.low.min()) == 0.0
+        assert float(vec.single_observation_space.high.max()) == 1.0
+        assert vec.single_action_space.n == actions
+        state = vec.batch.get_state()
+        assert len(state) == fields and list(state)[0] == "time"
+    finally:
+        vec.close()
+    check_env(cartsim.make(gym_id, backend="interp"), skip_render_check=True)
