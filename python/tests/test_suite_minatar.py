@@ -460,7 +460,8 @@ def test_asterix_without_ramping_keeps_its_speeds(root):
     ("SpaceInvaders-MinAtar", 6, 4, 13)])
 def test_minatar_by_id_from_python(gym_id, channels, actions, fields):
     """make_vec by gymnax's id: float32 (10, 10, C) observations in [0, 1], gymnax's action
-    count, every EnvState field by name; check_env passes on the single environment."""
+    count, every EnvState field by name; check_env passes on the single environment;
+    gym.make_vec("cartsim/<id>") makes it too."""
     import cartsim
     from gymnasium.utils.env_checker import check_env
     vec = cartsim.make_vec(gym_id, num_envs=2, backend="interp")
@@ -476,3 +477,11 @@ def test_minatar_by_id_from_python(gym_id, channels, actions, fields):
     finally:
         vec.close()
     check_env(cartsim.make(gym_id, backend="interp"), skip_render_check=True)
+    import gymnasium as gym
+    registered = gym.make_vec("cartsim/" + gym_id, num_envs=2, backend="interp")
+    try:
+        assert registered.single_observation_space.shape == (10, 10, channels)
+        obs, _ = registered.reset(seed=2)
+        assert obs.shape == (2, 10, 10, channels)
+    finally:
+        registered.close()
