@@ -4,10 +4,16 @@ replayed through the shipped .env files with the reference's random outcomes.
 gymnax computes in float32; these environments compute only with ints, bools and
 float32 values that f32 and f64 both hold exactly, so both compiles must be equal to
 the bit (rtol 0), except where a section below states a tolerance."""
+import json
+import os
+
 import numpy as np
 import pytest
 
-from golden_replay import Mapping, replay_resets, replay_steps, word_for_randint
+import cartsim
+
+from golden_replay import (GOLDEN, Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint, word_for_uniform,
+                           words_for_normal)
 
 BACKENDS = ["interp"]
 DTYPES = ["float32", "float64"]
@@ -18,9 +24,10 @@ def same_names(ref):
     return dict(ref)
 
 
-def f32(x):
-    """The reference's float32 value (the golden files hold its exact double)."""
-    return np.float32(x)
+def in_order(stem):
+    """Every reset and step record of STEM, in the file's order."""
+    with open(os.path.join(GOLDEN, stem + ".jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()][1:]
 
 
 # ---- Catch-bsuite (section 5) ----
@@ -44,3 +51,73 @@ def test_catch_steps_are_gymnaxs(backend, dtype, root):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_catch_resets_are_gymnaxs(dtype, root):
     assert replay_resets(root("envs/catch.env"), "Catch-bsuite", catch_mapping(), dtype=dtype) == 56
+
+
+# ---- DeepSea-bsuite (section 6), deterministic and not ----
+# The reward's noise is a normal draw, which words reproduce only within an ulp or two
+# (golden_replay.words_for_normal): the stochastic file's rewards are compared within
+# 1e-6 relative in f32; f64 rounds the draw to float32 as gymnax's is, so it is exact.
+# Everything else, and every reward of the deterministic file, is exact in both.
+
+def deep_sea_mapping() -> Mapping:
+    def step_words(r, f32):
+        return words_for_normal(r["draws"]["rand_reward"], f32) + [word_for_uniform(r["draws"]["rand_trans_u"], f32)]
+
+    def reset_words(r, f32):
+        return [word_for_bernoulli(bool(b), 0.5, f32) for b in np.ravel(r["draws"]["action_mapping"])]
+
+    return Mapping(state=same_names, steps=lambda ref: int(ref["time"]), step_words=step_words,
+                   reset_words=reset_words, obs=lambda ref: np.asarray(ref, dtype=np.float32),
+                   info={"discount": float}, kept=("total_bad_episodes", "denoised_return"))
+
+
+DEEP_SEA = [("DeepSea-bsuite", {}, 0.0),
+            ("DeepSea-bsuite_deterministic=False", {"deterministic": False}, 1e-6)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("stem,params,rtol", DEEP_SEA)
+def test_deep_sea_steps_are_gymnaxs(stem, params, rtol, backend, dtype, root):
+    n = replay_steps(root("envs/deep_sea.env"), stem, deep_sea_mapping(), params, backend=backend, dtype=dtype,
+                     rtol=rtol if dtype == "float32" else 0.0)
+    assert n == 200
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("stem,params,rtol", DEEP_SEA)
+def test_deep_sea_resets_are_gymnaxs(stem, params, rtol, dtype, root):
+    assert replay_resets(root("envs/deep_sea.env"), stem, deep_sea_mapping(), params, dtype=dtype) == 25
+
+
+@pytest.mark.parametrize("stem,params,rtol", DEEP_SEA)
+def test_deep_sea_counters_survive_the_auto_reset(stem, params, rtol, root):
+    """gymnax's own step (same-step auto-reset) at every episode's last step: the state it
+    returns is the next episode's first, with the two counters carried over. cartsim in
+    same-step mode, from the last step's state and draws, must return that state whole."""
+    records = in_order(stem)
+    ends = [(r, records[k + 1]) for k, r in enumerate(records[:-1])
+            if not r.get("reset") and r["terminated"] and records[k + 1].get("auto")]
+    assert len(ends) >= 20
+    n = len(ends)
+    m = deep_sea_mapping()
+    vec = cartsim.make_vec(root("envs/deep_sea.env"), n, backend="interp", dtype="float64", threads=1,
+                           params=params, autoreset_mode="SameStep")
+    try:
+        batch = vec.batch
+        vec.reset(seed=0)
+        before = [m.state(end["state"]) for end, _ in ends]
+        batch.set_state({v.name: np.array([b[v.name] for b in before]) for v in batch.state_vars},
+                        np.array([end["state"]["time"] for end, _ in ends], dtype=np.int32))
+        words = np.zeros((batch.n_step_draws, n), dtype=np.uint32)   # the random policy's draw stays 0
+        words[:3] = np.array([m.step_words(end, False) for end, _ in ends], dtype=np.uint32).T
+        batch.replay_draws(words, None)
+        vec.step(np.array([end["action"] for end, _ in ends]))
+        got = batch.get_state()
+        for i, (end, first) in enumerate(ends):
+            assert first["state"]["total_bad_episodes"] == end["next_state"]["total_bad_episodes"]
+            for name, want in m.state(first["state"]).items():
+                assert np.array_equal(got[name][i], np.asarray(want)), (first["episode"], name)
+        assert sum(first["state"]["total_bad_episodes"] > 0 for _, first in ends) >= 5
+    finally:
+        vec.close()
