@@ -121,3 +121,28 @@ def test_deep_sea_counters_survive_the_auto_reset(stem, params, rtol, root):
         assert sum(first["state"]["total_bad_episodes"] > 0 for _, first in ends) >= 5
     finally:
         vec.close()
+
+
+# ---- MemoryChain-bsuite (section 7): exact in both compiles ----
+
+def memory_chain_mapping() -> Mapping:
+    def reset_words(r, f32):
+        return [word_for_bernoulli(bool(b), 0.5, f32) for b in r["draws"]["context"]] + \
+               [word_for_randint(r["draws"]["query"], 1)]
+
+    return Mapping(state=same_names, steps=lambda ref: int(ref["time"]), step_words=lambda r, _: [],
+                   reset_words=reset_words, obs=lambda ref: np.asarray(ref, dtype=np.float32),
+                   info={"discount": float})
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_memory_chain_steps_are_gymnaxs(backend, dtype, root):
+    n = replay_steps(root("envs/memory_chain.env"), "MemoryChain-bsuite", memory_chain_mapping(), backend=backend,
+                     dtype=dtype)
+    assert n == 726
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_memory_chain_resets_are_gymnaxs(dtype, root):
+    assert replay_resets(root("envs/memory_chain.env"), "MemoryChain-bsuite", memory_chain_mapping(), dtype=dtype) == 122
