@@ -146,3 +146,30 @@ def test_memory_chain_steps_are_gymnaxs(backend, dtype, root):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_memory_chain_resets_are_gymnaxs(dtype, root):
     assert replay_resets(root("envs/memory_chain.env"), "MemoryChain-bsuite", memory_chain_mapping(), dtype=dtype) == 122
+
+
+# ---- UmbrellaChain-bsuite (section 8): exact in both compiles; gymnax's int32 reward
+# is cartsim's real of the same value ----
+
+def umbrella_chain_mapping() -> Mapping:
+    def bits(r, names, f32):
+        return [word_for_bernoulli(bool(r["draws"][name]), 0.5, f32) for name in names]
+
+    return Mapping(state=same_names, steps=lambda ref: int(ref["time"]),
+                   step_words=lambda r, f32: bits(r, ["random_reward"], f32),
+                   reset_words=lambda r, f32: bits(r, ["need_umbrella", "has_umbrella"], f32),
+                   obs=lambda ref: np.asarray(ref, dtype=np.float32), info={"discount": float})
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_umbrella_chain_steps_are_gymnaxs(backend, dtype, root):
+    n = replay_steps(root("envs/umbrella_chain.env"), "UmbrellaChain-bsuite", umbrella_chain_mapping(),
+                     backend=backend, dtype=dtype)
+    assert n == 606
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_umbrella_chain_resets_are_gymnaxs(dtype, root):
+    assert replay_resets(root("envs/umbrella_chain.env"), "UmbrellaChain-bsuite", umbrella_chain_mapping(),
+                         dtype=dtype) == 62
