@@ -173,3 +173,54 @@ def test_umbrella_chain_steps_are_gymnaxs(backend, dtype, root):
 def test_umbrella_chain_resets_are_gymnaxs(dtype, root):
     assert replay_resets(root("envs/umbrella_chain.env"), "UmbrellaChain-bsuite", umbrella_chain_mapping(),
                          dtype=dtype) == 62
+
+
+# ---- DiscountingChain-bsuite (section 9): no draws, exact in both compiles ----
+
+def discounting_chain_mapping() -> Mapping:
+    return Mapping(state=same_names, steps=lambda ref: int(ref["time"]), step_words=lambda r, _: [],
+                   reset_words=lambda r, _: [], obs=lambda ref: np.asarray(ref, dtype=np.float32),
+                   info={"discount": float})
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_discounting_chain_steps_are_gymnaxs(backend, dtype, root):
+    n = replay_steps(root("envs/discounting_chain.env"), "DiscountingChain-bsuite", discounting_chain_mapping(),
+                     backend=backend, dtype=dtype)
+    assert n == 500
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_discounting_chain_resets_are_gymnaxs(dtype, root):
+    assert replay_resets(root("envs/discounting_chain.env"), "DiscountingChain-bsuite", discounting_chain_mapping(),
+                         dtype=dtype) == 5
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_discounting_chain_pays_each_arm_once_at_its_time(dtype, root):
+    """Each arm's whole episode from a reset: arm c pays rewards[c] at step reward_timestep[c]
+    and nothing else, and a context of -1 set mid-episode reads the last arm (JAX's rule)."""
+    vec = cartsim.make_vec(root("envs/discounting_chain.env"), 6, backend="interp", dtype=dtype, threads=1,
+                           autoreset_mode="SameStep")
+    try:
+        vec.reset(seed=0)
+        state = vec.batch.get_state()
+        state["context"][5] = -1
+        state["time"][5] = 1
+        vec.batch.set_state({k: state[k] for k in ("time", "rewards", "context")},
+                            np.array([0, 0, 0, 0, 0, 1], dtype=np.int32))
+        paid = np.zeros((6, 100))
+        for t in range(100):
+            actions = np.array([0, 1, 2, 3, 4, 0]) if t == 0 else np.zeros(6, dtype=int)
+            _, reward, terminated, truncated, _ = vec.step(actions)
+            paid[:, t] = reward
+            assert not terminated.any()
+            assert truncated.tolist() == [t == 99] * 5 + [t == 98]   # lane 5 began at time 1
+        for arm, at in enumerate([1, 3, 10, 30, 100]):
+            want = np.zeros(100)
+            want[at - 1] = np.float32(1.1) if arm == 0 else 1.0
+            assert np.array_equal(paid[arm], want), arm
+        assert paid[5].tolist().count(1.0) == 1 and paid[5][98] == 1.0   # the last arm's 100th step
+    finally:
+        vec.close()
