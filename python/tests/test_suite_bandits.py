@@ -51,3 +51,29 @@ def test_bernoulli_bandit_steps_are_gymnaxs(backend, dtype, root):
 def test_bernoulli_bandit_resets_are_gymnaxs(dtype, root):
     assert replay_resets(root("envs/bernoulli_bandit.env"), "BernoulliBandit-misc", bernoulli_bandit_mapping(),
                          dtype=dtype) == 8
+
+
+# ---- GaussianBandit-misc (section 18) ----
+
+def gaussian_bandit_mapping() -> Mapping:
+    return Mapping(state=same_names, steps=lambda ref: int(ref["time"]),
+                   step_words=lambda r, f32: words_for_normal(r["draws"]["z"], f32),
+                   reset_words=lambda r, f32: words_for_normal(r["draws"]["mu_z"], f32),
+                   obs=lambda ref: np.asarray(ref, dtype=np.float32), info={"discount": float})
+
+
+GAUSSIAN_RTOL = {"float32": 1e-6, "float64": 0.0}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gaussian_bandit_steps_are_gymnaxs(backend, dtype, root):
+    n = replay_steps(root("envs/gaussian_bandit.env"), "GaussianBandit-misc", gaussian_bandit_mapping(),
+                     backend=backend, dtype=dtype, rtol=GAUSSIAN_RTOL[dtype])
+    assert n == 416
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gaussian_bandit_resets_are_gymnaxs(dtype, root):
+    assert replay_resets(root("envs/gaussian_bandit.env"), "GaussianBandit-misc", gaussian_bandit_mapping(),
+                         dtype=dtype, rtol=GAUSSIAN_RTOL[dtype]) == 8
