@@ -12,6 +12,9 @@ gymnax's fused results to the bit."""
 import numpy as np
 import pytest
 
+import cartsim
+import golden_dist
+
 from golden_replay import Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint, words_for_normal
 
 BACKENDS = ["interp"]
@@ -77,3 +80,60 @@ def test_gaussian_bandit_steps_are_gymnaxs(backend, dtype, root):
 def test_gaussian_bandit_resets_are_gymnaxs(dtype, root):
     assert replay_resets(root("envs/gaussian_bandit.env"), "GaussianBandit-misc", gaussian_bandit_mapping(),
                          dtype=dtype, rtol=GAUSSIAN_RTOL[dtype]) == 8
+
+
+# ---- cartsim's own draws against gymnax's distributions (STEM.dist.json) ----
+# 10,000 environments at a fixed seed, Philox's words, against the reference's 10,000
+# samples (golden_dist's two-sample chi-square); a param that changes the distribution
+# a little fails each one, to show that it can.
+
+SAMPLES = 10000
+
+
+def sampled(env: str, seed: int, state: dict = None, action: int = 0, **params):
+    """(states, rewards) of SAMPLES environments after a reset at `seed`, or after one
+    step from `state` (every variable by name, one value for all) with `action`."""
+    vec = cartsim.make_vec(env, SAMPLES, backend="interp", dtype="float32", threads=1, params=params)
+    try:
+        vec.reset(seed=seed)
+        if state is None:
+            return vec.batch.get_state(), None
+        vec.batch.set_state({v.name: np.broadcast_to(np.asarray(state[v.name]), (SAMPLES,) + v.shape).copy()
+                             for v in vec.batch.state_vars}, np.full(SAMPLES, int(state["time"]), dtype=np.int32))
+        _, reward, _, _, _ = vec.step(np.full(SAMPLES, action))
+        return vec.batch.get_state(), np.array(reward)
+    finally:
+        vec.close()
+
+
+def test_bernoulli_bandit_draws_are_gymnaxs(root):
+    env = root("envs/bernoulli_bandit.env")
+    ref = golden_dist.load("BernoulliBandit-misc")
+    first_arm = ref["reset"]["state.reward_probs"]["[0]"]
+    for params, ok in (({}, True), ({"reward_prob": 0.3}, False)):
+        state, _ = sampled(env, 1, **params)
+        p = golden_dist.chi2_p(*golden_dist.histogram_counts(first_arm, state["reward_probs"][:, 0]))
+        assert (p > golden_dist.P_FAIL) == ok, params
+    # a pull of arm 0 from the reference's first reset state, which pays with 0.9
+    start = {"time": 0.0, "last_action": 0, "last_reward": 0, "exp_reward_best": np.float32(0.9),
+             "reward_probs": np.float32([0.9, 1 - np.float32(0.9)])}
+    for probs, ok in ((start["reward_probs"], True), (np.float32([0.87, 0.13]), False)):
+        _, reward = sampled(env, 2, dict(start, reward_probs=probs), 0)
+        p = golden_dist.chi2_p(*golden_dist.value_counts(ref["step"]["reward"]["all"], reward))
+        assert (p > golden_dist.P_FAIL) == ok, probs
+
+
+def test_gaussian_bandit_draws_are_gymnaxs(root):
+    env = root("envs/gaussian_bandit.env")
+    ref = golden_dist.load("GaussianBandit-misc")
+    for params, ok in (({}, True), ({"sigma_p": 1.1}, False)):
+        state, _ = sampled(env, 3, **params)
+        p = golden_dist.chi2_p(*golden_dist.histogram_counts(ref["reset"]["state.mu"]["all"], state["mu"]))
+        assert (p > golden_dist.P_FAIL) == ok, params
+    # the pull's normal: arm 1 pays mu + z * sigma_l, so (reward - mu) / sigma_l is z
+    start = {"time": 0.0, "last_action": 0, "last_reward": 0.0, "mu": -1.0}
+    for params, ok in (({}, True), ({"sigma_l": 0.11}, False)):
+        _, reward = sampled(env, 4, start, 1, **params)
+        z = (reward.astype(np.float64) + 1.0) / 0.1
+        p = golden_dist.chi2_p(*golden_dist.histogram_counts(ref["step"]["draw.z"]["all"], z))
+        assert (p > golden_dist.P_FAIL) == ok, params

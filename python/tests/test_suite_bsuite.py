@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import cartsim
+import golden_dist
 
 from golden_replay import (GOLDEN, Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint, word_for_uniform,
                            words_for_normal)
@@ -224,3 +225,112 @@ def test_discounting_chain_pays_each_arm_once_at_its_time(dtype, root):
         assert paid[5].tolist().count(1.0) == 1 and paid[5][98] == 1.0   # the last arm's 100th step
     finally:
         vec.close()
+
+
+# ---- cartsim's own draws against gymnax's distributions (STEM.dist.json) ----
+# 10,000 environments at a fixed seed, Philox's words (nothing replayed), against the
+# reference's 10,000 samples: golden_dist's two-sample chi-square, failing below P_FAIL.
+# Each test also fails one comparison on purpose (a param that changes the distribution,
+# or cartsim's own sample bent a little), to show that it can. DiscountingChain draws
+# nothing.
+
+SAMPLES = 10000
+
+
+def sampled(env: str, seed: int, state: dict = None, actions=None, **params):
+    """cartsim's states after a reset at `seed` of SAMPLES environments, or, given a state
+    (every variable by name, one value for all) and actions, after one step from it:
+    (state, reward)."""
+    vec = cartsim.make_vec(env, SAMPLES, backend="interp", dtype="float32", threads=1, params=params)
+    try:
+        vec.reset(seed=seed)
+        if state is None:
+            return vec.batch.get_state(), None
+        batch = vec.batch
+        batch.set_state({v.name: np.broadcast_to(np.asarray(state[v.name]), (SAMPLES,) + v.shape).copy()
+                         for v in batch.state_vars}, np.full(SAMPLES, int(state["time"]), dtype=np.int32))
+        _, reward, _, _, _ = vec.step(np.full(SAMPLES, actions))
+        return batch.get_state(), np.array(reward)
+    finally:
+        vec.close()
+
+
+def test_chi_square_tells_a_fair_coin_from_a_biased_one():
+    fair = [5009, 4991]
+    assert golden_dist.chi2_p(fair, [4930, 5070]) > golden_dist.P_FAIL
+    assert golden_dist.chi2_p(fair, [5400, 4600]) < golden_dist.P_FAIL
+    with pytest.raises(AssertionError, match="never had"):
+        golden_dist.value_counts({"0": 5000, "1": 5000}, [0] * 5000 + [1] * 4999 + [2])
+
+
+def test_catch_draws_are_gymnaxs(root):
+    ref = golden_dist.load("Catch-bsuite")
+    env = root("envs/catch.env")
+    state, _ = sampled(env, 1)
+    counts = golden_dist.value_counts(ref["reset"]["state.ball_x"]["all"], state["ball_x"])
+    assert golden_dist.chi2_p(*counts) > golden_dist.P_FAIL
+    # the step's column shows after prev_done (a finished episode restarts the ball)
+    done = {"time": 9, "ball_x": 3, "ball_y": 9, "paddle_x": 2, "paddle_y": 9, "prev_done": True}
+    state, _ = sampled(env, 2, done, 1)
+    assert golden_dist.chi2_p(*golden_dist.value_counts(ref["step"]["draw.ball_x"]["all"], state["ball_x"])) \
+        > golden_dist.P_FAIL
+    bent = np.where((state["ball_x"] == 4) & (np.arange(SAMPLES) % 4 == 0), 0, state["ball_x"])   # a quarter of the 4s become 0
+    assert golden_dist.chi2_p(*golden_dist.value_counts(ref["step"]["draw.ball_x"]["all"], bent)) < golden_dist.P_FAIL
+
+
+def deep_sea_state(**fields):
+    state = {"time": 0, "row": 0, "column": 0, "bad_episode": False, "total_bad_episodes": 0, "denoised_return": 0,
+             "optimal_return": 0.38269591331481934, "action_mapping": DEEP_SEA_MAP}
+    state.update(fields)
+    return state
+
+
+DEEP_SEA_MAP = np.array([[0, 0, 1, 1, 0, 1, 1, 0], [0, 1, 0, 1, 0, 0, 0, 0], [0, 0, 0, 1, 1, 0, 0, 0],
+                         [0, 0, 0, 0, 1, 1, 1, 0], [1, 0, 1, 0, 0, 1, 1, 1], [1, 1, 0, 0, 0, 1, 1, 1],
+                         [0, 0, 0, 1, 1, 0, 0, 0], [1, 0, 1, 1, 1, 1, 1, 0]])
+
+
+def test_deep_sea_draws_are_gymnaxs(root):
+    env = root("envs/deep_sea.env")
+    ref = golden_dist.load("DeepSea-bsuite_deterministic=False")
+    # the reset's 8x8 map (drawn at every reset, used with sample_action_map), pooled
+    state, _ = sampled(env, 3, sample_action_map=True)
+    pooled = ref["reset"]["draw.action_mapping"]["pooled"]
+    assert golden_dist.chi2_p(*golden_dist.value_counts(pooled, state["action_mapping"])) > golden_dist.P_FAIL
+    # a 'right' from the top left corner (action 0 there) fails 1 time in 8
+    column = ref["step"]["next_state.column"]["all"]
+    state, _ = sampled(env, 4, deep_sea_state(), 0, deterministic=False)
+    assert golden_dist.chi2_p(*golden_dist.value_counts(column, state["column"])) > golden_dist.P_FAIL
+    state, _ = sampled(env, 4, deep_sea_state(), 0, deterministic=True)
+    assert golden_dist.chi2_p(*golden_dist.value_counts(column, state["column"])) < golden_dist.P_FAIL
+    # the normal shows as the whole reward of a 'left' (action 0) at the bottom left corner
+    normal = ref["step"]["draw.rand_reward"]["all"]
+    _, reward = sampled(env, 5, deep_sea_state(time=7, row=7, column=0), 0, deterministic=False)
+    assert golden_dist.chi2_p(*golden_dist.histogram_counts(normal, reward)) > golden_dist.P_FAIL
+    assert abs(reward.mean()) < 0.05 and abs(reward.std() - 1) < 0.03
+    assert golden_dist.chi2_p(*golden_dist.histogram_counts(normal, reward * 1.1)) < golden_dist.P_FAIL
+
+
+def test_memory_chain_draws_are_gymnaxs(root):
+    ref = golden_dist.load("MemoryChain-bsuite")["reset"]
+    state, _ = sampled(root("envs/memory_chain.env"), 6)
+    assert golden_dist.chi2_p(*golden_dist.value_counts(ref["state.context"]["all"], state["context"])) \
+        > golden_dist.P_FAIL
+    assert (state["query"] == 0).all()
+    bent = np.where(np.arange(SAMPLES) % 12 == 0, 1, state["context"][:, 0])    # 4% more ones
+    assert golden_dist.chi2_p(*golden_dist.value_counts(ref["state.context"]["all"], bent)) < golden_dist.P_FAIL
+
+
+def test_umbrella_chain_draws_are_gymnaxs(root):
+    env = root("envs/umbrella_chain.env")
+    ref = golden_dist.load("UmbrellaChain-bsuite")
+    state, _ = sampled(env, 7)
+    for name in ("need_umbrella", "has_umbrella"):
+        counts = golden_dist.value_counts(ref["reset"]["state." + name]["all"], state[name])
+        assert golden_dist.chi2_p(*counts) > golden_dist.P_FAIL, name
+    assert np.corrcoef(state["need_umbrella"], state["has_umbrella"])[0, 1] < 0.05   # two draws, not one
+    first = {"time": 0, "need_umbrella": 1, "has_umbrella": 0, "total_regret": 0}
+    _, reward = sampled(env, 8, first, 0)
+    assert golden_dist.chi2_p(*golden_dist.value_counts(ref["step"]["reward"]["all"], reward)) > golden_dist.P_FAIL
+    _, reward = sampled(env, 8, dict(first, time=9), 0)            # the last step pays the umbrella, never noise
+    assert golden_dist.chi2_p(*golden_dist.value_counts(ref["step"]["reward"]["all"], reward)) < golden_dist.P_FAIL
