@@ -39,6 +39,12 @@ typedef struct {
     int registers, local_bytes;
 } kernel_fn;
 
+/* Device buffers that are no cs_buf of their own: the discrete
+ * observations and info values travel with CS_BUF_OBS and CS_BUF_FINAL_OBS
+ * (jit.h), the replayed words with the step or restart that gives them. */
+typedef enum { EXTRA_OBS_INT, EXTRA_FINAL_OBS_INT, EXTRA_INFO, EXTRA_FINAL_INFO, EXTRA_STEP_WORDS,
+               EXTRA_RESTART_WORDS, EXTRA_COUNT } extra_buf;
+
 struct cs_cuda {
     cs_cu_api cu;
     cs_nvrtc *nv;
@@ -56,8 +62,10 @@ struct cs_cuda {
     unsigned scratch_per_lane;
 
     cs_lanes_layout lay;
+    size_t *slot_size;           /* [n_carried] lay's, owned */
     bool allocated;
     cs_cu_deviceptr buf[CS_BUF_COUNT];
+    cs_cu_deviceptr extra[EXTRA_COUNT];   /* what CS_BUF_OBS, _FINAL_OBS carry besides, and replayed words */
     cs_cu_deviceptr *carried, *params, *inputs;   /* each slot's [n] array, inside buf[CARRIED] etc. */
     cs_cu_deviceptr carried_ptrs, params_ptrs, inputs_ptrs;   /* device arrays of those pointers */
     cs_cu_deviceptr scratch;
@@ -208,10 +216,16 @@ static void free_buffers(cs_cuda *c)
     for (int b = 0; b < CS_BUF_COUNT; b++)
         if (c->buf[b])
             c->cu.MemFree(c->buf[b]);
+    for (int b = 0; b < EXTRA_COUNT; b++)
+        if (c->extra[b])
+            c->cu.MemFree(c->extra[b]);
+    memset(c->extra, 0, sizeof c->extra);
     cs_cu_deviceptr more[] = {c->carried_ptrs, c->params_ptrs, c->inputs_ptrs, c->scratch};
     for (size_t k = 0; k < sizeof more / sizeof more[0]; k++)
         if (more[k])
             c->cu.MemFree(more[k]);
+    free(c->slot_size);
+    c->slot_size = NULL;
     free(c->carried);
     free(c->params);
     free(c->inputs);
@@ -411,9 +425,34 @@ out:
 
 /* ---- buffers ---- */
 
+/* Bytes of an element of carried slot k (the layout's, else the real's). */
+static size_t slot_element(const cs_lanes_layout *lay, unsigned k)
+{
+    return lay->slot_size ? lay->slot_size[k] : lay->real_size;
+}
+
+/* Bytes of carried slot k's [n] array in the carried buffer, 8-aligned. */
+static size_t slot_bytes(const cs_lanes_layout *lay, unsigned k)
+{
+    size_t bytes = (size_t)lay->n * slot_element(lay, k);
+    return (bytes + 7) & ~(size_t)7;
+}
+
+static size_t extra_bytes(const cs_lanes_layout *lay, int b)
+{
+    size_t n = (size_t)lay->n;
+    switch ((extra_buf)b) {
+    case EXTRA_OBS_INT: case EXTRA_FINAL_OBS_INT: return n * lay->n_obs_int * sizeof(long long);
+    case EXTRA_INFO: case EXTRA_FINAL_INFO: return n * lay->n_info * sizeof(double);
+    case EXTRA_STEP_WORDS: return n * lay->n_step_draws * sizeof(unsigned int);
+    case EXTRA_RESTART_WORDS: return n * lay->n_restart_draws * sizeof(unsigned int);
+    default: return 0;
+    }
+}
+
 static size_t buf_bytes(const cs_lanes_layout *lay, int b)
 {
-    size_t n = (size_t)lay->n, obs = lay->n_obs ? lay->n_obs : 1;
+    size_t n = (size_t)lay->n, obs = lay->n_obs ? lay->n_obs : 1, carried = 0;
     switch ((cs_buf)b) {
     case CS_BUF_SEGSTEP: return n * sizeof(int);
     case CS_BUF_OBS: case CS_BUF_FINAL_OBS: return n * obs * sizeof(float);
@@ -421,7 +460,10 @@ static size_t buf_bytes(const cs_lanes_layout *lay, int b)
     case CS_BUF_TERMINATED: case CS_BUF_TRUNCATED: case CS_BUF_PENDING: return n;
     case CS_BUF_SEGMENTS: case CS_BUF_NONFINITE: return n * sizeof(long long);
     /* [slot][n] in one allocation, so that CUDA callers get one pointer */
-    case CS_BUF_CARRIED: return n * lay->n_carried * lay->real_size;
+    case CS_BUF_CARRIED:
+        for (unsigned k = 0; k < lay->n_carried; k++)
+            carried += slot_bytes(lay, k);
+        return carried;
     case CS_BUF_PARAMS: return n * lay->n_params * lay->real_size;
     case CS_BUF_INPUTS: return n * lay->n_inputs * 4;
     default: return 0;
@@ -433,6 +475,8 @@ long long cs_cuda_bytes_needed(const cs_cuda *c, const cs_lanes_layout *lay)
     long long total = 0;
     for (int b = 0; b < CS_BUF_COUNT; b++)
         total += (long long)buf_bytes(lay, b);
+    for (int b = 0; b < EXTRA_COUNT; b++)
+        total += (long long)extra_bytes(lay, b);
     total += (long long)(lay->n_carried + lay->n_params + lay->n_inputs + 3) * (long long)sizeof(cs_cu_deviceptr);
     if (c->sched.fusion != CS_FUSION_FULL)
         total += (long long)c->scratch_per_lane * lay->n;
@@ -456,6 +500,9 @@ static int alloc_current(cs_cuda *c, char *err, size_t err_size)
     for (int b = 0; b < CS_BUF_COUNT; b++)
         if (buf_bytes(lay, b) && (rc = alloc_zero(c, &c->buf[b], buf_bytes(lay, b), err, err_size)))
             return rc;
+    for (int b = 0; b < EXTRA_COUNT; b++)
+        if (extra_bytes(lay, b) && (rc = alloc_zero(c, &c->extra[b], extra_bytes(lay, b), err, err_size)))
+            return rc;
     c->carried = calloc(lay->n_carried + 1, sizeof *c->carried);
     c->params = calloc(lay->n_params + 1, sizeof *c->params);
     c->inputs = calloc(lay->n_inputs + 1, sizeof *c->inputs);
@@ -463,8 +510,9 @@ static int alloc_current(cs_cuda *c, char *err, size_t err_size)
         cs_cuda_say(err, err_size, "out of memory");
         return CS_CUDA_FAIL;
     }
-    for (unsigned k = 0; k < lay->n_carried; k++)
-        c->carried[k] = c->buf[CS_BUF_CARRIED] + k * n * lay->real_size;
+    size_t at = 0;
+    for (unsigned k = 0; k < lay->n_carried; at += slot_bytes(lay, k), k++)
+        c->carried[k] = c->buf[CS_BUF_CARRIED] + at;
     for (unsigned k = 0; k < lay->n_params; k++)
         c->params[k] = c->buf[CS_BUF_PARAMS] + k * n * lay->real_size;
     for (unsigned k = 0; k < lay->n_inputs; k++)
@@ -503,6 +551,15 @@ int cs_cuda_alloc(cs_cuda *c, const cs_lanes_layout *lay, char *err, size_t err_
         return result;
     free_buffers(c);
     c->lay = *lay;
+    if (lay->slot_size) {   /* the caller's may go: a copy of our own */
+        if (!(c->slot_size = malloc((lay->n_carried + 1) * sizeof *c->slot_size))) {
+            cs_cuda_say(err, err_size, "out of memory");
+            result = CS_CUDA_FAIL;
+            goto out;
+        }
+        memcpy(c->slot_size, lay->slot_size, lay->n_carried * sizeof *c->slot_size);
+        c->lay.slot_size = c->slot_size;
+    }
     size_t free_bytes = 0, total_bytes = 0;
     long long need = cs_cuda_bytes_needed(c, lay);
     CU_IN(c->cu.MemGetInfo(&free_bytes, &total_bytes), "reading the free memory of %s", c->info.name);
@@ -535,8 +592,19 @@ static unsigned regions(const cs_cuda *c, int b, const cs_lanes *host, region *o
     switch ((cs_buf)b) {
     case CS_BUF_CARRIED:
         for (unsigned k = 0; k < lay->n_carried && count < max; k++)
-            out[count++] = (region){c->carried[k], host->carried ? host->carried[k] : NULL, n * lay->real_size};
+            out[count++] = (region){c->carried[k], host->carried ? host->carried[k] : NULL, n * slot_element(lay, k)};
         return count;
+    case CS_BUF_OBS: case CS_BUF_FINAL_OBS: {   /* the float rows, then the int64 rows, then the info rows */
+        bool last = b == CS_BUF_FINAL_OBS;
+        out[count++] = (region){c->buf[b], last ? host->final_obs : host->obs, buf_bytes(lay, b)};
+        if (count < max)
+            out[count++] = (region){c->extra[last ? EXTRA_FINAL_OBS_INT : EXTRA_OBS_INT],
+                                    last ? host->final_obs_int : host->obs_int, extra_bytes(lay, EXTRA_OBS_INT)};
+        if (count < max)
+            out[count++] = (region){c->extra[last ? EXTRA_FINAL_INFO : EXTRA_INFO], last ? host->final_info : host->info,
+                                    extra_bytes(lay, EXTRA_INFO)};
+        return count;
+    }
     case CS_BUF_PARAMS:
         for (unsigned k = 0; k < lay->n_params && count < max; k++)
             out[count++] = (region){c->params[k], host->params ? host->params[k] : NULL, n * lay->real_size};
@@ -551,8 +619,6 @@ static unsigned regions(const cs_cuda *c, int b, const cs_lanes *host, region *o
     void *h = NULL;
     switch ((cs_buf)b) {
     case CS_BUF_SEGSTEP: h = host->segstep; break;
-    case CS_BUF_OBS: h = host->obs; break;
-    case CS_BUF_FINAL_OBS: h = host->final_obs; break;
     case CS_BUF_REWARD: h = host->reward; break;
     case CS_BUF_TERMINATED: h = host->terminated; break;
     case CS_BUF_TRUNCATED: h = host->truncated; break;
@@ -586,7 +652,7 @@ static int copy(cs_cuda *c, copy_kind kind, unsigned mask, const cs_lanes *host,
     int result = enter(c, err, err_size);
     if (result)
         return result;
-    unsigned max = c->lay.n_carried + c->lay.n_params + c->lay.n_inputs + 1;
+    unsigned max = c->lay.n_carried + c->lay.n_params + c->lay.n_inputs + 3;
     region *r = malloc(max * sizeof *r);
     if (!r) {
         cs_cuda_say(err, err_size, "out of memory");
@@ -598,6 +664,8 @@ static int copy(cs_cuda *c, copy_kind kind, unsigned mask, const cs_lanes *host,
             continue;
         unsigned nr = regions(c, b, host, r, max);
         for (unsigned k = 0; k < nr; k++) {
+            if (!r[k].bytes)
+                continue;   /* a buffer the program has none of (discrete observations, words) */
             if (!r[k].host) {
                 cs_cuda_say(err, err_size, "no host buffer for the %s", buf_names[b]);
                 result = CS_CUDA_FAIL;
@@ -677,6 +745,11 @@ static cs_lanes device_lanes(const cs_cuda *c, const cs_lanes *l)
     d.segments = (long long *)(uintptr_t)c->buf[CS_BUF_SEGMENTS];
     d.return_sum = (double *)(uintptr_t)c->buf[CS_BUF_RETURN_SUM];
     d.nonfinite = (long long *)(uintptr_t)c->buf[CS_BUF_NONFINITE];
+    d.obs_int = (long long *)(uintptr_t)c->extra[EXTRA_OBS_INT];
+    d.final_obs_int = (long long *)(uintptr_t)c->extra[EXTRA_FINAL_OBS_INT];
+    d.info = (double *)(uintptr_t)c->extra[EXTRA_INFO];
+    d.final_info = (double *)(uintptr_t)c->extra[EXTRA_FINAL_INFO];
+    d.step_words = d.restart_words = NULL;   /* replays: run_fixed's, once uploaded */
     return d;
 }
 
@@ -712,13 +785,37 @@ static int check_lanes(const cs_cuda *c, const cs_lanes *l, char *err, size_t er
 /* Every buffer a kernel may write. */
 #define WRITTEN (CS_BUF_ALL & ~CS_BUF_BIT(CS_BUF_INPUTS))
 
+/* The words a step or restart replays (lanes.h), uploaded where l gives
+ * them (rows of the batch's stride): the device's copies in d, else none. */
+static int replay_words(cs_cuda *c, const cs_lanes *l, cs_lanes *d, char *err, size_t err_size)
+{
+    const unsigned int *host[2] = {l->step_words, l->restart_words};
+    const extra_buf which[2] = {EXTRA_STEP_WORDS, EXTRA_RESTART_WORDS};
+    const unsigned int **dev[2] = {&d->step_words, &d->restart_words};
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    for (int k = 0; k < 2; k++) {
+        size_t bytes = extra_bytes(&c->lay, which[k]);
+        if (!host[k] || !bytes)
+            continue;
+        CU_IN(c->cu.MemcpyHtoD(c->extra[which[k]], host[k], bytes), "copying replayed words to %s", c->info.name);
+        *dev[k] = (const unsigned int *)(uintptr_t)c->extra[which[k]];
+    }
+out:
+    leave(c);
+    return result;
+}
+
 static int run_fixed(cs_cuda *c, fixed_fn which, const cs_lanes *l, char *err, size_t err_size)
 {
     static const char *const names[FN_FIXED] = {"cs_kernel_restart", "cs_kernel_step", "cs_kernel_rollout"};
     int result = check_lanes(c, l, err, err_size);
+    cs_lanes d = device_lanes(c, l);
+    if (!result && which != FN_ROLLOUT)
+        result = replay_words(c, l, &d, err, err_size);
     if (result || (result = enter(c, err, err_size)))
         return result;
-    cs_lanes d = device_lanes(c, l);
     c->dirty |= WRITTEN;
     if ((result = launch(c, &c->fixed[which], names[which], &d, err, err_size)))
         goto out;

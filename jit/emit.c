@@ -10,19 +10,32 @@
  * dialect gives each thread its lanes, grid-stride, one __global__ per kernel.
  *
  * Ops come from jit/ops.def: an infix operator or the function that computes
- * the op (jit/mathf.h, pasted into both dialects' prelude), the very
- * function the interpreter and constant folding call (jit/op_eval.c), so the
- * cpu backend, the CUDA dialect built as host C and the interpreter agree
- * bit for bit in f32 and f64 (tests/test_cuda.c's per-op test).
+ * the op (jit/mathf.h, jit/mathi.h, pasted into both dialects' prelude), the
+ * very function the interpreter and constant folding call (jit/op_eval.c),
+ * so the cpu backend, the CUDA dialect built as host C and the interpreter
+ * agree bit for bit in f32 and f64 (tests/test_cuda.c's per-op test). i32
+ * arithmetic wraps through unsigned arithmetic, as op_eval computes it.
+ *
+ * Arrays (a node with a shape, ir.h) are lowered here, in two ways:
+ *   - per lane (the CUDA dialect, and cs_fresh in both): an array is a local
+ *     array of its thread, T vN[size], each node an element loop;
+ *   - the C dialect's block code (rollout and step kernels): each kernel is
+ *     a list of loops (plan_loops), a lane loop for scalars or a nest over a
+ *     shape's elements with the lane loop innermost, so that every element
+ *     vectorizes across environments; elementwise ops of one shape fuse into
+ *     one nest, a reduction accumulates in its operand's nest, and a value
+ *     read by another loop lives in the block (B->m<id>[elem][CS_BLOCK]).
+ * A kernel without arrays is one lane loop, as before arrays existed.
  *
  * Generated C, for a rollout with fusion full:
  *
  *   cs_kernel_rollout(L): for each block of CS_BLOCK lanes:
- *       load carried state into B->c; for t in steps (U per iteration):
+ *       load carried state into B->c (B->ci: i32 and bool slots); for t in steps (U per iteration):
  *           step: [RNG words] [kernel 0's f64 library calls or f32 modulos: a pass]
  *                 kernel 0 loop { loads, ops, next state, return, done }
- *                 the lanes that finished, if any: listed, restarted by one
- *                 vector loop (cs_rollout_restarts); a non-finite one alone
+ *                 (with arrays: kernel 0's loops and nests, the last a lane
+ *                 loop for the return and done, then the array states' commits)
+ *                 restart pass over the lanes that finished, if any (rare, scalar)
  *       store the state back
  *   (blocks of 1 to 4 lanes: cs_rollout_steps_short, the same step with 4
  *   lanes as a constant and the time loop inside)
@@ -41,13 +54,22 @@
 #define CS_SHORT_AHEAD 2  /* a short block's blocks of Philox words drawn at once */
 static_assert(CS_BLOCK_LANES % CS_PAD_LANES == 0, "a padded block fits the block");
 static_assert(CS_BLOCK_LANES % 8 == 0, "cs_rng_lanes's whole groups of 8 lanes fit the block");
-static_assert(CS_SHORT_LANES * CS_SHORT_AHEAD <= CS_BLOCK_LANES, "a short block's words fit the block");
+static_assert(CS_SHORT_LANES * CS_SHORT_AHEAD <= CS_PAD_LANES, "a short block's words fit the smallest block");
+/* A block's lanes shrink (powers of two down to CS_BLOCK_LANES_MIN) so
+ * that its bytes stay under this: a 10x10x4 state is 1.6 KB a lane before
+ * its temporaries, and 256 such lanes would spill L2. The least is 64:
+ * cs_list_lanes reads a block's rows of flags 64 at a time. */
+#define CS_BLOCK_BYTES_MAX (512u * 1024u)
+#define CS_BLOCK_LANES_MIN 64
 
 /* Where leaves live: C rollout blocks (B->c), a CUDA thread's registers,
  * global buffers (C and CUDA steps, CUDA multi-kernel rollouts), a fresh
  * start (one lane's, cs_fresh, or a C rollout block's listed lanes at once,
  * cs_rollout_restarts: SCOPE_RESTARTS reads its words by list position j). */
 typedef enum { SCOPE_ROLLOUT, SCOPE_THREAD, SCOPE_STEP, SCOPE_FRESH, SCOPE_RESTARTS } scope_kind;
+
+#define CS_NO_LOOP UINT32_MAX
+#define CS_COPY_LOOP (UINT32_MAX - 1)   /* a loop_shape: a stack's or concat's copies, one nest per operand */
 
 typedef struct {
     const cs_program *p;
@@ -77,6 +99,24 @@ typedef struct {
                                have a variant of their own (short_) */
     bool rollout;           /* emitting the C rollout's step (not the step API's) */
     bool ahead;             /* ... whose short blocks draw words ahead: read at col_ */
+    /* typed slots: each carried slot's index among the slots of its class,
+     * real (B->c, cs_fresh's out) or integer, i32 and bool (B->ci, outi) */
+    unsigned *slot_index;   /* [n_carried] */
+    unsigned *var_of;       /* [n_carried] the state variable holding the slot */
+    unsigned n_real_slots, n_int_slots;
+    /* arrays */
+    const cs_shape *nest;   /* the element loop being emitted (j0_.., e_), or NULL */
+    bool blocked;           /* the C dialect's block code: kernels as planned loops */
+    uint32_t *loop_of;      /* [count] block code: the loop of its kernel computing a node */
+    uint32_t *loop_shape;   /* [count] block code: each loop's shape (CS_SCALAR: a lane loop) */
+    unsigned n_loops;       /* ...of the kernel being emitted */
+    unsigned loop;          /* ...the loop being emitted */
+    bool *arg_best;         /* [count] any entry: an argmax/argmin kept in the block (B->mb<id>) */
+    bool check_arrays;      /* block code: B->nf, the non-finite flag of array states */
+    unsigned block_lanes;   /* C: CS_BLOCK */
+    cs_text *loop_fns;      /* block code: the functions of the planned loops (emit_planned_loops) */
+    bool slot_tables;       /* array or integer states: slots copied by loops over cs_slot_real/_int */
+    bool in_loop_fn;        /* ...emitting one: the step's names (wi<k>) are not in scope */
     char err[256];
 } emitter;
 
@@ -108,6 +148,33 @@ static const cs_node_data *node(const emitter *e, cs_node n) { return cs_graph_n
 
 static bool is_const(const emitter *e, cs_node n) { return node(e, n)->op == CS_OP_CONST; }
 
+static const cs_shape *shape(const emitter *e, cs_node n) { return cs_node_shape(e->g, n); }
+
+static bool is_array(const emitter *e, cs_node n) { return node(e, n)->shape != CS_SCALAR; }
+
+static bool is_draw(cs_op op) { return op == CS_OP_UNIFORM || op == CS_OP_RANDBITS; }
+
+/* A stack of scalars on axis 0: the paper's packed state, a small array of
+ * the lane's own (const T vN[n] = {...}) in every dialect, as before arrays. */
+static bool scalar_stack(const emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    if (d->op != CS_OP_STACK || d->imm.i != 0)
+        return false;
+    for (unsigned k = 0; k < d->n_in; k++)
+        if (is_array(e, cs_graph_input(e->g, n, k)))
+            return false;
+    return true;
+}
+
+/* Leaves whose elements are computed where they are read: a constant
+ * table (a static array of the source) and an index (IOTA). */
+static bool read_in_place(const emitter *e, cs_node n)
+{
+    cs_op op = (cs_op)node(e, n)->op;
+    return op == CS_OP_TABLE || op == CS_OP_IOTA;
+}
+
 /* An exact literal: hex floats read back to the same bits in C and CUDA. */
 static void literal(emitter *e, cs_type t, double v)
 {
@@ -124,14 +191,26 @@ static void literal(emitter *e, cs_type t, double v)
     }
 }
 
-/* How an operand is referred to once available. */
+static void elem(emitter *e, cs_node n, const char *idx);
+static void bcast_index(const emitter *e, const cs_shape *from, char *buf, size_t size);
+
+/* How an operand is referred to once available: a scalar by its name; an
+ * array inside an element loop by its element at the loop's element (its
+ * broadcast source there). */
 static void ref(emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
-    if (d->op == CS_OP_CONST)
+    if (d->op == CS_OP_CONST) {
         literal(e, (cs_type)d->type, d->imm.f);
-    else
+    } else if (d->shape != CS_SCALAR && e->nest) {
+        char idx[160];
+        bcast_index(e, shape(e, n), idx, sizeof idx);
+        elem(e, n, idx);
+    } else if (read_in_place(e, n)) {
+        elem(e, n, "0");
+    } else {
         out(e, "v%u", n);
+    }
 }
 
 /* "<lvalue> = <cast><value>;": every root's final store. */
@@ -148,18 +227,229 @@ static void store(emitter *e, cs_node value, const char *cast, const char *lhs_f
     out(e, ";\n");
 }
 
-static void emit_bad_check(emitter *e, const cs_node *next);
+/* ---- typed slots (lanes.h: a carried slot's buffer is float or double,
+ * int, or unsigned char for a bool) ---- */
+
+static bool slot_is_real(const emitter *e, unsigned slot) { return cs_type_is_real(e->p->carried[slot].type); }
+
+static const char *slot_buffer_type(const emitter *e, unsigned slot)
+{
+    cs_type t = e->p->carried[slot].type;
+    return cs_type_is_real(t) ? e->real : t == CS_BOOL ? "unsigned char" : "int";
+}
+
+/* The cast a value takes on its way into a slot's buffer. */
+static const char *slot_store_cast(const emitter *e, unsigned slot)
+{
+    return e->p->carried[slot].type == CS_BOOL ? "(unsigned char)" : "";
+}
+
+/* The block's row of slot `slot` (+ off, an index expression, when not
+ * NULL): B->c[k][i] for a real, B->ci[k][i] for an integer. */
+static void block_slot(emitter *e, unsigned slot, const char *off)
+{
+    const char *row = slot_is_real(e, slot) ? "c" : "ci";
+    if (off)
+        out(e, "B->%s[%u + (%s)][i]", row, e->slot_index[slot], off);
+    else
+        out(e, "B->%s[%u][i]", row, e->slot_index[slot]);
+}
+
+/* A CUDA rollout thread's register for a slot: c<slot>, or element k of
+ * the local array c<first slot> of an array state. */
+static void thread_slot(emitter *e, unsigned slot, const char *off)
+{
+    const cs_state_var *v = &e->p->vars[e->var_of[slot]];
+    if (v->shape == CS_SCALAR)
+        out(e, "c%u", slot);
+    else if (off)
+        out(e, "c%u[%u + (%s)]", v->slot, slot - v->slot, off);
+    else
+        out(e, "c%u[%u]", v->slot, slot - v->slot);
+}
+
+/* A slot's global buffer, element `lane`: ((T *)L->carried[k])[lane]. */
+static void global_slot(emitter *e, unsigned slot, const char *off, bool constant)
+{
+    if (off)
+        out(e, "((%s%s *)%scarried[%u + (%s)])[lane]", constant ? "const " : "", slot_buffer_type(e, slot), e->L, slot,
+            off);
+    else
+        out(e, "((%s%s *)%scarried[%u])[lane]", constant ? "const " : "", slot_buffer_type(e, slot), e->L, slot);
+}
+
+/* ---- elements of arrays ---- */
+
+/* Row-major flat index of per-axis index expressions over shape s. */
+static void flat_index(const cs_shape *s, const char *const ax[CS_RANK_MAX], char *buf, size_t size)
+{
+    if (s->rank == 0)
+        snprintf(buf, size, "0");
+    else if (s->rank == 1)
+        snprintf(buf, size, "%s", ax[0]);
+    else if (s->rank == 2)
+        snprintf(buf, size, "(%s) * %u + (%s)", ax[0], s->dim[1], ax[1]);
+    else
+        snprintf(buf, size, "((%s) * %u + (%s)) * %u + (%s)", ax[0], s->dim[1], ax[1], s->dim[2], ax[2]);
+}
+
+static const char *const loop_var[CS_RANK_MAX] = {"j0_", "j1_", "j2_"};
+
+/* Inside an element loop over e->nest: the element of an operand of shape
+ * `from` that NumPy's broadcasting puts at the loop's element. */
+static void bcast_index(const emitter *e, const cs_shape *from, char *buf, size_t size)
+{
+    const cs_shape *to = e->nest;
+    if (!to || from->rank == 0) {
+        snprintf(buf, size, "0");
+        return;
+    }
+    bool same = from->rank == to->rank;
+    for (unsigned k = 0; same && k < from->rank; k++)
+        same = from->dim[k] == to->dim[k];
+    if (same) {
+        snprintf(buf, size, "e_");
+        return;
+    }
+    const char *ax[CS_RANK_MAX] = {"0", "0", "0"};
+    for (unsigned a = 0; a < from->rank; a++)
+        ax[a] = from->dim[a] == 1 ? "0" : loop_var[a + to->rank - from->rank];
+    flat_index(from, ax, buf, size);
+}
+
+/* An element loop over shape s: j0_.. per axis, e_ the flat element. */
+static void nest_open(emitter *e, const cs_shape *s, const char *ind)
+{
+    /* block code: GCC would unroll a nest of small dims completely, a
+     * copy of the lane loop per element (24 for a 2x3x4 array), for
+     * nothing but compile time: the lane loop is the work */
+    for (unsigned k = 0; k < s->rank; k++)
+        out(e, "%s%sfor (int %s = 0; %s < %u; %s++)\n", e->blocked ? "#pragma GCC unroll 1\n" : "", ind, loop_var[k],
+            loop_var[k], s->dim[k], loop_var[k]);
+    char flat[160];
+    flat_index(s, loop_var, flat, sizeof flat);
+    out(e, "%s{\n%s    const int e_ = %s; (void)e_;\n", ind, ind, flat);
+    e->nest = s;
+}
+
+static void nest_close(emitter *e, const char *ind)
+{
+    out(e, "%s}\n", ind);
+    e->nest = NULL;
+}
+
+/* The memory a value crossing kernels (or, in block code, loops) lives in:
+ * the C block struct, or the CUDA scratch buffer ([value][lane], each value
+ * 8-byte aligned per lane). component: an element of an array, or -1. */
+static void mat(emitter *e, cs_node n, int component)
+{
+    if (e->dialect == CS_DIALECT_C) {
+        if (component >= 0)
+            out(e, "B->m%u[%d][i]", n, component);
+        else
+            out(e, "B->m%u[i]", n);
+        return;
+    }
+    const cs_node_data *d = node(e, n);
+    unsigned size = d->type == CS_F64 ? 8 : 4;
+    out(e, "((%s *)(scratch + %uull * (unsigned long long)L.stride))[lane]", c_type((cs_type)d->type),
+        e->scratch_off[n] + (component >= 0 ? (unsigned)component * size : 0));
+}
+
+/* The same at an element given by an index expression. */
+static void mat_at(emitter *e, cs_node n, const char *idx)
+{
+    if (e->dialect == CS_DIALECT_C) {
+        out(e, "B->m%u[%s][i]", n, idx);
+        return;
+    }
+    const cs_node_data *d = node(e, n);
+    unsigned size = d->type == CS_F64 ? 8 : 4;
+    out(e, "((%s *)(scratch + (%uull + (unsigned long long)(%s) * %uu) * (unsigned long long)L.stride))[lane]",
+        c_type((cs_type)d->type), e->scratch_off[n], idx, size);
+}
 
 static bool in_this_kernel(const emitter *e, cs_node n)
 {
     return e->part && e->part->kernel[n] == e->kernel;
 }
 
+/* Computed in the loop being emitted (block code), or in this kernel. */
+static bool in_this_loop(const emitter *e, cs_node n)
+{
+    return in_this_kernel(e, n) && (!e->blocked || e->loop_of[n] == e->loop);
+}
+
+/* Block code: computed in a nest, where its name is the nest's element. */
+static bool nest_element(const emitter *e, cs_node n)
+{
+    return e->blocked && e->loop_of[n] != CS_NO_LOOP && e->loop_shape[e->loop_of[n]] != CS_SCALAR;
+}
+
+/* Element `idx` (an index expression) of array n, for the current lane. */
+static void elem(emitter *e, cs_node n, const char *idx)
+{
+    const cs_node_data *d = node(e, n);
+    const cs_shape *s = shape(e, n);
+    switch ((cs_op)d->op) {
+    case CS_OP_CONST:
+        literal(e, (cs_type)d->type, d->imm.f);
+        return;
+    case CS_OP_TABLE:
+        out(e, "cs_tab%u[%s]", n, idx);
+        return;
+    case CS_OP_IOTA: {
+        unsigned axis = (unsigned)d->imm.i, stride = 1;
+        for (unsigned k = axis + 1; k < s->rank; k++)
+            stride *= s->dim[k];
+        if (e->nest && e->nest == s && !strcmp(idx, "e_"))
+            out(e, "%s", loop_var[axis]);
+        else
+            out(e, "(((%s) / %u) %% %u)", idx, stride, s->dim[axis]);
+        return;
+    }
+    case CS_OP_CARRIED: {
+        unsigned slot = (unsigned)d->imm.i;
+        if (d->shape == CS_SCALAR) {
+            ref(e, n);
+        } else if (e->scope == SCOPE_ROLLOUT) {
+            block_slot(e, slot, idx);
+        } else if (e->scope == SCOPE_THREAD) {
+            thread_slot(e, slot, idx);
+        } else if (e->scope == SCOPE_STEP) {
+            global_slot(e, slot, idx, true);
+        } else {
+            snprintf(e->err, sizeof e->err, "the reset reads the state '%s'", e->p->carried[slot].name);
+        }
+        return;
+    }
+    default:
+        break;
+    }
+    if (d->shape == CS_SCALAR)
+        ref(e, n);
+    else if (e->stamp[n] == e->now && nest_element(e, n))
+        out(e, "v%u", n);   /* the caller reads the nest's own element */
+    else if (e->stamp[n] == e->now)
+        out(e, "v%u[%s]", n, idx);
+    else
+        mat_at(e, n, idx);
+}
+
+static void emit_bad_check(emitter *e, const cs_node *next);
+
 static void emit_node(emitter *e, cs_node n);
 
 /* The program's f64 op computed by jit/mathd.h's function (the fast math
  * mode), not glibc's. */
 static bool fast_f64_fn(const emitter *e, cs_op op) { return e->p->fast_f64 && cs_op_table[op].fast_f64; }
+
+/* In the first loop of its kernel: where a pass of its own may compute it
+ * ahead of the kernel's loops (block code with arrays has several loops). */
+static bool in_first_loop(const emitter *e, cs_node n)
+{
+    return !e->blocked || (node(e, n)->shape == CS_SCALAR && e->loop_of[n] == 0);
+}
 
 /* A C f64 library call (glibc's sin, pow, ...: what makes f64 Gymnasium's
  * bits) of this kernel. One such scalar call in a kernel's loop keeps the
@@ -169,7 +459,7 @@ static bool library_call(const emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
     return e->dialect == CS_DIALECT_C && d->type == CS_F64 && cs_op_table[d->op].libm_f64 &&
-           !fast_f64_fn(e, (cs_op)d->op) && in_this_kernel(e, n);
+           !fast_f64_fn(e, (cs_op)d->op) && in_this_kernel(e, n) && in_first_loop(e, n);
 }
 
 /* A C f32 op with a fast near variant (fmod, %: ten exact reduction steps,
@@ -180,7 +470,7 @@ static bool near_call(const emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
     return e->dialect == CS_DIALECT_C && d->type == CS_F32 && cs_op_table[d->op].near_f32 == CS_NEAR_PASS &&
-           in_this_kernel(e, n);
+           in_this_kernel(e, n) && in_first_loop(e, n);
 }
 
 /* A C f32 op of this kernel with a fast near variant for a leaf operand
@@ -192,7 +482,7 @@ static bool leaf_near(const emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
     if (e->dialect != CS_DIALECT_C || d->type != CS_F32 || cs_op_table[d->op].near_f32 != CS_NEAR_LEAF ||
-        !in_this_kernel(e, n))
+        !in_this_kernel(e, n) || d->shape != CS_SCALAR)
         return false;
     cs_node x = cs_graph_input(e->g, n, 0);
     cs_op op = (cs_op)node(e, x)->op;
@@ -214,34 +504,21 @@ static bool own_pass(const emitter *e, cs_node n) { return library_call(e, n) ||
  * [t*D, t*D + D); with D in {1, 2, 4} they never straddle two blocks. */
 static unsigned rng_blocks(unsigned D) { return D == 0 ? 0 : (4 % D == 0) ? 1 : (D + 2) / 4 + 1; }
 
-/* The memory a value crossing kernels lives in: the C block struct, or the
- * CUDA scratch buffer ([value][lane], each value 8-byte aligned per lane). */
-static void mat(emitter *e, cs_node n, int component)
-{
-    if (e->dialect == CS_DIALECT_C) {
-        if (component >= 0)
-            out(e, "B->m%u[%d][i]", n, component);
-        else
-            out(e, "B->m%u[i]", n);
-        return;
-    }
-    const cs_node_data *d = node(e, n);
-    unsigned size = d->type == CS_F64 ? 8 : 4;
-    out(e, "((%s *)(scratch + %uull * (unsigned long long)L.stride))[lane]", c_type((cs_type)d->type),
-        e->scratch_off[n] + (component >= 0 ? (unsigned)component * size : 0));
-}
-
 /* Make n available in the current scope: a leaf is loaded, a value from
- * another kernel is read back from memory, a node of this kernel was already
- * emitted (id order). */
+ * another kernel (or, in block code, another loop) is read back from
+ * memory, a node of this kernel was already emitted (id order). An array
+ * stays where it is: its elements are read where they are used (elem). */
 static void need(emitter *e, cs_node n)
 {
-    if (is_const(e, n) || e->stamp[n] == e->now)
+    if (is_const(e, n) || e->stamp[n] == e->now || read_in_place(e, n))
         return;
     const cs_node_data *d = node(e, n);
     const char *T = c_type((cs_type)d->type);
+    bool computed = d->n_in > 0 || is_draw((cs_op)d->op);
     bool fresh = e->scope == SCOPE_FRESH || e->scope == SCOPE_RESTARTS;
-    if (!fresh && !in_this_kernel(e, n) && (d->n_in > 0 || d->op == CS_OP_UNIFORM) && e->materialized[n]) {
+    if (!fresh && !in_this_loop(e, n) && computed && e->materialized[n]) {
+        if (d->shape != CS_SCALAR && (e->nest || !scalar_stack(e, n)))
+            return;
         if (d->op == CS_OP_STACK) {
             out(e, "        const %s v%u[%u] = {", T, n, d->n_in);
             for (unsigned k = 0; k < d->n_in; k++) {
@@ -257,22 +534,30 @@ static void need(emitter *e, cs_node n)
         e->stamp[n] = e->now;
         return;
     }
-    if (d->n_in > 0 || d->op == CS_OP_UNIFORM) {
+    if (computed) {
         emit_node(e, n);   /* only reached for nodes computed in place (fresh scope) */
         return;
     }
+    if (d->shape != CS_SCALAR && d->op == CS_OP_CARRIED && !fresh)
+        return;   /* an array state: elem reads it where it lives */
     const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
     switch ((cs_op)d->op) {
-    case CS_OP_CARRIED:
+    case CS_OP_CARRIED: {
+        unsigned slot = (unsigned)d->imm.i;
+        if (fresh) {
+            snprintf(e->err, sizeof e->err, "the reset reads the state '%s'", e->p->carried[slot].name);
+            break;
+        }
+        out(e, "%sconst %s v%u = ", ind, T, n);
         if (e->scope == SCOPE_ROLLOUT)
-            out(e, "%sconst %s v%u = B->c[%d][i];\n", ind, T, n, (int)d->imm.i);
+            block_slot(e, slot, NULL);
         else if (e->scope == SCOPE_THREAD)
-            out(e, "%sconst %s v%u = c%d;\n", ind, T, n, (int)d->imm.i);
-        else if (e->scope == SCOPE_STEP)
-            out(e, "%sconst %s v%u = ((const %s *)%scarried[%d])[lane];\n", ind, T, n, T, e->L, (int)d->imm.i);
+            thread_slot(e, slot, NULL);
         else
-            snprintf(e->err, sizeof e->err, "the reset reads the state '%s'", e->p->carried[d->imm.i].name);
+            global_slot(e, slot, NULL, true);
+        out(e, ";\n");
         break;
+    }
     case CS_OP_SEGSTEP:
         if (e->scope == SCOPE_ROLLOUT)
             out(e, "%sconst int v%u = B->ss[i];\n", ind, n);
@@ -288,6 +573,8 @@ static void need(emitter *e, cs_node n)
         const char *at = e->p->param_shared[d->imm.i] ? "0" : "lane";
         if (e->scope == SCOPE_FRESH)
             out(e, "%sconst %s v%u = ((const %s *)params[%d])[%s];\n", ind, T, n, e->real, (int)d->imm.i, at);
+        else if (e->scope == SCOPE_RESTARTS)
+            out(e, "%sconst %s v%u = ((const %s *)L->params[%d])[%s];\n", ind, T, n, e->real, (int)d->imm.i, at);
         else
             out(e, "%sconst %s v%u = ((const %s *)%sparams[%d])[%s];\n", ind, T, n, e->real, e->L, (int)d->imm.i, at);
         break;
@@ -328,6 +615,26 @@ static void select_of(emitter *e, cs_type t, cs_node l, const char *cmp, cs_node
     out(e, ")");
 }
 
+/* CAST (jit/ops.def): to a bool, != 0; a real to an integer by mathi.h's
+ * cs_f2i (trunc, NaN 0, saturating), where C's conversion is undefined. */
+static void emit_cast(emitter *e, cs_type t, cs_node a)
+{
+    cs_type from = (cs_type)node(e, a)->type;
+    if (t == CS_BOOL) {
+        out(e, "(");
+        ref(e, a);
+        out(e, " != 0)");
+    } else if ((t == CS_I32 || t == CS_U32) && cs_type_is_real(from)) {
+        out(e, t == CS_U32 ? "((unsigned int)%s(" : "(%s(", from == CS_F32 ? "cs_f2if" : "cs_f2i");
+        ref(e, a);
+        out(e, "))");
+    } else {
+        out(e, "((%s)", c_type(t));
+        ref(e, a);
+        out(e, ")");
+    }
+}
+
 static void emit_expr(emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
@@ -335,17 +642,55 @@ static void emit_expr(emitter *e, cs_node n)
     cs_node b = d->n_in > 1 ? cs_graph_input(e->g, n, 1) : 0;
     cs_node c = d->n_in > 2 ? cs_graph_input(e->g, n, 2) : 0;
     bool f = d->type == CS_F32;
+    bool i32 = d->type == CS_I32, integer = i32 || d->type == CS_U32;
     switch ((cs_op)d->op) {
-    case CS_OP_NEG: out(e, "(-"); ref(e, a); out(e, ")"); return;
+    case CS_OP_NEG:
+        if (integer) {   /* wrapping: through unsigned */
+            out(e, i32 ? "(int)(0u - (unsigned int)" : "(0u - ");
+            ref(e, a);
+            out(e, ")");
+            return;
+        }
+        out(e, "(-"); ref(e, a); out(e, ")"); return;
+    case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL:
+        if (i32) {
+            out(e, "(int)((unsigned int)");
+            ref(e, a);
+            out(e, " %s (unsigned int)", cs_op_table[d->op].infix);
+            ref(e, b);
+            out(e, ")");
+            return;
+        }
+        break;
+    case CS_OP_ABS:
+        if (d->type == CS_U32) {   /* |x| of an unsigned is x */
+            ref(e, a);
+            return;
+        }
+        break;
+    case CS_OP_CLIP:
+        if (integer) {   /* NumPy's clip, min(max(x, lo), hi), as op_eval */
+            out(e, "(");
+            ref(e, c); out(e, " < ("); ref(e, b); out(e, " > "); ref(e, a); out(e, " ? "); ref(e, b);
+            out(e, " : "); ref(e, a); out(e, ") ? "); ref(e, c); out(e, " : ("); ref(e, b); out(e, " > ");
+            ref(e, a); out(e, " ? "); ref(e, b); out(e, " : "); ref(e, a); out(e, "))");
+            return;
+        }
+        break;
     case CS_OP_NOT: out(e, "(!"); ref(e, a); out(e, ")"); return;
     case CS_OP_ROUND_F32:
         if (f) { ref(e, a); } else { out(e, "((double)(float)"); ref(e, a); out(e, ")"); }
         return;
-    case CS_OP_CAST: out(e, "((%s)", c_type((cs_type)d->type)); ref(e, a); out(e, ")"); return;
+    case CS_OP_CAST: emit_cast(e, (cs_type)d->type, a); return;
     case CS_OP_MIN: select_of(e, d->type, b, "<", a, b, a); return;
     case CS_OP_MAX: select_of(e, d->type, b, ">", a, b, a); return;
     case CS_OP_SELECT: select_of(e, d->type, a, NULL, 0, b, c); return;
-    case CS_OP_INDEX: out(e, "v%u[%d]", a, (int)d->imm.i); return;
+    case CS_OP_INDEX: {
+        char idx[32];
+        snprintf(idx, sizeof idx, "%d", (int)d->imm.i);
+        elem(e, a, idx);
+        return;
+    }
     default: break;
     }
     const cs_op_info *info = &cs_op_table[d->op];
@@ -358,10 +703,13 @@ static void emit_expr(emitter *e, cs_node n)
         return;
     }
     /* the function of jit/ops.def, the same in both dialects (mathf.h,
-     * mathd.h in the fast math mode) */
-    const char *fn = f ? info->fn_f32 : fast_f64_fn(e, (cs_op)d->op) ? info->fast_f64 : info->fn_f64;
+     * mathd.h in the fast math mode, mathi.h for integers) */
+    const char *fn = integer ? info->fn_int
+                     : f     ? info->fn_f32
+                     : fast_f64_fn(e, (cs_op)d->op) ? info->fast_f64 : info->fn_f64;
     if (!fn) {
-        snprintf(e->err, sizeof e->err, "no emit rule for %s", cs_op_table[d->op].name);
+        snprintf(e->err, sizeof e->err, "no emit rule for %s of %s", cs_op_table[d->op].name,
+                 cs_type_name((cs_type)d->type));
         return;
     }
     /* f64 sin, cos: by the near function in a near64 pass's vector loop, by
@@ -373,6 +721,159 @@ static void emit_expr(emitter *e, cs_node n)
     if (b) { out(e, ", "); ref(e, b); }
     if (c) { out(e, ", "); ref(e, c); }
     out(e, near64 ? ", &far_lane_)" : ")");
+}
+
+/* The words a draw reads: row of the C block's B->rw for the step
+ * stream's draw number k (an expression); the restart stream's rw_[k]. */
+static void draw_word(emitter *e, const cs_node_data *d, const char *k)
+{
+    unsigned nb = rng_blocks(e->p->n_step_draws);
+    if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
+        out(e, "rw_[%s]%s", k, e->scope == SCOPE_RESTARTS ? "[j]" : "");
+    else if (e->dialect == CS_DIALECT_C && nb > 1)   /* a window of nb blocks (emit_kernels) */
+        out(e, "B->rw[(int)(4 * (((w0 + (%s)) >> 2) %% %uu) + ((w0 + (%s)) & 3))][i%s]", k, nb, k, e->ahead ? " + col_" : "");
+    else if (e->dialect == CS_DIALECT_C)
+        out(e, "B->rw[(int)(w0 + (%s) - 4 * blk)][i%s]", k, e->ahead ? " + col_" : "");
+    else
+        out(e, "sw_[(int)(w0 + (%s) - 4 * blk)]", k);
+}
+
+/* An index read at run time, by the JAX rule (jit/ops.def): negative from
+ * the end once, then clamped into [0, n) (gather) or flagged (scatter). */
+static void emit_gather_base(emitter *e, cs_node n, const char *ind)
+{
+    const cs_node_data *d = node(e, n);
+    bool scatter = d->op == CS_OP_SCATTER;
+    unsigned first = scatter ? 2 : 1, k = d->n_in - first;
+    const cs_shape *as = shape(e, cs_graph_input(e->g, n, 0));
+    for (unsigned j = 0; j < k; j++)
+        need(e, cs_graph_input(e->g, n, first + j));
+    out(e, "%sint g%u_ = 0, in%u_ = 1; (void)in%u_;\n", ind, n, n, n);
+    for (unsigned j = 0; j < k; j++) {
+        unsigned dim = as->dim[j];
+        out(e, "%s{ int x_ = ", ind);
+        ref(e, cs_graph_input(e->g, n, first + j));
+        out(e, "; x_ = x_ < 0 ? x_ + %u : x_; ", dim);
+        if (scatter)
+            out(e, "in%u_ &= x_ >= 0 && x_ < %u; x_ = x_ < 0 || x_ >= %u ? 0 : x_; ", n, dim, dim);
+        else
+            out(e, "x_ = x_ < 0 ? 0 : x_ >= %u ? %u : x_; ", dim, dim - 1);
+        out(e, "g%u_ = g%u_ * %u + x_; }\n", n, n, dim);
+    }
+}
+
+/* The value of the current element of a shape op or a draw (e->nest's e_,
+ * or the node's one value when it is a scalar). */
+static void emit_element(emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    const cs_shape *s = shape(e, n);
+    cs_node a = d->n_in ? cs_graph_input(e->g, n, 0) : 0;
+    const cs_shape *as = a ? shape(e, a) : NULL;
+    char idx[600];
+    switch ((cs_op)d->op) {
+    case CS_OP_UNIFORM: case CS_OP_RANDBITS: {
+        snprintf(idx, sizeof idx, d->shape == CS_SCALAR ? "%uu" : "%uu + e_", CS_UNIFORM_DRAW(d->imm.i));
+        if (d->op == CS_OP_UNIFORM)
+            out(e, "%s(", e->f32 ? "cs_u01_f32" : "cs_u01_f64");
+        draw_word(e, d, idx);
+        out(e, d->op == CS_OP_UNIFORM ? ")" : "");
+        return;
+    }
+    case CS_OP_INDEX:   /* an array's sub-array (a scalar: emit_expr) */
+        snprintf(idx, sizeof idx, "%lld + e_", (long long)d->imm.i * s->size);
+        elem(e, a, idx);
+        return;
+    case CS_OP_GATHER:
+        if (d->shape == CS_SCALAR)
+            snprintf(idx, sizeof idx, "g%u_", n);
+        else
+            snprintf(idx, sizeof idx, "g%u_ * %u + e_", n, s->size);
+        elem(e, a, idx);
+        return;
+    case CS_OP_SCATTER: {
+        /* a with the sub-array at the indices replaced: a select per element */
+        unsigned k = d->n_in - 2;
+        cs_node v = cs_graph_input(e->g, n, 1);
+        const char *lead[CS_RANK_MAX] = {loop_var[0], loop_var[1], loop_var[2]};
+        cs_shape head = {k, {1, 1, 1}, 1};
+        for (unsigned j = 0; j < k; j++)
+            head.dim[j] = as->dim[j];
+        char at[160];
+        flat_index(&head, lead, at, sizeof at);
+        out(e, "(in%u_ && (%s) == g%u_ ? ", n, at, n);
+        if (is_array(e, v)) {
+            /* v broadcast to the sub-array: its axes align with the trailing ones */
+            const cs_shape *vs = shape(e, v);
+            const char *ax[CS_RANK_MAX] = {"0", "0", "0"};
+            for (unsigned j = 0; j < vs->rank; j++)
+                ax[j] = vs->dim[j] == 1 ? "0" : loop_var[j + s->rank - vs->rank];
+            flat_index(vs, ax, idx, sizeof idx);
+            elem(e, v, idx);
+        } else {
+            ref(e, v);
+        }
+        out(e, " : ");
+        elem(e, a, "e_");
+        out(e, ")");
+        return;
+    }
+    case CS_OP_SLICE: {
+        char ax[CS_RANK_MAX][48];
+        const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
+        for (unsigned k = 0; k < s->rank; k++)
+            snprintf(ax[k], sizeof ax[k], "%s + %u", loop_var[k], CS_SLICE_START(d->imm.i, k));
+        flat_index(as, axp, idx, sizeof idx);
+        elem(e, a, idx);
+        return;
+    }
+    case CS_OP_RESHAPE:
+        elem(e, a, "e_");
+        return;
+    case CS_OP_BROADCAST:
+        ref(e, a);
+        return;
+    case CS_OP_SHIFT: case CS_OP_ROLL: {
+        unsigned axis = CS_MOVE_AXIS(d->imm.i), len = s->dim[axis];
+        long long amount = CS_MOVE_AMOUNT(d->imm.i);
+        char ax[CS_RANK_MAX][160];
+        const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
+        for (unsigned k = 0; k < s->rank; k++)
+            snprintf(ax[k], sizeof ax[k], "%s", loop_var[k]);
+        if (d->op == CS_OP_ROLL) {
+            long long r = ((-amount) % (long long)len + len) % len;
+            snprintf(ax[axis], sizeof ax[axis], "(%s + %lld) %% %u", loop_var[axis], r, len);
+            flat_index(s, axp, idx, sizeof idx);
+            elem(e, a, idx);
+            return;
+        }
+        /* shift: j - s inside the axis, else the fill (the index clamped so
+         * that no lane reads outside the array) */
+        char cond[120];
+        snprintf(cond, sizeof cond, "(%s - (%lld) >= 0 && %s - (%lld) < %u)", loop_var[axis], amount, loop_var[axis],
+                 amount, len);
+        snprintf(ax[axis], sizeof ax[axis], "%s ? %s - (%lld) : 0", cond, loop_var[axis], amount);
+        flat_index(s, axp, idx, sizeof idx);
+        out(e, "(%s ? ", cond);
+        elem(e, a, idx);
+        out(e, " : ");
+        ref(e, cs_graph_input(e->g, n, 1));
+        out(e, ")");
+        return;
+    }
+    default:
+        snprintf(e->err, sizeof e->err, "no element rule for %s", cs_op_table[d->op].name);
+        return;
+    }
+}
+
+/* The value of node n (of its current element, for an array in a nest). */
+static void emit_value(emitter *e, cs_node n)
+{
+    if (cs_op_table[node(e, n)->op].kind == CS_KIND_MAP)
+        emit_expr(e, n);
+    else
+        emit_element(e, n);
 }
 
 /* In a scalar pass of library calls: the cos of n's operand where n is a
@@ -406,9 +907,246 @@ static void emit_sincos(emitter *e, cs_node n, cs_node partner)
     e->stamp[n] = e->stamp[partner] = e->now;
 }
 
+/* A reduction's start (first) or step over element x of its operand at
+ * position `at` (jit/op_eval.c's cs_reduce_start and cs_reduce_step): acc
+ * and, for argmax/argmin, best are lvalues. */
+static void emit_reduce_step(emitter *e, cs_node n, const char *acc, const char *best, const char *x, const char *at,
+                             const char *first)
+{
+    const cs_node_data *d = node(e, n);
+    cs_type t = (cs_type)node(e, cs_graph_input(e->g, n, 0))->type;
+    bool masked = e->dialect == CS_DIALECT_C && cs_type_is_real(t);
+    const char *sel = t == CS_F32 ? "cs_selectf" : "cs_select";
+    const char *ind = e->blocked ? "        " : e->scope == SCOPE_FRESH ? "        " : "            ";
+    switch ((cs_op)d->op) {
+    case CS_OP_SUM:
+        if (t == CS_I32)
+            out(e, "%s%s = %s ? %s : (int)((unsigned int)%s + (unsigned int)%s);\n", ind, acc, first, x, acc, x);
+        else
+            out(e, "%s%s = %s ? %s : %s + %s;\n", ind, acc, first, x, acc, x);
+        return;
+    case CS_OP_RMIN: case CS_OP_RMAX: {
+        const char *cmp = d->op == CS_OP_RMIN ? "<" : ">";
+        if (masked)
+            out(e, "%s%s = %s ? %s : %s(%s %s %s, %s, %s);\n", ind, acc, first, x, sel, x, cmp, acc, x, acc);
+        else
+            out(e, "%s%s = %s ? %s : (%s %s %s ? %s : %s);\n", ind, acc, first, x, x, cmp, acc, x, acc);
+        return;
+    }
+    case CS_OP_ANY:
+        out(e, "%s%s = %s ? %s != 0 : (%s | (%s != 0));\n", ind, acc, first, x, acc, x);
+        return;
+    case CS_OP_ALL:
+        out(e, "%s%s = %s ? %s != 0 : (%s & (%s != 0));\n", ind, acc, first, x, acc, x);
+        return;
+    case CS_OP_NONZERO:
+        out(e, "%s%s = (%s ? 0 : %s) + (%s != 0);\n", ind, acc, first, acc, x);
+        return;
+    case CS_OP_ARGMAX: case CS_OP_ARGMIN: {
+        const char *cmp = d->op == CS_OP_ARGMAX ? ">" : "<";
+        out(e, "%s{ const int take_ = %s || %s %s %s;\n", ind, first, x, cmp, best);
+        if (masked)
+            out(e, "%s  %s = %s(take_, %s, %s);\n", ind, best, sel, x, best);
+        else
+            out(e, "%s  %s = take_ ? %s : %s;\n", ind, best, x, best);
+        out(e, "%s  %s = take_ ? (%s) : %s; }\n", ind, acc, at, acc);
+        return;
+    }
+    default:
+        snprintf(e->err, sizeof e->err, "no reduction rule for %s", cs_op_table[d->op].name);
+        return;
+    }
+}
+
+/* A reduction over the element loop of its operand (e->nest: the
+ * operand's shape): acc and best hold the result at the element the loop's
+ * element reduces into. */
+static void emit_reduce_into(emitter *e, cs_node n, const char *acc_name, const char *best_name, bool block)
+{
+    const cs_node_data *d = node(e, n);
+    cs_node a = cs_graph_input(e->g, n, 0);
+    const cs_shape *as = shape(e, a);
+    char oidx[160], acc[220], best[220], x[220], at[64], first[64];
+    if (d->imm.i == CS_ALL_AXES) {
+        snprintf(oidx, sizeof oidx, "0");
+        snprintf(at, sizeof at, "e_");
+        snprintf(first, sizeof first, "e_ == 0");
+    } else {
+        unsigned axis = (unsigned)d->imm.i;
+        const char *ax[CS_RANK_MAX] = {"0", "0", "0"};
+        for (unsigned k = 0, j = 0; k < as->rank; k++)
+            if (k != axis)
+                ax[j++] = loop_var[k];
+        flat_index(shape(e, n), ax, oidx, sizeof oidx);
+        snprintf(at, sizeof at, "%s", loop_var[axis]);
+        snprintf(first, sizeof first, "%s == 0", loop_var[axis]);
+    }
+    if (block) {
+        if (d->shape == CS_SCALAR) {
+            snprintf(acc, sizeof acc, "B->%s%u[i]", acc_name, n);
+            snprintf(best, sizeof best, "B->%s%u[i]", best_name, n);
+        } else {
+            snprintf(acc, sizeof acc, "B->%s%u[%s][i]", acc_name, n, oidx);
+            snprintf(best, sizeof best, "B->%s%u[%s][i]", best_name, n, oidx);
+        }
+    } else if (d->shape == CS_SCALAR) {
+        snprintf(acc, sizeof acc, "%s%u", acc_name, n);
+        snprintf(best, sizeof best, "%s%u_", best_name, n);
+    } else {
+        snprintf(acc, sizeof acc, "%s%u[%s]", acc_name, n, oidx);
+        snprintf(best, sizeof best, "%s%u_[%s]", best_name, n, oidx);
+    }
+    /* the operand's element, once */
+    cs_text *saved = e->out, tmp = {0};
+    e->out = &tmp;
+    elem(e, a, "e_");
+    e->out = saved;
+    snprintf(x, sizeof x, "%s", tmp.data ? tmp.data : "0");
+    if (tmp.len >= sizeof x)
+        snprintf(e->err, sizeof e->err, "an element expression too long");
+    cs_text_free(&tmp);
+    const char *ind = block ? "        " : e->scope == SCOPE_FRESH ? "        " : "            ";
+    out(e, "%s{ const %s x_ = %s;\n", ind, c_type((cs_type)node(e, a)->type), x);
+    emit_reduce_step(e, n, acc, best, "x_", at, first);
+    out(e, "%s}\n", ind);
+}
+
+/* Per lane (CUDA, cs_fresh): an array node as a local array of the thread,
+ * filled by an element loop (a stack or concat: one loop per operand; a
+ * reduction: a loop over its operand). */
+static void emit_lane_array(emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    const cs_shape *s = shape(e, n);
+    const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
+    const char *T = c_type((cs_type)d->type);
+    for (unsigned k = 0; k < d->n_in; k++)
+        need(e, cs_graph_input(e->g, n, k));
+    if (d->shape == CS_SCALAR)
+        out(e, "%s%s v%u;\n", ind, T, n);
+    else
+        out(e, "%s%s v%u[%u];\n", ind, T, n, s->size);
+    if (cs_op_table[d->op].kind == CS_KIND_REDUCE) {
+        cs_node a = cs_graph_input(e->g, n, 0);
+        if ((d->op == CS_OP_ARGMAX || d->op == CS_OP_ARGMIN) && d->shape == CS_SCALAR)
+            out(e, "%s%s b%u_;\n", ind, c_type((cs_type)node(e, a)->type), n);
+        else if (d->op == CS_OP_ARGMAX || d->op == CS_OP_ARGMIN)
+            out(e, "%s%s b%u_[%u];\n", ind, c_type((cs_type)node(e, a)->type), n, s->size);
+        nest_open(e, shape(e, a), ind);
+        emit_reduce_into(e, n, "v", "b", false);
+        nest_close(e, ind);
+    } else if (d->op == CS_OP_STACK || d->op == CS_OP_CONCAT) {
+        unsigned axis = (unsigned)d->imm.i, off = 0;
+        for (unsigned k = 0; k < d->n_in; k++) {
+            cs_node o = cs_graph_input(e->g, n, k);
+            const cs_shape *os = shape(e, o);
+            char ax[CS_RANK_MAX][48], to[200];
+            const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
+            for (unsigned j = 0, src = 0; j < s->rank; j++) {
+                if (d->op == CS_OP_STACK && j == axis)
+                    snprintf(ax[j], sizeof ax[j], "%u", k);
+                else if (j == axis)
+                    snprintf(ax[j], sizeof ax[j], "%s + %u", loop_var[src++], off);
+                else
+                    snprintf(ax[j], sizeof ax[j], "%s", loop_var[src++]);
+            }
+            flat_index(s, axp, to, sizeof to);
+            nest_open(e, os, ind);   /* operands of a stack not of scalars, or of a concat: arrays */
+            out(e, "%s    v%u[%s] = ", ind, n, to);
+            elem(e, o, "e_");
+            out(e, ";\n");
+            nest_close(e, ind);
+            off += d->op == CS_OP_CONCAT ? os->dim[axis] : 1;
+        }
+    } else {
+        nest_open(e, s, ind);
+        if (d->op == CS_OP_GATHER || d->op == CS_OP_SCATTER)
+            emit_gather_base(e, n, "            ");
+        out(e, "%s    v%u[e_] = ", ind, n);
+        emit_value(e, n);
+        out(e, ";\n");
+        nest_close(e, ind);
+    }
+    e->stamp[n] = e->now;
+    if (e->scope != SCOPE_FRESH && e->materialized[n]) {
+        if (d->shape == CS_SCALAR) {
+            out(e, "%s", ind);
+            mat(e, n, -1);
+            out(e, " = v%u;\n", n);
+        } else {
+            out(e, "%sfor (int e_ = 0; e_ < %u; e_++)\n%s    ", ind, s->size, ind);
+            mat_at(e, n, "e_");
+            out(e, " = v%u[e_];\n", n);
+        }
+    }
+}
+
+/* Block code: an array node's element in its nest (the lane loop's body),
+ * and its store when another loop reads it. A reduction accumulates into
+ * the block (B->m<id>). */
+static void emit_nest_node(emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    for (unsigned k = 0; k < d->n_in; k++)
+        need(e, cs_graph_input(e->g, n, k));
+    if (cs_op_table[d->op].kind == CS_KIND_REDUCE) {   /* complete after the loop: read from the block */
+        emit_reduce_into(e, n, "m", "mb", true);
+        return;
+    }
+    if (d->op == CS_OP_GATHER || d->op == CS_OP_SCATTER)
+        emit_gather_base(e, n, "        ");
+    out(e, "        const %s v%u = ", c_type((cs_type)d->type), n);
+    emit_value(e, n);
+    out(e, ";\n");
+    e->stamp[n] = e->now;
+    if (e->materialized[n]) {
+        out(e, "        ");
+        mat_at(e, n, "e_");
+        out(e, " = v%u;\n", n);
+    }
+}
+
 static void emit_node(emitter *e, cs_node n)
 {
     const cs_node_data *d = node(e, n);
+    if (read_in_place(e, n))
+        return;
+    if (e->blocked && e->loop_of[n] != CS_NO_LOOP && e->loop_shape[e->loop_of[n]] != CS_SCALAR) {
+        emit_nest_node(e, n);
+        return;
+    }
+    bool lane_array = (d->shape != CS_SCALAR && !scalar_stack(e, n)) || cs_op_table[d->op].kind == CS_KIND_REDUCE;
+    if (lane_array && !e->blocked) {
+        emit_lane_array(e, n);
+        return;
+    }
+    if (lane_array && cs_op_table[d->op].kind == CS_KIND_REDUCE && !is_array(e, cs_graph_input(e->g, n, 0))) {
+        /* a reduction of a scalar, in a lane loop: its one element */
+        cs_node a = cs_graph_input(e->g, n, 0);
+        need(e, a);
+        out(e, "        const %s v%u = ", c_type((cs_type)d->type), n);
+        if (d->op == CS_OP_ANY || d->op == CS_OP_ALL || d->op == CS_OP_NONZERO) {
+            out(e, "(");
+            ref(e, a);
+            out(e, " != 0)");
+        } else if (d->op == CS_OP_ARGMAX || d->op == CS_OP_ARGMIN) {
+            out(e, "0");
+        } else {
+            ref(e, a);
+        }
+        out(e, ";\n");
+        e->stamp[n] = e->now;
+        if (e->materialized[n]) {
+            out(e, "        ");
+            mat(e, n, -1);
+            out(e, " = v%u;\n", n);
+        }
+        return;
+    }
+    if (lane_array) {
+        snprintf(e->err, sizeof e->err, "%s n%u outside a nest", cs_op_table[d->op].name, (unsigned)n);
+        return;
+    }
     cs_node partner = sincos_partner(e, n);
     if (partner) {
         emit_sincos(e, n, partner);
@@ -422,22 +1160,23 @@ static void emit_node(emitter *e, cs_node n)
         need(e, cs_graph_input(e->g, n, k));
     if (called) {
         out(e, "%sconst %s v%u = B->x%u[i];\n", ind, T, n, n);
-    } else if (d->op == CS_OP_UNIFORM) {
+    } else if (d->op == CS_OP_UNIFORM && CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_STEP &&
+               e->dialect == CS_DIALECT_CUDA) {
+        /* A select chain, not sw_[wi]: a runtime index would put the
+         * words in local memory instead of registers. */
+        unsigned k = CS_UNIFORM_DRAW(d->imm.i);
+        unsigned words = 4 * rng_blocks(e->p->n_step_draws);
+        out(e, "%sconst %s v%u = %s(", ind, T, n, e->f32 ? "cs_u01_f32" : "cs_u01_f64");
+        for (unsigned w = 0; w + 1 < words; w++)
+            out(e, "wi%u == %u ? sw_[%u] : ", k, w, w);
+        out(e, "sw_[%u]);\n", words - 1);
+    } else if (d->op == CS_OP_UNIFORM && !e->in_loop_fn) {
         unsigned k = CS_UNIFORM_DRAW(d->imm.i);
         const char *conv = e->f32 ? "cs_u01_f32" : "cs_u01_f64";
         if (CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_RESTART)
             out(e, "%sconst %s v%u = %s(rw_[%u]%s);\n", ind, T, n, conv, k, e->scope == SCOPE_RESTARTS ? "[j]" : "");
-        else if (e->dialect == CS_DIALECT_C)
+        else
             out(e, "%sconst %s v%u = %s(B->rw[wi%u][i%s]);\n", ind, T, n, conv, k, e->ahead ? " + col_" : "");
-        else {
-            /* A select chain, not sw_[wi]: a runtime index would put the
-             * words in local memory instead of registers. */
-            unsigned words = 4 * rng_blocks(e->p->n_step_draws);
-            out(e, "%sconst %s v%u = %s(", ind, T, n, conv);
-            for (unsigned w = 0; w + 1 < words; w++)
-                out(e, "wi%u == %u ? sw_[%u] : ", k, w, w);
-            out(e, "sw_[%u]);\n", words - 1);
-        }
     } else if (d->op == CS_OP_STACK) {
         out(e, "%sconst %s v%u[%u] = {", ind, T, n, d->n_in);
         for (unsigned k = 0; k < d->n_in; k++) {
@@ -446,7 +1185,7 @@ static void emit_node(emitter *e, cs_node n)
             ref(e, cs_graph_input(e->g, n, k));
         }
         out(e, "};\n");
-    } else {
+    } else if (cs_op_table[d->op].kind == CS_KIND_MAP || d->op == CS_OP_INDEX) {
         out(e, "%sconst %s v%u = ", ind, T, n);
         emit_expr(e, n);
         out(e, ";\n");
@@ -457,6 +1196,13 @@ static void emit_node(emitter *e, cs_node n)
             ref(e, cs_graph_input(e->g, n, 1));
             out(e, ");\n");
         }
+    } else {
+        /* a scalar of a shape op (a gather) or a draw (randbits) */
+        if (d->op == CS_OP_GATHER)
+            emit_gather_base(e, n, ind);
+        out(e, "%sconst %s v%u = ", ind, T, n);
+        emit_element(e, n);
+        out(e, ";\n");
     }
     e->stamp[n] = e->now;
     if (!fresh && e->materialized[n] && !e->in_call_pass) {
@@ -486,12 +1232,13 @@ static void mark_materialized(emitter *e, const cs_partition *part, const cs_nod
         const cs_node_data *d = node(e, n);
         for (unsigned k = 0; k < d->n_in; k++) {
             cs_node o = cs_graph_input(e->g, n, k);
-            if (part->kernel[o] != CS_NO_KERNEL && part->kernel[o] != part->kernel[n])
+            if (part->kernel[o] != CS_NO_KERNEL && part->kernel[o] != part->kernel[n] && !read_in_place(e, o))
                 e->materialized[o] = true;
         }
     }
     for (unsigned r = 0; r < n_roots; r++)
-        if (part->kernel[roots[r]] != CS_NO_KERNEL && part->kernel[roots[r]] != part->n_kernels - 1)
+        if (part->kernel[roots[r]] != CS_NO_KERNEL && part->kernel[roots[r]] != part->n_kernels - 1 &&
+            !read_in_place(e, roots[r]))
             e->materialized[roots[r]] = true;
     for (cs_node n = 1; n < count; n++)
         e->any_materialized[n] |= e->materialized[n];
@@ -503,16 +1250,290 @@ typedef struct {
     bool rollout;
 } entry;
 
-/* The roots' final stores, in the last kernel. */
+/* ---- the C dialect's block code: a kernel's loops ---- */
+
+/* The loop a node is computed in: a reduction in its operand's nest, a
+ * stack of arrays or a concat in copies of its own, a scalar (a stack of
+ * scalars too) in a lane loop, any other array in the nest of its shape. */
+static uint32_t loop_domain(const emitter *e, cs_node n)
+{
+    const cs_node_data *d = node(e, n);
+    if (cs_op_table[d->op].kind == CS_KIND_REDUCE)
+        return node(e, cs_graph_input(e->g, n, 0))->shape;
+    if (scalar_stack(e, n))
+        return CS_SCALAR;
+    if (d->op == CS_OP_STACK || d->op == CS_OP_CONCAT)
+        return CS_COPY_LOOP;
+    return d->shape;
+}
+
+/* Whether n, in the same loop as its operand o (operand k), may read o
+ * where it is computed: between scalars always; in a nest, where n reads
+ * o's element at its own (an elementwise op, a reduction, a scatter's
+ * array) and o's value at that element is complete (not a reduction). */
+static bool reads_in_loop(const emitter *e, cs_node o, cs_node n, unsigned k)
+{
+    uint32_t dom = loop_domain(e, n);
+    if (dom != loop_domain(e, o) || dom == CS_COPY_LOOP)
+        return false;
+    if (dom == CS_SCALAR)
+        return true;
+    const cs_node_data *d = node(e, n);
+    if (cs_op_table[node(e, o)->op].kind == CS_KIND_REDUCE)
+        return false;
+    switch (cs_op_table[d->op].kind) {
+    case CS_KIND_MAP:
+    case CS_KIND_REDUCE:
+        return true;
+    default:
+        return d->op == CS_OP_SCATTER && k == 0;
+    }
+}
+
+/* The entry's root for state variable v. */
+static cs_node var_root(const emitter *e, const entry *en, unsigned v)
+{
+    return en->rollout ? e->p->roll_next[v] : e->p->next[v];
+}
+
+/* A root that is the unchanged state of its own variable: nothing to store. */
+static bool root_is_own_state(const emitter *e, unsigned v, cs_node r)
+{
+    const cs_node_data *d = node(e, r);
+    return d->op == CS_OP_CARRIED && (unsigned)d->imm.i == e->p->vars[v].slot && d->shape == e->p->vars[v].shape;
+}
+
+/* A root that is another variable's state (a = b): read before that
+ * variable's commit overwrites it. */
+static bool root_is_other_state(const emitter *e, unsigned v, cs_node r)
+{
+    return node(e, r)->op == CS_OP_CARRIED && !root_is_own_state(e, v, r);
+}
+
+/* The roots an entry stores: array ones are committed after the last loop,
+ * from memory. */
+static void plan_roots(emitter *e, const entry *en, unsigned k)
+{
+    unsigned last = e->n_loops - 1;
+    for (unsigned r = 0; r < en->n_roots; r++) {
+        cs_node n = en->roots[r];
+        const cs_node_data *d = node(e, n);
+        if (e->part->kernel[n] != k || read_in_place(e, n) || (d->n_in == 0 && !is_draw((cs_op)d->op)))
+            continue;
+        if (e->loop_of[n] != last || d->shape != CS_SCALAR)
+            e->materialized[n] = true;
+    }
+    /* an array state whose next value is another's state: kept in the
+     * block before the commits (emit_array_commits) */
+    for (unsigned v = 0; v < e->p->n_vars; v++) {
+        cs_node r = var_root(e, en, v);
+        if (e->p->vars[v].shape != CS_SCALAR && root_is_other_state(e, v, r))
+            e->any_materialized[r] = true;
+    }
+}
+
+/* Kernel k's nodes in loops, in id order: each joins the first loop of
+ * its kind at or after the loops of its operands (after them, where it
+ * cannot read them there); a value read by a later loop is kept in the
+ * block (materialized). The last kernel ends with a lane loop, where the
+ * roots are stored. */
+static void plan_loops(emitter *e, const entry *en, unsigned k)
+{
+    uint32_t count = cs_graph_count(e->g);
+    const cs_partition *part = e->part;
+    e->n_loops = 0;
+    for (cs_node n = 1; n < count; n++) {
+        if (part->kernel[n] != k)
+            continue;
+        e->loop_of[n] = CS_NO_LOOP;
+        if (read_in_place(e, n))
+            continue;
+        const cs_node_data *d = node(e, n);
+        uint32_t dom = loop_domain(e, n), earliest = 0;
+        for (unsigned j = 0; j < d->n_in; j++) {
+            cs_node o = cs_graph_input(e->g, n, j);
+            if (part->kernel[o] != k || e->loop_of[o] == CS_NO_LOOP)
+                continue;
+            uint32_t at = e->loop_of[o] + (reads_in_loop(e, o, n, j) ? 0 : 1);
+            if (at > earliest)
+                earliest = at;
+        }
+        uint32_t l = earliest;
+        if (dom == CS_COPY_LOOP)
+            l = e->n_loops;
+        else
+            while (l < e->n_loops && e->loop_shape[l] != dom)
+                l++;
+        if (l >= e->n_loops) {
+            l = e->n_loops;
+            e->loop_shape[e->n_loops++] = dom;
+        }
+        e->loop_of[n] = l;
+    }
+    if (e->n_loops == 0 || (k == part->n_kernels - 1 && e->loop_shape[e->n_loops - 1] != CS_SCALAR))
+        e->loop_shape[e->n_loops++] = CS_SCALAR;
+    /* an array root of the last lane loop (a stack of scalars) would be
+     * stored there, after the checks that read it: the roots' loop comes after */
+    bool array_root_last = false;
+    for (unsigned r = 0; k == part->n_kernels - 1 && r < en->n_roots; r++)
+        array_root_last |= part->kernel[en->roots[r]] == k && is_array(e, en->roots[r]) &&
+                           e->loop_of[en->roots[r]] == e->n_loops - 1;
+    if (array_root_last)
+        e->loop_shape[e->n_loops++] = CS_SCALAR;
+    /* what a later loop reads, and what a loop accumulates or copies into */
+    for (cs_node n = 1; n < count; n++) {
+        if (part->kernel[n] != k || e->loop_of[n] == CS_NO_LOOP)
+            continue;
+        const cs_node_data *d = node(e, n);
+        uint32_t dom = loop_domain(e, n);
+        if (dom == CS_COPY_LOOP || (cs_op_table[d->op].kind == CS_KIND_REDUCE && dom != CS_SCALAR))
+            e->materialized[n] = true;
+        for (unsigned j = 0; j < d->n_in; j++) {
+            cs_node o = cs_graph_input(e->g, n, j);
+            if (part->kernel[o] == k && e->loop_of[o] != CS_NO_LOOP &&
+                (e->loop_of[o] != e->loop_of[n] || !reads_in_loop(e, o, n, j)))
+                e->materialized[o] = true;
+        }
+    }
+    if (k == part->n_kernels - 1)
+        plan_roots(e, en, k);
+    for (cs_node n = 1; n < count; n++)
+        if (part->kernel[n] == k && e->materialized[n]) {
+            e->any_materialized[n] = true;
+            const cs_node_data *d = node(e, n);
+            if (d->op == CS_OP_ARGMAX || d->op == CS_OP_ARGMIN)
+                e->arg_best[n] = true;
+        }
+}
+
+/* Whether every observation is a box scalar: stored one line each. */
+static bool scalar_obs_only(const cs_program *p)
+{
+    for (unsigned k = 0; k < p->n_obs_items; k++)
+        if (p->obs_items[k].shape != CS_SCALAR || p->obs_items[k].space != CS_OBS_BOX)
+            return false;
+    return true;
+}
+
+/* Whether an info value is an array (stored by its own loops). */
+static bool array_info(const cs_program *p)
+{
+    for (unsigned k = 0; k < p->n_info_items; k++)
+        if (p->info_items[k].shape != CS_SCALAR)
+            return true;
+    return false;
+}
+
+/* Whether a state variable keeps its value through an auto-reset. */
+static bool any_kept(const cs_program *p)
+{
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (p->vars[v].kept)
+            return true;
+    return false;
+}
+
+static bool any_array_state(const cs_program *p, bool real_only)
+{
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (p->vars[v].shape != CS_SCALAR && (!real_only || cs_type_is_real(p->vars[v].type)))
+            return true;
+    return false;
+}
+
+/* Whether a lane's next state has no NaN or infinity, as bad_ (0: fine).
+ * Array states: their elements are checked by loops first (block code:
+ * into B->nf, emit_array_checks; per lane: here). */
+static void emit_bad_check(emitter *e, const cs_node *next)
+{
+    const cs_program *p = e->p;
+    bool arrays = any_array_state(p, true);
+    out(e, "        %sint bad_ = !(1", arrays && !e->blocked ? "" : "const ");
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        if (p->vars[v].shape != CS_SCALAR || !cs_type_is_real(p->vars[v].type))
+            continue;
+        out(e, " & (");
+        ref(e, next[v]);
+        out(e, " - ");
+        ref(e, next[v]);
+        out(e, " == 0)");
+    }
+    out(e, ")%s;\n", arrays && e->blocked ? " | B->nf[i]" : "");
+    if (!arrays || e->blocked)
+        return;
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        if (sv->shape == CS_SCALAR || !cs_type_is_real(sv->type))
+            continue;
+        nest_open(e, cs_shape_of(e->g, sv->shape), "        ");
+        out(e, "            bad_ |= !(");
+        elem(e, next[v], "e_");
+        out(e, " - ");
+        elem(e, next[v], "e_");
+        out(e, " == 0);\n");
+        nest_close(e, "        ");
+    }
+}
+
+/* Block code: a loop over the lanes (inside a nest or not); ivdep in the
+ * step entry's last kernel (emit_kernel_loops says why). */
+static void lane_loop_open(emitter *e, const char *ivdep)
+{
+    out(e, "%s    for (int i = 0; i < nv; i++) {\n        const long long lane = b0 + i; (void)lane;\n", ivdep);
+}
+
+/* Whether shape `shape` comes first among those of the states before v
+ * (block code groups the states' loops by shape). */
+static bool first_of_shape(const cs_program *p, unsigned v, bool real_only)
+{
+    for (unsigned w = 0; w < v; w++)
+        if (p->vars[w].shape == p->vars[v].shape && (!real_only || cs_type_is_real(p->vars[w].type)))
+            return false;
+    return true;
+}
+
+/* Block code, before the last kernel's lane loop: whether an element of
+ * each real array state is not finite, into B->nf; a nest per shape. */
+static void emit_array_checks(emitter *e, const entry *en, const char *ivdep)
+{
+    const cs_program *p = e->p;
+    bool first = true;
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        if (sv->shape == CS_SCALAR || !cs_type_is_real(sv->type) || !first_of_shape(p, v, true))
+            continue;
+        e->now++;
+        nest_open(e, cs_shape_of(e->g, sv->shape), "    ");
+        lane_loop_open(e, ivdep);
+        out(e, "        int nf_ = %s;\n", first ? "e_ == 0 ? 0 : B->nf[i]" : "B->nf[i]");
+        for (unsigned w = v; w < p->n_vars; w++) {
+            if (p->vars[w].shape != sv->shape || !cs_type_is_real(p->vars[w].type))
+                continue;
+            cs_node r = var_root(e, en, w);
+            out(e, "        { const %s x_ = ", e->real);
+            elem(e, r, "e_");
+            out(e, "; nf_ |= !(x_ - x_ == 0); }\n");
+        }
+        out(e, "        B->nf[i] = nf_;\n    }\n");
+        nest_close(e, "    ");
+        first = false;
+    }
+    e->check_arrays = true;
+}
+
+/* The roots' final stores, in the last kernel's (last) lane loop. */
 static void emit_final(emitter *e, const entry *en)
 {
     const cs_program *p = e->p;
     for (unsigned r = 0; r < en->n_roots; r++)
-        need(e, en->roots[r]);
+        if (!is_array(e, en->roots[r]))
+            need(e, en->roots[r]);
     if (en->rollout) {
         emit_bad_check(e, p->roll_next);
-        for (unsigned k = 0; k < p->n_carried; k++)
-            store(e, p->roll_next[k], "", "        B->c[%u][i]", k);
+        for (unsigned v = 0; v < p->n_vars; v++)
+            if (p->vars[v].shape == CS_SCALAR)
+                store(e, p->roll_next[v], "", "        B->%s[%u][i]", slot_is_real(e, p->vars[v].slot) ? "c" : "ci",
+                      e->slot_index[p->vars[v].slot]);
         out(e, "        B->ss[i] += 1;\n        B->ret[i] += (double)");
         ref(e, p->roll_reward);
         out(e, ";\n        B->done[i] = ((((");
@@ -529,15 +1550,122 @@ static void emit_final(emitter *e, const entry *en)
         return;
     }
     /* A step stores its results where the caller reads them, no copy after */
-    for (unsigned k = 0; k < p->n_carried; k++)
-        store(e, p->next[k], "", "        ((%s *)L->carried[%u])[lane]", e->real, k);
-    for (unsigned k = 0; k < p->n_obs_items; k++)
-        store(e, p->obs_items[k].next, "(float)", "        L->obs[%uull * L->stride + lane]", p->obs_items[k].offset);
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        unsigned slot = p->vars[v].slot;
+        if (p->vars[v].shape == CS_SCALAR)
+            store(e, p->next[v], slot_store_cast(e, slot), "        ((%s *)L->carried[%u])[lane]",
+                  slot_buffer_type(e, slot), slot);
+    }
+    for (unsigned k = 0; k < p->n_obs_items; k++) {
+        const cs_obs_item *it = &p->obs_items[k];
+        if (it->shape != CS_SCALAR)
+            continue;
+        if (it->space == CS_OBS_DISCRETE)
+            store(e, it->next, "(long long)", "        L->obs_int[%uull * L->stride + lane]", it->offset);
+        else
+            store(e, it->next, "(float)", "        L->obs[%uull * L->stride + lane]", it->offset);
+    }
+    for (unsigned k = 0; k < p->n_info_items; k++) {
+        const cs_info_item *it = &p->info_items[k];
+        if (it->shape == CS_SCALAR)
+            store(e, it->step, "(double)", "        if (L->info) L->info[%uull * L->stride + lane]", it->offset);
+    }
     store(e, p->reward, "(double)", "        L->reward[lane]");
     store(e, p->terminated, "", "        B->term[i]");
     store(e, p->truncated, "", "        B->trunc[i]");
     emit_bad_check(e, p->next);
     out(e, "        B->done[i] = bad_;\n");
+}
+
+/* Block code, after the last kernel's lane loop: the array roots stored,
+ * observations first (they may read a state's old value), then a copy of
+ * each root that is another state, then the states; a nest per shape. */
+static void emit_array_commits(emitter *e, const entry *en, const char *ivdep)
+{
+    const cs_program *p = e->p;
+    for (unsigned k = 0; k < p->n_info_items && !en->rollout; k++) {
+        const cs_info_item *it = &p->info_items[k];
+        if (it->shape == CS_SCALAR)
+            continue;
+        e->now++;
+        out(e, "    if (L->info)\n");
+        nest_open(e, cs_shape_of(e->g, it->shape), "    ");
+        lane_loop_open(e, ivdep);
+        out(e, "        L->info[(%uull + e_) * L->stride + lane] = (double)", it->offset);
+        elem(e, it->step, "e_");
+        out(e, ";\n    }\n");
+        nest_close(e, "    ");
+    }
+    for (unsigned k = 0; k < p->n_obs_items && !en->rollout; k++) {
+        const cs_obs_item *it = &p->obs_items[k];
+        bool first = it->shape != CS_SCALAR;
+        for (unsigned j = 0; j < k && first; j++)
+            first = p->obs_items[j].shape != it->shape;
+        if (!first)
+            continue;
+        e->now++;
+        nest_open(e, cs_shape_of(e->g, it->shape), "    ");
+        lane_loop_open(e, ivdep);
+        for (unsigned j = k; j < p->n_obs_items; j++) {
+            const cs_obs_item *jt = &p->obs_items[j];
+            if (jt->shape != it->shape)
+                continue;
+            if (jt->space == CS_OBS_DISCRETE)
+                out(e, "        L->obs_int[(%uull + e_) * L->stride + lane] = (long long)", jt->offset);
+            else
+                out(e, "        L->obs[(%uull + e_) * L->stride + lane] = (float)", jt->offset);
+            elem(e, jt->next, "e_");
+            out(e, ";\n");
+        }
+        out(e, "    }\n");
+        nest_close(e, "    ");
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned v = 0; v < p->n_vars; v++) {
+            const cs_state_var *sv = &p->vars[v];
+            if (sv->shape == CS_SCALAR || !first_of_shape(p, v, false))
+                continue;
+            bool any = false;
+            for (unsigned w = v; w < p->n_vars; w++) {
+                cs_node r = var_root(e, en, w);
+                any |= p->vars[w].shape == sv->shape && !root_is_own_state(e, w, r) &&
+                       (pass == 1 || root_is_other_state(e, w, r));
+            }
+            if (!any)
+                continue;
+            e->now++;
+            nest_open(e, cs_shape_of(e->g, sv->shape), "    ");
+            lane_loop_open(e, ivdep);
+            for (unsigned w = v; w < p->n_vars; w++) {
+                const cs_state_var *sw = &p->vars[w];
+                cs_node r = var_root(e, en, w);
+                if (sw->shape != sv->shape || root_is_own_state(e, w, r))
+                    continue;
+                if (pass == 0) {   /* another state's old value, kept before the commits */
+                    if (!root_is_other_state(e, w, r))
+                        continue;
+                    out(e, "        ");
+                    mat_at(e, r, "e_");
+                    out(e, " = ");
+                    elem(e, r, "e_");
+                    out(e, ";\n");
+                    continue;
+                }
+                out(e, "        ");
+                if (en->rollout)
+                    block_slot(e, sw->slot, "e_");
+                else
+                    out(e, "((%s *)L->carried[%u + e_])[lane]", slot_buffer_type(e, sw->slot), sw->slot);
+                out(e, " = %s", en->rollout ? "" : slot_store_cast(e, sw->slot));
+                if (root_is_other_state(e, w, r))
+                    mat_at(e, r, "e_");
+                else
+                    elem(e, r, "e_");
+                out(e, ";\n");
+            }
+            out(e, "    }\n");
+            nest_close(e, "    ");
+        }
 }
 
 /* One kernel's loop body (without the loop header). */
@@ -548,15 +1676,114 @@ static void emit_kernel_body(emitter *e, const entry *en, unsigned k)
     out(e, "        const long long lane = b0 + i; (void)lane;\n");
     uint32_t count = cs_graph_count(e->g);
     for (cs_node n = 1; n < count; n++)
-        if (e->part->kernel[n] == k)
+        if (e->part->kernel[n] == k && e->loop_of[n] == e->loop)
             emit_node(e, n);
-    if (k == e->part->n_kernels - 1)
+    if (k == e->part->n_kernels - 1 && e->loop == e->n_loops - 1)
         emit_final(e, en);
 }
 
 
 /* The largest kernel given a near copy of its loop (CartPole's has about 60 values). */
 enum { CS_LEAF_NEAR_MAX_NODES = 200 };
+
+/* Block code: a stack's or concat's copies, one nest per operand, into the
+ * block (B->m<id>). */
+static void emit_copies(emitter *e, cs_node n, const char *ivdep)
+{
+    const cs_node_data *d = node(e, n);
+    const cs_shape *s = shape(e, n);
+    unsigned axis = (unsigned)d->imm.i, off = 0;
+    for (unsigned k = 0; k < d->n_in; k++) {
+        cs_node o = cs_graph_input(e->g, n, k);
+        const cs_shape *os = shape(e, o);
+        char ax[CS_RANK_MAX][48], to[200];
+        const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
+        for (unsigned j = 0, src = 0; j < s->rank; j++) {
+            if (d->op == CS_OP_STACK && j == axis)
+                snprintf(ax[j], sizeof ax[j], "%u", k);
+            else if (j == axis)
+                snprintf(ax[j], sizeof ax[j], "%s + %u", loop_var[src++], off);
+            else
+                snprintf(ax[j], sizeof ax[j], "%s", loop_var[src++]);
+        }
+        flat_index(s, axp, to, sizeof to);
+        e->now++;
+        if (os->rank) {
+            nest_open(e, os, "    ");
+        } else {
+            out(e, "    {\n");
+            e->nest = os;
+        }
+        lane_loop_open(e, ivdep);
+        need(e, o);
+        out(e, "        ");
+        mat_at(e, n, to);
+        out(e, " = ");
+        elem(e, o, "e_");
+        out(e, ";\n    }\n");
+        nest_close(e, "    ");
+        off += d->op == CS_OP_CONCAT ? os->dim[axis] : 1;
+    }
+}
+
+/* Block code: kernel k as its planned loops, in order (more than one lane
+ * loop: the kernel has arrays); the last kernel's array states are checked
+ * before its lane loop and committed after it. Each loop is a function of
+ * its own (into e->loop_fns, called from the step): in one function the
+ * loops of a big kernel cost GCC's alias analysis minutes (every store of
+ * the block against every other). The last loop's function returns the
+ * rollout's ended_ and bad_any_. */
+static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
+{
+    uint32_t count = cs_graph_count(e->g);
+    bool last = k == e->part->n_kernels - 1;
+    const char *ivdep = !en->rollout && last ? "#pragma GCC ivdep\n" : "";
+    unsigned D = e->p->n_step_draws;
+    cs_text *step = e->out;
+    out(e, "    {\n");
+    for (e->loop = 0; e->loop < e->n_loops; e->loop++) {
+        uint32_t dom = e->loop_shape[e->loop];
+        bool final = last && e->loop == e->n_loops - 1;
+        char name[48];
+        snprintf(name, sizeof name, "cs_%s_k%u_loop%u", en->rollout ? "roll" : "step", k, e->loop);
+        if (final && en->rollout)
+            out(e, "    { const unsigned long long r_ = %s(B, L, nv, b0, t, %s); ended_ = (unsigned)r_; bad_any_ = (int)(r_ >> 32); }\n",
+                name, e->ahead ? "col_" : "0");
+        else
+            out(e, "    %s(B, L, nv, b0, t, %s);\n", name, e->ahead ? "col_" : "0");
+        e->out = e->loop_fns;
+        e->in_loop_fn = true;
+        out(e, "static __attribute__((noinline)) unsigned long long %s(cs_block *restrict B, const cs_lanes *restrict L, int nv, long long b0, long long t, int col_)\n{\n"
+               "    (void)L; (void)b0; (void)t; (void)col_;\n", name);
+        if (D)
+            out(e, "    const unsigned long long w0 = (unsigned long long)t * %uu, blk = w0 >> 2; (void)w0; (void)blk;\n", D);
+        if (final && en->rollout)
+            out(e, "    unsigned ended_ = 0;\n    int bad_any_ = 0;\n");
+        if (final && any_array_state(e->p, true))
+            emit_array_checks(e, en, ivdep);
+        if (dom == CS_COPY_LOOP) {
+            for (cs_node n = 1; n < count; n++)
+                if (e->part->kernel[n] == k && e->loop_of[n] == e->loop)
+                    emit_copies(e, n, ivdep);
+        } else {
+            if (dom != CS_SCALAR)
+                nest_open(e, cs_shape_of(e->g, dom), "    ");
+            out(e, "%s    for (int i = 0; i < nv; i++) {\n", ivdep);
+            emit_kernel_body(e, en, k);
+            out(e, "    }\n");
+            if (dom != CS_SCALAR)
+                nest_close(e, "    ");
+        }
+        if (final)
+            emit_array_commits(e, en, ivdep);
+        out(e, final && en->rollout ? "    return ended_ | (unsigned long long)(unsigned)bad_any_ << 32;\n}\n\n"
+                                    : "    return 0;\n}\n\n");
+        e->in_loop_fn = false;
+        e->out = step;
+    }
+    e->loop = e->n_loops - 1;
+    out(e, "    }\n");
+}
 
 /* Kernel k's loop over the lanes: the body once, or, where its f32 sin
  * and cos read leaves (leaf_near), a loop of those loads that notes
@@ -566,6 +1793,13 @@ static void emit_kernel_loops(emitter *e, const entry *en, unsigned k)
 {
     uint32_t count = cs_graph_count(e->g);
     e->kernel = k;
+    e->loop = 0;
+    bool last = k == e->part->n_kernels - 1;
+    if (e->n_loops > 1 || e->loop_shape[0] != CS_SCALAR || (last && any_array_state(e->p, false)) ||
+        (last && !en->rollout && (!scalar_obs_only(e->p) || array_info(e->p)))) {
+        emit_planned_loops(e, en, k);
+        return;
+    }
     /* Not for a long loop: two copies of Acrobot's RK4 step (some 350
      * values) left GCC 12 vectorizing neither, 11x slower. */
     bool any = false;
@@ -679,6 +1913,7 @@ static void emit_call_pass(emitter *e, unsigned k, bool rollout)
         return;
     }
     e->kernel = k;
+    e->loop = 0;
     bool any = false, near = false, all_near64 = true;
     for (cs_node n = count - 1; n > 0; n--) {
         bool own = own_pass(e, n);
@@ -716,6 +1951,25 @@ static void emit_call_pass(emitter *e, unsigned k, bool rollout)
     free(cone);
 }
 
+/* Draw numbers whose word a scalar draw of the step reads by name (wi<k>):
+ * every one of a step with few draws, else those read (arrays of draws
+ * index the words by element). */
+enum { CS_NAMED_WORDS_MAX = 64 };
+
+static bool word_named(const emitter *e, unsigned k)
+{
+    if (e->p->n_step_draws <= CS_NAMED_WORDS_MAX)
+        return true;
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; n < count; n++) {
+        const cs_node_data *d = node(e, n);
+        if (is_draw((cs_op)d->op) && d->shape == CS_SCALAR && CS_UNIFORM_STREAM(d->imm.i) == CS_STREAM_STEP &&
+            CS_UNIFORM_DRAW(d->imm.i) == k)
+            return true;
+    }
+    return false;
+}
+
 /* The step's RNG words, then each kernel as one loop over the block. The
  * refill is its own loop so that the kernels' loops stay branch-free. */
 static void emit_kernels(emitter *e, const entry *en)
@@ -725,7 +1979,7 @@ static void emit_kernels(emitter *e, const entry *en)
     bool draws = false;
     uint32_t count = cs_graph_count(e->g);
     for (cs_node n = 1; n < count; n++)
-        draws |= part->kernel[n] != CS_NO_KERNEL && node(e, n)->op == CS_OP_UNIFORM;
+        draws |= part->kernel[n] != CS_NO_KERNEL && is_draw((cs_op)node(e, n)->op);
     e->ahead = draws && e->rollout && e->padded && nb == 1;
     if (draws) {
         out(e, "    const unsigned long long w0 = (unsigned long long)t * %uu, blk = w0 >> 2;\n", D);
@@ -750,7 +2004,8 @@ static void emit_kernels(emitter *e, const entry *en)
                    "        cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), 0, nv, blk, CS_BLOCK, 0u, &B->rw[0][0], CS_BLOCK);\n"
                    "    }\n", 4 / D);
             for (unsigned k = 0; k < D; k++)
-                out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
+                if (word_named(e, k))
+                    out(e, "    const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
         } else {
             /* A step's words straddle blocks: B->rw keeps a window of the
              * last nb blocks, block b in rows 4 (b % nb), and each block is
@@ -766,10 +2021,23 @@ static void emit_kernels(emitter *e, const entry *en)
                    "        B->rng_block = last_ + 1;\n"
                    "    }\n", D - 1, nb);
             for (unsigned k = 0; k < D; k++)
-                out(e, "    const int wi%u = (int)(4 * (((w0 + %uu) >> 2) %% %uu) + ((w0 + %uu) & 3));\n", k, k, nb, k);
+                if (word_named(e, k))
+                    out(e, "    const int wi%u = (int)(4 * (((w0 + %uu) >> 2) %% %uu) + ((w0 + %uu) & 3));\n", k, k, nb, k);
+        }
+        if (!en->rollout) {   /* B->rng_block was reset: the words are this step's, to be overwritten */
+            out(e, "    if (L->step_words)   /* replayed words (lanes.h): this step's draws are the caller's */\n"
+                   "        for (unsigned int k_ = 0; k_ < %uu; k_++)\n"
+                   "            for (int i = 0; i < nv; i++)\n"
+                   "                B->rw[", D);
+            if (nb > 1)
+                out(e, "(int)(4 * (((w0 + k_) >> 2) %% %uu) + ((w0 + k_) & 3))", nb);
+            else
+                out(e, "(int)(w0 + k_ - 4 * blk)");
+            out(e, "][i] = L->step_words[(long long)k_ * L->stride + b0 + i];\n");
         }
     }
     for (unsigned k = 0; k < part->n_kernels; k++) {
+        plan_loops(e, en, k);
         emit_call_pass(e, k, en->rollout);
         if (part->reason[k][0])
             out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
@@ -781,6 +2049,46 @@ static void emit_kernels(emitter *e, const entry *en)
         if (en->rollout)
             out(e, "    if (only < 0 || only == %u)\n", k);
         emit_kernel_loops(e, en, k);
+    }
+}
+
+/* A state variable's fresh value stored to cs_fresh's out or outi (a line
+ * for a scalar, a loop for an array). */
+static void emit_fresh_var(emitter *e, unsigned v)
+{
+    const cs_state_var *sv = &e->p->vars[v];
+    const char *to = slot_is_real(e, sv->slot) ? "out" : "outi";
+    unsigned at = e->slot_index[sv->slot];
+    if (sv->shape == CS_SCALAR) {
+        store(e, e->p->restart[v], "", "    %s[%u]", to, at);
+        return;
+    }
+    out(e, "    for (int e_ = 0; e_ < %u; e_++)\n        %s[%u + e_] = ", sv->size, to, at);
+    elem(e, e->p->restart[v], "e_");
+    out(e, ";\n");
+}
+
+/* A fresh observation (box or discrete) or info value to its row of `to`. */
+static void emit_fresh_row(emitter *e, cs_node value, uint32_t shape, unsigned offset, unsigned size, const char *to,
+                           const char *cast)
+{
+    if (shape == CS_SCALAR) {
+        store(e, value, cast, "        %s[%u]", to, offset);
+        return;
+    }
+    out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            %s[%u + e_] = %s", size, to, offset, cast);
+    elem(e, value, "e_");
+    out(e, ";\n");
+}
+
+static void emit_fresh_obs(emitter *e, bool discrete)
+{
+    const cs_program *p = e->p;
+    for (unsigned k = 0; k < p->n_obs_items; k++) {
+        const cs_obs_item *it = &p->obs_items[k];
+        if ((it->space == CS_OBS_DISCRETE) == discrete)
+            emit_fresh_row(e, it->restart, it->shape, it->offset, it->size, discrete ? "obsi" : "obs",
+                           discrete ? "(long long)" : "(float)");
     }
 }
 
@@ -802,14 +2110,14 @@ static void emit_param_restarts(emitter *e, const char *ind, const char *params)
         if (!p->param_restart[k])
             continue;
         cs_node r = p->param_restart[k];
-        if (node(e, r)->n_in || node(e, r)->op == CS_OP_UNIFORM)
+        if (node(e, r)->n_in || is_draw((cs_op)node(e, r)->op))
             need(e, r);
         store(e, r, "", "%s((%s *)%s[%u])[lane]", ind, e->real, params, k);
     }
 }
 
-/* Every node the fresh state (and with obs, its observation) needs, in id
- * order. */
+/* Every node the fresh state (and with obs, its observation and info
+ * values) needs, in id order. */
 static void emit_fresh_nodes(emitter *e, bool obs)
 {
     const cs_program *p = e->p;
@@ -820,10 +2128,12 @@ static void emit_fresh_nodes(emitter *e, bool obs)
         snprintf(e->err, sizeof e->err, "out of memory");
         return;
     }
-    for (unsigned k = 0; k < p->n_carried; k++)
-        live[p->restart[k]] = 1;
+    for (unsigned v = 0; v < p->n_vars; v++)
+        live[p->restart[v]] = 1;
     for (unsigned k = 0; obs && k < p->n_obs_items; k++)
         live[p->obs_items[k].restart] = 1;
+    for (unsigned k = 0; obs && k < p->n_info_items; k++)
+        live[p->info_items[k].restart] = 1;
     for (cs_node n = count - 1; n > 0; n--)
         if (live[n])
             for (unsigned k = 0; k < node(e, n)->n_in; k++)
@@ -834,34 +2144,57 @@ static void emit_fresh_nodes(emitter *e, bool obs)
     free(live);
 }
 
-/* cs_fresh: a lane's fresh start at time tau (params, state, observation). */
+/* cs_fresh: a lane's fresh start at time tau (params, state, observation,
+ * info), from Philox's words or, when words is not NULL, the caller's
+ * ([draw][stride], lanes.h's restart_words). The state goes to out (real
+ * slots) and outi (i32 and bool slots), each indexed by slot_index. */
 static void emit_fresh(emitter *e)
 {
     const cs_program *p = e->p;
     unsigned nrb = (p->n_restart_draws + 3) / 4;
     e->scope = SCOPE_FRESH;
     e->part = NULL;
-    out(e, "%s void cs_fresh(unsigned long long seed, unsigned int key, void *const *params, long long lane, long long tau, %s *out, float *obs)\n{\n",
-        e->dialect == CS_DIALECT_C ? "static" : "CS_DEVICE", e->real);
+    e->blocked = false;
+    /* not inlined where it is long (array states): its callers are rare paths */
+    out(e, "%s void cs_fresh(unsigned long long seed, unsigned int key, void *const *params, long long lane, long long tau, const unsigned int *words, long long stride, %s *out, int *outi, float *obs, long long *obsi, double *info)\n{\n",
+        e->dialect == CS_DIALECT_CUDA ? "CS_DEVICE" : e->slot_tables ? "static __attribute__((noinline))" : "static", e->real);
     if (nrb) {
         out(e, "    unsigned int rw_[%u];\n", 4 * nrb);
+        out(e, "    if (words)   /* replayed (lanes.h) */\n"
+               "        for (unsigned int j = 0; j < %uu; j++)\n"
+               "            rw_[j] = words[(long long)j * stride + lane];\n"
+               "    else\n",
+            p->n_restart_draws);
         out(e, "    for (unsigned int j = 0; j < %uu; j++)\n"
                "        cs_rng_block(seed, key, (unsigned long long)tau, (1u << 16) | j, rw_ + 4 * j);\n",
             nrb);
     }
-    out(e, "    (void)seed; (void)key; (void)params; (void)tau; (void)obs;\n");
+    out(e, "    (void)seed; (void)key; (void)params; (void)tau; (void)obs; (void)words; (void)stride; (void)outi; (void)obsi; (void)info;\n");
     if (any_param_restart(p)) {
         out(e, "    {\n");
         emit_param_restarts(e, "    ", "params");
         out(e, "    }\n");
     }
     emit_fresh_nodes(e, true);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        store(e, p->restart[k], "", "    out[%u]", k);
+    for (unsigned v = 0; v < p->n_vars; v++)
+        emit_fresh_var(e, v);
     out(e, "    if (obs) {\n");
-    for (unsigned k = 0; k < p->n_obs_items; k++)
-        store(e, p->obs_items[k].restart, "(float)", "        obs[%u]", p->obs_items[k].offset);
-    out(e, "    }\n}\n\n");
+    emit_fresh_obs(e, false);
+    out(e, "    }\n");
+    if (p->n_obs_int) {
+        out(e, "    if (obsi) {\n");
+        emit_fresh_obs(e, true);
+        out(e, "    }\n");
+    }
+    if (p->n_info) {
+        out(e, "    if (info) {\n");
+        for (unsigned k = 0; k < p->n_info_items; k++) {
+            const cs_info_item *it = &p->info_items[k];
+            emit_fresh_row(e, it->restart, it->shape, it->offset, it->size, "info", "(double)");
+        }
+        out(e, "    }\n");
+    }
+    out(e, "}\n\n");
 }
 
 /* cs_rollout_restarts: the lanes of a wide block whose episode ended at
@@ -872,7 +2205,9 @@ static void emit_fresh(emitter *e)
  * One lane at a time (cs_rollout_restart, cs_fresh), a restart cost about
  * 80 cycles, a third of random-policy CartPole's time. A short block (1 to
  * 4 lanes) keeps that: one vector whose steps are a chain of latencies,
- * which a list and a group of 8 draws lengthen more than one lane's call. */
+ * which a list and a group of 8 draws lengthen more than one lane's call.
+ * Programs of real scalar states only (a kept one keeps its value); the
+ * others restart a lane at a time. */
 static void emit_rollout_restarts(emitter *e)
 {
     const cs_program *p = e->p;
@@ -880,6 +2215,7 @@ static void emit_rollout_restarts(emitter *e)
     unsigned nrb = (p->n_restart_draws + 3) / 4, nc = p->n_carried ? p->n_carried : 1;
     e->scope = SCOPE_RESTARTS;
     e->part = NULL;
+    e->blocked = false;
     out(e, "static __attribute__((noinline)) void cs_rollout_restarts(cs_block *restrict B, const cs_lanes *restrict L, int n, long long b0, long long tau)\n{\n"
            "    int at[CS_BLOCK + 8];   /* the lanes that restart, nr of them */\n"
            "    const int nr = cs_list_lanes(B->end, n, at);\n"
@@ -898,8 +2234,9 @@ static void emit_rollout_restarts(emitter *e)
     out(e, "    %s f_[%u][CS_BLOCK];\n    for (int j = 0; j < nr; j++) {\n"
            "        const long long lane = b0 + at[j]; (void)lane;\n", R, nc);
     emit_fresh_nodes(e, false);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        store(e, p->restart[k], "", "        f_[%u][j]", k);
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (!p->vars[v].kept)
+            store(e, p->restart[v], "", "        f_[%u][j]", p->vars[v].slot);
     out(e, "    }\n"
            "    for (int j = 0; j < nr; j++) {\n"
            "        const int i = at[j];\n"
@@ -907,8 +2244,9 @@ static void emit_rollout_restarts(emitter *e)
            "        if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
            "        else { L->segments[lane] += 1; L->return_sum[lane] += B->ret[i]; }\n"
            "        B->ret[i] = 0;\n");
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "        B->c[%u][i] = f_[%u][j];\n", k, k);
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (!p->vars[v].kept)
+            out(e, "        B->c[%u][i] = f_[%u][j];\n", p->vars[v].slot, p->vars[v].slot);
     out(e, "        B->ss[i] = 0;\n    }\n}\n\n");
 }
 
@@ -944,6 +2282,43 @@ static void emit_list_lanes(emitter *e, const char *name, const char *type)
         name, type);
 }
 
+/* The constant tables (TABLE nodes), static arrays of the source; with
+ * slot_tables, each class's slots (real, then integer with its bools). */
+static void emit_tables(emitter *e)
+{
+    uint32_t count = cs_graph_count(e->g);
+    const char *space = e->dialect == CS_DIALECT_CUDA ? "__device__ " : "";
+    if (e->slot_tables) {
+        const char *names[3] = {"cs_slot_real", "cs_slot_int", "cs_slot_bool"};
+        unsigned sizes[3] = {e->n_real_slots, e->n_int_slots, e->n_int_slots};
+        for (int t = 0; t < 3; t++) {
+            if (!sizes[t])
+                continue;
+            out(e, "static %sconst int %s[%u] = {", space, names[t], sizes[t]);
+            for (unsigned k = 0, j = 0; k < e->p->n_carried; k++)
+                if (slot_is_real(e, k) == (t == 0)) {
+                    out(e, j ? (j % 16 ? ", " : ",\n    ") : "");
+                    out(e, "%u", t == 2 ? (unsigned)(e->p->carried[k].type == CS_BOOL) : k);
+                    j++;
+                }
+            out(e, "};\n");
+        }
+    }
+    const double *pool = cs_graph_table(e->g);
+    for (cs_node n = 1; n < count; n++) {
+        const cs_node_data *d = node(e, n);
+        if (d->op != CS_OP_TABLE)
+            continue;
+        unsigned size = shape(e, n)->size;
+        out(e, "static %sconst %s cs_tab%u[%u] = {", space, c_type((cs_type)d->type), n, size);
+        for (unsigned k = 0; k < size; k++) {
+            out(e, k ? (k % 8 ? ", " : ",\n    ") : "");
+            literal(e, (cs_type)d->type, pool[d->imm.i + k]);
+        }
+        out(e, "};\n");
+    }
+}
+
 static void emit_prelude(emitter *e, const cs_schedule *s)
 {
     const cs_program *p = e->p;
@@ -958,11 +2333,12 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
         cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
         out(e, "\nCS_DEVICE double cs_clip(double x, double lo, double hi) { double m = lo > x ? lo : x; return hi < m ? hi : m; }\n"
                "CS_DEVICE float cs_clipf(float x, float lo, float hi) { float m = lo > x ? lo : x; return hi < m ? hi : m; }\n\n");
+        emit_tables(e);
         return;
     }
     out(e, "#include <math.h>\n#include <stdlib.h>\n");
     cs_text_append(e->out, cs_prelude_text, strlen(cs_prelude_text));
-    out(e, "\n#define CS_BLOCK %d\n#define CS_PAD %d\n#define CS_SHORT %d\n", CS_BLOCK_LANES, CS_PAD_LANES, CS_SHORT_LANES);
+    out(e, "\n#define CS_BLOCK %u\n#define CS_PAD %d\n#define CS_SHORT %d\n", e->block_lanes, CS_PAD_LANES, CS_SHORT_LANES);
     /* Selects as masks of the value's width: GCC 12 vectorizes them, where
      * `c ? a : b` of reals becomes a branch or a mixed-width select. */
     out(e, "typedef union { float f; unsigned int u; } cs_bits32;\n"
@@ -973,6 +2349,42 @@ static void emit_prelude(emitter *e, const cs_schedule *s)
            "static inline float cs_clipf(float x, float lo, float hi) { float m = cs_selectf(lo > x, lo, x); return cs_selectf(hi < m, hi, m); }\n\n");
     emit_list_lanes(e, "cs_list_lanes", "int");
     emit_list_lanes(e, "cs_list_lanes64", "long long");
+    emit_tables(e);
+}
+
+/* Bytes of element type t in the block (bools are ints there). */
+static unsigned block_elem_bytes(cs_type t) { return t == CS_F64 ? 8 : 4; }
+
+/* The block's bytes per lane (its [CS_BLOCK] members), and so its lanes:
+ * 256, halved while the block passes CS_BLOCK_BYTES_MAX. */
+static unsigned choose_block_lanes(const emitter *e)
+{
+    const cs_program *p = e->p;
+    uint32_t count = cs_graph_count(e->g);
+    unsigned rs = e->f32 ? 4 : 8, nb = rng_blocks(p->n_step_draws);
+    unsigned long long bytes = (unsigned long long)(e->n_real_slots ? e->n_real_slots : 1) * rs +
+                               4ull * e->n_int_slots + 8 + 4 + 12 + 1 + 4 + 4ull * (nb ? 4 * nb : 1) + 4;
+    for (cs_node n = 1; n < count; n++) {
+        const cs_node_data *d = node(e, n);
+        unsigned size = shape(e, n)->size;
+        if (e->any_materialized[n])
+            bytes += (unsigned long long)size * block_elem_bytes((cs_type)d->type);
+        if (e->arg_best[n])
+            bytes += (unsigned long long)size * block_elem_bytes((cs_type)node(e, cs_graph_input(e->g, n, 0))->type);
+        if (e->any_called[n])
+            bytes += block_elem_bytes((cs_type)d->type);
+    }
+    if (e->near64_kernels)
+        bytes += 12;
+    /* Programs without arrays keep their 256 lanes: under fusion none an
+     * Acrobot's block holds some 400 values a lane, as it always did. */
+    bool arrays = false;
+    for (cs_node n = 1; n < count && !arrays; n++)
+        arrays = is_array(e, n) && !scalar_stack(e, n);
+    unsigned lanes = CS_BLOCK_LANES;
+    while (arrays && lanes > CS_BLOCK_LANES_MIN && bytes * lanes > CS_BLOCK_BYTES_MAX)
+        lanes /= 2;
+    return lanes;
 }
 
 static void emit_block_struct(emitter *e)
@@ -981,7 +2393,9 @@ static void emit_block_struct(emitter *e)
     uint32_t count = cs_graph_count(e->g);
     const char *R = e->real;
     out(e, "typedef struct {\n");
-    out(e, "    %s c[%u][CS_BLOCK];      /* carried state (rollout) */\n", R, p->n_carried ? p->n_carried : 1);
+    out(e, "    %s c[%u][CS_BLOCK];      /* carried state (rollout) */\n", R, e->n_real_slots ? e->n_real_slots : 1);
+    if (e->n_int_slots)
+        out(e, "    int ci[%u][CS_BLOCK];      /* carried i32 and bool state (rollout) */\n", e->n_int_slots);
     out(e, "    double ret[CS_BLOCK];\n");
     out(e, "    int ss[CS_BLOCK];\n");
     /* int, as wide as an f32: a byte array here would make GCC's vector
@@ -999,11 +2413,20 @@ static void emit_block_struct(emitter *e)
         if (!e->any_materialized[n])
             continue;
         const cs_node_data *d = node(e, n);
-        if (d->op == CS_OP_STACK)
-            out(e, "    %s m%u[%u][CS_BLOCK];\n", c_type((cs_type)d->type), n, d->n_in);
+        if (d->shape != CS_SCALAR)
+            out(e, "    %s m%u[%u][CS_BLOCK];\n", c_type((cs_type)d->type), n, shape(e, n)->size);
         else
             out(e, "    %s m%u[CS_BLOCK];\n", c_type((cs_type)d->type), n);
+        if (e->arg_best[n]) {
+            const char *T = c_type((cs_type)node(e, cs_graph_input(e->g, n, 0))->type);
+            if (d->shape != CS_SCALAR)
+                out(e, "    %s mb%u[%u][CS_BLOCK];   /* its best value */\n", T, n, shape(e, n)->size);
+            else
+                out(e, "    %s mb%u[CS_BLOCK];   /* its best value */\n", T, n);
+        }
     }
+    if (e->check_arrays)
+        out(e, "    int nf[CS_BLOCK];   /* an element of an array state is not finite */\n");
     if (e->near64_kernels)
         out(e, "    long long far[CS_BLOCK];   /* a pass's lanes whose near sin/cos may not be glibc's */\n"
                "    int far_at[CS_BLOCK + 8];  /* ...their indices (cs_list_lanes64) */\n"
@@ -1016,36 +2439,87 @@ static void emit_block_struct(emitter *e)
     out(e, "} cs_block;\n\n");
 }
 
+/* Slots of variable v, between a block (B->c/B->ci) and the global
+ * buffers at lane b0 + i: a line for a scalar, a loop for an array. */
+static void emit_block_copy(emitter *e, unsigned v, bool load, const char *ind)
+{
+    const cs_state_var *sv = &e->p->vars[v];
+    const char *row = slot_is_real(e, sv->slot) ? "c" : "ci", *T = slot_buffer_type(e, sv->slot);
+    unsigned at = e->slot_index[sv->slot];
+    if (sv->shape == CS_SCALAR) {
+        if (load)
+            out(e, "%sB->%s[%u][i] = ((const %s *)L->carried[%u])[b0 + i];\n", ind, row, at, T, sv->slot);
+        else
+            out(e, "%s((%s *)L->carried[%u])[b0 + i] = %sB->%s[%u][i];\n", ind, T, sv->slot,
+                slot_store_cast(e, sv->slot), row, at);
+        return;
+    }
+    out(e, "%sfor (int e_ = 0; e_ < %u; e_++)\n", ind, sv->size);
+    if (load)
+        out(e, "%s    B->%s[%u + e_][i] = ((const %s *)L->carried[%u + e_])[b0 + i];\n", ind, row, at, T, sv->slot);
+    else
+        out(e, "%s    ((%s *)L->carried[%u + e_])[b0 + i] = %sB->%s[%u + e_][i];\n", ind, T, sv->slot,
+            slot_store_cast(e, sv->slot), row, at);
+}
+
 static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, const cs_text *step_fn)
 {
     const cs_program *p = e->p;
     out(e, "static __attribute__((noinline)) void cs_rollout_restart(cs_block *B, const cs_lanes *L, int i, long long lane, long long tau)\n{\n"
-           "    %s fresh[%u];\n"
-           "    if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
+           "    %s fresh[%u];\n",
+        e->real, e->n_real_slots ? e->n_real_slots : 1);
+    if (e->n_int_slots)
+        out(e, "    int freshi[%u];\n", e->n_int_slots);
+    out(e, "    if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
            "    else { L->segments[lane] += 1; L->return_sum[lane] += B->ret[i]; }\n"
            "    B->ret[i] = 0;\n"
-           "    cs_fresh(L->seed, (unsigned int)(L->key0 + lane), L->params, lane, tau, fresh, 0);\n",
-        e->real, p->n_carried ? p->n_carried : 1);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "    B->c[%u][i] = fresh[%u];\n", k, k);
+           "    cs_fresh(L->seed, (unsigned int)(L->key0 + lane), L->params, lane, tau, 0, 0, fresh, %s, 0, 0, 0);\n",
+        e->n_int_slots ? "freshi" : "0");
+    if (e->slot_tables && any_kept(p)) {   /* a kept state keeps its value (an auto-reset) */
+        for (unsigned v = 0; v < p->n_vars; v++) {
+            const cs_state_var *sv = &p->vars[v];
+            const char *row = slot_is_real(e, sv->slot) ? "c" : "ci", *from = slot_is_real(e, sv->slot) ? "fresh" : "freshi";
+            if (!sv->kept)
+                out(e, "    for (int e_ = 0; e_ < %u; e_++)\n        B->%s[%u + e_][i] = %s[%u + e_];\n", sv->size, row,
+                    e->slot_index[sv->slot], from, e->slot_index[sv->slot]);
+        }
+    } else if (e->slot_tables) {   /* the block's rows are cs_fresh's, class by class */
+        if (e->n_real_slots)
+            out(e, "    for (int k_ = 0; k_ < %u; k_++)\n        B->c[k_][i] = fresh[k_];\n", e->n_real_slots);
+        if (e->n_int_slots)
+            out(e, "    for (int k_ = 0; k_ < %u; k_++)\n        B->ci[k_][i] = freshi[k_];\n", e->n_int_slots);
+    }
+    for (unsigned v = 0; v < p->n_vars && !e->slot_tables; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        unsigned at = e->slot_index[sv->slot];
+        if (!sv->kept)
+            out(e, "    B->c[%u][i] = fresh[%u];\n", at, at);
+    }
     out(e, "    B->ss[i] = 0;\n}\n\n");
-    emit_rollout_restarts(e);
+    if (!e->slot_tables)
+        emit_rollout_restarts(e);
     cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
     /* A launch (L->launch > 0) runs one kernel of one step over every block
      * kept in L->blocks, where the values that cross kernels wait for the
-     * next launch; otherwise one block struct serves every block in turn. */
-    out(e, "unsigned long long cs_kernel_block_bytes(void) { return (sizeof(cs_block) + 63) / 64 * 64; }\n\n"
+     * next launch; otherwise one block struct serves every block in turn.
+     * cs_kernel_block_bytes: the blocks of 256 lanes (the runtime's unit),
+     * however many lanes a block has. */
+    bool whole = e->block_lanes == CS_BLOCK_LANES;
+    out(e, "unsigned long long cs_kernel_block_bytes(void) { return %s; }\n\n"
            "void cs_kernel_rollout(const cs_lanes *L)\n{\n"
            "    const int only = L->launch - 1;\n"
-           "    cs_block *B = only < 0 ? (cs_block *)aligned_alloc(64, cs_kernel_block_bytes()) : (cs_block *)L->blocks;\n"
+           "    cs_block *B = only < 0 ? (cs_block *)aligned_alloc(64, %s) : (cs_block *)L->blocks;\n"
            "    if (!B) return;\n"
            "    if (only < 0) { unsigned char *z_ = (unsigned char *)B; for (size_t k = 0; k < sizeof *B; k++) z_[k] = 0; }   /* the pad lanes start defined */\n"
            "    for (long long b0 = L->begin; b0 < L->end; b0 += CS_BLOCK) {\n"
            "        const int n = (int)(L->end - b0 < CS_BLOCK ? L->end - b0 : CS_BLOCK);\n"
-           "        if (only >= 0) B = (cs_block *)((char *)L->blocks + (b0 - L->begin) / CS_BLOCK * cs_kernel_block_bytes());\n"
-           "        for (int i = 0; i < n; i++) {\n");
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "            B->c[%u][i] = ((const %s *)L->carried[%u])[b0 + i];\n", k, e->real, k);
+           "        if (only >= 0) B = (cs_block *)((char *)L->blocks + (b0 - L->begin) / CS_BLOCK * %s);\n"
+           "        for (int i = 0; i < n; i++) {\n",
+        whole ? "(sizeof(cs_block) + 63) / 64 * 64" : "256ull / CS_BLOCK * ((sizeof(cs_block) + 63) / 64 * 64)",
+        whole ? "cs_kernel_block_bytes()" : "(sizeof(cs_block) + 63) / 64 * 64",
+        whole ? "cs_kernel_block_bytes()" : "((sizeof(cs_block) + 63) / 64 * 64)");
+    for (unsigned v = 0; v < p->n_vars; v++)
+        emit_block_copy(e, v, true, "            ");
     out(e, "            B->ss[i] = L->segstep[b0 + i];\n"
            "            B->ret[i] = L->seg_return[b0 + i];\n"
            "        }\n"
@@ -1063,36 +2537,93 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
            "        for (; s < L->steps; s++)\n"
            "            cs_rollout_step(B, L, n, b0, L->t + s, only);\n"
            "        for (int i = 0; i < n; i++) {\n");
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "            ((%s *)L->carried[%u])[b0 + i] = B->c[%u][i];\n", e->real, k, k);
+    for (unsigned v = 0; v < p->n_vars; v++)
+        emit_block_copy(e, v, false, "            ");
     out(e, "            L->segstep[b0 + i] = B->ss[i];\n"
            "            L->seg_return[b0 + i] = B->ret[i];\n"
            "        }\n    }\n    if (only < 0) free(B);\n}\n\n");
     (void)en;
 }
 
+/* Which state variables a restart gives their fresh value: all (a reset),
+ * all but the kept ones (an auto-reset, as an episode ends), or as the
+ * restart entry's caller says (lanes.h's CS_RESTART_*). */
+typedef enum { RESET_ALL, RESET_AUTO, RESET_BY_MODE } reset_kind;
+
+/* One variable's fresh value (f_ or fi_) to its global buffer. */
+static void emit_fresh_var_store(emitter *e, const char *ind, unsigned v, bool locals)
+{
+    const cs_state_var *sv = &e->p->vars[v];
+    const char *from = slot_is_real(e, sv->slot) ? "f_" : "fi_", *cast = slot_store_cast(e, sv->slot);
+    unsigned at = e->slot_index[sv->slot];
+    if (sv->shape != CS_SCALAR)
+        out(e, "%s    for (int e_ = 0; e_ < %u; e_++)\n%s        ((%s *)%scarried[%u + e_])[lane] = %s%s[%u + e_];\n", ind,
+            sv->size, ind, slot_buffer_type(e, sv->slot), e->L, sv->slot, cast, from, at);
+    else if (locals)
+        out(e, "%s    c%u_[lane] = %s%s[%u];\n", ind, sv->slot, cast, from, at);
+    else
+        out(e, "%s    ((%s *)%scarried[%u])[lane] = %s%s[%u];\n", ind, slot_buffer_type(e, sv->slot), e->L, sv->slot, cast,
+            from, at);
+}
+
 /* A lane's fresh start at time `tau`, stored to the global buffers: through
  * L's pointers, or with `locals` through the restrict copies that
- * cs_kernel_step writes every buffer through (c0_, obs_, segstep_). */
-static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool obs, bool locals)
+ * cs_kernel_step writes every buffer through (c0_, obs_, segstep_; array
+ * states through L). replay: the caller's restart words, if any. */
+static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool obs, bool locals, bool replay,
+                             reset_kind reset)
 {
     const cs_program *p = e->p;
     const char *L = e->L;
-    out(e, "%s{\n%s    %s f_[%u]; float fo_[%u];\n%s    cs_fresh(%sseed, (unsigned int)(%skey0 + lane), %sparams, lane, %s, f_, fo_);\n", ind, ind,
-        e->real, p->n_carried ? p->n_carried : 1, p->n_obs ? p->n_obs : 1, ind, L, L, L, tau);
-    for (unsigned k = 0; k < p->n_carried; k++) {
-        if (locals)
-            out(e, "%s    c%u_[lane] = f_[%u];\n", ind, k, k);
-        else
-            out(e, "%s    ((%s *)%scarried[%u])[lane] = f_[%u];\n", ind, e->real, L, k, k);
+    bool info = obs && p->n_info;
+    out(e, "%s{\n%s    %s f_[%u]; float fo_[%u];\n", ind, ind, e->real, e->n_real_slots ? e->n_real_slots : 1,
+        p->n_obs ? p->n_obs : 1);
+    if (e->n_int_slots)
+        out(e, "%s    int fi_[%u];\n", ind, e->n_int_slots);
+    if (p->n_obs_int)
+        out(e, "%s    long long foi_[%u];\n", ind, p->n_obs_int);
+    if (info)
+        out(e, "%s    double fin_[%u];\n", ind, p->n_info);
+    out(e, "%s    cs_fresh(%sseed, (unsigned int)(%skey0 + lane), %sparams, lane, %s, %s, %sstride, f_, %s, fo_, %s, %s);\n",
+        ind, L, L, L, tau, replay ? (e->dialect == CS_DIALECT_C ? "L->restart_words" : "L.restart_words") : "0", L,
+        e->n_int_slots ? "fi_" : "0", p->n_obs_int ? "foi_" : "0", info ? "fin_" : "0");
+    if (e->slot_tables && !any_kept(p)) {
+        if (e->n_real_slots)
+            out(e, "%s    for (int k_ = 0; k_ < %u; k_++)\n%s        ((%s *)%scarried[cs_slot_real[k_]])[lane] = f_[k_];\n", ind,
+                e->n_real_slots, ind, e->real, L);
+        if (e->n_int_slots)
+            out(e, "%s    for (int k_ = 0; k_ < %u; k_++)\n"
+                   "%s        if (cs_slot_bool[k_]) ((unsigned char *)%scarried[cs_slot_int[k_]])[lane] = (unsigned char)fi_[k_];\n"
+                   "%s        else ((int *)%scarried[cs_slot_int[k_]])[lane] = fi_[k_];\n",
+                ind, e->n_int_slots, ind, L, ind, L);
+    } else {
+        for (unsigned v = 0; v < p->n_vars; v++) {
+            if (!p->vars[v].kept || reset == RESET_ALL) {
+                emit_fresh_var_store(e, ind, v, locals && !e->slot_tables);
+            } else if (reset == RESET_BY_MODE) {
+                out(e, "%s    if (%smode != CS_RESTART_AUTO)   /* a kept state: reset by a reset, not by an episode's end */\n", ind, L);
+                emit_fresh_var_store(e, ind, v, locals && !e->slot_tables);
+            }
+        }
     }
-    if (obs)
+    if (obs && scalar_obs_only(p)) {
         for (unsigned k = 0; k < p->n_obs; k++) {
             if (locals)
                 out(e, "%s    obs_[%u * S + lane] = fo_[%u];\n", ind, k, k);
             else
                 out(e, "%s    %sobs[%uull * %sstride + lane] = fo_[%u];\n", ind, L, k, L, k);
         }
+    } else if (obs) {
+        if (p->n_obs)
+            out(e, "%s    for (int k_ = 0; k_ < %u; k_++)\n%s        %s[k_ * %s + lane] = fo_[k_];\n", ind, p->n_obs, ind,
+                locals ? "obs_" : e->dialect == CS_DIALECT_C ? "L->obs" : "L.obs", locals ? "S" : e->dialect == CS_DIALECT_C ? "L->stride" : "L.stride");
+        if (p->n_obs_int)
+            out(e, "%s    for (int k_ = 0; k_ < %u; k_++)\n%s        %sobs_int[k_ * %sstride + lane] = foi_[k_];\n", ind,
+                p->n_obs_int, ind, L, L);
+    }
+    if (info)
+        out(e, "%s    if (%sinfo)\n%s        for (int k_ = 0; k_ < %u; k_++)\n%s            %sinfo[k_ * %sstride + lane] = fin_[k_];\n",
+            ind, L, ind, p->n_info, ind, L, L);
     if (locals)
         out(e, "%s    segstep_[lane] = 0;\n%s}\n", ind, ind);
     else
@@ -1110,7 +2641,6 @@ static void emit_fresh_store(emitter *e, const char *ind, const char *tau, bool 
 static void emit_c_step(emitter *e, const cs_text *step_fn)
 {
     const cs_program *p = e->p;
-    const char *R = e->real;
     cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
     out(e, "void cs_kernel_step(const cs_lanes *L)\n{\n"
            "    cs_block *B = (cs_block *)aligned_alloc(64, (sizeof(cs_block) + 63) / 64 * 64);\n"
@@ -1122,8 +2652,12 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "        B->rng_block = ~0ull;\n"
            "        cs_step_kernels(B, L, n, b0, t);\n"
            "        {   /* a block of its own, in which every buffer is written through these alone */\n");
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "        %s *restrict c%u_ = (%s *)L->carried[%u];\n", R, k, R, k);
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        unsigned k = p->vars[v].slot;
+        const char *T = slot_buffer_type(e, k);
+        if (!e->slot_tables)
+            out(e, "        %s *restrict c%u_ = (%s *)L->carried[%u];\n", T, k, T, k);
+    }
     out(e, "        float *restrict obs_ = L->obs;\n"
            "        int *restrict segstep_ = L->segstep;\n"
            "        double *restrict reward_ = L->reward;\n"
@@ -1152,16 +2686,29 @@ static void emit_c_step(emitter *e, const cs_text *step_fn)
            "            if (!ev) continue;\n"
            "            const long long lane = b0 + i;\n"
            "            if (ev & 1) {\n");
-    emit_fresh_store(e, "                ", "t", true, true);
+    emit_fresh_store(e, "                ", "t", true, true, true, RESET_AUTO);
     out(e, "                pending_[lane] = 0; reward_[lane] = 0;\n"
            "                term_[lane] = 0; trunc_[lane] = 0;\n"
            "                continue;\n"
            "            }\n"
            "            if ((ev & 2) && L->nonfinite) L->nonfinite[lane] += 1;\n"
            "            if (ev & 4) {\n");
-    for (unsigned k = 0; k < p->n_obs; k++)
-        out(e, "                L->final_obs[%u * S + lane] = obs_[%u * S + lane];\n", k, k);
-    emit_fresh_store(e, "                ", "t + 1", true, true);
+    if (scalar_obs_only(p)) {
+        for (unsigned k = 0; k < p->n_obs; k++)
+            out(e, "                L->final_obs[%u * S + lane] = obs_[%u * S + lane];\n", k, k);
+    } else {
+        if (p->n_obs)
+            out(e, "                for (int k_ = 0; k_ < %u; k_++)\n"
+                   "                    L->final_obs[k_ * S + lane] = obs_[k_ * S + lane];\n", p->n_obs);
+        if (p->n_obs_int)
+            out(e, "                for (int k_ = 0; k_ < %u; k_++)\n"
+                   "                    L->final_obs_int[k_ * S + lane] = L->obs_int[k_ * S + lane];\n", p->n_obs_int);
+    }
+    if (p->n_info)
+        out(e, "                if (L->info)\n"
+               "                    for (int k_ = 0; k_ < %u; k_++)\n"
+               "                        L->final_info[k_ * S + lane] = L->info[k_ * S + lane];\n", p->n_info);
+    emit_fresh_store(e, "                ", "t + 1", true, true, true, RESET_AUTO);
     out(e, "            }\n"
            "        }\n        }\n    }\n    free(B);\n}\n\n");
 }
@@ -1170,7 +2717,7 @@ static void emit_c_restart(emitter *e)
 {
     out(e, "void cs_kernel_restart(const cs_lanes *L)\n{\n"
            "    for (long long lane = L->begin; lane < L->end; lane++) {\n");
-    emit_fresh_store(e, "        ", "L->t", true, false);
+    emit_fresh_store(e, "        ", "L->t", true, false, true, RESET_BY_MODE);
     out(e, "        if (L->pending) L->pending[lane] = 0;\n"
            "        if (L->seg_return) L->seg_return[lane] = 0;\n"
            "    }\n}\n");
@@ -1192,10 +2739,12 @@ static bool reads_params(const emitter *e, const cs_partition *part)
 static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en, const cs_partition *part,
                               cs_text *fn)
 {
-    cs_text *saved = e->out;
-    e->out = fn;
+    cs_text *saved = e->out, body = {0}, loops = {0};
+    e->out = &body;
+    e->loop_fns = &loops;   /* defined before the step function */
     e->part = part;
     e->scope = en->rollout ? SCOPE_ROLLOUT : SCOPE_STEP;
+    e->blocked = true;
     /* Not inlined: on a cpu the lane loop dominates, and U inlined copies of
      * a multi-versioned vector loop cost seconds of compile time for nothing
      * (measured: the same speed at unroll 1, 4 and 10). */
@@ -1231,8 +2780,9 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * work it ran ahead into is thrown away. Where ended_ is hard to
      * predict (a few lanes: 4 CartPoles end an episode every ~5 steps),
      * resolving it early made the step 11% faster. The ended lanes of a
-     * wide block restart together (cs_rollout_restarts), a short block's
-     * and the rare non-finite ones one by one. */
+     * wide block restart together (cs_rollout_restarts, programs of real
+     * scalar states), a short block's and the rare non-finite ones one by
+     * one. */
     /* The records, out of the block (where the pad lanes wrote theirs too)
      * into the caller's rows, before a restart changes the state. */
     if (en->rollout && e->p->n_records) {
@@ -1252,13 +2802,17 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
                "                cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
                "            }\n"
                "        else if (ended_)\n"
-               "            cs_rollout_restarts(B, L, n, b0, t + 1);\n"
+               "%s"
                "        if (__builtin_expect(bad_any_, 0))\n"
                "            for (int i = 0; i < n; i++)\n"
                "                if (!B->end[i] && B->done[i])\n"
                "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
                "    }\n",
-            part->n_kernels - 1);
+            part->n_kernels - 1,
+            e->slot_tables ? "            for (int i = 0; i < n; i++)\n"
+                             "                if (B->end[i])\n"
+                             "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
+                           : "            cs_rollout_restarts(B, L, n, b0, t + 1);\n");
     out(e, "}\n\n");
     /* Blocks of 1 to CS_SHORT lanes run a variant of their own: CS_SHORT
      * lanes, a constant, so that GCC makes the loop one vector of 16 bytes
@@ -1272,6 +2826,12 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
                    "{\n    for (long long s = 0; s < steps; s++)\n        cs_rollout_lanes(B, L, n, b0, t + s, only, 1);\n}\n\n");
     }
     e->out = saved;
+    e->blocked = false;
+    cs_text_append(fn, loops.data ? loops.data : "", loops.len);
+    cs_text_append(fn, body.data ? body.data : "", body.len);
+    fn->failed |= loops.failed || body.failed;
+    cs_text_free(&loops);
+    cs_text_free(&body);
     return e->err[0] ? -1 : 0;
 }
 
@@ -1282,8 +2842,9 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
                      "         lane += (long long)gridDim.x * blockDim.x) {\n"
 
 /* The step stream's words for global step t into sw_ (registers). With
- * `cached`, the block is kept across the steps of a persistent loop. */
-static void emit_cuda_draws(emitter *e, bool cached)
+ * `cached`, the block is kept across the steps of a persistent loop; with
+ * `replay`, the caller's words replace them when given (the step entry). */
+static void emit_cuda_draws(emitter *e, bool cached, bool replay)
 {
     unsigned D = e->p->n_step_draws, nb = rng_blocks(D);
     if (!D)
@@ -1293,18 +2854,27 @@ static void emit_cuda_draws(emitter *e, bool cached)
         out(e, "        if (blk != sblk) {\n            sblk = blk;\n");
     else
         out(e, "        {\n");
-    for (unsigned j = 0; j < nb; j++)
-        out(e, "            cs_rng_block(L.seed, (unsigned int)(L.key0 + lane), blk + %uu, 0u, sw_ + %u);\n", j, 4 * j);
+    if (D <= CS_NAMED_WORDS_MAX)
+        for (unsigned j = 0; j < nb; j++)
+            out(e, "            cs_rng_block(L.seed, (unsigned int)(L.key0 + lane), blk + %uu, 0u, sw_ + %u);\n", j, 4 * j);
+    else
+        out(e, "            for (unsigned int j = 0; j < %uu; j++)\n"
+               "                cs_rng_block(L.seed, (unsigned int)(L.key0 + lane), blk + j, 0u, sw_ + 4 * j);\n", nb);
     out(e, "        }\n");
+    if (replay)
+        out(e, "        if (L.step_words)   /* replayed words (lanes.h) */\n"
+               "            for (unsigned int k_ = 0; k_ < %uu; k_++)\n"
+               "                sw_[(int)(w0 + k_ - 4 * blk)] = L.step_words[(long long)k_ * L.stride + lane];\n", D);
     for (unsigned k = 0; k < D; k++)
-        out(e, "        const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
+        if (word_named(e, k))
+            out(e, "        const int wi%u = (int)(w0 + %uu - 4 * blk);\n", k, k);
 }
 
 static bool kernel_draws(const emitter *e, unsigned k)
 {
     uint32_t count = cs_graph_count(e->g);
     for (cs_node n = 1; n < count; n++)
-        if (e->part->kernel[n] == k && node(e, n)->op == CS_OP_UNIFORM)
+        if (e->part->kernel[n] == k && is_draw((cs_op)node(e, n)->op))
             return true;
     return false;
 }
@@ -1317,19 +2887,54 @@ static void emit_kernel_nodes(emitter *e, unsigned k)
             emit_node(e, n);
 }
 
-static void emit_bad_check(emitter *e, const cs_node *next)
+/* Per lane: the scalar states' next values, to the thread's registers
+ * (c<slot>) or the global buffers. */
+static void emit_lane_scalar_commits(emitter *e, const cs_node *next, bool to_registers)
 {
-    out(e, "        const int bad_ = !(1");
-    for (unsigned k = 0; k < e->p->n_carried; k++) {
-        out(e, " & (");
-        ref(e, next[k]);
-        out(e, " - ");
-        ref(e, next[k]);
-        out(e, " == 0)");
+    const cs_program *p = e->p;
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        unsigned slot = p->vars[v].slot;
+        if (p->vars[v].shape != CS_SCALAR)
+            continue;
+        if (to_registers)
+            store(e, next[v], "", "        c%u", slot);
+        else
+            store(e, next[v], slot_store_cast(e, slot), "        ((%s *)L.carried[%u])[lane]", slot_buffer_type(e, slot),
+                  slot);
     }
-    out(e, ");\n");
 }
 
+/* Per lane, after the scalars: the array states' next values, first a copy
+ * of each that is another state's (a = b), then every one. */
+static void emit_lane_array_commits(emitter *e, const cs_node *next, bool to_registers)
+{
+    const cs_program *p = e->p;
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        if (sv->shape == CS_SCALAR || !root_is_other_state(e, v, next[v]))
+            continue;
+        out(e, "        %s r%u_[%u];\n        for (int e_ = 0; e_ < %u; e_++)\n            r%u_[e_] = ",
+            c_type(sv->type), v, sv->size, sv->size, v);
+        elem(e, next[v], "e_");
+        out(e, ";\n");
+    }
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        if (sv->shape == CS_SCALAR || root_is_own_state(e, v, next[v]))
+            continue;
+        out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            ", sv->size);
+        if (to_registers)
+            out(e, "c%u[e_] = ", sv->slot);
+        else
+            out(e, "((%s *)L.carried[%u + e_])[lane] = %s", slot_buffer_type(e, sv->slot), sv->slot,
+                slot_store_cast(e, sv->slot));
+        if (root_is_other_state(e, v, next[v]))
+            out(e, "r%u_[e_]", v);
+        else
+            elem(e, next[v], "e_");
+        out(e, ";\n");
+    }
+}
 
 /* A CUDA rollout step's records, straight to the caller's rows. */
 static void emit_cuda_records(emitter *e, const char *t)
@@ -1343,16 +2948,23 @@ static void emit_cuda_records(emitter *e, const char *t)
     out(e, "        }\n");
 }
 
-/* Persistent (and unrolled) rollout: one kernel, the state in registers. */
+/* Persistent (and unrolled) rollout: one kernel, the state in registers
+ * (an array state: a local array of the thread). */
 static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
 {
     const cs_program *p = e->p;
-    const char *R = e->real;
     unsigned nb = rng_blocks(p->n_step_draws);
     e->scope = SCOPE_THREAD;
     out(e, "CS_GLOBAL void cs_kernel_rollout(cs_lanes L)\n{\n" CS_LANE_LOOP);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "    %s c%u = ((const %s *)L.carried[%u])[lane];\n", R, k, R, k);
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        const char *T = c_type(sv->type), *BT = slot_buffer_type(e, sv->slot);
+        if (sv->shape == CS_SCALAR)
+            out(e, "    %s c%u = ((const %s *)L.carried[%u])[lane];\n", T, sv->slot, BT, sv->slot);
+        else
+            out(e, "    %s c%u[%u];\n    for (int e_ = 0; e_ < %u; e_++)\n        c%u[e_] = ((const %s *)L.carried[%u + e_])[lane];\n",
+                T, sv->slot, sv->size, sv->size, sv->slot, BT, sv->slot);
+    }
     out(e, "    int ss = L.segstep[lane];\n    double ret = L.seg_return[lane], rsum = 0;\n"
            "    long long segs = 0, nonfin = 0;\n");
     if (nb)
@@ -1361,19 +2973,19 @@ static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
         s->unroll);
     e->now++;
     e->kernel = 0;
-    emit_cuda_draws(e, true);
+    emit_cuda_draws(e, true, false);
     emit_kernel_nodes(e, 0);
     cs_node roots[3] = {p->roll_reward, p->roll_terminated, p->roll_truncated};
-    for (unsigned k = 0; k < p->n_carried; k++)
-        need(e, p->roll_next[k]);
+    for (unsigned v = 0; v < p->n_vars; v++)
+        need(e, p->roll_next[v]);
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
     for (unsigned r = 0; r < p->n_records; r++)
         need(e, p->record[r]);
     emit_bad_check(e, p->roll_next);
     emit_cuda_records(e, "t");
-    for (unsigned k = 0; k < p->n_carried; k++)
-        store(e, p->roll_next[k], "", "        c%u", k);
+    emit_lane_scalar_commits(e, p->roll_next, true);
+    emit_lane_array_commits(e, p->roll_next, true);
     out(e, "        ss += 1;\n        ret += (double)");
     ref(e, p->roll_reward);
     out(e, ";\n        if (bad_ | ");
@@ -1381,13 +2993,33 @@ static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
     out(e, " | ");
     ref(e, p->roll_truncated);
     out(e, ") {\n            if (bad_) nonfin += 1; else { segs += 1; rsum += ret; }\n            ret = 0;\n"
-           "            %s f_[%u];\n            cs_fresh(L.seed, (unsigned int)(L.key0 + lane), L.params, lane, t + 1, f_, 0);\n", R,
-        p->n_carried ? p->n_carried : 1);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "            c%u = f_[%u];\n", k, k);
+           "            %s f_[%u];\n", e->real, e->n_real_slots ? e->n_real_slots : 1);
+    if (e->n_int_slots)
+        out(e, "            int fi_[%u];\n", e->n_int_slots);
+    out(e, "            cs_fresh(L.seed, (unsigned int)(L.key0 + lane), L.params, lane, t + 1, 0, 0, f_, %s, 0, 0, 0);\n",
+        e->n_int_slots ? "fi_" : "0");
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        const char *from = slot_is_real(e, sv->slot) ? "f_" : "fi_";
+        unsigned at = e->slot_index[sv->slot];
+        if (sv->kept)
+            continue;   /* an episode's end: a kept state keeps its value */
+        if (sv->shape == CS_SCALAR)
+            out(e, "            c%u = %s[%u];\n", sv->slot, from, at);
+        else
+            out(e, "            for (int e_ = 0; e_ < %u; e_++)\n                c%u[e_] = %s[%u + e_];\n", sv->size, sv->slot,
+                from, at);
+    }
     out(e, "            ss = 0;\n        }\n    }\n");
-    for (unsigned k = 0; k < p->n_carried; k++)
-        out(e, "    ((%s *)L.carried[%u])[lane] = c%u;\n", R, k, k);
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        const char *BT = slot_buffer_type(e, sv->slot), *cast = slot_store_cast(e, sv->slot);
+        if (sv->shape == CS_SCALAR)
+            out(e, "    ((%s *)L.carried[%u])[lane] = %sc%u;\n", BT, sv->slot, cast, sv->slot);
+        else
+            out(e, "    for (int e_ = 0; e_ < %u; e_++)\n        ((%s *)L.carried[%u + e_])[lane] = %sc%u[e_];\n", sv->size,
+                BT, sv->slot, cast, sv->slot);
+    }
     out(e, "    L.segstep[lane] = ss;\n    L.seg_return[lane] = ret;\n"
            "    L.segments[lane] += segs;\n    L.return_sum[lane] += rsum;\n    L.nonfinite[lane] += nonfin;\n"
            "    }\n}\n\n");
@@ -1409,21 +3041,21 @@ static void emit_cuda_rollout_split(emitter *e)
         e->kernel = k;
         if (kernel_draws(e, k)) {
             out(e, "        unsigned int sw_[%u];\n", 4 * nb);
-            emit_cuda_draws(e, false);
+            emit_cuda_draws(e, false, false);
         }
         emit_kernel_nodes(e, k);
         if (k == e->part->n_kernels - 1) {
             cs_node roots[3] = {p->roll_reward, p->roll_terminated, p->roll_truncated};
-            for (unsigned c = 0; c < p->n_carried; c++)
-                need(e, p->roll_next[c]);
+            for (unsigned v = 0; v < p->n_vars; v++)
+                need(e, p->roll_next[v]);
             for (unsigned c = 0; c < 3; c++)
                 need(e, roots[c]);
             for (unsigned r = 0; r < p->n_records; r++)
                 need(e, p->record[r]);
             emit_bad_check(e, p->roll_next);
             emit_cuda_records(e, "t");
-            for (unsigned c = 0; c < p->n_carried; c++)
-                store(e, p->roll_next[c], "", "        ((%s *)L.carried[%u])[lane]", e->real, c);
+            emit_lane_scalar_commits(e, p->roll_next, false);
+            emit_lane_array_commits(e, p->roll_next, false);
             out(e, "        L.segstep[lane] += 1;\n        L.seg_return[lane] += (double)");
             ref(e, p->roll_reward);
             out(e, ";\n        if (bad_ | ");
@@ -1433,10 +3065,44 @@ static void emit_cuda_rollout_split(emitter *e)
             out(e, ") {\n            if (bad_) L.nonfinite[lane] += 1;\n"
                    "            else { L.segments[lane] += 1; L.return_sum[lane] += L.seg_return[lane]; }\n"
                    "            L.seg_return[lane] = 0;\n");
-            emit_fresh_store(e, "            ", "t + 1", false, false);
+            emit_fresh_store(e, "            ", "t + 1", false, false, false, RESET_AUTO);
             out(e, "        }\n");
         }
         out(e, "    }\n}\n\n");
+    }
+}
+
+/* The observations of the state after a step, and the info values, per lane. */
+static void emit_lane_obs(emitter *e)
+{
+    const cs_program *p = e->p;
+    if (p->n_info)
+        out(e, "        if (L.info) {\n");
+    for (unsigned k = 0; k < p->n_info_items; k++) {
+        const cs_info_item *it = &p->info_items[k];
+        if (it->shape == CS_SCALAR) {
+            store(e, it->step, "(double)", "            L.info[%uull * L.stride + lane]", it->offset);
+            continue;
+        }
+        out(e, "            for (int e_ = 0; e_ < %u; e_++)\n                L.info[(%uull + e_) * L.stride + lane] = (double)",
+            it->size, it->offset);
+        elem(e, it->step, "e_");
+        out(e, ";\n");
+    }
+    if (p->n_info)
+        out(e, "        }\n");
+    for (unsigned k = 0; k < p->n_obs_items; k++) {
+        const cs_obs_item *it = &p->obs_items[k];
+        bool discrete = it->space == CS_OBS_DISCRETE;
+        const char *to = discrete ? "L.obs_int" : "L.obs", *cast = discrete ? "(long long)" : "(float)";
+        if (it->shape == CS_SCALAR) {
+            store(e, it->next, cast, "        %s[%uull * L.stride + lane]", to, it->offset);
+            continue;
+        }
+        out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            %s[(%uull + e_) * L.stride + lane] = %s", it->size, to,
+            it->offset, cast);
+        elem(e, it->next, "e_");
+        out(e, ";\n");
     }
 }
 
@@ -1448,28 +3114,34 @@ static void emit_cuda_step(emitter *e)
     e->scope = SCOPE_STEP;
     out(e, "CS_GLOBAL void cs_kernel_step(cs_lanes L)\n{\n    const long long t = L.t;\n    (void)t;\n" CS_LANE_LOOP);
     out(e, "        if (L.mode == CS_MODE_NEXT_STEP && L.pending[lane]) {\n");
-    emit_fresh_store(e, "            ", "t", true, false);
+    emit_fresh_store(e, "            ", "t", true, false, true, RESET_AUTO);
     out(e, "            L.pending[lane] = 0; L.reward[lane] = 0; L.terminated[lane] = 0; L.truncated[lane] = 0;\n"
            "            continue;\n        }\n");
     e->now++;
     e->kernel = 0;
     if (kernel_draws(e, 0)) {
         out(e, "        unsigned int sw_[%u];\n", 4 * nb);
-        emit_cuda_draws(e, false);
+        emit_cuda_draws(e, false, true);
     }
     emit_kernel_nodes(e, 0);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        need(e, p->next[k]);
+    for (unsigned v = 0; v < p->n_vars; v++)
+        need(e, p->next[v]);
     for (unsigned k = 0; k < p->n_obs_items; k++)
         need(e, p->obs_items[k].next);
+    for (unsigned k = 0; k < p->n_info_items; k++)
+        need(e, p->info_items[k].step);
     cs_node roots[3] = {p->reward, p->terminated, p->truncated};
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
     emit_bad_check(e, p->next);
-    for (unsigned k = 0; k < p->n_carried; k++)
-        store(e, p->next[k], "", "        ((%s *)L.carried[%u])[lane]", e->real, k);
-    for (unsigned k = 0; k < p->n_obs_items; k++)
-        store(e, p->obs_items[k].next, "(float)", "        L.obs[%uull * L.stride + lane]", p->obs_items[k].offset);
+    /* the observations first: they may read a state's old value */
+    bool arrays = any_array_state(p, false);
+    if (arrays)
+        emit_lane_obs(e);
+    emit_lane_scalar_commits(e, p->next, false);
+    emit_lane_array_commits(e, p->next, false);
+    if (!arrays)
+        emit_lane_obs(e);
     out(e, "        const int term = (");
     ref(e, p->terminated);
     out(e, ") | bad_, trunc = ");
@@ -1479,9 +3151,23 @@ static void emit_cuda_step(emitter *e)
     out(e, ";\n        L.terminated[lane] = (unsigned char)term;\n        L.truncated[lane] = (unsigned char)trunc;\n"
            "        L.segstep[lane] += 1;\n        if (bad_ && L.nonfinite) L.nonfinite[lane] += 1;\n"
            "        if (term | trunc) {\n            if (L.mode == CS_MODE_SAME_STEP) {\n");
-    for (unsigned k = 0; k < p->n_obs; k++)
-        out(e, "                L.final_obs[%uull * L.stride + lane] = L.obs[%uull * L.stride + lane];\n", k, k);
-    emit_fresh_store(e, "                ", "t + 1", true, false);
+    if (scalar_obs_only(p)) {
+        for (unsigned k = 0; k < p->n_obs; k++)
+            out(e, "                L.final_obs[%uull * L.stride + lane] = L.obs[%uull * L.stride + lane];\n", k, k);
+    } else {
+        if (p->n_obs)
+            out(e, "                for (int k_ = 0; k_ < %u; k_++)\n"
+                   "                    L.final_obs[k_ * L.stride + lane] = L.obs[k_ * L.stride + lane];\n", p->n_obs);
+        if (p->n_obs_int)
+            out(e, "                for (int k_ = 0; k_ < %u; k_++)\n"
+                   "                    L.final_obs_int[k_ * L.stride + lane] = L.obs_int[k_ * L.stride + lane];\n",
+                p->n_obs_int);
+    }
+    if (p->n_info)
+        out(e, "                if (L.info)\n"
+               "                    for (int k_ = 0; k_ < %u; k_++)\n"
+               "                        L.final_info[k_ * L.stride + lane] = L.info[k_ * L.stride + lane];\n", p->n_info);
+    emit_fresh_store(e, "                ", "t + 1", true, false, true, RESET_AUTO);
     out(e, "            } else if (L.mode == CS_MODE_NEXT_STEP) {\n                L.pending[lane] = 1;\n            }\n"
            "        }\n    }\n}\n\n");
 }
@@ -1489,7 +3175,7 @@ static void emit_cuda_step(emitter *e)
 static void emit_cuda_restart(emitter *e)
 {
     out(e, "CS_GLOBAL void cs_kernel_restart(cs_lanes L)\n{\n" CS_LANE_LOOP);
-    emit_fresh_store(e, "        ", "L.t", true, false);
+    emit_fresh_store(e, "        ", "L.t", true, false, true, RESET_BY_MODE);
     out(e, "        if (L.pending) L.pending[lane] = 0;\n        if (L.seg_return) L.seg_return[lane] = 0;\n    }\n}\n\n");
 }
 
@@ -1501,7 +3187,7 @@ static void layout_scratch(emitter *e)
         if (!e->materialized[n])
             continue;
         const cs_node_data *d = node(e, n);
-        unsigned size = (d->type == CS_F64 ? 8u : 4u) * (d->op == CS_OP_STACK ? d->n_in : 1u);
+        unsigned size = (d->type == CS_F64 ? 8u : 4u) * shape(e, n)->size;
         e->scratch_off[n] = off;
         off += (size + 7) & ~7u;
     }
@@ -1529,6 +3215,54 @@ static int emit_cuda(emitter *e, const cs_plan *plan, const cs_schedule *s)
     return e->err[0] ? -1 : 0;
 }
 
+/* Each slot's index among the slots of its class (real, or i32 and bool),
+ * and its variable. */
+static int index_slots(emitter *e)
+{
+    const cs_program *p = e->p;
+    e->slot_index = calloc(p->n_carried + 1, sizeof *e->slot_index);
+    e->var_of = calloc(p->n_carried + 1, sizeof *e->var_of);
+    if (!e->slot_index || !e->var_of)
+        return -1;
+    for (unsigned v = 0; v < p->n_vars; v++)
+        for (unsigned k = 0; k < p->vars[v].size; k++) {
+            unsigned slot = p->vars[v].slot + k;
+            e->var_of[slot] = v;
+            e->slot_index[slot] = slot_is_real(e, slot) ? e->n_real_slots++ : e->n_int_slots++;
+        }
+    return 0;
+}
+
+static void emitter_free(emitter *e)
+{
+    free(e->stamp);
+    free(e->materialized);
+    free(e->any_materialized);
+    free(e->any_called);
+    free(e->scratch_off);
+    free(e->slot_index);
+    free(e->var_of);
+    free(e->loop_of);
+    free(e->loop_shape);
+    free(e->arg_best);
+}
+
+/* What the emitter cannot lower: a program the driver should never hand it. */
+static bool refuse(const cs_program *p, char *err, size_t err_size)
+{
+    for (unsigned k = 0; k < p->n_inputs; k++)
+        if (!p->policy[k] || !p->roll_next) {
+            snprintf(err, err_size, "the program has no in-kernel policy");
+            return true;
+        }
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (p->vars[v].type != p->real && p->vars[v].type != CS_I32 && p->vars[v].type != CS_BOOL) {
+            snprintf(err, err_size, "emit: state '%s' is of type %s", p->vars[v].name, cs_type_name(p->vars[v].type));
+            return true;
+        }
+    return false;
+}
+
 int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_dialect d, cs_text *text, char *err,
             size_t err_size)
 {
@@ -1536,62 +3270,40 @@ int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_d
         snprintf(err, err_size, "unroll must be at least 1");
         return -1;
     }
-    for (unsigned k = 0; k < p->n_inputs; k++)
-        if (!p->policy[k] || !p->roll_next) {
-            snprintf(err, err_size, "the program has no in-kernel policy");
-            return -1;
-        }
-    /* Until the emitter lowers arrays and integer state: scalar real state
-     * (a variable per slot) and scalar box observations only. */
-    for (unsigned k = 0; k < p->n_vars; k++)
-        if (p->vars[k].shape != CS_SCALAR || p->vars[k].type != p->real || p->vars[k].slot != k) {
-            snprintf(err, err_size, "emit: state '%s' is an array or not real: not emitted yet", p->vars[k].name);
-            return -1;
-        }
-    for (unsigned k = 0; k < p->n_vars; k++)
-        if (p->vars[k].kept) {
-            snprintf(err, err_size, "emit: kept state '%s' is not emitted yet", p->vars[k].name);
-            return -1;
-        }
-    if (p->n_info_items) {
-        snprintf(err, err_size, "emit: info values are not emitted yet");
+    if (refuse(p, err, err_size))
         return -1;
-    }
-    for (unsigned k = 0; k < p->n_obs_items; k++)
-        if (p->obs_items[k].shape != CS_SCALAR || p->obs_items[k].space != CS_OBS_BOX) {
-            snprintf(err, err_size, "emit: observation %u is an array or discrete: not emitted yet", k);
-            return -1;
-        }
-    for (cs_node n = 1; n < cs_graph_count(p->graph); n++)
-        if (cs_graph_node(p->graph, n)->shape != CS_SCALAR && cs_graph_node(p->graph, n)->op != CS_OP_STACK) {
-            snprintf(err, err_size, "emit: array operations are not emitted yet");
-            return -1;
-        }
     emitter e = {.p = p, .g = p->graph, .dialect = d, .out = text, .f32 = p->real == CS_F32};
     e.real = e.f32 ? "float" : "double";
     e.L = d == CS_DIALECT_C ? "L->" : "L.";
+    e.block_lanes = CS_BLOCK_LANES;
     uint32_t count = cs_graph_count(p->graph);
     e.stamp = calloc(count, sizeof *e.stamp);
     e.materialized = calloc(count, sizeof *e.materialized);
     e.any_materialized = calloc(count, sizeof *e.any_materialized);
     e.any_called = calloc(count, sizeof *e.any_called);
     e.scratch_off = calloc(count, sizeof *e.scratch_off);
+    e.loop_of = malloc(count * sizeof *e.loop_of);
+    e.loop_shape = malloc((count + 1) * sizeof *e.loop_shape);
+    e.arg_best = calloc(count, sizeof *e.arg_best);
+    bool ok = e.stamp && e.materialized && e.any_materialized && e.any_called && e.scratch_off && e.loop_of &&
+              e.loop_shape && e.arg_best && index_slots(&e) == 0;
+    if (ok)
+        for (cs_node n = 0; n < count; n++)
+            e.loop_of[n] = CS_NO_LOOP;
+    for (unsigned v = 0; v < p->n_vars; v++)
+        e.slot_tables |= p->vars[v].shape != CS_SCALAR || p->vars[v].type != p->real;
     if (d == CS_DIALECT_CUDA) {
-        int rc = e.stamp && e.materialized && e.any_materialized && e.scratch_off ? emit_cuda(&e, plan, s) : -1;
+        int rc = ok ? emit_cuda(&e, plan, s) : -1;
         if (rc)
             snprintf(err, err_size, "emit (cuda): %s", e.err[0] ? e.err : "out of memory");
         else if (text->failed)
             rc = -1, snprintf(err, err_size, "out of memory");
-        free(e.stamp);
-        free(e.materialized);
-        free(e.any_materialized);
-        free(e.any_called);
-        free(e.scratch_off);
+        emitter_free(&e);
         return rc;
     }
     cs_text roll_fn = {0}, step_fn = {0};
     int rc = -1;
-    if (!e.stamp || !e.materialized || !e.any_materialized || !e.any_called || !e.scratch_off) {
+    if (!ok) {
         snprintf(err, err_size, "out of memory");
         goto done;
     }
@@ -1604,6 +3316,7 @@ int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_d
     if (emit_step_function(&e, s, &step, &plan->step, &step_fn))
         goto fail;
 
+    e.block_lanes = choose_block_lanes(&e);
     emit_prelude(&e, s);
     emit_block_struct(&e);
     emit_fresh(&e);
@@ -1623,10 +3336,6 @@ fail:
 done:
     cs_text_free(&roll_fn);
     cs_text_free(&step_fn);
-    free(e.stamp);
-    free(e.materialized);
-    free(e.any_materialized);
-    free(e.any_called);
-    free(e.scratch_off);
+    emitter_free(&e);
     return rc;
 }

@@ -387,6 +387,8 @@ typedef struct {
     const size_t *slot_size;   /* [n_carried] bytes of each carried slot's element (real, int, bool) */
     unsigned n_obs_int;    /* int64 observation rows */
     unsigned n_info;       /* info rows (doubles) */
+    unsigned n_step_draws, n_restart_draws;   /* rows of replayed words a step or restart may upload
+                                                 (lanes.h's step_words, restart_words); 0: none */
 } cs_lanes_layout;
 
 /* Device bytes a layout needs with the loaded module's scratch. */

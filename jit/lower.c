@@ -400,7 +400,8 @@ static cs_type operand_type(parser *P, cs_op op, unsigned na, const val *a, size
     }
 }
 
-/* The broadcast of the operands' shapes (NumPy's), or an error naming them. */
+/* The broadcast of the operands' shapes (NumPy's), or an error naming them
+ * (its size is the caller's to check). */
 static cs_shape broadcast_shape(parser *P, unsigned na, const val *a, unsigned first, size_t pos, const char *what)
 {
     cs_shape all = {0, {1, 1, 1}, 1};
@@ -417,7 +418,6 @@ static cs_shape broadcast_shape(parser *P, unsigned na, const val *a, unsigned f
         }
         all = both;
     }
-    cs_lower_shape(P, all.rank, all.dim, pos);
     return all;
 }
 
@@ -456,6 +456,7 @@ static val apply(parser *P, cs_op op, unsigned na, const val *a, size_t pos, con
     for (unsigned i = 0; i < na && per_component; i++)
         per_component = !a[i].rank || is_vector_stack(P, a[i].node);
     if (!per_component) {
+        cs_lower_shape(P, shape.rank, shape.dim, pos);   /* a vector of scalars may be longer, as ever */
         for (unsigned i = 0; i < na; i++)
             in[i] = i >= first ? cs_lower_convert(P, a[i], ot, pos).node : a[i].node;
         cs_node r;

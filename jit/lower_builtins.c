@@ -318,7 +318,8 @@ static val lower_stack(parser *P, const expr *e, val *frame)
     unsigned dims[CS_RANK_MAX + 1];
     for (unsigned j = 0, k = 0; j <= v[0].rank; j++)
         dims[j] = (int)j == axis ? e->n : v[0].dim[k++];
-    cs_lower_shape(P, v[0].rank + 1, dims, e->pos);
+    if (v[0].rank)   /* a vector of scalars may have up to 65535, as it always could */
+        cs_lower_shape(P, v[0].rank + 1, dims, e->pos);
     return value_of(P, cs_stack_axis(P->g, e->n, items, (unsigned)axis), e);
 }
 

@@ -850,8 +850,9 @@ static expr *parse_expr(parser *P)
         e->kid[2] = parse_expr(P);
         c = e;
     }
-    if (word_is(P, "if"))   /* Python's a if c else b */
-        cs_parse_fail_at(P, P->tok.pos, "Python's 'a if c else b' is written 'c ? a : b' here");
+    if (word_is(P, "if"))   /* Python's a if c else b, wherever a value ends */
+        cs_parse_fail_at(P, P->tok.pos, "expected the end of the expression, got 'if': a choice is written "
+                "C ? A : B (y' = bounced ? -y1 : y1), not A if C else B");
     P->depth--;
     return c;
 }
@@ -880,13 +881,6 @@ static void parse_targets(parser *P)
             break;
         advance(P);
     }
-    /* Python's statements, written from habit: say what the language has instead. */
-    static const char *const python_words[] = {"if", "elif", "else", "for", "while"};
-    for (size_t k = 0; !is(P, CS_TOK_ASSIGN) && P->n_targets == 1 && k < sizeof python_words / sizeof *python_words; k++)
-        if (P->targets[0].len == strlen(python_words[k]) && !memcmp(P->targets[0].name, python_words[k], P->targets[0].len))
-            cs_parse_fail_at(P, P->targets[0].pos, "'%s' starts no statement: a block holds only assignments "
-                             "(NAME = EXPR, x' = EXPR); a choice is an expression, y1' = y1 < 0 ? -y1 : y1",
-                             python_words[k]);
     if (!is(P, CS_TOK_ASSIGN))
         cs_parse_fail_at(P, P->tok.pos, "expected '=' after the name%s to assign, got %s",
                 P->n_targets > 1 ? "s" : "", describe(P));
@@ -1001,9 +995,6 @@ static void end_statement(parser *P)
 {
     if (is(P, CS_TOK_EOL))
         skip_eols(P);
-    else if (word_is(P, "if"))   /* Python's A if C else B */
-        cs_parse_fail_at(P, P->tok.pos, "expected the end of the statement, got 'if': a choice is written "
-                         "C ? A : B (y' = bounced ? -y1 : y1), not A if C else B");
     else if (!is(P, CS_TOK_RBRACE))
         cs_parse_fail_at(P, P->tok.pos, "expected the end of the statement, got %s", describe(P));
 }
@@ -1083,9 +1074,13 @@ static bstmt *parse_statement(parser *P)
     cs_tok_kind next = peek(P);
     if (word_is(P, "for") && next == CS_TOK_NAME)
         return parse_for(P);
-    if ((word_is(P, "if") || word_is(P, "while")) && next != CS_TOK_ASSIGN && next != CS_TOK_COMMA)
-        cs_parse_fail_at(P, pos, "there is no '%.*s' statement: every statement assigns a value; write a choice as "
-                "y = c ? a : b, and a loop as for i in range(N) { ... }", (int)P->tok.len, P->src + pos);
+    /* Python's statements, written from habit (a name assigned is still a name) */
+    static const char *const python_words[] = {"if", "elif", "else", "while", "for"};
+    for (size_t k = 0; k < sizeof python_words / sizeof python_words[0]; k++)
+        if (word_is(P, python_words[k]) && next != CS_TOK_ASSIGN && next != CS_TOK_COMMA)
+            cs_parse_fail_at(P, pos, "'%s' starts no statement: a block holds only assignments (NAME = EXPR, "
+                    "x' = EXPR) and loops (for i in range(N) { ... }); a choice is an expression, "
+                    "y1' = y1 < 0 ? -y1 : y1", python_words[k]);
     if (word_is(P, "return"))
         cs_parse_fail_at(P, pos, P->ctx == CTX_FN ? "'return' must be the function's last statement, outside loops"
                                                    : "'return' is only allowed in a function");

@@ -11,7 +11,7 @@
  * A statement is a local (`name = E`, parsed, lowered and assigned as the
  * reset's and step's locals are, by parse.c) or a call of one of the
  * block's words: a setting (canvas, fps, background, view) or a shape (rect,
- * polygon, circle, line, curve, text; grid once the language has arrays).
+ * polygon, circle, line, curve, text, grid).
  * Every argument is lowered to nodes over CARRIED, PARAM and constants and
  * becomes a draw root of the program (p->draw), so the passes keep it and
  * render/picture.c evaluates it for each drawn environment. A vector
@@ -190,8 +190,7 @@ static void want_arguments(parser *P, const char *what, unsigned got, unsigned w
                          got);
 }
 
-/* One number, or a vector of numbers (one per shape): its value, ints
- * made real. */
+/* One number, or a vector of numbers (one per shape): its value. */
 static val number_argument(parser *P, const argument *a, const char *what, const char *name)
 {
     char t[32];
@@ -199,6 +198,9 @@ static val number_argument(parser *P, const argument *a, const char *what, const
     if (v.type == CS_BOOL)
         cs_parse_fail_at(P, a->e->start, "the %s of '%s' must be a number, got %s", name, what,
                          cs_lower_type_text(v, t));
+    if (v.rank > 1)
+        cs_parse_fail_at(P, a->e->start, "the %s of '%s' must be a number or a vector (one shape per element), "
+                         "got %s", name, what, cs_lower_type_text(v, t));
     return v;
 }
 
@@ -455,6 +457,37 @@ static void parse_curve(parser *P, draw_block *D, size_t pos)
     add_shapes(P, D, &item, vals, at, "curve", pos);
 }
 
+/* grid(x, y, cell_width, cell_height, colours): a cell per element of
+ * colours, an array of one axis (a row) or two (rows of columns), row 0
+ * on top, (x, y) the top left corner. */
+static void parse_grid(parser *P, draw_block *D, size_t pos, const argument *a, unsigned n)
+{
+    static const char *const names[] = {"x", "y", "cell width", "cell height"};
+    char t[32];
+    want_arguments(P, "grid", n, 5, "x, y, cell width, cell height, colours", pos);
+    val cells = cs_lower(P, a[4].e, NULL);
+    if (cells.type == CS_BOOL || cells.rank < 1 || cells.rank > 2)
+        cs_parse_fail_at(P, a[4].e->start, "the colours of 'grid' must be an array of numbers of one or two axes, "
+                         "got %s", cs_lower_type_text(cells, t));
+    unsigned rows = cells.rank == 2 ? cells.dim[0] : 1, columns = cells.rank == 2 ? cells.dim[1] : cells.dim[0];
+    val *vals = cs_parse_alloc(P, &P->temp, (4 + (size_t)rows * columns) * sizeof *vals);
+    size_t *at = cs_parse_alloc(P, &P->temp, (4 + (size_t)rows * columns) * sizeof *at);
+    for (unsigned k = 0; k < 4; k++) {
+        vals[k] = cs_lower_scalar(scalar_argument(P, &a[k], "grid", names[k]), P->real);
+        at[k] = a[k].e->start;
+    }
+    for (unsigned i = 0; i < rows; i++) {
+        cs_node row = cells.rank == 2 ? cs_lower_component(P, cells, i, a[4].e->start) : cells.node;
+        for (unsigned j = 0; j < columns; j++) {
+            cs_node cell = cs_parse_built(P, cs_index(P->g, row, j), a[4].e->start);
+            vals[4 + i * columns + j] = cs_lower_scalar(cell, cells.type);
+            at[4 + i * columns + j] = a[4].e->start;
+        }
+    }
+    cs_draw_item item = {.kind = CS_DRAW_GRID, .per_shape = 4 + rows * columns, .rows = rows, .columns = columns};
+    add_shapes(P, D, &item, vals, at, "grid", pos);
+}
+
 /* ---- statements ------------------------------------------------------ */
 
 static void parse_call(parser *P, draw_block *D, word w)
@@ -466,9 +499,6 @@ static void parse_call(parser *P, draw_block *D, word w)
         parse_curve(P, D, pos);
         return;
     }
-    if (w == W_GRID)
-        cs_parse_fail_at(P, pos, "'grid' colours a cell for each element of an array, and the language has no "
-                         "arrays yet");
     argument a[ARGS_MAX];
     unsigned n = parse_arguments(P, words[w], w == W_TEXT, a);
     switch (w) {
@@ -480,6 +510,9 @@ static void parse_call(parser *P, draw_block *D, word w)
         break;
     case W_TEXT:
         parse_text(P, D, pos, a, n);
+        break;
+    case W_GRID:
+        parse_grid(P, D, pos, a, n);
         break;
     default:
         parse_fixed(P, D, w, pos, a, n);
@@ -493,7 +526,7 @@ static void draw_statement(parser *P, draw_block *D)
         int w = find_word(P);
         if (w < 0)
             cs_parse_fail_at(P, P->tok.pos, "'%.*s' is not something a draw block draws or sets (canvas, fps, "
-                             "background, view, rect, polygon, circle, line, curve, text)", (int)P->tok.len,
+                             "background, view, rect, polygon, circle, line, curve, text, grid)", (int)P->tok.len,
                              P->src + P->tok.pos);
         parse_call(P, D, (word)w);
         return;

@@ -523,9 +523,10 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     if ((s = allocate(env)) != CS_OK)
         return s;
     if (env->backend == CS_BACKEND_CUDA) {
-        cs_lanes_layout lay = {env->n, env->prog->n_carried, env->prog->n_params, env->prog->n_obs,
-                               env->prog->n_inputs, real_size(env), env->slot_size, env->prog->n_obs_int,
-                               env->prog->n_info};
+        cs_lanes_layout lay = {.n = env->n, .n_carried = env->prog->n_carried, .n_params = env->prog->n_params,
+                               .n_obs = env->prog->n_obs, .n_inputs = env->prog->n_inputs, .real_size = real_size(env),
+                               .slot_size = env->slot_size, .n_obs_int = env->prog->n_obs_int, .n_info = env->prog->n_info,
+                               .n_step_draws = env->prog->n_step_draws, .n_restart_draws = env->prog->n_restart_draws};
         char msg[1024];
         int rc = cs_cuda_alloc(env->k.cuda, &lay, msg, sizeof msg);
         if (rc)

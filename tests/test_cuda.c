@@ -34,124 +34,7 @@
 
 extern char **environ;
 
-/* ---- shared by the tests and the fake driver: host builds of the dialect ---- */
-
-typedef struct {
-    void *handle;
-    char dir[512];
-} host_module;
-
-typedef struct {
-    unsigned int x, y, z;
-} host_dim3;
-
-static int spawn_wait(char *const argv[], const char *log)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return -1;
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
-static void file_head(const char *path, char *out, size_t size)
-{
-    out[0] = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    size_t n = fread(out, 1, size - 1, f);
-    out[n] = 0;
-    fclose(f);
-}
-
-/* The source, with the shim in front, through cc into a shared object. The
- * flags are the cpu backend's where they change a result (no contraction). */
-static int host_build(const char *source, const char *shim, host_module *m, char *err, size_t err_size)
-{
-    memset(m, 0, sizeof *m);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(m->dir, sizeof m->dir, "%s/cartsim-shim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(m->dir)) {
-        snprintf(err, err_size, "mkdtemp: %s", strerror(errno));
-        return -1;
-    }
-    char src[600], obj[600], log[600], inc[600];
-    snprintf(src, sizeof src, "%s/kernel.cu.c", m->dir);
-    snprintf(obj, sizeof obj, "%s/kernel.so", m->dir);
-    snprintf(log, sizeof log, "%s/cc.log", m->dir);
-    snprintf(inc, sizeof inc, "%s", shim);
-    FILE *f = fopen(src, "w");
-    if (!f || fputs(source, f) < 0 || fclose(f) != 0) {
-        snprintf(err, err_size, "writing %s failed", src);
-        return -1;
-    }
-    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
-    char *argv[] = {(char *)cc, "-std=c11", "-O2", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared", "-w",
-                    "-include", inc, "-o", obj, src, "-lm", NULL};
-    if (spawn_wait(argv, log)) {
-        char head[1500];
-        file_head(log, head, sizeof head);
-        snprintf(err, err_size, "the shim build failed: %s", head);
-        return -1;
-    }
-    m->handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL);
-    if (!m->handle) {
-        snprintf(err, err_size, "dlopen: %s", dlerror());
-        return -1;
-    }
-    return 0;
-}
-
-static void host_unload(host_module *m)
-{
-    if (m->handle)
-        dlclose(m->handle);
-    static const char *const files[] = {"kernel.cu.c", "kernel.so", "cc.log"};
-    char path[700];
-    for (int k = 0; k < 3 && m->dir[0]; k++) {
-        snprintf(path, sizeof path, "%s/%s", m->dir, files[k]);
-        unlink(path);
-    }
-    if (m->dir[0])
-        rmdir(m->dir);
-    memset(m, 0, sizeof *m);
-}
-
-typedef void (*kernel_lanes)(cs_lanes);
-typedef void (*kernel_scratch)(cs_lanes, char *);
-
-/* One "launch": every thread of the grid in turn. */
-static int host_launch(const host_module *m, void *fn, bool with_scratch, unsigned grid, unsigned block,
-                       const cs_lanes *l, char *scratch)
-{
-    host_dim3 *bi = dlsym(m->handle, "blockIdx"), *ti = dlsym(m->handle, "threadIdx");
-    host_dim3 *bd = dlsym(m->handle, "blockDim"), *gd = dlsym(m->handle, "gridDim");
-    if (!bi || !ti || !bd || !gd || !fn)
-        return -1;
-    *gd = (host_dim3){grid, 1, 1};
-    *bd = (host_dim3){block, 1, 1};
-    *bi = *ti = (host_dim3){0, 0, 0};
-    for (unsigned b = 0; b < grid; b++)
-        for (unsigned t = 0; t < block; t++) {
-            bi->x = b;
-            ti->x = t;
-            if (with_scratch)
-                ((kernel_scratch)fn)(*l, scratch);
-            else
-                ((kernel_lanes)fn)(*l);
-        }
-    return 0;
-}
+#include "cuda_host.h"
 
 #ifdef CS_FAKE_CUDA
 /* ======================================================================
@@ -502,6 +385,11 @@ static bool device_lanes_ok(const cs_lanes *l)
     for (size_t k = 0; k < sizeof single / sizeof single[0]; k++)
         if (!inside(single[k], 1))
             return false;
+    /* absent (0) where the program has none, else the device's */
+    const void *optional[] = {l->obs_int, l->final_obs_int, l->info, l->final_info, l->step_words, l->restart_words};
+    for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++)
+        if (optional[k] && !inside(optional[k], 1))
+            return false;
     void **tables[] = {l->carried, l->params, l->inputs};
     for (int t = 0; t < 3; t++)
         if (!inside(tables[t], sizeof(void *)))
@@ -659,6 +547,7 @@ cs_nvrtc_result nvrtcDestroyProgram(cs_nvrtc_program *p)
 #include "cartsim.h"
 #include "cuda_api.h"
 #include "jit.h"
+#include "lanes_any.h"
 #include "random_env.h"
 
 #ifdef CS_HAVE_CUDA_HEADERS
@@ -1254,7 +1143,10 @@ typedef struct {
     size_t rs;
     void **carried, **params, **inputs;
     int *segstep;
+    const cs_program *p;
     float *obs, *final_obs;
+    long long *obs_int, *final_obs_int;
+    double *info, *final_info;
     double *reward, *seg_return, *return_sum;
     unsigned char *terminated, *truncated, *pending;
     long long *segments, *nonfinite;
@@ -1265,6 +1157,7 @@ static void bufs_init(bufs *b, const cs_program *p, long long n, unsigned long l
 {
     memset(b, 0, sizeof *b);
     b->n = n;
+    b->p = p;
     b->nc = p->n_carried;
     b->np = p->n_params;
     b->no = p->n_obs;
@@ -1274,7 +1167,7 @@ static void bufs_init(bufs *b, const cs_program *p, long long n, unsigned long l
     b->params = calloc(b->np + 1, sizeof(void *));
     b->inputs = calloc(b->ni + 1, sizeof(void *));
     for (unsigned k = 0; k < b->nc; k++)
-        b->carried[k] = calloc((size_t)n, b->rs);
+        b->carried[k] = calloc((size_t)n, lanes_slot_size(p, k));
     for (unsigned k = 0; k < b->np; k++)
         b->params[k] = calloc((size_t)n, b->rs);
     for (unsigned k = 0; k < b->ni; k++)
@@ -1283,6 +1176,11 @@ static void bufs_init(bufs *b, const cs_program *p, long long n, unsigned long l
     b->segstep = calloc((size_t)n, sizeof(int));
     b->obs = calloc((size_t)n * no, sizeof(float));
     b->final_obs = calloc((size_t)n * no, sizeof(float));
+    size_t noi = p->n_obs_int ? p->n_obs_int : 1, nin = p->n_info ? p->n_info : 1;
+    b->obs_int = calloc((size_t)n * noi, sizeof(long long));
+    b->final_obs_int = calloc((size_t)n * noi, sizeof(long long));
+    b->info = calloc((size_t)n * nin, sizeof(double));
+    b->final_info = calloc((size_t)n * nin, sizeof(double));
     b->reward = calloc((size_t)n, sizeof(double));
     b->seg_return = calloc((size_t)n, sizeof(double));
     b->return_sum = calloc((size_t)n, sizeof(double));
@@ -1293,7 +1191,8 @@ static void bufs_init(bufs *b, const cs_program *p, long long n, unsigned long l
     b->nonfinite = calloc((size_t)n, sizeof(long long));
     b->l = (cs_lanes){.begin = 0, .end = n, .seed = seed, .stride = n, .carried = b->carried, .params = b->params,
                       .segstep = b->segstep, .inputs = b->inputs, .obs = b->obs, .final_obs = b->final_obs,
-                      .reward = b->reward, .terminated = b->terminated, .truncated = b->truncated,
+                      .obs_int = b->obs_int, .final_obs_int = b->final_obs_int, .info = b->info,
+                      .final_info = b->final_info, .reward = b->reward, .terminated = b->terminated, .truncated = b->truncated,
                       .pending = b->pending, .seg_return = b->seg_return, .segments = b->segments,
                       .return_sum = b->return_sum, .nonfinite = b->nonfinite};
 }
@@ -1312,6 +1211,10 @@ static void bufs_free(bufs *b)
     free(b->segstep);
     free(b->obs);
     free(b->final_obs);
+    free(b->obs_int);
+    free(b->final_obs_int);
+    free(b->info);
+    free(b->final_info);
     free(b->reward);
     free(b->seg_return);
     free(b->return_sum);
@@ -1326,9 +1229,9 @@ static void bufs_free(bufs *b)
 static void bufs_compare(const bufs *a, const bufs *b, double tol, const char *what)
 {
     for (unsigned k = 0; k < a->nc; k++) {
-        if (tol == 0) {
-            cr_assert_eq(memcmp(a->carried[k], b->carried[k], (size_t)a->n * a->rs), 0, "%s: state %u differs", what,
-                         k);
+        size_t z = lanes_slot_size(a->p, k);
+        if (tol == 0 || z != a->rs) {   /* ints and bools exactly, always */
+            cr_assert_eq(memcmp(a->carried[k], b->carried[k], (size_t)a->n * z), 0, "%s: state %u differs", what, k);
             continue;
         }
         for (long long i = 0; i < a->n; i++) {
@@ -1341,6 +1244,8 @@ static void bufs_compare(const bufs *a, const bufs *b, double tol, const char *w
     for (unsigned k = 0; k < a->np; k++)
         for (long long i = 0; i < a->n && tol == 0; i++)
             cr_assert_eq(memcmp(a->params[k], b->params[k], (size_t)a->n * a->rs), 0, "%s: param %u differs", what, k);
+    cr_assert_eq(memcmp(a->obs_int, b->obs_int, (size_t)a->n * a->p->n_obs_int * sizeof(long long)), 0,
+                 "%s: discrete observations differ", what);
     cr_assert_eq(memcmp(a->segstep, b->segstep, (size_t)a->n * sizeof(int)), 0, "%s: episode steps differ", what);
     cr_assert_eq(memcmp(a->segments, b->segments, (size_t)a->n * sizeof(long long)), 0, "%s: episodes differ", what);
     cr_assert_eq(memcmp(a->nonfinite, b->nonfinite, (size_t)a->n * sizeof(long long)), 0, "%s: nonfinite differ",
@@ -1943,6 +1848,97 @@ Test(cuda_fake, steps_equal_the_cpu_and_copy_back_lazily)
     cr_assert_eq(a.checksum, b.checksum, "pending restarts before a rollout");
     cs_env_close(cpu);
     cs_env_close(gpu);
+    check_clean();
+}
+
+/* The device runtime's kernel side for arrays and integers
+ * (jit/cuda_driver.c): carried slots of their own types (double, int,
+ * unsigned char) each in its place, the discrete observations' int64
+ * buffers, and the replayed words of a restart and a step, uploaded when
+ * given. A random array program with integer states and discrete
+ * observations, through the fake driver, equals the interpreter. */
+Test(cuda_fake, typed_slots_discrete_observations_and_replayed_words)
+{
+    use_fake_driver();
+    char err[4096];
+    cs_program *p = NULL;
+    for (uint64_t seed = 1; seed < 200 && !p; seed++) {
+        p = random_env_graph(seed, CS_F64, err, sizeof err);
+        cr_assert(p, "%s", err);
+        bool ints = false;
+        for (unsigned k = 0; k < p->n_carried; k++)
+            ints |= p->carried[k].type != CS_F64;
+        if (!ints || !p->n_obs_int || !p->n_step_draws || !p->n_restart_draws) {
+            cs_program_free(p);
+            p = NULL;
+        }
+    }
+    cr_assert(p, "no random program with integer states, discrete observations and draws");
+    cr_assert_eq(cs_optimize(p, CS_FUSION_FULL, NULL, err, sizeof err), 0, "%s", err);
+    cs_cuda *c = NULL;
+    cr_assert_eq(cs_cuda_open(&c, 0, err, sizeof err), 0, "%s", err);
+    cs_text src;
+    cr_assert_eq(lanes_emit(p, CS_FUSION_FULL, 1, CS_DIALECT_CUDA, &src, err, sizeof err, NULL), 0, "%s", err);
+    cs_cubin bin;
+    cr_assert_eq(cs_cuda_compile(cs_cuda_nvrtc(c), src.data, 90, false, NULL, &bin, err, sizeof err), 0, "%s", err);
+    cs_text_free(&src);
+    cs_cuda_schedule sched = {CS_FUSION_FULL, 1, true, 32};
+    cs_cuda_kernel_info info;
+    cr_assert_eq(cs_cuda_load(c, &bin, &sched, &info, err, sizeof err), 0, "%s", err);
+    cs_cubin_free(&bin);
+    enum { N = 77 };
+    size_t *bytes = malloc(p->n_carried * sizeof *bytes);
+    for (unsigned k = 0; k < p->n_carried; k++)
+        bytes[k] = lanes_slot_size(p, k);
+    cs_lanes_layout lay = {.n = N, .n_carried = p->n_carried, .n_params = p->n_params, .n_obs = p->n_obs,
+                           .n_inputs = p->n_inputs, .real_size = 8, .slot_size = bytes, .n_obs_int = p->n_obs_int,
+                           .n_info = p->n_info, .n_step_draws = p->n_step_draws, .n_restart_draws = p->n_restart_draws};
+    cr_assert_eq(cs_cuda_alloc(c, &lay, err, sizeof err), 0, "%s", err);
+    free(bytes);   /* the driver keeps a copy */
+    lanes_any ref, got;
+    lanes_any_init(&ref, p, N, 9);
+    lanes_any_init(&got, p, N, 9);
+    uint64_t r = 3;
+    for (long long w = 0; w < N * (long long)p->n_step_draws; w++)
+        ref.step_words[w] = got.step_words[w] = (unsigned int)splitmix_next(&r);
+    for (long long w = 0; w < N * (long long)p->n_restart_draws; w++)
+        ref.restart_words[w] = got.restart_words[w] = (unsigned int)splitmix_next(&r);
+    for (unsigned k = 0; k < p->n_inputs; k++)
+        for (long long i = 0; i < N; i++)
+            ((int *)ref.inputs[k])[i] = ((int *)got.inputs[k])[i] = p->inputs[k].type == CS_I32 ? (int)(i % 3) : 0;
+    unsigned written = CS_BUF_ALL & ~CS_BUF_BIT(CS_BUF_INPUTS);   /* the observations carry the discrete ones */
+    char why[600];
+    /* a restart from the caller's words */
+    ref.l.restart_words = ref.restart_words;
+    got.l.restart_words = got.restart_words;
+    cs_interp_restart(p, &ref.l);
+    cr_assert_eq(cs_cuda_restart(c, &got.l, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_cuda_fetch(c, written, &got.l, err, sizeof err), 0, "%s", err);
+    cr_assert(!lanes_any_differ(&ref, &got, true, why, sizeof why), "restart: %s", why);
+    /* steps with the caller's words, restarting the next step (from them too) */
+    for (long long t = 0; t < 30; t++) {
+        ref.l.t = got.l.t = t;
+        ref.l.mode = got.l.mode = CS_MODE_NEXT_STEP;
+        ref.l.step_words = ref.step_words;
+        got.l.step_words = got.step_words;
+        cs_interp_step(p, &ref.l);
+        cr_assert_eq(cs_cuda_step(c, &got.l, false, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(cs_cuda_fetch(c, written, &got.l, err, sizeof err), 0, "%s", err);
+        cr_assert(!lanes_any_differ(&ref, &got, true, why, sizeof why), "step %lld: %s", t, why);
+    }
+    /* and a rollout (Philox's words) */
+    ref.l.step_words = got.l.step_words = NULL;
+    ref.l.restart_words = got.l.restart_words = NULL;
+    ref.l.t = got.l.t = 30;
+    ref.l.steps = got.l.steps = 40;
+    cs_interp_rollout(p, &ref.l);
+    cr_assert_eq(cs_cuda_rollout(c, &got.l, NULL, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cs_cuda_fetch(c, written, &got.l, err, sizeof err), 0, "%s", err);
+    cr_assert(!lanes_any_differ(&ref, &got, false, why, sizeof why), "rollout: %s", why);
+    lanes_any_free(&ref);
+    lanes_any_free(&got);
+    cs_cuda_close(c);
+    cs_program_free(p);
     check_clean();
 }
 

@@ -157,6 +157,29 @@ Test(draw, a_curve_samples_its_function)
     cs_program_free(p);
 }
 
+/* grid(x, y, w, h, colours): a cell per element, row after row, from an
+ * array of one axis (a row) or two; its ints become reals. */
+Test(draw, a_grid_takes_its_cells_from_an_array)
+{
+    cs_program *p = draw_ok("draw {\n"
+                            "    canvas(30, 20)\n"
+                            "    grid(0, 20, 2, 3, [[1, 2, 3], [4, 5, 6]] * x)\n"
+                            "    grid(x, 5, 1, 1, stack(7, 8))\n"
+                            "}",
+                            CS_F64);
+    cr_assert_eq(p->n_draw_items, 2);
+    const cs_draw_item *a = &p->draw_items[0], *b = &p->draw_items[1];
+    cr_assert(a->kind == CS_DRAW_GRID && a->count == 1 && a->rows == 2 && a->columns == 3 && a->per_shape == 10);
+    cr_assert(b->kind == CS_DRAW_GRID && b->rows == 1 && b->columns == 2 && b->per_shape == 6);
+    double *val = evaluate(p);
+    const double want[10] = {0, 20, 2, 3, 2, 4, 6, 8, 10, 12};
+    for (unsigned k = 0; k < 10; k++)
+        cr_assert_eq(val[a->first + k], want[k], "value %u: %g", k, val[a->first + k]);
+    cr_assert(val[b->first] == 2 && val[b->first + 4] == 7 && val[b->first + 5] == 8);
+    free(val);
+    cs_program_free(p);
+}
+
 /* The draw roots are roots: fold, concat and dce keep them, and they
  * evaluate to the same values after the passes as before. */
 Test(draw, the_passes_keep_the_picture)
@@ -256,10 +279,17 @@ Test(draw, errors_name_their_place)
     draw_fails("draw {\n    canvas(6, 4)\n    curve(point, stack(0, 1), 1, 3, 0)\n}",
                "t.env:12:18: the from of 'curve' must be one number, got int[2]");
     draw_fails("draw {\n    canvas(6, 4)\n    grid(0, 0, 1, 1, x)\n}",
-               "t.env:12:5: 'grid' colours a cell for each element of an array, and the language has no arrays yet");
+               "t.env:12:22: the colours of 'grid' must be an array of numbers of one or two axes, got real");
+    draw_fails("draw {\n    canvas(6, 4)\n    grid(0, 0, 1, 1, stack(1, 2) > x)\n}",
+               "t.env:12:22: the colours of 'grid' must be an array of numbers of one or two axes, got bool[2]");
+    draw_fails("draw {\n    canvas(6, 4)\n    grid(0, 0, 1, stack(1, 2))\n}",
+               "t.env:12:5: 'grid' takes 5 arguments (x, y, cell width, cell height, colours), got 4");
+    draw_fails("draw {\n    canvas(6, 4)\n    circle([[1, 2], [3, 4]], 0, 1, 0)\n}",
+               "t.env:12:12: the x of 'circle' must be a number or a vector (one shape per element), got "
+               "int[2][2]");
     draw_fails("draw {\n    canvas(6, 4)\n    blob(1)\n}",
                "t.env:12:5: 'blob' is not something a draw block draws or sets (canvas, fps, background, view, rect, "
-               "polygon, circle, line, curve, text)");
+               "polygon, circle, line, curve, text, grid)");
     /* the block reads states, params, consts and functions, nothing of a step */
     draw_fails("draw {\n    canvas(6, 4)\n    a = action\n}", "t.env:12:9: 'action' can only be read in the step block");
     draw_fails("draw {\n    canvas(6, 4)\n    a = x'\n}", "t.env:12:9: x' can only be read in the step block");

@@ -972,9 +972,21 @@ Test(lang_errors, every_new_mistake_with_its_position)
         {"", "    for i in range(1, 2, 3) { }\n", "t.env:7:14: 'range' takes 1 or 2 arguments, got 3"},
         {"", "    for i in range(100000000) { }\n", "t.env:7:5: the program is too large (over ..."},
         /* Python habits */
-        {"", "    y = 1.0 if x > 0 else 2.0\n", "t.env:7:13: Python's 'a if c else b' is written 'c ? a : b' here"},
-        {"", "    if x > 0 { y = 1 }\n", "t.env:7:5: there is no 'if' statement: every statement assigns a value; "
-                                        "write a choice as y = c ? a : b, and a loop as for i in range(N) { ... }"},
+        {"", "    y = 1.0 if x > 0 else 2.0\n", "t.env:7:13: expected the end of the expression, got 'if': a choice "
+                                                "is written C ? A : B (y' = bounced ? -y1 : y1), not A if C else B"},
+        {"", "    y = [1.0 if x > 0 else 2.0]\n", "t.env:7:14: expected the end of the expression, got 'if': a "
+                                                  "choice is written C ? A : B (y' = bounced ? -y1 : y1), not A if C "
+                                                  "else B"},
+        {"", "    if x > 0 { y = 1 }\n", "t.env:7:5: 'if' starts no statement: a block holds only assignments "
+                                        "(NAME = EXPR, x' = EXPR) and loops (for i in range(N) { ... }); a choice "
+                                        "is an expression, y1' = y1 < 0 ? -y1 : y1"},
+        {"", "    while x > 0 { }\n", "t.env:7:5: 'while' starts no statement: a block holds only assignments "
+                                     "(NAME = EXPR, x' = EXPR) and loops (for i in range(N) { ... }); a choice "
+                                     "is an expression, y1' = y1 < 0 ? -y1 : y1"},
+        {"", "    for (i = 0; i < 3; i++) { }\n", "t.env:7:5: 'for' starts no statement: a block holds only "
+                                                 "assignments (NAME = EXPR, x' = EXPR) and loops (for i in range(N) "
+                                                 "{ ... }); a choice is an expression, y1' = y1 < 0 ? -y1 : y1"},
+        {"", "    else = 1\n    y = else + 1\n", ""},   /* the words stay names */
         /* declarations */
         {"state q: int[2][3][4][5]\n", "", "t.env:5:1: 'state' is declared twice (first at 2:1)"},
         {"param p: int = 2.5\n", "", "t.env:5:16: param 'p' is an int, got the real 2.5 (write an int, or declare it "

@@ -999,6 +999,19 @@ Test(stress, megabyte_lines)
     free(s);
 }
 
+Test(stress, a_vector_of_scalars_may_be_longer_than_an_array)
+{
+    /* stack() of 10,000 scalars parsed before arrays had a size limit, and still does */
+    size_t cap = 1 << 20, n = 0;
+    char *s = malloc(cap);
+    n += (size_t)sprintf(s + n, "%s(stack(x", stress_head);
+    for (int k = 1; k < 10000; k++)
+        n += (size_t)sprintf(s + n, ", x");
+    n += (size_t)sprintf(s + n, ") * 2)[9999]%s", stress_tail);
+    cr_assert_eq(parse_any(s, n), 0, "%s", err);
+    free(s);
+}
+
 Test(stress, many_names_and_statements)
 {
     /* 100,000 locals and 2,000 states: names are hashed, not searched */

@@ -548,6 +548,29 @@ Test(render, pendulum_mountain_car_and_acrobot_pictures)
     free(img);
 }
 
+/* FrozenLake draws its map with a grid coloured from its constant table
+ * and the elf on its cell. */
+Test(render, frozen_lake_draws_its_map_with_a_grid)
+{
+    char *text = env_source("frozen_lake");
+    cs_env *env = open_text(text, 1, NULL, 0);
+    free(text);
+    const double state[2] = {6, 2};   /* s = 6: row 1, column 2 */
+    cr_assert_eq(cs_env_set_state(env, state, NULL), CS_OK, "%s", cs_env_error(env));
+    int w, h;
+    uint8_t *img = frame(env, 0, 1, 1, &w, &h);
+    cr_assert(w == 256 && h == 256, "%dx%d", w, h);
+    const rgb ice = {190, 225, 245}, hole = {30, 50, 100}, goal = {250, 200, 40}, elf = {200, 60, 60};
+    assert_pixel(img, w, 32, 32, ice);                 /* row 0, column 0: the start */
+    assert_pixel(img, w, 64 + 32, 64 + 32, hole);      /* row 1, column 1 */
+    assert_pixel(img, w, 0 + 5, 192 + 5, hole);        /* row 3, column 0 */
+    assert_pixel(img, w, 192 + 32, 192 + 32, goal);    /* row 3, column 3 */
+    assert_pixel(img, w, 128 + 32, 64 + 32, elf);      /* the elf on cell 6 */
+    assert_pixel(img, w, 128 + 5, 64 + 5, ice);
+    free(img);
+    cs_env_close(env);
+}
+
 /* Acrobot's frame spans both links and 0.2 m more, Gymnasium's bound: a
  * longer link (--param link_length_1=2) is drawn whole, in its tile, and
  * no tile paints its neighbour. */

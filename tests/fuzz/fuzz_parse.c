@@ -22,6 +22,7 @@
 #define LANES 3
 #define STEPS 8
 #define INTERP_NODES_MAX 20000   /* keep each run quick */
+#define INTERP_ELEMENTS_MAX 200000   /* array nodes: the interpreter holds every element */
 
 /* The names after "param" at the start of a line, as the overrides name them. */
 static unsigned find_params(const char *src, size_t len, char names[][CS_NAME_MAX], unsigned max)
@@ -46,7 +47,13 @@ static unsigned find_params(const char *src, size_t len, char names[][CS_NAME_MA
 
 static void run_interp(const cs_program *p)
 {
-    if (cs_graph_count(p->graph) > INTERP_NODES_MAX)
+    uint32_t count = cs_graph_count(p->graph);
+    if (count > INTERP_NODES_MAX)
+        return;
+    size_t elements = 0;
+    for (cs_node n = 1; n < count; n++)
+        elements += cs_node_shape(p->graph, n)->size;
+    if (elements > INTERP_ELEMENTS_MAX)
         return;
     size_t rs = p->real == CS_F32 ? sizeof(float) : sizeof(double);
     unsigned nc = p->n_carried, np = p->n_params, ni = p->n_inputs, no = p->n_obs ? p->n_obs : 1;
@@ -54,6 +61,9 @@ static void run_interp(const cs_program *p)
     void **inputs = calloc(ni + 1, sizeof *inputs);
     int *segstep = calloc(LANES, sizeof *segstep);
     float *obs = calloc((size_t)no * LANES, sizeof *obs), *final_obs = calloc((size_t)no * LANES, sizeof *obs);
+    unsigned noi = p->n_obs_int ? p->n_obs_int : 1;
+    long long *obs_int = calloc((size_t)noi * LANES, sizeof *obs_int);
+    long long *final_obs_int = calloc((size_t)noi * LANES, sizeof *obs_int);
     double *reward = calloc(LANES, sizeof *reward), *seg_return = calloc(LANES, sizeof *seg_return);
     double *return_sum = calloc(LANES, sizeof *return_sum);
     unsigned char *term = calloc(LANES, 1), *trunc = calloc(LANES, 1), *pending = calloc(LANES, 1);
@@ -65,7 +75,8 @@ static void run_interp(const cs_program *p)
     for (unsigned k = 0; k < ni; k++)
         inputs[k] = calloc(LANES, sizeof(double));     /* actions 0 / 0.0 */
     cs_lanes l = {.begin = 0, .end = LANES, .seed = 7, .stride = LANES, .carried = carried, .params = params,
-                  .segstep = segstep, .inputs = inputs, .obs = obs, .final_obs = final_obs, .reward = reward,
+                  .segstep = segstep, .inputs = inputs, .obs = obs, .final_obs = final_obs, .obs_int = obs_int,
+                  .final_obs_int = final_obs_int, .reward = reward,
                   .terminated = term, .truncated = trunc, .pending = pending, .seg_return = seg_return,
                   .segments = segments, .return_sum = return_sum, .nonfinite = nonfinite};
     cs_interp_restart(p, &l);
@@ -88,6 +99,8 @@ static void run_interp(const cs_program *p)
     free(segstep);
     free(obs);
     free(final_obs);
+    free(obs_int);
+    free(final_obs_int);
     free(reward);
     free(seg_return);
     free(return_sum);
