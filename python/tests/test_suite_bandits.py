@@ -17,7 +17,7 @@ import golden_dist
 
 from golden_replay import Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint, words_for_normal
 
-BACKENDS = ["interp"]
+BACKENDS = ["cpu", "interp"]
 DTYPES = ["float32", "float64"]
 
 
@@ -51,9 +51,10 @@ def test_bernoulli_bandit_steps_are_gymnaxs(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_bernoulli_bandit_resets_are_gymnaxs(dtype, root):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bernoulli_bandit_resets_are_gymnaxs(backend, dtype, root):
     assert replay_resets(root("envs/bernoulli_bandit.env"), "BernoulliBandit-misc", bernoulli_bandit_mapping(),
-                         dtype=dtype) == 8
+                         backend=backend, dtype=dtype) == 8
 
 
 # ---- GaussianBandit-misc (section 18) ----
@@ -77,9 +78,10 @@ def test_gaussian_bandit_steps_are_gymnaxs(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_gaussian_bandit_resets_are_gymnaxs(dtype, root):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gaussian_bandit_resets_are_gymnaxs(backend, dtype, root):
     assert replay_resets(root("envs/gaussian_bandit.env"), "GaussianBandit-misc", gaussian_bandit_mapping(),
-                         dtype=dtype, rtol=GAUSSIAN_RTOL[dtype]) == 8
+                         backend=backend, dtype=dtype, rtol=GAUSSIAN_RTOL[dtype]) == 8
 
 
 # ---- cartsim's own draws against gymnax's distributions (STEM.dist.json) ----

@@ -13,10 +13,10 @@ import pytest
 import cartsim
 import golden_dist
 
-from golden_replay import (GOLDEN, Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint, word_for_uniform,
-                           words_for_normal)
+from golden_replay import (GOLDEN, Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint,
+                           word_for_uniform, words_for_normal)
 
-BACKENDS = ["interp"]
+BACKENDS = ["cpu", "interp"]
 DTYPES = ["float32", "float64"]
 
 
@@ -50,8 +50,9 @@ def test_catch_steps_are_gymnaxs(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_catch_resets_are_gymnaxs(dtype, root):
-    assert replay_resets(root("envs/catch.env"), "Catch-bsuite", catch_mapping(), dtype=dtype) == 56
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_catch_resets_are_gymnaxs(backend, dtype, root):
+    assert replay_resets(root("envs/catch.env"), "Catch-bsuite", catch_mapping(), backend=backend, dtype=dtype) == 56
 
 
 # ---- DeepSea-bsuite (section 6), deterministic and not ----
@@ -86,13 +87,16 @@ def test_deep_sea_steps_are_gymnaxs(stem, params, rtol, backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("stem,params,rtol", DEEP_SEA)
-def test_deep_sea_resets_are_gymnaxs(stem, params, rtol, dtype, root):
-    assert replay_resets(root("envs/deep_sea.env"), stem, deep_sea_mapping(), params, dtype=dtype) == 25
+def test_deep_sea_resets_are_gymnaxs(backend, stem, params, rtol, dtype, root):
+    assert replay_resets(root("envs/deep_sea.env"), stem, deep_sea_mapping(), params, backend=backend,
+                         dtype=dtype) == 25
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("stem,params,rtol", DEEP_SEA)
-def test_deep_sea_counters_survive_the_auto_reset(stem, params, rtol, root):
+def test_deep_sea_counters_survive_the_auto_reset(stem, params, rtol, backend, root):
     """gymnax's own step (same-step auto-reset) at every episode's last step: the state it
     returns is the next episode's first, with the two counters carried over. cartsim in
     same-step mode, from the last step's state and draws, must return that state whole."""
@@ -102,7 +106,7 @@ def test_deep_sea_counters_survive_the_auto_reset(stem, params, rtol, root):
     assert len(ends) >= 20
     n = len(ends)
     m = deep_sea_mapping()
-    vec = cartsim.make_vec(root("envs/deep_sea.env"), n, backend="interp", dtype="float64", threads=1,
+    vec = cartsim.make_vec(root("envs/deep_sea.env"), n, backend=backend, dtype="float64", threads=1,
                            params=params, autoreset_mode="SameStep")
     try:
         batch = vec.batch
@@ -145,8 +149,10 @@ def test_memory_chain_steps_are_gymnaxs(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_memory_chain_resets_are_gymnaxs(dtype, root):
-    assert replay_resets(root("envs/memory_chain.env"), "MemoryChain-bsuite", memory_chain_mapping(), dtype=dtype) == 122
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_memory_chain_resets_are_gymnaxs(backend, dtype, root):
+    assert replay_resets(root("envs/memory_chain.env"), "MemoryChain-bsuite", memory_chain_mapping(), backend=backend,
+                         dtype=dtype) == 122
 
 
 # ---- UmbrellaChain-bsuite (section 8): exact in both compiles; gymnax's int32 reward
@@ -171,9 +177,10 @@ def test_umbrella_chain_steps_are_gymnaxs(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_umbrella_chain_resets_are_gymnaxs(dtype, root):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_umbrella_chain_resets_are_gymnaxs(backend, dtype, root):
     assert replay_resets(root("envs/umbrella_chain.env"), "UmbrellaChain-bsuite", umbrella_chain_mapping(),
-                         dtype=dtype) == 62
+                         backend=backend, dtype=dtype) == 62
 
 
 # ---- DiscountingChain-bsuite (section 9): no draws, exact in both compiles ----
@@ -193,16 +200,18 @@ def test_discounting_chain_steps_are_gymnaxs(backend, dtype, root):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_discounting_chain_resets_are_gymnaxs(dtype, root):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_discounting_chain_resets_are_gymnaxs(backend, dtype, root):
     assert replay_resets(root("envs/discounting_chain.env"), "DiscountingChain-bsuite", discounting_chain_mapping(),
-                         dtype=dtype) == 5
+                         backend=backend, dtype=dtype) == 5
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_discounting_chain_pays_each_arm_once_at_its_time(dtype, root):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_discounting_chain_pays_each_arm_once_at_its_time(backend, dtype, root):
     """Each arm's whole episode from a reset: arm c pays rewards[c] at step reward_timestep[c]
     and nothing else, and a context of -1 set mid-episode reads the last arm (JAX's rule)."""
-    vec = cartsim.make_vec(root("envs/discounting_chain.env"), 6, backend="interp", dtype=dtype, threads=1,
+    vec = cartsim.make_vec(root("envs/discounting_chain.env"), 6, backend=backend, dtype=dtype, threads=1,
                            autoreset_mode="SameStep")
     try:
         vec.reset(seed=0)
@@ -274,7 +283,7 @@ def test_catch_draws_are_gymnaxs(root):
     state, _ = sampled(env, 2, done, 1)
     assert golden_dist.chi2_p(*golden_dist.value_counts(ref["step"]["draw.ball_x"]["all"], state["ball_x"])) \
         > golden_dist.P_FAIL
-    bent = np.where((state["ball_x"] == 4) & (np.arange(SAMPLES) % 4 == 0), 0, state["ball_x"])   # a quarter of the 4s become 0
+    bent = np.where((state["ball_x"] == 4) & (np.arange(SAMPLES) % 4 == 0), 0, state["ball_x"])   # a quarter of 4s: 0
     assert golden_dist.chi2_p(*golden_dist.value_counts(ref["step"]["draw.ball_x"]["all"], bent)) < golden_dist.P_FAIL
 
 
