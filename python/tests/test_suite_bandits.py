@@ -139,3 +139,21 @@ def test_gaussian_bandit_draws_are_gymnaxs(root):
         z = (reward.astype(np.float64) + 1.0) / 0.1
         p = golden_dist.chi2_p(*golden_dist.histogram_counts(ref["step"]["draw.z"]["all"], z))
         assert (p > golden_dist.P_FAIL) == ok, params
+
+
+# ---- from Python, by gymnax's ids ----
+
+@pytest.mark.parametrize("gym_id", ["BernoulliBandit-misc", "GaussianBandit-misc"])
+def test_bandits_by_gymnax_id_and_field_names(gym_id):
+    from test_suite_bsuite import check_by_name
+    check_by_name(gym_id, gym_id, {})
+
+
+@pytest.mark.parametrize("gym_id", ["BernoulliBandit-misc", "GaussianBandit-misc"])
+def test_bandits_pass_check_env(gym_id):
+    from gymnasium.utils.env_checker import check_env
+    env = cartsim.make(gym_id, backend="interp")
+    try:
+        check_env(env, skip_render_check=True)
+    finally:
+        env.close()

@@ -13,7 +13,7 @@ import pytest
 import cartsim
 import golden_dist
 
-from golden_replay import (GOLDEN, Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint,
+from golden_replay import (GOLDEN, Mapping, load, replay_resets, replay_steps, word_for_bernoulli, word_for_randint,
                            word_for_uniform, words_for_normal)
 
 BACKENDS = ["cpu", "interp"]
@@ -343,3 +343,69 @@ def test_umbrella_chain_draws_are_gymnaxs(root):
     assert golden_dist.chi2_p(*golden_dist.value_counts(ref["step"]["reward"]["all"], reward)) > golden_dist.P_FAIL
     _, reward = sampled(env, 8, dict(first, time=9), 0)            # the last step pays the umbrella, never noise
     assert golden_dist.chi2_p(*golden_dist.value_counts(ref["step"]["reward"]["all"], reward)) < golden_dist.P_FAIL
+
+
+# ---- from Python, by gymnax's ids ----
+
+BSUITE_IDS = ["Catch-bsuite", "DeepSea-bsuite", "MemoryChain-bsuite", "UmbrellaChain-bsuite",
+              "DiscountingChain-bsuite"]
+OBS_SHAPES = {"Catch-bsuite": (10, 5), "DeepSea-bsuite": (8, 8), "MemoryChain-bsuite": (3,),
+              "UmbrellaChain-bsuite": (3,), "DiscountingChain-bsuite": (2,)}
+DTYPE_OF = {"int32": np.int32, "bool": np.bool_, "float32": np.float32}
+
+
+def check_by_name(gym_id: str, stem: str, params: dict):
+    """make_vec by gymnax's id: its observation's shape and dtype, its state variables by
+    gymnax's field names in gymnax's order, each with its dtype and shape, and set_state
+    of the golden file's first step's state by name gives that state back, then the
+    recorded next state."""
+    meta, _, steps = load(stem)
+    vec = cartsim.make_vec(gym_id, num_envs=3, backend="interp", params=params)
+    try:
+        obs, _ = vec.reset(seed=0)
+        assert vec.single_observation_space.shape == OBS_SHAPES.get(gym_id, (4,))
+        assert obs.shape == (3,) + OBS_SHAPES.get(gym_id, (4,)) and obs.dtype == np.float32
+        state = vec.batch.get_state()
+        assert list(state) == list(meta["state_fields"])
+        for name, kind in meta["state_fields"].items():
+            dtype, _, dims = kind.partition("[")
+            shape = tuple(int(d) for d in dims.rstrip("]").split(",")) if dims else ()
+            assert state[name].dtype == DTYPE_OF[dtype] and state[name].shape == (3,) + shape, name
+        first = steps[0]
+        want = {name: np.array([first["state"][name]] * 3) for name in state}
+        vec.batch.set_state(want, np.zeros(3, dtype=np.int32) + int(first["state"]["time"]))
+        got = vec.batch.get_state()
+        for name in state:
+            assert np.array_equal(got[name], want[name].astype(got[name].dtype)), name
+    finally:
+        vec.close()
+
+
+@pytest.mark.parametrize("gym_id", BSUITE_IDS)
+def test_bsuite_by_gymnax_id_and_field_names(gym_id):
+    check_by_name(gym_id, gym_id, {})
+
+
+@pytest.mark.parametrize("gym_id", BSUITE_IDS)
+def test_bsuite_passes_check_env(gym_id):
+    from gymnasium.utils.env_checker import check_env
+    env = cartsim.make(gym_id, backend="interp")
+    try:
+        check_env(env, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_deep_sea_options_as_params():
+    """gymnax's params.replace(deterministic=False, sample_action_map=True) as params:
+    the optimal return of the stochastic chain, and a map of the reset's own draws."""
+    vec = cartsim.make_vec("DeepSea-bsuite", num_envs=64, backend="interp",
+                           params={"deterministic": False, "sample_action_map": True})
+    try:
+        vec.reset(seed=3)
+        state = vec.batch.get_state()
+        assert (state["optimal_return"] == np.float32(0.38269591331481934)).all()
+        maps = state["action_mapping"]
+        assert not (maps == DEEP_SEA_MAP).all(axis=(1, 2)).any() and len({m.tobytes() for m in maps}) == 64
+    finally:
+        vec.close()
