@@ -409,3 +409,32 @@ def test_deep_sea_options_as_params():
         assert not (maps == DEEP_SEA_MAP).all(axis=(1, 2)).any() and len({m.tobytes() for m in maps}) == 64
     finally:
         vec.close()
+
+
+# ---- pictures ----
+
+def frame_of(gym_id: str, state: dict) -> np.ndarray:
+    """The picture of one environment set to `state` (every variable by name)."""
+    vec = cartsim.make_vec(gym_id, num_envs=1, backend="interp", render_mode="rgb_array")
+    try:
+        vec.reset(seed=0)
+        vec.batch.set_state({name: np.array([value]) for name, value in state.items()},
+                            np.zeros(1, dtype=np.int32))
+        return np.array(vec.render()[0])
+    finally:
+        vec.close()
+
+
+def test_catch_draws_gymnaxs_board():
+    """gymnax's vis_catch: a white board of 10 rows and 5 columns, "B" on the ball's cell
+    and "P" on the paddle's (here also shaded), 40 pixels a cell, row 0 on top."""
+    img = frame_of("Catch-bsuite", {"time": 3, "ball_x": 1, "ball_y": 3, "paddle_x": 4, "paddle_y": 9,
+                                    "prev_done": False})
+    assert img.shape == (400, 200, 3)
+    assert img[3 * 40 + 4, 1 * 40 + 4].tolist() == [210, 210, 210]       # the ball's cell
+    assert img[9 * 40 + 4, 4 * 40 + 4].tolist() == [160, 160, 160]       # the paddle's
+    assert img[5 * 40 + 20, 2 * 40 + 20].tolist() == [255, 255, 255]     # an empty cell
+    assert img[5 * 40 - 1, 2 * 40 + 20].tolist() == [120, 120, 120]      # a line between rows
+    for row, col in ((3, 1), (9, 4)):
+        cell = img[row * 40:(row + 1) * 40, col * 40:(col + 1) * 40]
+        assert (cell.sum(axis=2) < 100).sum() > 20, (row, col)           # the letter's ink
