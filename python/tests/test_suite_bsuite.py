@@ -438,3 +438,20 @@ def test_catch_draws_gymnaxs_board():
     for row, col in ((3, 1), (9, 4)):
         cell = img[row * 40:(row + 1) * 40, col * 40:(col + 1) * 40]
         assert (cell.sum(axis=2) < 100).sum() > 20, (row, col)           # the letter's ink
+
+
+# ---- a built-in agent learns Catch ----
+
+def test_evolution_strategies_learn_catch():
+    """cartsim train --env Catch-bsuite --algo es --target 1 --seed 0 (docs/train.md): a
+    linear policy catches every ball of 100 fresh episodes, gymnax-blines' return (1),
+    in 17 generations of 256; the same seed gives the same run on the same backend. A
+    random policy catches one ball in five (a mean return near -0.6)."""
+    result = cartsim.train("Catch-bsuite", algo="es", seed=0, target=1.0, backend="cpu", threads=1)
+    assert result.solved and result.eval_return == 1.0 and result.generations == 17
+    vec = cartsim.make_vec("Catch-bsuite", num_envs=1000, backend="cpu", threads=1)
+    try:
+        random_returns = vec.batch.evaluate(episodes=1000, seed=0)
+    finally:
+        vec.close()
+    assert random_returns.mean() < -0.3, random_returns.mean()
