@@ -157,3 +157,21 @@ def test_bandits_pass_check_env(gym_id):
         check_env(env, skip_render_check=True)
     finally:
         env.close()
+
+
+def test_bandits_draw_their_arms():
+    """BernoulliBandit's bars are as tall as the arms' chances (1.5 units of 120 pixels for
+    a sure payout, from the line 36 pixels above the bottom); GaussianBandit's second bar
+    hangs mu below its zero line."""
+    from test_suite_bsuite import frame_of
+    img = frame_of("BernoulliBandit-misc", {"time": 0.0, "last_action": 0, "last_reward": 0,
+                                            "exp_reward_best": np.float32(0.9),
+                                            "reward_probs": np.float32([0.9, 0.1])})
+    assert img.shape == (240, 240, 3)
+    column = img[:, 60].tolist()
+    lit = [k for k, px in enumerate(column) if px == [250, 200, 80]]
+    assert abs(len(lit) - 0.9 * 1.5 * 120) <= 2, len(lit)
+    img = frame_of("GaussianBandit-misc", {"time": 0.0, "last_action": 1, "last_reward": -1.4, "mu": -1.0})
+    column = img[:, 180].tolist()
+    lit = [k for k, px in enumerate(column) if px == [250, 200, 80]]
+    assert abs(len(lit) - 120) <= 2 and min(lit) >= 59, (len(lit), min(lit))

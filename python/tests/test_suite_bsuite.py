@@ -455,3 +455,30 @@ def test_evolution_strategies_learn_catch():
     finally:
         vec.close()
     assert random_returns.mean() < -0.3, random_returns.mean()
+
+
+def test_deep_sea_draws_the_diver_and_the_treasure():
+    """40 pixels a cell under a 32-pixel line of counters: the diver white on its cell,
+    red once the episode is bad; the treasure gold at the bottom right."""
+    state = deep_sea_state(time=2, row=2, column=3)
+    img = frame_of("DeepSea-bsuite", state)
+    assert img.shape == (352, 320, 3)
+    assert img[32 + 2 * 40 + 20, 3 * 40 + 20].tolist() == [250, 250, 250]
+    assert img[32 + 7 * 40 + 20, 7 * 40 + 20].tolist() == [240, 190, 40]
+    assert img[32 + 2 * 40 + 20, 5 * 40 + 20].tolist() == [170 - 36, 215 - 34, 250 - 24]   # row 2's sea
+    img = frame_of("DeepSea-bsuite", dict(state, bad_episode=True))
+    assert img[32 + 2 * 40 + 20, 3 * 40 + 20].tolist() == [200, 60, 60]
+
+
+@pytest.mark.parametrize("gym_id,size,before,after", [
+    ("MemoryChain-bsuite", (120, 360), {"time": 0}, {"time": 3}),
+    ("UmbrellaChain-bsuite", (100, 500), {"time": 0}, {"time": 3}),
+    ("DiscountingChain-bsuite", (200, 500), {"time": 0, "context": -1}, {"time": 40, "context": 2})])
+def test_chains_draw_their_time(gym_id, size, before, after):
+    """Each chain's picture has its size, and the time (and the arm) it shows moves it."""
+    _, _, steps = load(gym_id)
+    state = dict(steps[0]["state"])
+    a = frame_of(gym_id, dict(state, **before))
+    b = frame_of(gym_id, dict(state, **after))
+    assert a.shape == size + (3,) and b.shape == a.shape
+    assert (a != b).any(axis=2).sum() > 200
