@@ -33,7 +33,7 @@ CASES = [("FrozenLake-v1", "envs/frozen_lake.env", True),
 
 
 @pytest.mark.parametrize("stem,env,slippery", CASES)
-@pytest.mark.parametrize("backend", ["interp"])
+@pytest.mark.parametrize("backend", ["interp", "cpu"])
 def test_frozen_lake_steps_are_gymnasiums(stem, env, slippery, backend, root):
     n = replay_steps(root(env), stem, frozen_lake_mapping(slippery), {"is_slippery": slippery}, backend=backend)
     assert n > 300
