@@ -175,3 +175,22 @@ def test_bandits_draw_their_arms():
     column = img[:, 180].tolist()
     lit = [k for k, px in enumerate(column) if px == [250, 200, 80]]
     assert abs(len(lit) - 120) <= 2 and min(lit) >= 59, (len(lit), min(lit))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gaussian_bandit_time_is_xlas_fused_value(dtype):
+    """The observation's time, (2 t) / 100 - 1, is XLA's fma(2t, float32(0.01), -1) rounded
+    once, at every whole t from 1 to 250 (plain float32 arithmetic is off at t = 11)."""
+    times = np.arange(1, 251, dtype=np.float64)           # a step from time t - 1 observes t
+    vec = cartsim.make_vec("GaussianBandit-misc", num_envs=len(times), backend="interp", dtype=dtype)
+    try:
+        vec.reset(seed=0)
+        vec.batch.set_state({"time": times - 1, "last_action": np.zeros(len(times), dtype=np.int32),
+                             "last_reward": np.zeros(len(times)), "mu": np.full(len(times), -1.0)},
+                            np.zeros(len(times), dtype=np.int32))
+        obs, _, _, _, _ = vec.step(np.zeros(len(times), dtype=np.int64))
+    finally:
+        vec.close()
+    fused = (2 * times * np.float64(np.float32(0.01)) - 1).astype(np.float32)   # exact in double, one rounding
+    assert np.array_equal(obs[:, 3], fused)
+    assert np.float32(np.float32(22) * np.float32(0.01)) - np.float32(1) != fused[10]   # t = 11
