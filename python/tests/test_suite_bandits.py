@@ -194,3 +194,11 @@ def test_gaussian_bandit_time_is_xlas_fused_value(dtype):
     fused = (2 * times * np.float64(np.float32(0.01)) - 1).astype(np.float32)   # exact in double, one rounding
     assert np.array_equal(obs[:, 3], fused)
     assert np.float32(np.float32(22) * np.float32(0.01)) - np.float32(1) != fused[10]   # t = 11
+
+
+@pytest.mark.parametrize("env", ["bernoulli_bandit", "gaussian_bandit"])
+def test_bandit_schedules_agree(env):
+    """cpu at every fusion and unroll and the interpreter: one checksum."""
+    from test_suite_bsuite import SCHEDULES, checksums
+    sums = checksums(env)
+    assert len(set(sums)) == 1, dict(zip(map(" ".join, SCHEDULES), sums))
