@@ -78,14 +78,16 @@ def median(xs):
 # Hand-written references beside ref_cartpole: (binary, source, extra flags).
 REFS_BUILD = (("ref_pendulum", "ref_pendulum.c", []), ("ref_mountain_car", "ref_mountain_car.c", []),
               ("ref_mountain_car_continuous", "ref_mountain_car.c", ["-DCONTINUOUS"]),
-              ("ref_acrobot", "ref_acrobot.c", []), ("ref_spring_mass", "ref_spring_mass.c", []))
+              ("ref_acrobot", "ref_acrobot.c", []), ("ref_spring_mass", "ref_spring_mass.c", []),
+              ("ref_frozen_lake", "ref_frozen_lake.c", []), ("ref_frozen_lake_8x8", "ref_frozen_lake.c", ["-DEIGHT"]))
 # Every environment's row of stage 6: (env, dtype, math, its reference binary
 # or None). math "fast": f64 with jit/mathd.h's vectorized functions (--math).
 REF_ROWS = (("cartpole", "f32", "exact", "ref_cartpole"), ("cartpole", "f64", "exact", None),
             ("cartpole", "f64", "fast", None), ("pendulum", "f32", "exact", "ref_pendulum"),
             ("mountain_car", "f32", "exact", "ref_mountain_car"),
             ("mountain_car_continuous", "f32", "exact", "ref_mountain_car_continuous"),
-            ("acrobot", "f32", "exact", "ref_acrobot"), ("spring_mass", "f32", "exact", "ref_spring_mass"))
+            ("acrobot", "f32", "exact", "ref_acrobot"), ("spring_mass", "f32", "exact", "ref_spring_mass"),
+            ("frozen_lake", "f32", "exact", "ref_frozen_lake"), ("frozen_lake_8x8", "f32", "exact", "ref_frozen_lake_8x8"))
 SMALL_BATCHES = (1, 4, 16, 48, 64, 256, 2048)
 
 

@@ -144,7 +144,7 @@ typedef struct ref_batch {
     long long *episodes;
 } ref_batch;
 
-static void ref_batch_free(ref_batch *b)
+static inline void ref_batch_free(ref_batch *b)
 {
     for (int k = 0; k < b->vars; k++)
         free(b->var[k]);

@@ -186,6 +186,12 @@ void cs_config_init(cs_config *cfg);
 
 typedef struct cs_env cs_env;
 
+/* The environments compiled into the library (the files of envs/), in name
+ * order: the i-th one's name ("frozen_lake"), with the Gymnasium id that
+ * names it (its title, "FrozenLake-v1") written to `title`, or "" when its
+ * title names another (cartpole_concat's is cartpole's). NULL past the last. */
+const char *cs_builtin_env_at(size_t i, char *title, size_t title_size);
+
 /* Parses, compiles and allocates. On failure *out is still a handle that
  * holds the message (or NULL when memory ran out); close it either way. */
 cs_status cs_env_open(const cs_config *cfg, cs_env **out);

@@ -198,6 +198,21 @@ cs_status cs_env_source_load(const char *what, const char *dir, cs_env_source *o
     return unknown_environment(what, err, err_size);
 }
 
+const char *cs_builtin_env_at(size_t i, char *title, size_t title_size)
+{
+    if (title && title_size)
+        title[0] = 0;
+    for (const cs_builtin_env *b = cs_builtin_envs; b->name; b++, i--)
+        if (i == 0) {
+            char own[72];
+            title_naming(b, own, sizeof own);
+            if (title && title_size)
+                snprintf(title, title_size, "%s", own);
+            return b->name;
+        }
+    return NULL;
+}
+
 void cs_env_source_free(cs_env_source *src)
 {
     if (src->owned)

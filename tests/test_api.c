@@ -190,6 +190,37 @@ Test(api, by_path_equals_by_name)
     cs_env_close(b);
 }
 
+/* The built-in list is envs/, in name order, each with the Gymnasium id that
+ * names it: what Python registers as cartsim/<id>. */
+Test(api, builtin_envs_are_listed_with_their_gymnasium_ids)
+{
+    char title[64], previous[64] = "";
+    size_t n = 0;
+    bool cartpole = false, concat = false, taxi = false;
+    for (const char *name; (name = cs_builtin_env_at(n, title, sizeof title)); n++) {
+        cr_expect_gt(strcmp(name, previous), 0, "%s after %s", name, previous);
+        snprintf(previous, sizeof previous, "%s", name);
+        cartpole |= !strcmp(name, "cartpole") && !strcmp(title, "CartPole-v1");
+        concat |= !strcmp(name, "cartpole_concat") && !strcmp(title, "");
+        taxi |= !strcmp(name, "taxi") && !strcmp(title, "Taxi-v4");
+        if (title[0]) {
+            cs_env *env = open_env(title, 1, CS_BACKEND_INTERP, CS_DTYPE_F64, CS_AUTORESET_NEXT_STEP);
+            cs_env_info info;
+            cs_env_get_info(env, &info);
+            cr_expect_str_eq(info.name, name, "%s opens %s", title, info.name);
+            cs_env_close(env);
+        }
+    }
+    cr_expect(cartpole && concat && taxi, "cartpole (CartPole-v1), cartpole_concat (no id of its own), taxi (Taxi-v4)");
+    cr_expect_gt(n, 10);
+    cr_expect_null(cs_builtin_env_at(n, title, sizeof title));
+    cr_expect_str_eq(title, "", "past the last: no title");
+    cr_expect_str_eq(cs_builtin_env_at(0, NULL, 0), "acrobot", "the title is optional");
+    char small[4];
+    cs_builtin_env_at(0, small, sizeof small);
+    cr_expect_str_eq(small, "Acr", "cut to fit");
+}
+
 /* Push right until the pole falls: returns the step at which env 0 ended. */
 static int run_until_done(cs_env *env, float *terminal_obs, double *fresh_state)
 {

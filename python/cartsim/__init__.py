@@ -12,27 +12,33 @@ import gymnasium
 from ._native import CartsimError, lib as _lib, text as _text
 from .batch import Batch
 from .training import Policy, TrainResult, evaluate, load_policy, policy_batch, save_policy, train, train_settings
-from .batch import check_keywords as _check_keywords
-from .vector_env import GYMNASIUM_IDS, SINGLE_KEYWORDS as _SINGLE_KEYWORDS, VECTOR_KEYWORDS as _VECTOR_KEYWORDS
+from .vector_env import ENV_IDS, GYMNASIUM_IDS, KeywordError as _KeywordError
 from .vector_env import Env, VectorEnv
 
 __version__ = _text(_lib.cs_version())
 
 
 def make_vec(env="CartPole-v1", num_envs=1, **kwargs):
-    """A VectorEnv (see its docstring for the keywords)."""
-    _check_keywords("cartsim.make_vec", kwargs, _VECTOR_KEYWORDS)
-    return VectorEnv(env, num_envs, **kwargs)
+    """A VectorEnv (see its docstring for the keywords): the settings, and the
+    environment's params by name, as gym.make takes them
+    (cartsim.make_vec("FrozenLake-v1", 16, is_slippery=False))."""
+    try:
+        return VectorEnv(env, num_envs, **kwargs)
+    except _KeywordError as e:
+        raise e.called_by("cartsim.make_vec") from None
 
 
 def make(env="CartPole-v1", **kwargs):
-    """One environment as a gymnasium.Env."""
-    _check_keywords("cartsim.make", kwargs, _SINGLE_KEYWORDS)
-    return Env(env, **kwargs)
+    """One environment as a gymnasium.Env (the same keywords as make_vec)."""
+    try:
+        return Env(env, **kwargs)
+    except _KeywordError as e:
+        raise e.called_by("cartsim.make") from None
 
 
 def _register():
-    for gym_id in GYMNASIUM_IDS:
+    """cartsim/<id> for every built-in environment (gym.make, gym.make_vec)."""
+    for gym_id in ENV_IDS:
         name = "cartsim/" + gym_id
         if name not in gymnasium.registry:
             gymnasium.register(name, entry_point="cartsim.vector_env:Env",
@@ -41,5 +47,5 @@ def _register():
 
 _register()
 
-__all__ = ["Batch", "CartsimError", "Env", "GYMNASIUM_IDS", "Policy", "TrainResult", "VectorEnv", "evaluate",
+__all__ = ["Batch", "CartsimError", "ENV_IDS", "Env", "GYMNASIUM_IDS", "Policy", "TrainResult", "VectorEnv", "evaluate",
            "load_policy", "make", "make_vec", "policy_batch", "save_policy", "train", "train_settings"]

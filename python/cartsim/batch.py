@@ -36,16 +36,24 @@ def integer(name, value):
     return int(value)
 
 
-def check_keywords(caller, given, accepted):
-    """TypeError, as Python's own for a function, naming `caller`, the keyword
-    nearest to a misspelled one, and the keywords it takes."""
+def keyword_error(caller, name, accepted, params=None, env=None):
+    """Python's own TypeError text for a function's unknown keyword, naming `caller`,
+    the keyword nearest to it and the keywords it takes (and env's params, when the
+    function takes them too)."""
     import difflib
+    near = difflib.get_close_matches(name, list(accepted) + list(params or ()), 1)
+    text = "%s() got an unexpected keyword argument %r%s; its keywords: %s" % (
+        caller, name, " (did you mean %r?)" % near[0] if near else "", ", ".join(sorted(accepted)))
+    if params is not None:
+        text += "; %s's params: %s" % (env, ", ".join(params) if params else "none")
+    return text
+
+
+def check_keywords(caller, given, accepted):
+    """TypeError for the first keyword of `given` that is not `accepted` (keyword_error)."""
     for name in given:
         if name not in accepted:
-            near = difflib.get_close_matches(name, accepted, 1)
-            raise TypeError("%s() got an unexpected keyword argument %r%s; its keywords: %s"
-                            % (caller, name, " (did you mean %r?)" % near[0] if near else "",
-                               ", ".join(sorted(accepted))))
+            raise TypeError(keyword_error(caller, name, accepted))
 
 
 # Python's names of the library's settings where they differ (errors name

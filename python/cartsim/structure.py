@@ -130,7 +130,9 @@ class State(dict):
     """A batch's state: a dict from each variable's name to its values, shaped
     [num_envs, *shape] in its own dtype (float, int32, bool). It is also the
     (num_envs, state_dim) array of doubles it always was, for code that
-    indexes it so (np.asarray(state), state[:, k], state.shape)."""
+    indexes it so (np.asarray(state), state[:, k], state.shape). Either may be
+    edited before set_state: a variable whose named array changed is taken from
+    it, the others from the array of doubles."""
 
     def __init__(self, flat: np.ndarray, variables: List[StateVar], real_dtype):
         n = flat.shape[0]
@@ -138,6 +140,7 @@ class State(dict):
         super().__init__({v.name: flat[:, v.first:v.first + v.size].reshape((n,) + v.shape).astype(dtypes[v.type])
                           for v in variables})
         self.flat = flat
+        self.as_given = {name: values.copy() for name, values in self.items()}
 
     def __array__(self, dtype=None, copy=None):
         return self.flat if dtype is None else self.flat.astype(dtype)
@@ -151,11 +154,19 @@ class State(dict):
     def shape(self):
         return self.flat.shape
 
+    def astype(self, dtype):
+        return self.flat.astype(dtype)
+
 
 def flat_state(state, variables: List[StateVar], num_envs: int, state_dim: int) -> np.ndarray:
     """(num_envs, state_dim) doubles from a State, a dict naming every variable, or an array."""
     if isinstance(state, State):
-        return np.asarray(state.flat, dtype=np.float64)
+        flat = np.array(state.flat, dtype=np.float64)
+        for v in variables:
+            values = dict.__getitem__(state, v.name)
+            if not np.array_equal(values, state.as_given[v.name]):
+                flat[:, v.first:v.first + v.size] = np.asarray(values).reshape(num_envs, v.size)
+        return flat
     if isinstance(state, dict):
         known = {v.name for v in variables}
         unknown = sorted(set(state) - known)

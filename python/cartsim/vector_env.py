@@ -1,5 +1,6 @@
 """cartsim as a gymnasium.vector.VectorEnv (and a one-environment gymnasium.Env)."""
 import os
+import re
 import sys
 
 import gymnasium
@@ -8,10 +9,12 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from . import structure
-from .batch import Batch, check_keywords
+from ._native import ffi, lib, text
+from .batch import Batch, keyword_error
 from .frames import CartsimError, Renderer
 
-# Gymnasium's ids of the environments cartsim ships, and their names in envs/.
+# The classic-control environments whose Gymnasium counterparts declare the
+# observation bounds cartsim reports (their names in envs/).
 GYMNASIUM_IDS = {
     "CartPole-v1": "cartpole",
     "Pendulum-v1": "pendulum",
@@ -19,6 +22,25 @@ GYMNASIUM_IDS = {
     "MountainCarContinuous-v0": "mountain_car_continuous",
     "Acrobot-v1": "acrobot",
 }
+
+
+
+def _builtin_ids():
+    """{id: name} of every environment compiled into the library that an id names
+    (its title: "FrozenLake-v1" -> "frozen_lake"), as cs_builtin_env_at lists them."""
+    ids, title = {}, ffi.new("char[]", 64)
+    i = 0
+    while True:
+        name = lib.cs_builtin_env_at(i, title, 64)
+        if name == ffi.NULL:
+            return ids
+        if title[0] != b"\0":
+            ids[text(title)] = text(name)
+        i += 1
+
+
+# Every built-in environment's id: each is registered as cartsim/<id>.
+ENV_IDS = _builtin_ids()
 
 _AUTORESET_NAMES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
 
@@ -139,6 +161,61 @@ VECTOR_KEYWORDS = ("seed", "autoreset_mode", "render_mode", "max_episode_steps")
 SINGLE_KEYWORDS = ("render_mode", "max_episode_steps") + tuple(k for k in Batch.KEYWORDS if k != "autoreset")
 
 
+class KeywordError(TypeError):
+    """Python's TypeError for a keyword (one that is neither a setting nor one of the
+    environment's params, a param given twice or not a number), worded for the
+    function the user called: called_by(caller) names another."""
+
+    def __init__(self, caller, words):
+        self.words = words                    # words(caller) -> the message
+        super().__init__(words(caller))
+
+    def called_by(self, caller):
+        return KeywordError(caller, self.words)
+
+
+_UNKNOWN_PARAM = re.compile(r"unknown parameter '(.*)' \((?:params: (.*)|this environment has no params)\)$")
+
+
+def _is_param_value(value):
+    """A number, a bool, or a (lo, hi) pair of numbers (drawn per environment)."""
+    if isinstance(value, (tuple, list)):
+        return len(value) == 2 and all(_is_param_value(v) for v in value)
+    return isinstance(value, (bool, int, float, np.number))
+
+
+def open_batch(caller, env, num_envs, keywords, accepted, **fixed):
+    """A Batch of `env` from the caller's keywords: the settings it accepts, and the
+    environment's params by name (is_slippery=False, as gym.make takes them) beside
+    or instead of params={...}. A keyword that is neither is a KeywordError, known
+    from the library's refusal of an unknown param (which lists the params)."""
+    settings = {k: v for k, v in keywords.items() if k in accepted}
+    options = {k: v for k, v in keywords.items() if k not in accepted}
+    not_numbers = [k for k, v in options.items() if not _is_param_value(v)]
+    if options:
+        params = dict(settings.get("params") or {})
+        for name, value in options.items():
+            if name in params:
+                raise KeywordError(caller, lambda c, n=name: "%s() got param %r twice: as a keyword and in params"
+                                   % (c, n))
+            params[name] = 0.0 if name in not_numbers else value   # a stand-in until the name is known
+        settings["params"] = params
+    try:
+        batch = Batch(library_env(env), num_envs, **settings, **fixed)
+    except CartsimError as e:
+        unknown = _UNKNOWN_PARAM.match(str(e))
+        if unknown is None or unknown.group(1) not in options:
+            raise
+        params = unknown.group(2).split(", ") if unknown.group(2) else []
+        raise KeywordError(caller, lambda c: keyword_error(c, unknown.group(1), accepted, params, env)) from None
+    if not_numbers:
+        batch.close()
+        name = not_numbers[0]
+        raise KeywordError(caller, lambda c: "%s(): param %s must be a number, a bool or a (lo, hi) pair, not %r"
+                           % (c, name, options[name]))
+    return batch
+
+
 class VectorEnv(gymnasium.vector.VectorEnv):
     """num_envs environments stepped at once by one fused kernel.
 
@@ -147,7 +224,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     "cuda", "interp"), dtype (float32, float64), threads (default: every core), params
     ({name: value or (lo, hi)}: a range is drawn per environment at each reset),
     autoreset_mode (NEXT_STEP, SAME_STEP), unroll, fusion, persistent (rollouts), policy
-    (what rollout() runs when given none), strict, render_mode ("rgb_array"), env_dir, cache_dir, no_cache.
+    (what rollout() runs when given none), strict, render_mode ("rgb_array"), env_dir, cache_dir, no_cache;
+    and the environment's params by name, as gym.make takes its options (is_slippery=False).
 
     step() and reset() return NumPy views of the library's buffers: valid until the next
     step, reset, rollout or close of this object (copy what you keep).
@@ -155,10 +233,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     def __init__(self, env="CartPole-v1", num_envs=1, *, seed=None, autoreset_mode=AutoresetMode.NEXT_STEP,
                  render_mode=None, max_episode_steps=None, **batch_settings):
-        check_keywords("cartsim.VectorEnv", batch_settings, VECTOR_KEYWORDS)
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
-        self.batch = Batch(library_env(env), num_envs, autoreset=_AUTORESET_NAMES[self.autoreset_mode],
-                           **batch_settings)
+        self.batch = open_batch("cartsim.VectorEnv", env, num_envs, batch_settings, VECTOR_KEYWORDS,
+                                autoreset=_AUTORESET_NAMES[self.autoreset_mode])
         if max_episode_steps is not None and max_episode_steps != self.batch.max_steps:
             self.batch.close()
             raise ValueError("cartsim: %s truncates at %d steps (its max_steps); change it in the .env file, "
@@ -294,17 +371,16 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 class Env(gymnasium.Env):
     """One environment, as gymnasium.make gives it: no auto-reset (call reset
     after an episode ends), truncation at the environment's max_steps. Same
-    keywords as VectorEnv."""
+    keywords as VectorEnv (params by name included)."""
 
     def __init__(self, env="CartPole-v1", *, render_mode=None, **batch_settings):
-        check_keywords("cartsim.Env", batch_settings, SINGLE_KEYWORDS)
         batch_settings.pop("max_episode_steps", None)
         if _inside_gymnasium_sync_make_vec():
             gymnasium.logger.warn("gymnasium.make_vec(\"cartsim/...\", vectorization_mode=\"sync\" or \"async\") "
                                   "steps its environments one at a time, each a batch of one: leave "
                                   "vectorization_mode out (\"vector_entry_point\", the registered default) "
                                   "for one fused batch of all of them", stacklevel=2)
-        self.batch = Batch(library_env(env), 1, autoreset="disabled", **batch_settings)
+        self.batch = open_batch("cartsim.Env", env, 1, batch_settings, SINGLE_KEYWORDS, autoreset="disabled")
         self.observation_space, self.action_space, self.metadata = single_spaces(self.batch)
         if render_mode not in (None, "rgb_array"):
             raise ValueError("cartsim: render_mode must be None or 'rgb_array', not %r" % (render_mode,))
