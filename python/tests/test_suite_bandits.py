@@ -202,3 +202,11 @@ def test_bandit_schedules_agree(env):
     from test_suite_bsuite import SCHEDULES, checksums
     sums = checksums(env)
     assert len(set(sums)) == 1, dict(zip(map(" ".join, SCHEDULES), sums))
+
+
+@pytest.mark.parametrize("gym_id,options", [
+    ("BernoulliBandit-misc", {}), ("BernoulliBandit-misc", {"reward_prob": 0.3, "normalize_time": False}),
+    ("GaussianBandit-misc", {}), ("GaussianBandit-misc", {"mean_mu": 0.5, "sigma_l": 0.2})])
+def test_bandits_through_gymnasiums_registry(gym_id, options):
+    from test_suite_bsuite import check_registered
+    check_registered(gym_id, options)

@@ -510,3 +510,68 @@ def checksums(env: str) -> list:
 def test_bsuite_schedules_agree(env):
     sums = checksums(env)
     assert len(set(sums)) == 1, dict(zip(map(" ".join, SCHEDULES), sums))
+
+
+# ---- Gymnasium's registry and gymnax's options as keywords ----
+
+def check_registered(gym_id: str, options: dict):
+    """gym.make_vec("cartsim/ID", **options) and gym.make("cartsim/ID", **options): the
+    spaces of cartsim.make_vec(ID, params=options), and the same first steps from the
+    same seed (options as keywords are the params by name)."""
+    import gymnasium as gym
+    vec = gym.make_vec("cartsim/" + gym_id, num_envs=4, backend="interp", **options)
+    same = cartsim.make_vec(gym_id, 4, backend="interp", params=options)
+    try:
+        assert vec.single_observation_space == same.single_observation_space
+        assert vec.single_action_space == same.single_action_space
+        a, _ = vec.reset(seed=5)
+        b, _ = same.reset(seed=5)
+        assert np.array_equal(a, b)
+        for t in range(12):
+            actions = np.arange(4) % vec.single_action_space.n
+            a, ra, _, _, _ = vec.step(actions)
+            b, rb, _, _, _ = same.step(actions)
+            assert np.array_equal(a, b) and np.array_equal(ra, rb), t
+    finally:
+        vec.close()
+        same.close()
+    env = gym.make("cartsim/" + gym_id, backend="interp", **options)
+    try:
+        obs, _ = env.reset(seed=0)
+        assert env.observation_space.contains(obs)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("gym_id,options", [
+    ("Catch-bsuite", {}), ("Catch-bsuite", {"max_steps_in_episode": 5}),
+    ("DeepSea-bsuite", {}), ("DeepSea-bsuite", {"deterministic": False, "sample_action_map": True}),
+    ("MemoryChain-bsuite", {"memory_length": 3}), ("UmbrellaChain-bsuite", {"chain_length": 4}),
+    ("DiscountingChain-bsuite", {"mapping_seed": 3})])
+def test_bsuite_through_gymnasiums_registry(gym_id, options):
+    check_registered(gym_id, options)
+
+
+def test_bsuite_options_change_the_environment():
+    """gymnax's options as keywords take effect: the stochastic chain's optimal return, a
+    shorter memory, a shorter umbrella chain, the optimal arm moved."""
+    def first_state(gym_id, **options):
+        vec = cartsim.make_vec(gym_id, 2, backend="interp", **options)
+        try:
+            vec.reset(seed=0)
+            return vec.batch.get_state()
+        finally:
+            vec.close()
+    state = first_state("DeepSea-bsuite", deterministic=False)
+    assert state["optimal_return"][0] == np.float32(0.38269591331481934)
+    state = first_state("DiscountingChain-bsuite", mapping_seed=3)
+    assert state["rewards"][0].tolist() == [1, 1, 1, np.float32(1.1), 1]
+    vec = cartsim.make_vec("MemoryChain-bsuite", 1, backend="interp", memory_length=3)
+    try:
+        vec.reset(seed=0)
+        ends = [vec.step(np.zeros(1, dtype=np.int64))[2][0] for _ in range(4)]
+    finally:
+        vec.close()
+    assert ends == [False, False, False, True]                 # memory_length + 1 steps
+    with pytest.raises(TypeError, match="determinstic"):
+        cartsim.make_vec("DeepSea-bsuite", 2, determinstic=False)
