@@ -47,6 +47,22 @@ static bool valid_name(const char *s, size_t max)
     return true;
 }
 
+/* Whether some environment (1 observation or more, 1 output or more) gives
+ * the dense architecture `a` exactly n weights. The count grows by the first
+ * layer's width per observation and by the last hidden width + 1 per output
+ * (docs/policy_format.md), so one division per output count answers it. */
+static bool count_possible(const cs_agent *a, unsigned long n)
+{
+    unsigned long base = cs_dense_count(a, 1, 0);
+    unsigned long per_out = (a->n_hidden ? a->hidden[a->n_hidden - 1] : 1) + 1;
+    for (unsigned long out = 1; base + per_out * out <= n; out++) {
+        unsigned long per_obs = a->n_hidden ? a->hidden[0] : out;
+        if ((n - base - per_out * out) % per_obs == 0)
+            return true;
+    }
+    return false;
+}
+
 static void shortest(double v, char out[32])
 {
     for (int digits = 1; digits <= 17; digits++) {
@@ -67,19 +83,26 @@ cs_status cs_policy_save(const char *path, const char *env, const char *policy, 
         return cs_say(error, error_size, CS_ERR_ARGUMENT, "the environment and policy names must be 1 to 63 printable characters");
     if (n_weights > WEIGHTS_MAX || (n_weights && !weights))
         return cs_say(error, error_size, CS_ERR_ARGUMENT, "bad weights (%u of them)", n_weights);
+    cs_agent agent;
+    char why[256];
+    if (cs_agent_parse(policy, &agent, why, sizeof why) || agent.kind != CS_AGENT_DENSE)
+        return cs_say(error, error_size, CS_ERR_ARGUMENT, "'%s' is not a trained architecture (linear, mlp:H, mlp:HxH)",
+                      policy);
+    if (!count_possible(&agent, n_weights))
+        return cs_say(error, error_size, CS_ERR_ARGUMENT,
+                      "%u weights: no environment has a %s policy of that many (docs/policy_format.md)", n_weights,
+                      policy);
     for (unsigned k = 0; k < n_weights; k++)
         if (!isfinite(weights[k]))
             return cs_say(error, error_size, CS_ERR_ARGUMENT, "weight %u is not finite", k);
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
-        return cs_say(error, error_size, CS_ERR_NOMEM, "out of memory");
-    snprintf(tmp, len + 16, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        cs_status s = cs_say(error, error_size, CS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-        free(tmp);
+    cs_output o;
+    cs_status s = cs_output_begin(&o, path, 0666, error, error_size);
+    if (s != CS_OK)
         return s;
+    FILE *f = cs_output_stream(&o);
+    if (!f) {
+        cs_output_abort(&o);
+        return cs_say(error, error_size, CS_ERR_NOMEM, "out of memory");
     }
     fprintf(f, "%s\n# %s: see docs/policy_format.md\nenv %s\npolicy %s\nweights %u\n", MAGIC,
             "a cartsim policy", env, policy, n_weights);
@@ -89,15 +112,7 @@ cs_status cs_policy_save(const char *path, const char *env, const char *policy, 
         fprintf(f, "%s\n", num);
     }
     fprintf(f, "checksum %016llx\n", (unsigned long long)checksum(env, policy, n_weights, weights));
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    cs_status s = CS_OK;
-    if (!ok || rename(tmp, path) != 0) {
-        s = cs_say(error, error_size, CS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
-    return s;
+    return cs_output_commit(&o, error, error_size);
 }
 
 typedef struct {
@@ -129,13 +144,13 @@ static char *next_line(reader *r)
 static cs_status damaged(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static cs_status damaged(reader *r, const char *fmt, ...)
 {
-    char msg[256];
+    char msg[256], shown[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return cs_say(r->error, r->size, CS_ERR_PARSE, "%s:%u: %s (not a cartsim policy file, or a damaged one)", r->path,
-               r->line, msg);
+               r->line, cs_escape(msg, shown, sizeof shown));
 }
 
 /* "KEY VALUE": the value, or NULL. */
@@ -168,6 +183,8 @@ static cs_status parse(reader *r, cs_policy_file *out)
     unsigned long n = count ? strtoul(count, &end, 10) : 0;
     if (!count || *count < '0' || *count > '9' || *end || errno || n > WEIGHTS_MAX)
         return damaged(r, "expected 'weights N' with N from 0 to %u", WEIGHTS_MAX);
+    if (!count_possible(&agent, n))
+        return damaged(r, "no environment has a %s policy of %lu weights", out->policy, n);
     out->n_weights = (unsigned)n;
     if (!(out->weights = malloc((n ? n : 1) * sizeof *out->weights)))
         return cs_say(r->error, r->size, CS_ERR_NOMEM, "out of memory");

@@ -205,6 +205,19 @@ int cli_dist_ranks(void);
 bool cli_dist_hold(const char *line);
 /* Every rank calls it at the same point: the worst status of all ranks. */
 int cli_dist_agree(int status);
+/* Before anything else (dist_args.c): the worst status of all ranks, and
+ * *slot the first entry of digest[n] that is not the same on every rank
+ * (-1: none). */
+int cli_dist_compare(int status, const uint64_t *digest, int n, int *slot);
+/* Every rank's `mine` as "V on ranks 0, 2; W on rank 1" into out (each value
+ * once); every rank calls it. */
+void cli_dist_gather_text(const char *mine, char *out, size_t size);
+/* dist_args.c: under mpirun, the ranks compare everything that decides what
+ * they compute (the command, the program's options, the library's settings,
+ * the contents of the files they name) before anything else: status, or 2
+ * on every rank with one line naming what differs. a NULL: no command was
+ * parsed (`command` says what was asked). */
+int cli_dist_same_args(const cli_args *a, const char *command, int status);
 /* cs_split.exchange over MPI: an allgather of the values. */
 cs_status cli_dist_exchange(void *user, double *values, int64_t first, int64_t count, int64_t total);
 void cli_dist_exchange_figures(int64_t *exchanges, int64_t *bytes, double *ms);

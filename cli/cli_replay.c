@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jit.h"
 #include "regular_file.h"
 
 void cli_replay_defaults(cli_args *a)
@@ -50,14 +51,15 @@ static int file_error(const table *tb, long line, const char *fmt, ...) __attrib
 
 static int file_error(const table *tb, long line, const char *fmt, ...)
 {
-    char msg[600];
+    char msg[600], shown[600];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    cs_escape(msg, shown, sizeof shown);
     if (line > 0)
-        return cli_error(CLI_EXIT_USAGE, "%s:%ld: %s", tb->path, line, msg);
-    return cli_error(CLI_EXIT_USAGE, "%s: %s", tb->path, msg);
+        return cli_error(CLI_EXIT_USAGE, "%s:%ld: %s", tb->path, line, shown);
+    return cli_error(CLI_EXIT_USAGE, "%s: %s", tb->path, shown);
 }
 
 static int read_file(table *tb, size_t *len_out)

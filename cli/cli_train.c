@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "jit.h"
 
 void cli_train_defaults(cli_args *a)
 {
@@ -139,33 +140,13 @@ static void report_json(cli_buf *b, const cli_args *a, const cs_train_result *r,
 }
 
 /* An output the run will write at its end (--out, --plot), checked before
- * it starts: absent or a regular file, in a directory this process can
- * create files in (a probe file, removed at once, is the proof). */
+ * it starts by the writer's own rule (jit/output_file.c): absent or a
+ * regular file, in a directory this process can create files in. */
 static int check_output(const char *flag, const char *path)
 {
-    struct stat st;
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return cli_error(CLI_EXIT_USAGE, "--%s %s: %s, not a regular file: nothing would be written there", flag, path,
-                         S_ISDIR(st.st_mode) ? "a directory" : S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return cli_error(CLI_EXIT_USAGE, "--%s %s: the directory %s %s: training would end with nothing written", flag,
-                         path, dir, errno == ENOENT || stat(dir, &st) != 0 ? "does not exist" : "is not a directory");
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/.cartsim-probe-XXXXXX", dir);
-    int fd = mkstemp(probe);
-    if (fd < 0)
-        return cli_error(CLI_EXIT_USAGE, "--%s %s: cannot create files in %s (%s): training would end with nothing "
-                         "written", flag, path, dir, strerror(errno));
-    close(fd);
-    unlink(probe);
+    char why[1024];
+    if (cs_output_check(path, why, sizeof why) != CS_OK)
+        return cli_error(CLI_EXIT_USAGE, "--%s: %s: training would end with nothing written", flag, why);
     return 0;
 }
 

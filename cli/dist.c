@@ -115,11 +115,11 @@ bool cli_dist_hold(const char *line)
     return true;
 }
 
-int cli_dist_agree(int status)
-{
-    if (dist.ranks <= 1)
-        return status;
 #ifdef CS_HAVE_MPI
+/* The worst status of all ranks; on a failure the lowest rank that failed
+ * prints what it held, and no collective follows. */
+static int worst_status(int status)
+{
     /* {worst status, K - lowest failing rank} in one reduction. */
     int mine[2] = {status, status ? dist.ranks - dist.rank : 0}, all[2];
     MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -128,12 +128,86 @@ int cli_dist_agree(int status)
         dist.agreed_status = all[0];
         if (all[1] && dist.ranks - all[1] == dist.rank && dist.held.len)
             fwrite(dist.held.data, 1, dist.held.len, stderr);
-        return all[0];
     }
+    return all[0];
+}
+#endif
+
+int cli_dist_agree(int status)
+{
+    if (dist.ranks <= 1)
+        return status;
+#ifdef CS_HAVE_MPI
+    if ((status = worst_status(status)) != 0)
+        return status;
     dist.exchanging = true;
     return 0;
 #else
     return status;
+#endif
+}
+
+int cli_dist_compare(int status, const uint64_t *digest, int n, int *slot)
+{
+    *slot = -1;
+    if (dist.ranks <= 1)
+        return status;
+#ifdef CS_HAVE_MPI
+    /* Not yet exchanging: a failure found later is still held and told once. */
+    if ((status = worst_status(status)) != 0)
+        return status;
+    uint64_t lo[CLI_ID_COUNT + 1], hi[CLI_ID_COUNT + 1];
+    if (n > CLI_ID_COUNT + 1)
+        n = CLI_ID_COUNT + 1;
+    MPI_Allreduce(digest, lo, n, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(digest, hi, n, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    for (int k = 0; k < n && *slot < 0; k++)
+        if (lo[k] != hi[k])
+            *slot = k;
+    return 0;
+#else
+    (void)digest;
+    (void)n;
+    return status;
+#endif
+}
+
+#define TEXT_EACH 256
+
+void cli_dist_gather_text(const char *mine, char *out, size_t size)
+{
+    snprintf(out, size, "%s on rank 0", mine);
+#ifdef CS_HAVE_MPI
+    if (dist.ranks <= 1)
+        return;
+    char buf[TEXT_EACH] = {0};
+    snprintf(buf, sizeof buf, "%s", mine);
+    char *all = malloc((size_t)dist.ranks * TEXT_EACH);
+    if (!all) {   /* the others are inside the collective: no way out but this */
+        fprintf(stderr, "cartsim: rank %d: out of memory\n", dist.rank);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
+    }
+    MPI_Allgather(buf, TEXT_EACH, MPI_CHAR, all, TEXT_EACH, MPI_CHAR, MPI_COMM_WORLD);
+    /* Each value once, in the order of the lowest rank that has it: "8 on
+     * ranks 0, 2; 16 on rank 1". */
+    out[0] = 0;
+    size_t used = 0;
+    for (int r = 0; r < dist.ranks && used + 1 < size; r++) {
+        const char *v = all + (size_t)r * TEXT_EACH;
+        bool seen = false;
+        for (int q = 0; q < r && !seen; q++)
+            seen = strcmp(all + (size_t)q * TEXT_EACH, v) == 0;
+        if (seen)
+            continue;
+        int count = 0;
+        for (int q = r; q < dist.ranks; q++)
+            count += strcmp(all + (size_t)q * TEXT_EACH, v) == 0;
+        used += (size_t)snprintf(out + used, size - used, "%s%s on rank%s", used ? "; " : "", v, count > 1 ? "s" : "");
+        for (int q = r, k = 0; q < dist.ranks && used + 1 < size; q++)
+            if (strcmp(all + (size_t)q * TEXT_EACH, v) == 0)
+                used += (size_t)snprintf(out + used, size - used, k++ ? ", %d" : " %d", q);
+    }
+    free(all);
 #endif
 }
 

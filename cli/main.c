@@ -2,6 +2,7 @@
  * table below; a new subcommand (train, eval, view, render) is one row here,
  * its own options in cli_options.def (the library's settings come by
  * themselves) and its function in its own cli_*.c. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -173,31 +174,42 @@ static const cli_command *find_command(const char *name)
 static int dispatch(int argc, char **argv)
 {
     const cli_command *cmd = &cli_commands[0];
-    int first = 1;
+    int first = 1, status = 0;
+    bool help_command = false;
+    char asked[256];
     /* A first argument that is not an option names the subcommand. */
     if (argc > 1 && argv[1][0] != '-') {
-        if (strcmp(argv[1], "help") == 0) {
-            if (argc > 2) {
-                const cli_command *c = find_command(argv[2]);
-                if (!c)
-                    return cli_error(CLI_EXIT_USAGE, "unknown command '%s' (try cartsim --help)", argv[2]);
-                cli_print_help(c);
-            } else {
-                cli_print_overview();
-            }
-            return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+        help_command = strcmp(argv[1], "help") == 0;
+        snprintf(asked, sizeof asked, "%s%s%s", argv[1], help_command && argc > 2 ? " " : "",
+                 help_command && argc > 2 ? argv[2] : "");
+        if (help_command) {
+            if (argc > 2 && !find_command(argv[2]))
+                status = cli_error(CLI_EXIT_USAGE, "unknown command '%s' (try cartsim --help)", argv[2]);
+        } else if (!(cmd = find_command(argv[1]))) {
+            status = cli_error(CLI_EXIT_USAGE, "unknown command '%s' (try cartsim --help)", argv[1]);
         }
-        cmd = find_command(argv[1]);
-        if (!cmd)
-            return cli_error(CLI_EXIT_USAGE, "unknown command '%s' (try cartsim --help)", argv[1]);
         first = 2;
+    } else {
+        snprintf(asked, sizeof asked, "%s", cmd->name);
     }
 
     cli_args a;
-    cli_defaults(cmd, &a);
-    int status = cli_parse(cmd, argc - first, argv + first, &a);
+    bool parsed = status == 0 && !help_command;
+    if (parsed) {
+        cli_defaults(cmd, &a);
+        status = cli_parse(cmd, argc - first, argv + first, &a);
+    }
+    /* Under mpirun, before any rank acts on what it was given. */
+    status = cli_dist_same_args(parsed && status == 0 ? &a : NULL, asked, status);
     if (status != 0)
         return status;
+    if (help_command) {
+        if (argc > 2)
+            cli_print_help(find_command(argv[2]));
+        else
+            cli_print_overview();
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    }
     if (a.version) {
         printf("cartsim %s\n", CS_VERSION_STRING);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
@@ -231,6 +243,10 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Past a file size limit (ulimit -f) a write then fails with EFBIG, which
+     * every writer reports in one line, instead of killing the program
+     * silently with partial files; the compiler and ffmpeg inherit it. */
+    signal(SIGXFSZ, SIG_IGN);
     int status = cli_dist_start(&argc, &argv);
     if (status == 0)
         status = dispatch(argc, argv);

@@ -14,8 +14,9 @@
  * taken as it is) and accepts the entry only when the two are byte-for-byte equal; otherwise the pair is removed and
  * the lookup misses, so the caller rebuilds.
  *
- * Writing. A store copies the object to a unique temporary name (O_EXCL), then
- * writes the metadata the same way, and only then, holding an exclusive flock
+ * Writing. A store copies the object to a unique temporary name (O_EXCL,
+ * jit/output_file.c's way, as every file cartsim writes), then writes the
+ * metadata the same way, and only then, holding an exclusive flock
  * on the directory, renames the entry into place and the metadata last. rename
  * is atomic, so no reader ever opens a half-written file. The metadata is the
  * commit record: by the time it is visible, the bytes it describes are already
@@ -42,8 +43,10 @@
  * CS_CACHE_LOCK_WAIT_S, $CARTSIM_CACHE_LOCK_WAIT_S), then the run goes on
  * without the cache with a warning naming the holder (a process stopped with
  * Ctrl-Z must not stall every job sharing the cache). Entries are opened
- * O_NONBLOCK and must be regular files owned by the user: a FIFO or another
- * user's file in place of an entry is removed and rebuilt, never waited on.
+ * O_NONBLOCK and must be regular files owned by the user, writable by no one
+ * else and without another name (hard link): a FIFO, another user's file, a
+ * file others may write in place of an entry is removed and rebuilt, never
+ * waited on.
  *
  * Size. Each lookup hit stamps the metadata's mtime: its last use. After a
  * store, while the exclusive lock is held, the least recently used pairs are
@@ -517,13 +520,22 @@ static void use_private_temp(cs_cache *c, const char *reason)
     set_warning(c, "%s; running without a cache", reason);
 }
 
-/* A positive number from the environment variable `name`, else `fallback`. */
-static double env_number(const char *name, double fallback)
+/* A number from the environment variable `name` in [lo, hi]: `fallback`
+ * when it is unset or empty; said in the warning when it is not a number in
+ * range (then the fallback, or hi for one above it: a wait stays bounded). */
+static double env_number(cs_cache *c, const char *name, double fallback, double lo, double hi)
 {
     const char *text = getenv(name);
+    if (!text || !*text)
+        return fallback;
     char *end;
-    double v = text && *text ? strtod(text, &end) : 0;
-    return text && *text && *end == '\0' && v > 0 ? v : fallback;
+    double v = strtod(text, &end);
+    bool number = *end == '\0' && v == v;
+    if (number && v >= lo && v <= hi)
+        return v;
+    set_warning(c, "$%s='%.40s' is not a number from %g to %g: %s %g", name, text, lo, hi,
+                number && v > hi ? "taking" : "taking the default,", number && v > hi ? hi : fallback);
+    return number && v > hi ? hi : fallback;
 }
 
 void cs_cache_open(cs_cache *c, const char *dir)
@@ -532,8 +544,10 @@ void cs_cache_open(cs_cache *c, const char *dir)
     c->warning[0] = '\0';
     c->what[0] = '\0';
     c->dfd = -1;
-    c->lock_wait_ms = 1000.0 * env_number("CARTSIM_CACHE_LOCK_WAIT_S", CS_CACHE_LOCK_WAIT_S);
-    c->max_bytes = (long long)(env_number("CARTSIM_CACHE_MAX_MB", CS_CACHE_MAX_MB_DEFAULT) * 1048576.0);
+    c->lock_wait_ms = 1000.0 * env_number(c, "CARTSIM_CACHE_LOCK_WAIT_S", CS_CACHE_LOCK_WAIT_S, 0,
+                                          CS_CACHE_LOCK_WAIT_MAX_S);
+    c->max_bytes = (long long)(env_number(c, "CARTSIM_CACHE_MAX_MB", CS_CACHE_MAX_MB_DEFAULT, 1, CS_MAX_CACHE_MAX_MB) *
+                               1048576.0);
     char want[sizeof c->dir];
     char reason[sizeof c->dir + 256];   /* set_warning truncates it to fit */
     int n;
@@ -546,9 +560,17 @@ void cs_cache_open(cs_cache *c, const char *dir)
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
         if (xdg && xdg[0] == '/')   /* relative values are invalid by the XDG spec */
             n = snprintf(want, sizeof want, "%s/cartsim", xdg);
-        else if (home && home[0] == '/')
+        else if (home && home[0] == '/') {
+            /* below the home, not the home itself: HOME=/nonexistent must not
+             * make /nonexistent (as root it could) */
+            struct stat st;
+            if (stat(home, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                snprintf(reason, sizeof reason, "HOME (%s) is not a directory", home);
+                use_private_temp(c, reason);
+                return;
+            }
             n = snprintf(want, sizeof want, "%s/.cache/cartsim", home);
-        else {
+        } else {
             use_private_temp(c, "neither XDG_CACHE_HOME nor HOME names a directory");
             return;
         }
@@ -661,10 +683,15 @@ static int open_member(int dfd, const char *name, int *fd)
     *fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (*fd < 0)
         return errno == ENOENT ? ENTRY_ABSENT : errno == ELOOP || errno == ENXIO ? ENTRY_BAD : ENTRY_UNREADABLE;
+    /* Nobody else may change it: the user's own, writable by no one else,
+     * and under no other name (a hard link elsewhere could be kept and
+     * written through). */
     struct stat st;
-    int state = fstat(*fd, &st) != 0                                   ? ENTRY_UNREADABLE
-                : !S_ISREG(st.st_mode) || st.st_uid != geteuid() ? ENTRY_BAD
-                                                                     : ENTRY_VALID;
+    int state = fstat(*fd, &st) != 0 ? ENTRY_UNREADABLE
+                : !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+                        st.st_nlink != 1
+                    ? ENTRY_BAD
+                    : ENTRY_VALID;
     if (state != ENTRY_VALID) {
         close(*fd);
         *fd = -1;
@@ -762,54 +789,34 @@ int cs_cache_lookup(cs_cache *c, const char *key, const char *suffix, char *path
     return 1;
 }
 
-/* A fresh file beside the entry; the pid and a counter keep concurrent
- * writers apart, O_EXCL makes sure. */
-static int create_temp(int dfd, const char *name, mode_t mode, char *out, size_t size)
-{
-    for (int attempt = 0; attempt < 100; attempt++) {
-        if (snprintf(out, size, ".%s.%ld.%d.tmp", name, (long)getpid(), attempt) >= (int)size) {
-            errno = ENAMETOOLONG;
-            return -1;
-        }
-        int fd = openat(dfd, out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-        if (fd >= 0) {
-            if (fchmod(fd, mode) == 0)   /* exact bits, whatever the umask */
-                return fd;
-            int err = errno;
-            close(fd);
-            unlinkat(dfd, out, 0);
-            errno = err;
-            return -1;
-        }
-        if (errno != EEXIST)
-            return -1;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-/* Closes a temporary file once written (rc: how the writing went); on any
- * failure removes it and returns -1 with the errno of the first failure.
- * close() counts: some file systems report a full disk only there. */
-static int finish_temp(int dfd, int fd, int rc, const char *temp)
-{
-    int err = errno;
-    if (close(fd) != 0 && errno != EINTR && rc == 0) {
-        rc = -1;
-        err = errno;
-    }
-    if (rc != 0) {
-        unlinkat(dfd, temp, 0);
-        errno = err;
-    }
-    return rc;
-}
-
 static int store_failed(cs_cache *c, const char *what, int err)
 {
     set_warning(c, "%s cache directory %s: %s; using the built file uncached", what, c->dir,
                 strerror(err));
     return -1;
+}
+
+/* A failed store whose reason the writer said (jit/output_file.c). */
+static int store_refused(cs_cache *c, const char *why)
+{
+    set_warning(c, "%s; using the built file uncached", why);
+    return -1;
+}
+
+/* A temporary for `name` beside it with exactly these permission bits,
+ * whatever the umask: jit/output_file.c's, O_EXCL under a fresh name. */
+static int begin_member(cs_cache *c, cs_output *o, const char *name, mode_t mode)
+{
+    char path[sizeof c->dir + NAME_MAX_LEN], why[512];
+    snprintf(path, sizeof path, "%s/%s", c->dir, name);
+    if (cs_output_begin_at(o, c->dfd, name, path, mode, why, sizeof why) != CS_OK)
+        return store_refused(c, why);
+    if (fchmod(o->fd, mode) != 0) {
+        int err = errno;
+        cs_output_abort(o);
+        return store_failed(c, "cannot create a file in", err);
+    }
+    return 0;
 }
 
 static int by_last_use(const void *a, const void *b)
@@ -914,7 +921,8 @@ long cs_cache_clear(cs_cache *c, long *leftovers)
         return -1;
     int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    long removed = 0, others = 0;
+    long removed = 0, others = 0, files = 0, kept = 0;
+    int first_err = 0;
     if (d) {
         struct dirent *e;
         while ((e = readdir(d)) != NULL) {
@@ -926,11 +934,17 @@ long cs_cache_clear(cs_cache *c, long *leftovers)
             bool temp = e->d_name[0] == '.' && n >= 5 && strcmp(e->d_name + n - 4, ".tmp") == 0 &&
                         st.st_mtime < time(NULL) - STALE_TEMP_SECONDS;
             bool record = entry && n > 5 && strcmp(e->d_name + n - 5, ".meta") == 0;
-            if ((entry || temp) && unlinkat(dirfd(d), e->d_name, 0) == 0) {
-                if (record)
-                    removed++;   /* an entry and its record: one */
-                else if (!entry)
-                    others++;    /* a stale temporary file */
+            if (entry || temp) {
+                files++;
+                if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+                    if (record)
+                        removed++;   /* an entry and its record: one */
+                    else if (!entry)
+                        others++;    /* a stale temporary file */
+                } else {
+                    kept++;
+                    first_err = first_err ? first_err : errno;
+                }
             } else if (S_ISDIR(st.st_mode) && build_dir_orphaned(e->d_name, BUILD_DIR_PREFIX)) {
                 remove_build_dir(dirfd(d), e->d_name);
                 others++;
@@ -943,6 +957,10 @@ long cs_cache_clear(cs_cache *c, long *leftovers)
     unlock_dir(lock);
     if (leftovers)
         *leftovers = others;
+    if (kept) {
+        set_warning(c, "cannot remove %ld of its %ld files: %s", kept, files, strerror(first_err));
+        return -1;
+    }
     return d ? removed : -1;
 }
 
@@ -950,7 +968,6 @@ int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char 
                    char *path, size_t path_size)
 {
     char name[ENTRY_NAME_MAX], meta_name[NAME_MAX_LEN], entry[sizeof c->dir];
-    char temp_entry[NAME_MAX_LEN], temp_meta[NAME_MAX_LEN];
     if (path && path_size)
         path[0] = '\0';
     if (!c->dir[0]) {
@@ -976,59 +993,54 @@ int cs_cache_store(cs_cache *c, const char *key, const char *suffix, const char 
 
     /* The object, hashed on the way. */
     mode_t mode = strcmp(suffix, ".so") == 0 ? 0700 : 0600;
-    int out = create_temp(c->dfd, name, mode, temp_entry, sizeof temp_entry);
-    if (out < 0) {
-        int err = errno;
+    cs_output entry_out, meta_out;
+    if (begin_member(c, &entry_out, name, mode) != 0) {
         close(in);
-        return store_failed(c, "cannot create a file in", err);
+        return -1;
     }
     unsigned long long bytes;
     cs_hash128 sum;
-    int rc = hash_stream(in, out, &bytes, &sum);
+    int rc = hash_stream(in, entry_out.fd, &bytes, &sum);
     int err = errno;
     close(in);
-    errno = err;
-    if (finish_temp(c->dfd, out, rc, temp_entry) != 0)
-        return store_failed(c, "cannot write to", errno);
+    if (rc != 0) {
+        cs_output_abort(&entry_out);
+        return store_failed(c, "cannot write to", err);
+    }
 
     /* Its metadata. */
     char text[META_MAX];
     int text_len = meta_text(text, sizeof text, name, bytes, sum, c->what);
-    out = create_temp(c->dfd, meta_name, 0600, temp_meta, sizeof temp_meta);
-    if (out < 0) {
-        err = errno;
-        unlinkat(c->dfd, temp_entry, 0);
-        return store_failed(c, "cannot create a file in", err);
+    if (begin_member(c, &meta_out, meta_name, 0600) != 0) {
+        cs_output_abort(&entry_out);
+        return -1;
     }
-    rc = write_full(out, text, (size_t)text_len);
-    if (finish_temp(c->dfd, out, rc, temp_meta) != 0) {
-        err = errno;
-        unlinkat(c->dfd, temp_entry, 0);
+    if (cs_output_write(&meta_out, text, (size_t)text_len) != CS_OK) {
+        err = meta_out.error;
+        cs_output_abort(&meta_out);
+        cs_output_abort(&entry_out);
         return store_failed(c, "cannot write to", err);
     }
 
     /* Entry first, metadata last, as one step for readers (see the top). */
     int lock = lock_dir(c, LOCK_EX);
     if (lock == LOCK_TIMED_OUT) {
-        unlinkat(c->dfd, temp_entry, 0);
-        unlinkat(c->dfd, temp_meta, 0);
+        cs_output_abort(&entry_out);
+        cs_output_abort(&meta_out);
         disable(c);
         return -1;
     }
-    if (renameat(c->dfd, temp_entry, c->dfd, name) != 0) {
-        err = errno;
+    char why[512];
+    if (cs_output_commit(&entry_out, why, sizeof why) != CS_OK) {
         unlock_dir(lock);
-        unlinkat(c->dfd, temp_entry, 0);
-        unlinkat(c->dfd, temp_meta, 0);
-        return store_failed(c, "cannot install an entry in", err);
+        cs_output_abort(&meta_out);
+        return store_refused(c, why);
     }
-    if (renameat(c->dfd, temp_meta, c->dfd, meta_name) != 0) {
-        err = errno;
+    if (cs_output_commit(&meta_out, why, sizeof why) != CS_OK) {
         unlinkat(c->dfd, name, 0);   /* never leave it paired with an older metadata file */
         unlinkat(c->dfd, meta_name, 0);
         unlock_dir(lock);
-        unlinkat(c->dfd, temp_meta, 0);
-        return store_failed(c, "cannot install an entry in", err);
+        return store_refused(c, why);
     }
     if (lock >= 0)
         evict(c, name);   /* only under the lock: never under a lookup's feet */

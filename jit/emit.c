@@ -175,9 +175,12 @@ static bool read_in_place(const emitter *e, cs_node n)
     return op == CS_OP_TABLE || op == CS_OP_IOTA;
 }
 
-/* An exact literal: hex floats read back to the same bits in C and CUDA. */
+/* An exact literal: hex floats read back to the same bits in C and CUDA.
+ * An f32 constant is judged as the float it becomes (1e39 is infinite). */
 static void literal(emitter *e, cs_type t, double v)
 {
+    if (t == CS_F32)
+        v = (double)(float)v;
     if (t == CS_BOOL || t == CS_I32) {
         out(e, "%d", (int)v);
     } else if (t == CS_U32) {
@@ -187,7 +190,7 @@ static void literal(emitter *e, cs_type t, double v)
     } else if (isinf(v)) {
         out(e, v < 0 ? (t == CS_F32 ? "(-1.0f/0.0f)" : "(-1.0/0.0)") : (t == CS_F32 ? "(1.0f/0.0f)" : "(1.0/0.0)"));
     } else {
-        out(e, "(%a%s)", t == CS_F32 ? (double)(float)v : v, t == CS_F32 ? "f" : "");
+        out(e, "(%a%s)", v, t == CS_F32 ? "f" : "");
     }
 }
 
@@ -225,6 +228,25 @@ static void store(emitter *e, cs_node value, const char *cast, const char *lhs_f
     out(e, " = %s", cast);
     ref(e, value);
     out(e, ";\n");
+}
+
+/* An observation (f32) or a reward where it leaves the kernel: one NaN
+ * whatever made it (mathf.h's cs_canon_nanf, cs_canon_nan; the interpreter
+ * calls them too). CANON_OBS and CANON_REWARD open the call that an
+ * element's store closes with ")". */
+#define CANON_OBS "cs_canon_nanf((float)"
+#define CANON_REWARD "cs_canon_nan((double)"
+static void store_out(emitter *e, cs_node value, bool obs, const char *lhs_fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void store_out(emitter *e, cs_node value, bool obs, const char *lhs_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, lhs_fmt);
+    cs_text_vprintf(e->out, lhs_fmt, ap);
+    va_end(ap);
+    out(e, " = %s", obs ? CANON_OBS : CANON_REWARD);
+    ref(e, value);
+    out(e, ");\n");
 }
 
 /* ---- typed slots (lanes.h: a carried slot's buffer is float or double,
@@ -1563,14 +1585,14 @@ static void emit_final(emitter *e, const entry *en)
         if (it->space == CS_OBS_DISCRETE)
             store(e, it->next, "(long long)", "        L->obs_int[%uull * L->stride + lane]", it->offset);
         else
-            store(e, it->next, "(float)", "        L->obs[%uull * L->stride + lane]", it->offset);
+            store_out(e, it->next, true, "        L->obs[%uull * L->stride + lane]", it->offset);
     }
     for (unsigned k = 0; k < p->n_info_items; k++) {
         const cs_info_item *it = &p->info_items[k];
         if (it->shape == CS_SCALAR)
             store(e, it->step, "(double)", "        if (L->info) L->info[%uull * L->stride + lane]", it->offset);
     }
-    store(e, p->reward, "(double)", "        L->reward[lane]");
+    store_out(e, p->reward, false, "        L->reward[lane]");
     store(e, p->terminated, "", "        B->term[i]");
     store(e, p->truncated, "", "        B->trunc[i]");
     emit_bad_check(e, p->next);
@@ -1613,9 +1635,9 @@ static void emit_array_commits(emitter *e, const entry *en, const char *ivdep)
             if (jt->space == CS_OBS_DISCRETE)
                 out(e, "        L->obs_int[(%uull + e_) * L->stride + lane] = (long long)", jt->offset);
             else
-                out(e, "        L->obs[(%uull + e_) * L->stride + lane] = (float)", jt->offset);
+                out(e, "        L->obs[(%uull + e_) * L->stride + lane] = " CANON_OBS, jt->offset);
             elem(e, jt->next, "e_");
-            out(e, ";\n");
+            out(e, jt->space == CS_OBS_DISCRETE ? ";\n" : ");\n");
         }
         out(e, "    }\n");
         nest_close(e, "    ");
@@ -2068,17 +2090,22 @@ static void emit_fresh_var(emitter *e, unsigned v)
     out(e, ";\n");
 }
 
-/* A fresh observation (box or discrete) or info value to its row of `to`. */
+/* A fresh observation (box or discrete) or info value to its row of `to`;
+ * a box observation through CANON_OBS. */
 static void emit_fresh_row(emitter *e, cs_node value, uint32_t shape, unsigned offset, unsigned size, const char *to,
-                           const char *cast)
+                           const char *cast, bool box_obs)
 {
     if (shape == CS_SCALAR) {
-        store(e, value, cast, "        %s[%u]", to, offset);
+        if (box_obs)
+            store_out(e, value, true, "        %s[%u]", to, offset);
+        else
+            store(e, value, cast, "        %s[%u]", to, offset);
         return;
     }
-    out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            %s[%u + e_] = %s", size, to, offset, cast);
+    out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            %s[%u + e_] = %s", size, to, offset,
+        box_obs ? CANON_OBS : cast);
     elem(e, value, "e_");
-    out(e, ";\n");
+    out(e, box_obs ? ");\n" : ";\n");
 }
 
 static void emit_fresh_obs(emitter *e, bool discrete)
@@ -2088,7 +2115,7 @@ static void emit_fresh_obs(emitter *e, bool discrete)
         const cs_obs_item *it = &p->obs_items[k];
         if ((it->space == CS_OBS_DISCRETE) == discrete)
             emit_fresh_row(e, it->restart, it->shape, it->offset, it->size, discrete ? "obsi" : "obs",
-                           discrete ? "(long long)" : "(float)");
+                           discrete ? "(long long)" : "(float)", !discrete);
     }
 }
 
@@ -2190,7 +2217,7 @@ static void emit_fresh(emitter *e)
         out(e, "    if (info) {\n");
         for (unsigned k = 0; k < p->n_info_items; k++) {
             const cs_info_item *it = &p->info_items[k];
-            emit_fresh_row(e, it->restart, it->shape, it->offset, it->size, "info", "(double)");
+            emit_fresh_row(e, it->restart, it->shape, it->offset, it->size, "info", "(double)", false);
         }
         out(e, "    }\n");
     }
@@ -3095,14 +3122,18 @@ static void emit_lane_obs(emitter *e)
         const cs_obs_item *it = &p->obs_items[k];
         bool discrete = it->space == CS_OBS_DISCRETE;
         const char *to = discrete ? "L.obs_int" : "L.obs", *cast = discrete ? "(long long)" : "(float)";
-        if (it->shape == CS_SCALAR) {
+        if (it->shape == CS_SCALAR && discrete) {
             store(e, it->next, cast, "        %s[%uull * L.stride + lane]", to, it->offset);
             continue;
         }
+        if (it->shape == CS_SCALAR) {
+            store_out(e, it->next, true, "        %s[%uull * L.stride + lane]", to, it->offset);
+            continue;
+        }
         out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            %s[(%uull + e_) * L.stride + lane] = %s", it->size, to,
-            it->offset, cast);
+            it->offset, discrete ? cast : CANON_OBS);
         elem(e, it->next, "e_");
-        out(e, ";\n");
+        out(e, discrete ? ";\n" : ");\n");
     }
 }
 
@@ -3146,9 +3177,9 @@ static void emit_cuda_step(emitter *e)
     ref(e, p->terminated);
     out(e, ") | bad_, trunc = ");
     ref(e, p->truncated);
-    out(e, ";\n        L.reward[lane] = (double)");
-    ref(e, p->reward);
-    out(e, ";\n        L.terminated[lane] = (unsigned char)term;\n        L.truncated[lane] = (unsigned char)trunc;\n"
+    out(e, ";\n");
+    store_out(e, p->reward, false, "        L.reward[lane]");
+    out(e, "        L.terminated[lane] = (unsigned char)term;\n        L.truncated[lane] = (unsigned char)trunc;\n"
            "        L.segstep[lane] += 1;\n        if (bad_ && L.nonfinite) L.nonfinite[lane] += 1;\n"
            "        if (term | trunc) {\n            if (L.mode == CS_MODE_SAME_STEP) {\n");
     if (scalar_obs_only(p)) {

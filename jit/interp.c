@@ -15,6 +15,7 @@
 #include "jit.h"
 
 #define CS_INLINE static inline
+#include "mathf.h"
 #include "philox.h"
 #include "rng.h"
 
@@ -442,7 +443,7 @@ static void write_obs(const interp *in, long long lane, bool restart, float *obs
                 if (obs_int)
                     obs_int[at] = (long long)v[e];
             } else if (obs) {
-                obs[at] = (float)v[e];
+                obs[at] = cs_canon_nanf((float)v[e]);
             }
         }
     }
@@ -552,7 +553,7 @@ void cs_interp_step(const cs_program *p, const cs_lanes *l)
         bool trunc = value(in, p->truncated)[0] != 0;
         write_obs(in, lane, false, l->obs, l->obs_int);
         write_info(in, lane, false);
-        l->reward[lane] = value(in, p->reward)[0];
+        l->reward[lane] = cs_canon_nan(value(in, p->reward)[0]);
         l->terminated[lane] = term;
         l->truncated[lane] = trunc;
         commit_next(in, p->next);

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cartsim.h"
 #include "ir.h"
@@ -41,6 +42,49 @@ void cs_text_append(cs_text *t, const char *s, size_t n);
 void cs_text_free(cs_text *t);
 /* The shortest decimal that reads back as exactly v ("%.17g" at most). */
 void cs_text_real(cs_text *t, double v);
+/* Length of the valid UTF-8 sequence at s (n >= 1 bytes left), or 0:
+ * overlong forms, surrogates and code points past U+10FFFF are invalid. */
+size_t cs_utf8_length(const unsigned char *s, size_t n);
+/* s as a message may echo it to a terminal: control characters (C0, DEL,
+ * C1) and bytes that are not valid UTF-8 as \xNN, the rest as it is;
+ * truncated to fit out (size bytes with the NUL). Returns out. Every reader
+ * that quotes its input in a message passes it through here. */
+char *cs_escape(const char *s, char *out, size_t size);
+
+/* output_file.c: the one way cartsim writes a file (policy files, frames,
+ * videos, cache entries, kernel sources). A destination that exists must be a
+ * regular file (anything else is refused: CS_ERR_ARGUMENT); the bytes go to a
+ * temporary made exclusively (never through a link) with a fresh name in its
+ * directory, ".NAME.XXXXXXXXXXXX.tmp", renamed over the destination by commit
+ * once written and closed without error; abort (or a failed commit) removes
+ * it. Messages read "cannot write PATH: why"; a missing directory is
+ * CS_ERR_NOT_FOUND, one that refuses the file CS_ERR_ARGUMENT, a failed write
+ * (a full disk, "File too large") CS_ERR_IO. */
+typedef struct {
+    int dir;               /* the destination's directory; -1 when nothing is begun */
+    int fd;                /* the temporary, open for writing */
+    FILE *stream;          /* over fd, once cs_output_stream made it */
+    int error;             /* errno of the first failed cs_output_write */
+    char name[256];        /* the destination in dir */
+    char temp[256];        /* the temporary in dir */
+    char path[4096];       /* the destination as named, for messages */
+} cs_output;
+
+/* "a FIFO", "a directory", "a device", "a socket", "a symbolic link" or
+ * "not a regular file", for a stat's st_mode. */
+const char *cs_file_kind(unsigned mode);
+/* Before long work: whether `path` could be written (its directory exists
+ * and takes a new file; the destination is absent or a regular file). */
+cs_status cs_output_check(const char *path, char *err, size_t err_size);
+/* mode: of a new file, before the umask (a file replaced keeps its own). */
+cs_status cs_output_begin(cs_output *o, const char *path, unsigned mode, char *err, size_t err_size);
+/* The same for `name` in the directory open as dir (path: for messages). */
+cs_status cs_output_begin_at(cs_output *o, int dir, const char *name, const char *path, unsigned mode, char *err,
+                             size_t err_size);
+FILE *cs_output_stream(cs_output *o);   /* a stdio stream over the temporary; NULL: out of memory */
+cs_status cs_output_write(cs_output *o, const void *data, size_t n);
+cs_status cs_output_commit(cs_output *o, char *err, size_t err_size);
+void cs_output_abort(cs_output *o);   /* harmless when nothing is begun */
 
 /* parse.c, lex.c: the .env DSL (docs/dsl.md). */
 typedef struct {
@@ -171,6 +215,7 @@ uint64_t cs_fnv1a(uint64_t h, const void *data, size_t n);
 /* cache.c: the on-disk kernel cache (DESIGN.md: private, atomic, verified,
  * bounded in size, never waited on for long). */
 #define CS_CACHE_LOCK_WAIT_S 10      /* the longest wait for the cache's lock; $CARTSIM_CACHE_LOCK_WAIT_S */
+#define CS_CACHE_LOCK_WAIT_MAX_S 3600 /* ... which may be 0 (no wait) up to this */
 #define CS_CACHE_MAX_MB_DEFAULT 512  /* the size bound; $CARTSIM_CACHE_MAX_MB, cs_config.cache_max_mb */
 #define CS_CACHE_NAME_MAX 65         /* an entry's name: 32 hex digits, its suffix, a NUL */
 #define CS_CACHE_WHAT_MAX 112        /* an entry's description, NUL included */
@@ -239,11 +284,30 @@ typedef struct {
 int cs_cache_list(cs_cache *c, cs_cache_item **items, size_t *count, unsigned long long *total);
 /* Removes every entry (and stale leftovers) under the exclusive lock: the
  * number of entries removed (a kernel, or a kernel's side record: an entry
- * and its metadata count once), or -1; *leftovers (may be NULL) the other
- * files and build folders that went. */
+ * and its metadata count once), or -1 (with the warning set when some files
+ * could not be removed); *leftovers (may be NULL) the other files and build
+ * folders that went. */
 long cs_cache_clear(cs_cache *c, long *leftovers);
 /* Removes the private temporary directory, if one was made; closes the rest. */
 void cs_cache_close(cs_cache *c);
+
+/* supervise.c: a command (the C compiler) under a supervisor process that
+ * ends the command's whole tree of processes when the command ends, when
+ * stopped, and when the program dies (even by SIGKILL); a grandchild that
+ * left the command's process group (setsid) too. The command's stdout goes
+ * to /dev/null, its stderr to err_path. */
+typedef struct {
+    int pid;               /* the supervisor, or -1 */
+    int stop_fd;           /* the program's end of the pipe: closing it stops the command */
+} cs_supervised;
+
+int cs_supervised_start(cs_supervised *s, const char *path, char *const argv[], char *const envp[],
+                        const char *err_path, char *err, size_t err_size);
+/* 1 with *status as waitpid gives it (the command's exit status or signal),
+ * 0 while it runs, -1 on an error. */
+int cs_supervised_poll(cs_supervised *s, int *status);
+/* Ends the command and everything it started; returns once they are gone. */
+void cs_supervised_stop(cs_supervised *s);
 
 /* backend_cpu.c: C source -> shared object -> entry points. */
 typedef void (*cs_entry)(const cs_lanes *l);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit.h"
 #include "lex.h"
 
 /* ORDER TOK */
@@ -65,42 +66,6 @@ static int fail(cs_lexer *lx, size_t pos, const char *fmt, ...)
     return -1;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. Rejects
- * overlong forms, surrogates and code points past U+10FFFF. */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t need;
-    unsigned char lo = 0x80, hi = 0xbf;   /* range of the second byte */
-    if (c < 0x80)
-        return 1;
-    if (c < 0xc2)
-        return 0;
-    if (c < 0xe0) {
-        need = 1;
-    } else if (c < 0xf0) {
-        need = 2;
-        if (c == 0xe0)
-            lo = 0xa0;
-        if (c == 0xed)
-            hi = 0x9f;
-    } else if (c < 0xf5) {
-        need = 3;
-        if (c == 0xf0)
-            lo = 0x90;
-        if (c == 0xf4)
-            hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (n < need + 1 || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t k = 2; k <= need; k++)
-        if (s[k] < 0x80 || s[k] > 0xbf)
-            return 0;
-    return need + 1;
-}
-
 /* Checks one byte of a comment or string body; returns how many bytes it
  * spans, or 0 after setting the error. */
 static size_t text_char(cs_lexer *lx, size_t i)
@@ -117,7 +82,7 @@ static size_t text_char(cs_lexer *lx, size_t i)
         fail(lx, i, "control character 0x%02x in the source", c);
         return 0;
     }
-    size_t n = utf8_length(s + i, lx->len - i);
+    size_t n = cs_utf8_length(s + i, lx->len - i);
     if (!n)
         fail(lx, i, "invalid UTF-8 (byte 0x%02x)", c);
     return n;

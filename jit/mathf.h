@@ -65,6 +65,27 @@ typedef union {
     unsigned long long u;
 } cs_mathf_dbits;
 
+/* Where a value leaves a kernel (observations, rewards, returns): every NaN
+ * as the one quiet NaN with its sign bit clear. Which NaN an operation gives
+ * is the hardware's (x86's 0/0 is -nan) or an operand's, passed on, so it
+ * differs between the compiled code and the interpreter; the bits a user
+ * reads must not. */
+CS_INLINE float cs_canon_nanf(float x)
+{
+    cs_mathf_bits b;
+    b.f = x;
+    b.u = x == x ? b.u : 0x7fc00000u;
+    return b.f;
+}
+
+CS_INLINE double cs_canon_nan(double x)
+{
+    cs_mathf_dbits b;
+    b.d = x;
+    b.u = x == x ? b.u : 0x7ff8000000000000ull;
+    return b.d;
+}
+
 /* sin r and cos r in double for |r| <= 0.8 (relative errors below 2^-37
  * and 2^-31). */
 CS_INLINE void cs_mathf_sincos_r(double r, double *sin_r, double *cos_r)

@@ -157,7 +157,6 @@ static int read_entry(int fd, cs_cubin *out)
     return rc;
 }
 
-/* Installs bytes in the cache through a private temporary file. */
 /* Installs bytes in the cache through a file in a build directory inside it
  * (one left by a killed process goes at the cache's next open). */
 static void store(cs_cache *cache, const char *key, const char *suffix, const void *data, size_t size)
@@ -167,12 +166,12 @@ static void store(cs_cache *cache, const char *key, const char *suffix, const vo
         return;
     char path[sizeof build.path + 16], entry[PATH_MAX];
     snprintf(path, sizeof path, "%s/object", build.path);
-    FILE *f = fopen(path, "wbx");
-    if (f) {
-        bool ok = fwrite(data, 1, size, f) == size;
-        ok &= fclose(f) == 0;
-        if (ok)
+    cs_output o;
+    char why[512];
+    if (cs_output_begin_at(&o, build.fd, "object", path, 0600, why, sizeof why) == CS_OK) {
+        if (cs_output_write(&o, data, size) == CS_OK && cs_output_commit(&o, why, sizeof why) == CS_OK)
             cs_cache_store(cache, key, suffix, path, entry, sizeof entry);   /* failure: warning set, run uncached */
+        cs_output_abort(&o);
     }
     cs_build_dir_remove(&build);
 }

@@ -18,7 +18,7 @@
 #define NEST_MAX 200                 /* ( [ ?: unary - and not, while parsing */
 #define LOWER_MAX 1000               /* lowering recursion, inlined bodies and loops included */
 #define ITEMS_MAX 65535              /* the IR's operand count is 16 bits */
-#define DRAWS_MAX 65536              /* CS_UNIFORM_ID keeps the draw in 16 bits */
+#define DRAWS_MAX 65536              /* a block's uniform() calls (docs/dsl.md) */
 #define WORK_MAX ((size_t)1 << 22)   /* lowering steps beyond one per source byte */
 #define CHUNK_SIZE ((size_t)64 << 10)
 #define ARRAY_ELEMENTS_MAX 4096      /* elements of one array value (docs/dsl.md's limits) */

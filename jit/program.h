@@ -20,11 +20,12 @@
 #include "ir.h"
 
 /* UNIFORM's and RANDBITS's imm.i: stream in the high bits, the first draw
- * number in the low 16 (element e of an array draw is draw number k + e). */
+ * number in the low 32 (a stream's 65536 draws and, after them, the random
+ * policy's; element e of an array draw is draw number k + e). */
 enum { CS_STREAM_STEP = 0, CS_STREAM_RESTART = 1 };
-#define CS_UNIFORM_ID(stream, k) (((int64_t)(stream) << 16) | (int64_t)(k))
-#define CS_UNIFORM_STREAM(imm) ((int)((imm) >> 16))
-#define CS_UNIFORM_DRAW(imm) ((unsigned)((imm) & 0xffff))
+#define CS_UNIFORM_ID(stream, k) (((int64_t)(stream) << 32) | (int64_t)(k))
+#define CS_UNIFORM_STREAM(imm) ((int)((imm) >> 32))
+#define CS_UNIFORM_DRAW(imm) ((unsigned)((imm) & 0xffffffff))
 
 #define CS_NAME_MAX 48
 

@@ -72,3 +72,63 @@ void cs_text_free(cs_text *t)
     free(t->data);
     memset(t, 0, sizeof *t);
 }
+
+size_t cs_utf8_length(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t need;
+    unsigned char lo = 0x80, hi = 0xbf;   /* range of the second byte */
+    if (c < 0x80)
+        return 1;
+    if (c < 0xc2)
+        return 0;
+    if (c < 0xe0) {
+        need = 1;
+    } else if (c < 0xf0) {
+        need = 2;
+        if (c == 0xe0)
+            lo = 0xa0;
+        if (c == 0xed)
+            hi = 0x9f;
+    } else if (c < 0xf5) {
+        need = 3;
+        if (c == 0xf0)
+            lo = 0x90;
+        if (c == 0xf4)
+            hi = 0x8f;
+    } else {
+        return 0;
+    }
+    if (n < need + 1 || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t k = 2; k <= need; k++)
+        if (s[k] < 0x80 || s[k] > 0xbf)
+            return 0;
+    return need + 1;
+}
+
+char *cs_escape(const char *s, char *out, size_t size)
+{
+    if (!size)
+        return out;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s), used = 0;
+    for (size_t i = 0; i < n && used + 1 < size;) {
+        size_t len = cs_utf8_length(p + i, n - i);
+        /* a C1 control (U+0080 to U+009F, 0xc2 0x80-0x9f) acts as ESC [ does */
+        bool shown = len > 1 ? !(p[i] == 0xc2 && p[i + 1] < 0xa0) : len == 1 && p[i] >= 0x20 && p[i] != 0x7f;
+        if (shown && used + len < size) {
+            memcpy(out + used, p + i, len);
+            used += len;
+            i += len;
+        } else if (!shown && used + 4 < size) {
+            snprintf(out + used, size - used, "\\x%02x", p[i]);
+            used += 4;
+            i++;
+        } else {
+            break;
+        }
+    }
+    out[used] = 0;
+    return out;
+}

@@ -2,7 +2,10 @@
  * by ffmpeg, spawned with its stdin as a pipe of raw RGB frames and its
  * stderr kept in a temporary file so that its complaint becomes our one-line
  * message. SIGPIPE is blocked in the writing thread only while it writes, so
- * a dying ffmpeg is an error status, not the death of the process. */
+ * a dying ffmpeg is an error status, not the death of the process. Every
+ * file is written as jit/output_file.c writes: ffmpeg writes the temporary
+ * that the sink made (its descriptor 3, reopened as /proc/self/fd/3), renamed
+ * over the video only once ffmpeg succeeded. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -17,10 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jit.h"
 #include "render.h"
 
 struct render_sink {
     char error[RENDER_ERROR_SIZE];
+    cs_status status;           /* of the first failure, kept with error */
     char *path;
     int width, height;
     int64_t frames;
@@ -28,6 +33,7 @@ struct render_sink {
     pid_t pid;                  /* ffmpeg, or 0 */
     int fd;                     /* its stdin, or -1 */
     FILE *log;                  /* its stderr */
+    cs_output video_file;       /* what ffmpeg writes, until it is done */
 };
 
 static cs_status fail(render_sink *s, cs_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -37,6 +43,7 @@ static cs_status fail(render_sink *s, cs_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(s->error, sizeof s->error, fmt, ap);
     va_end(ap);
+    s->status = st;
     return st;
 }
 
@@ -159,6 +166,9 @@ cs_status render_sink_check(const char *path, char *err, size_t err_size)
         return unknown_format(path, err, err_size);
     if (!render_sink_is_video(path))
         return check_dir(path, err, err_size);
+    cs_status st = cs_output_check(path, err, err_size);
+    if (st != CS_OK)
+        return st;
     char exe[4096];
     if (!find_ffmpeg(exe, sizeof exe))
         return no_ffmpeg(path, err, err_size);
@@ -177,19 +187,34 @@ int64_t render_sink_frames(const render_sink *s)
 
 extern char **environ;
 
+/* How ffmpeg names the temporary the sink made: its own descriptor 3, or,
+ * where /proc is missing, the temporary's path. */
+static cs_status ffmpeg_output_name(render_sink *s, char *out, size_t size)
+{
+    if (access("/proc/self/fd", X_OK) == 0) {
+        snprintf(out, size, "file:/proc/self/fd/3");
+        return CS_OK;
+    }
+    const char *slash = strrchr(s->path, '/');
+    int dir_len = slash ? (int)(slash - s->path) + 1 : 0;
+    if (snprintf(out, size, "file:%.*s%s", dir_len, s->path, s->video_file.temp) >= (int)size)
+        return fail(s, CS_ERR_ARGUMENT, "the output path is too long");
+    return CS_OK;
+}
+
 static cs_status spawn_ffmpeg(render_sink *s, int fps)
 {
     char exe[4096];
     if (!find_ffmpeg(exe, sizeof exe))
         return no_ffmpeg(s->path, s->error, sizeof s->error);
-    char size[32], rate[16];
+    cs_status st = cs_output_begin(&s->video_file, s->path, 0666, s->error, sizeof s->error);
+    if (st != CS_OK)
+        return s->status = st;
+    char size[32], rate[16], out[4200];
     snprintf(size, sizeof size, "%dx%d", s->width, s->height);
     snprintf(rate, sizeof rate, "%d", fps);
-    size_t out_len = strlen(s->path) + 6;
-    char *out = malloc(out_len);
-    if (!out)
-        return fail(s, CS_ERR_NOMEM, "out of memory");
-    snprintf(out, out_len, "file:%s", s->path);   /* a name starting with '-' stays a name */
+    if ((st = ffmpeg_output_name(s, out, sizeof out)) != CS_OK)
+        return st;
     bool gif = ends_with(s->path, ".gif");
     const char *argv[] = {
         "ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", size,
@@ -197,12 +222,16 @@ static cs_status spawn_ffmpeg(render_sink *s, int fps)
         gif ? "-filter_complex" : "-vf",
         gif ? "split[a][b];[a]palettegen[p];[b][p]paletteuse" : "pad=ceil(iw/2)*2:ceil(ih/2)*2",
         gif ? "-loop" : "-pix_fmt", gif ? "0" : "yuv420p",
+        "-f", gif ? "gif" : "mp4",   /* the temporary's name says nothing of the format */
         out, NULL,
     };
     int fds[2];
+    /* Above 3, so that the dup2 below clears its close-on-exec flag. */
+    int video_fd = fcntl(s->video_file.fd, F_DUPFD_CLOEXEC, 4);
     s->log = tmpfile();
-    if (!s->log || pipe2(fds, O_CLOEXEC) != 0) {
-        free(out);
+    if (video_fd < 0 || !s->log || pipe2(fds, O_CLOEXEC) != 0) {
+        if (video_fd >= 0)
+            close(video_fd);
         return fail(s, CS_ERR_IO, "cannot start ffmpeg: %s", strerror(errno));
     }
     posix_spawn_file_actions_t fa;
@@ -210,10 +239,11 @@ static cs_status spawn_ffmpeg(render_sink *s, int fps)
     posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fileno(s->log), 2);
+    posix_spawn_file_actions_adddup2(&fa, video_fd, 3);
     int rc = posix_spawn(&s->pid, exe, &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    free(out);
     close(fds[0]);
+    close(video_fd);
     if (rc != 0) {
         s->pid = 0;
         close(fds[1]);
@@ -230,6 +260,7 @@ cs_status render_sink_open(const char *path, int width, int height, int fps, ren
     if (!s)
         return CS_ERR_NOMEM;
     s->fd = -1;
+    s->video_file.dir = -1;
     if (!path || !*path)
         return fail(s, CS_ERR_ARGUMENT, "no output path");
     if (width <= 0 || height <= 0 || fps <= 0)
@@ -288,6 +319,8 @@ cs_status render_sink_write(render_sink *s, const uint8_t *rgb)
         cs_status st = render_png_write(name, rgb, s->width, s->height, s->error, sizeof s->error);
         if (st == CS_OK)
             s->frames++;
+        else
+            s->status = st;
         return st;
     }
     if (s->fd < 0)
@@ -319,7 +352,7 @@ cs_status render_sink_close(render_sink *s, char *err, size_t err_size)
 {
     if (!s)
         return CS_OK;
-    cs_status st = s->error[0] ? CS_ERR_IO : CS_OK;
+    cs_status st = s->error[0] ? (s->status != CS_OK ? s->status : CS_ERR_IO) : CS_OK;
     if (s->fd >= 0)
         close(s->fd);
     if (s->pid > 0) {
@@ -337,6 +370,13 @@ cs_status render_sink_close(render_sink *s, char *err, size_t err_size)
             fail(s, CS_ERR_IO, "ffmpeg failed writing %s (%s)%s%s", s->path, how, said[0] ? ": " : "", said);
             st = CS_ERR_IO;
         }
+    }
+    /* The video replaces what was there only once ffmpeg has written all of it. */
+    if (s->video_file.dir >= 0) {
+        if (st == CS_OK)
+            st = cs_output_commit(&s->video_file, s->error, sizeof s->error);
+        else
+            cs_output_abort(&s->video_file);
     }
     if (st != CS_OK)
         cs_say(err, err_size, st, "%s", s->error);

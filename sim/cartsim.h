@@ -48,8 +48,13 @@
  *     parameters `char *err, size_t err_size`: NUL-terminated, cut to fit,
  *     "" on success; err NULL or err_size 0: no message. Nothing to free. Buffers are struct-of-arrays: component k of
  * environment i is at [k * num_envs + i]. Returned pointers stay valid until
- * the next call on the same handle. A handle is used by one thread at a time;
- * different handles are independent.
+ * the next call on the same handle. A handle is used by one thread at a time
+ * (the Python package takes a lock per batch); different handles are
+ * independent. Files the library writes (policy files, frames, videos, the
+ * kernel cache) replace only a regular file, through a temporary renamed into
+ * place (docs/hardening.md, "Output files"). Past a file size limit a write
+ * kills the process with SIGXFSZ unless the program ignores that signal, as
+ * the cartsim program and Python do: then it fails with EFBIG, reported.
  */
 #ifndef CARTSIM_H
 #define CARTSIM_H
@@ -599,7 +604,8 @@ typedef struct {
 
 /* The share of n items that process `rank` of `ranks` takes,
  * [*first, *first + *count): contiguous, in rank order, the first n % ranks
- * processes taking one more. */
+ * processes taking one more (n < 0 counts as 0; a NULL pointer is not
+ * written). */
 void cs_split_share(int64_t n, int rank, int ranks, int64_t *first, int64_t *count);
 
 typedef struct {
@@ -716,6 +722,8 @@ typedef struct {
     double *weights;            /* malloc'ed */
 } cs_policy_file;
 
+/* n_weights must be a count the architecture has for some environment
+ * (docs/policy_format.md); an existing path must be a regular file. */
 cs_status cs_policy_save(const char *path, const char *env, const char *policy, unsigned n_weights,
                          const double *weights, char *err, size_t err_size);
 /* CS_ERR_NOT_FOUND, CS_ERR_ARGUMENT (not a regular file: a FIFO, a directory, ...,

@@ -419,12 +419,12 @@ static int fail_at(load_ctx *c, int line, cs_status st, const char *fmt, ...)
 {
     if (c->status != CS_OK)
         return 0;
-    char msg[768];
+    char msg[768], shown[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(c->err, c->err_size, "%s:%d: %s", c->path, line, msg);
+    snprintf(c->err, c->err_size, "%s:%d: %s", c->path, line, cs_escape(msg, shown, sizeof shown));
     c->status = st;
     c->err_line = line;
     return 0;

@@ -23,6 +23,9 @@
 #include "pool.h"
 #include "status.h"
 
+#define CS_INLINE static inline
+#include "mathf.h"   /* cs_canon_nan: the one NaN of what a user reads */
+
 struct cs_env {
     char error[1024];
     bool failed;
@@ -1651,7 +1654,7 @@ cs_status cs_env_rollout(cs_env *env, int64_t steps, cs_rollout_stats *out)
         }
         out->steps = steps;
         out->env_steps = steps * env->n;
-        out->mean_return = out->episodes ? sum / (double)out->episodes : NAN;
+        out->mean_return = out->episodes ? cs_canon_nan(sum / (double)out->episodes) : NAN;
         out->run_ms = run_ms;
         out->launches = launches;
         out->checksum = checksum(env);
@@ -1801,7 +1804,7 @@ static cs_status lane_results(cs_env *env)
         return s;
     for (size_t i = 0; i < n; i++) {
         env->lane_episodes[i] = env->segments[i];
-        env->lane_return[i] = env->segments[i] ? env->return_sum[i] / (double)env->segments[i] : NAN;
+        env->lane_return[i] = env->segments[i] ? cs_canon_nan(env->return_sum[i] / (double)env->segments[i]) : NAN;
     }
     return CS_OK;
 }

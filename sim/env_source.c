@@ -26,6 +26,9 @@ static cs_status read_file(const char *path, cs_env_source *out, char *err, size
     char *buf = malloc(cap);
     while (buf) {
         if (len == cap) {
+            char more;   /* exactly the limit is fine: only a byte past it is too much */
+            if (cap >= CS_SOURCE_MAX && fread(&more, 1, 1, f) == 0 && !ferror(f))
+                break;
             if (cap >= CS_SOURCE_MAX) {
                 free(buf);
                 fclose(f);

@@ -539,15 +539,16 @@ static char *read_all(const char *path)
 
 Test(agents, policy_file_round_trips)
 {
-    double w[7] = {0.1, -2.5e-300, 3.0, 1.0 / 3.0, -0.0, 123456789.125, 5e-324};
+    /* mlp:2x1 over 1 observation and 1 output: (1 + 1) * 2 + (2 + 1) * 1 + (1 + 1) * 1 = 9 weights */
+    double w[9] = {0.1, -2.5e-300, 3.0, 1.0 / 3.0, -0.0, 123456789.125, 5e-324, 7, -8};
     char *path = write_temp("", ".txt");
     char err[512];
-    cr_assert_eq(cs_policy_save(path, "cartpole", "mlp:2x1", 7, w, err, sizeof err), CS_OK, "%s", err);
+    cr_assert_eq(cs_policy_save(path, "cartpole", "mlp:2x1", 9, w, err, sizeof err), CS_OK, "%s", err);
     cs_policy_file f;
     cr_assert_eq(cs_policy_load(path, &f, err, sizeof err), CS_OK, "%s", err);
     cr_expect_str_eq(f.env, "cartpole");
     cr_expect_str_eq(f.policy, "mlp:2x1");
-    cr_assert_eq(f.n_weights, 7u);
+    cr_assert_eq(f.n_weights, 9u);
     cr_expect(memcmp(f.weights, w, sizeof w) == 0, "weights read back exactly");
     cs_policy_file_free(&f);
     unlink(path);
@@ -607,6 +608,74 @@ Test(agents, damaged_policy_files_are_refused)
     cs_policy_file f;
     cr_expect_eq(cs_policy_load("/nonexistent/policy.txt", &f, err, sizeof err), CS_ERR_NOT_FOUND);
     free(good);
+    unlink(path);
+    free(path);
+}
+
+/* 64-bit FNV-1a of a policy file's contents, as docs/policy_format.md defines it. */
+static uint64_t policy_checksum(const char *env, const char *policy, unsigned n, const double *w)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    const char *names[2] = {env, policy};
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i <= strlen(names[s]); i++)
+            h = (h ^ (unsigned char)names[s][i]) * 0x100000001b3ull;
+    for (unsigned k = 0; k < n; k++) {
+        uint64_t bits;
+        memcpy(&bits, &w[k], sizeof bits);
+        for (int j = 0; j < 8; j++)
+            h = (h ^ (unsigned char)(bits >> (8 * j))) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* A count of weights no environment's observation and action could give
+ * the architecture (linear: (obs + 1) * out with obs, out >= 1) is refused
+ * when saving and when loading; every count some environment gives is taken. */
+Test(agents, policy_files_refuse_a_count_no_environment_has)
+{
+    double w[64] = {0};
+    char *path = write_temp("", ".txt");
+    char err[512];
+    const struct {
+        const char *policy;
+        unsigned n;
+        bool possible;
+    } counts[] = {
+        {"linear", 0, false}, {"linear", 1, false}, {"linear", 2, true}, {"linear", 3, true}, {"linear", 10, true},
+        /* mlp:2x1: 2 * obs + 2 * out + 5, obs, out >= 1: odd counts from 9 */
+        {"mlp:2x1", 7, false}, {"mlp:2x1", 8, false}, {"mlp:2x1", 9, true}, {"mlp:2x1", 10, false},
+        {"mlp:2x1", 11, true},
+        /* mlp:4: 4 * obs + 5 * out + 4: 13, 17, 18, 21, 22, 23 (4 + 5 + 4 + ... ) */
+        {"mlp:4", 12, false}, {"mlp:4", 13, true}, {"mlp:4", 14, false}, {"mlp:4", 17, true}, {"mlp:4", 18, true},
+        {"mlp:4", 19, false},
+    };
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        cs_status st = cs_policy_save(path, "cartpole", counts[k].policy, counts[k].n, w, err, sizeof err);
+        if (counts[k].possible) {
+            cr_expect_eq(st, CS_OK, "%s with %u weights: %s", counts[k].policy, counts[k].n, err);
+            continue;
+        }
+        cr_expect_eq(st, CS_ERR_ARGUMENT, "%s with %u weights saved", counts[k].policy, counts[k].n);
+        cr_expect(strstr(err, counts[k].policy) && strstr(err, "weights"), "%s", err);
+        /* the same file written by hand, with a right checksum, does not load */
+        char text[4096];
+        int len = snprintf(text, sizeof text, "cartsim-policy 1\nenv cartpole\npolicy %s\nweights %u\n",
+                           counts[k].policy, counts[k].n);
+        for (unsigned j = 0; j < counts[k].n; j++)
+            len += snprintf(text + len, sizeof text - (size_t)len, "0\n");
+        snprintf(text + len, sizeof text - (size_t)len, "checksum %016llx\n",
+                 (unsigned long long)policy_checksum("cartpole", counts[k].policy, counts[k].n, w));
+        char *bad = write_temp(text, ".txt");
+        cs_policy_file f;
+        cr_expect_eq(cs_policy_load(bad, &f, err, sizeof err), CS_ERR_PARSE, "%s with %u weights loaded",
+                     counts[k].policy, counts[k].n);
+        cr_expect(strstr(err, "weights"), "%s", err);
+        unlink(bad);
+        free(bad);
+    }
+    /* a policy that is no trained architecture is not saved either */
+    cr_expect_eq(cs_policy_save(path, "cartpole", "heuristic", 2, w, err, sizeof err), CS_ERR_ARGUMENT);
     unlink(path);
     free(path);
 }

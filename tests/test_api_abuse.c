@@ -118,6 +118,15 @@ Test(api_abuse, null_everywhere)
     cr_expect_not_null(cs_env_error(NULL));
     cs_env_close(NULL);
     cs_config_init(NULL);
+    /* a void function checks its pointers too: what it cannot store it leaves */
+    int64_t first = -1, count = -1;
+    cs_split_share(10, 5, 2, NULL, NULL);
+    cs_split_share(10, 1, 2, &first, NULL);
+    cr_expect_eq(first, 5);
+    cs_split_share(10, 1, 2, NULL, &count);
+    cr_expect_eq(count, 5);
+    cs_split_share(-7, 0, 2, &first, &count);   /* no items, not a negative share */
+    cr_expect(first == 0 && count == 0, "%lld %lld", (long long)first, (long long)count);
 
     env = open_ok(&cfg);
     BAD(CS_ERR_ARGUMENT, env, cs_env_get_info(env, NULL));

@@ -450,6 +450,7 @@ Test(cache, default_directory_follows_xdg_then_home)
     cr_assert(exists(want));
 
     in_root(home, sizeof home, "home");
+    cr_assert_eq(mkdir(home, 0700), 0);
     setenv("XDG_CACHE_HOME", "relative/cache", 1);   /* invalid by the spec: ignored */
     setenv("HOME", home, 1);
     cs_cache_open(&c, NULL);
@@ -464,6 +465,76 @@ Test(cache, default_directory_follows_xdg_then_home)
     cr_assert(strstr(c.warning, "private temporary"), "%s", c.warning);
     cr_assert_neq(c.dir[0], '\0');
     cs_cache_close(&c);
+
+    /* a home that does not exist is not made (as root, HOME=/nonexistent
+     * made /nonexistent/.cache/cartsim): below an existing one, .cache is */
+    char missing[600];
+    in_root(missing, sizeof missing, "nonexistent");
+    setenv("HOME", missing, 1);
+    cs_cache_open(&c, NULL);
+    cr_assert(strstr(c.warning, "HOME") && strstr(c.warning, "private temporary"), "%s", c.warning);
+    cr_assert_not(exists(missing), "%s was created", missing);
+    cs_cache_close(&c);
+    unsetenv("HOME");
+}
+
+/* $CARTSIM_CACHE_LOCK_WAIT_S and $CARTSIM_CACHE_MAX_MB: a bad value is said
+ * (the warning), not taken silently for the default; a wait has a bound. */
+Test(cache, bad_environment_values_are_refused_and_waits_capped)
+{
+    char dir[512];
+    in_root(dir, sizeof dir, "cache");
+    const struct {
+        const char *value;
+        double want_ms;
+        bool warned;
+    } waits[] = {
+        {"abc", 10000, true}, {"-1", 10000, true}, {"nan", 10000, true}, {"", 10000, false},
+        {"inf", 3600000, true}, {"1e308", 3600000, true}, {"0", 0, false}, {"2.5", 2500, false},
+    };
+    for (size_t k = 0; k < sizeof waits / sizeof waits[0]; k++) {
+        setenv("CARTSIM_CACHE_LOCK_WAIT_S", waits[k].value, 1);
+        cs_cache c;
+        cs_cache_open(&c, dir);
+        cr_expect_eq(c.lock_wait_ms, waits[k].want_ms, "'%s': %g ms", waits[k].value, c.lock_wait_ms);
+        if (waits[k].warned)
+            cr_expect(strstr(c.warning, "CARTSIM_CACHE_LOCK_WAIT_S"), "'%s': warning '%s'", waits[k].value, c.warning);
+        else
+            cr_expect_str_eq(c.warning, "", "'%s'", waits[k].value);
+        cs_cache_close(&c);
+    }
+    unsetenv("CARTSIM_CACHE_LOCK_WAIT_S");
+    setenv("CARTSIM_CACHE_MAX_MB", "lots", 1);
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    cr_expect_eq(c.max_bytes, (long long)CS_CACHE_MAX_MB_DEFAULT << 20);
+    cr_expect(strstr(c.warning, "CARTSIM_CACHE_MAX_MB"), "%s", c.warning);
+    cs_cache_close(&c);
+    unsetenv("CARTSIM_CACHE_MAX_MB");
+}
+
+/* An entry others may write (mode 0666) or that has another name (a hard
+ * link, which someone else can keep and change) is not trusted: rebuilt. */
+Test(cache, entries_writable_by_others_or_hard_linked_are_rebuilt)
+{
+    for (int which = 0; which < 3; which++) {
+        stored s;
+        store_one(&s, ".so", 1000);
+        char other_name[512];
+        in_root(other_name, sizeof other_name, "elsewhere.so");
+        if (which == 0)
+            cr_assert_eq(chmod(s.entry, 0666), 0);
+        else if (which == 1)
+            cr_assert_eq(chmod(s.meta, 0622), 0);
+        else
+            cr_assert_eq(link(s.entry, other_name), 0);
+        cr_expect_eq(cs_cache_lookup(&s.c, s.key, ".so", NULL, 0), 0, "case %d was trusted", which);
+        assert_gone(&s);
+        free(s.data);
+        cs_cache_close(&s.c);
+        teardown();
+        setup();
+    }
 }
 
 Test(cache, an_empty_name_means_no_cache)
@@ -656,6 +727,44 @@ Test(cache, a_fifo_in_place_of_an_entry_or_its_metadata_is_rebuilt_not_waited_on
         teardown();
         setup();
     }
+}
+
+/* A store writes as every output is written (jit/output_file.c): what is
+ * not a regular file at the entry's name (a FIFO made between the lookup and
+ * the store, say) is left as it is and the run goes on uncached; a temporary
+ * name taken by a FIFO or a link is never opened. */
+Test(cache, a_store_neither_replaces_nor_follows_what_is_not_a_regular_file)
+{
+    char dir[512], built[512], name[4200], victim[512];
+    in_root(dir, sizeof dir, "cache");
+    in_root(built, sizeof built, "built.bin");
+    in_root(victim, sizeof victim, "victim");
+    free(make_built(built, 1000, 1));
+    write_bytes(victim, "precious", 8);
+    cs_cache c;
+    cs_cache_open(&c, dir);
+    char key[33], path[4096];
+    key_of("fifo", key);
+    snprintf(name, sizeof name, "%s/%s.so", dir, key);
+    cr_assert_eq(mkfifo(name, 0600), 0);
+    cr_assert_eq(cs_cache_store(&c, key, ".so", built, path, sizeof path), -1);
+    cr_expect(strstr(c.warning, "a FIFO") && strstr(c.warning, "using the built file uncached"), "%s", c.warning);
+    struct stat st;
+    cr_assert_eq(lstat(name, &st), 0);
+    cr_expect(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    /* links where the old scheme's temporaries would be: not followed */
+    key_of("link", key);
+    for (int k = 0; k < 100; k++) {
+        snprintf(name, sizeof name, "%s/.%s.so.%d.%d.tmp", dir, key, (int)getpid(), k);
+        cr_assert_eq(symlink(victim, name), 0);
+    }
+    cr_assert_eq(cs_cache_store(&c, key, ".so", built, path, sizeof path), 0, "%s", c.warning);
+    cr_expect_eq(cs_cache_lookup(&c, key, ".so", NULL, 0), 1);
+    size_t n;
+    unsigned char *v = read_bytes(victim, &n);
+    cr_expect(n == 8 && memcmp(v, "precious", 8) == 0, "the link's target was written");
+    free(v);
+    cs_cache_close(&c);
 }
 
 Test(cache, an_entry_owned_by_another_user_is_rebuilt)

@@ -277,3 +277,41 @@ Test(compile, finish_says_which_block_is_at_fault)
         cs_program_free(p);
     }
 }
+
+/* The documented maximum of step draws (docs/dsl.md: 65536 a stream) with
+ * the random policy, whose draws come after the environment's: draw 65536
+ * once overflowed the draw number's 16 bits into the stream's, became a
+ * restart draw, and the C it made used an undeclared rw_ (issue 32, 11). */
+Test(compile, the_random_policy_after_the_most_step_draws_draws_from_the_step_stream, .timeout = 120)
+{
+    enum { STATES = 16, DRAWS = 65536 };
+    size_t cap = (size_t)DRAWS * 20 + 4096, len = 0;
+    char *src = malloc(cap);
+    cr_assert_not_null(src);
+    len += (size_t)snprintf(src + len, cap - len, "env draws \"Draws-v0\"\nmax_steps 10\nstate s0");
+    for (int k = 1; k < STATES; k++)
+        len += (size_t)snprintf(src + len, cap - len, ", s%d", k);
+    len += (size_t)snprintf(src + len, cap - len, "\naction discrete 2\nobserve s0\nreset {\n");
+    for (int k = 0; k < STATES; k++)
+        len += (size_t)snprintf(src + len, cap - len, "    s%d = 0\n", k);
+    len += (size_t)snprintf(src + len, cap - len, "}\nstep {\n");
+    for (int k = 0; k < STATES; k++) {
+        len += (size_t)snprintf(src + len, cap - len, "    s%d' = uniform(0, 1)", k);
+        for (int d = 1; d < DRAWS / STATES; d++)
+            len += (size_t)snprintf(src + len, cap - len, " + uniform(0, 1)");
+        len += (size_t)snprintf(src + len, cap - len, "\n");
+    }
+    len += (size_t)snprintf(src + len, cap - len, "    reward = 1\n    terminated = false\n}\n");
+    cs_compile_request rq = request(src, CS_STAGE_EMIT);
+    rq.real = CS_F32;
+    rq.dialect = CS_DIALECT_C;
+    cs_kernel k;
+    char err[1024];
+    cr_assert_eq(cs_compile(&rq, &k, err, sizeof err), CS_COMPILE_OK, "%s", err);
+    cr_expect_eq(k.prog->n_step_draws, DRAWS + 1, "the policy's draw follows the environment's");
+    cr_expect_eq(k.prog->n_restart_draws, 0, "the reset draws nothing");
+    /* no restart words anywhere: cs_fresh declares none, no loop reads any */
+    cr_expect_null(strstr(k.source.data, "rw_"), "%.200s", k.source.data ? strstr(k.source.data, "rw_") : "");
+    cs_kernel_free(&k);
+    free(src);
+}

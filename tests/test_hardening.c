@@ -16,10 +16,13 @@
 #include <ftw.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -151,6 +154,20 @@ static void write_bytes(const char *path, const void *data, size_t n)
     cr_assert_eq(fclose(f), 0);
 }
 
+/* An executable script (a stand-in compiler) from a printf format. */
+static void write_script(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void write_script(const char *path, const char *fmt, ...)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(path, 0700), 0);
+}
+
 static void flip_byte(const char *path, long at)
 {
     FILE *f = fopen(path, "r+b");
@@ -260,6 +277,73 @@ Test(hardening, every_corrupt_cache_entry_is_rebuilt_never_loaded)
         fprintf(stderr, "cache faults: %d kinds tried through the library, all rebuilt\n", FAULT_COUNT);
 }
 
+/* A kernel already loaded by a live handle (the common Python loop: an
+ * array of the last environment still alive when the next one is made) is a
+ * cache hit for every further handle, never compiled again (issue 32, 8):
+ * the probe took every descriptor of the loaded file for another object,
+ * gave up after 64, and recompiled, rewriting the entry. */
+Test(hardening, further_handles_of_a_loaded_kernel_are_cache_hits)
+{
+    enum { HANDLES = 70 };
+    char cache[512], entry[4096];
+    in_root(cache, sizeof cache, "cache");
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 8;
+    cfg.threads = 1;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.cache_dir = cache;
+    static cs_env *envs[HANDLES];
+    cs_env_info info;
+    ino_t inode = 0;
+    double first_ms = 0, worst_ms = 0;
+    for (int k = 0; k < HANDLES; k++) {
+        cr_assert_eq(cs_env_open(&cfg, &envs[k]), CS_OK, "%s", cs_env_error(envs[k]));
+        cr_assert_eq(cs_env_get_info(envs[k], &info), CS_OK);
+        if (k == 0) {
+            find_entry(cache, entry, sizeof entry);
+            struct stat st;
+            cr_assert_eq(stat(entry, &st), 0);
+            inode = st.st_ino;
+            first_ms = info.compile_ms;
+            continue;
+        }
+        cr_expect(info.cache_hit, "handle %d compiled again (%.0f ms; the first took %.0f ms)", k, info.compile_ms,
+                  first_ms);
+        worst_ms = info.compile_ms > worst_ms ? info.compile_ms : worst_ms;
+        if (!info.cache_hit)
+            break;
+    }
+    struct stat st;
+    cr_assert_eq(stat(entry, &st), 0);
+    cr_expect_eq(st.st_ino, inode, "the cache entry was written again");
+    /* every handle runs its own copy of the same kernel */
+    cs_rollout_stats a, b;
+    cr_assert_eq(cs_env_reset(envs[0], 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(envs[0], 50, &a), CS_OK);
+    cr_assert_eq(cs_env_reset(envs[HANDLES - 1], 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(envs[HANDLES - 1], 50, &b), CS_OK);
+    cr_expect_eq(a.checksum, b.checksum);
+    /* another kernel, whose entry's descriptor may well reuse the number the
+     * loaded one was loaded through: it must run itself, not that one */
+    cs_env *other;
+    cfg.dtype = CS_DTYPE_F64;
+    cr_assert_eq(cs_env_open(&cfg, &other), CS_OK, "%s", cs_env_error(other));
+    cr_assert_eq(cs_env_reset(other, 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(other, 50, &b), CS_OK);
+    cs_env_close(other);
+    cfg.backend = CS_BACKEND_INTERP;
+    cr_assert_eq(cs_env_open(&cfg, &other), CS_OK, "%s", cs_env_error(other));
+    cr_assert_eq(cs_env_reset(other, 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(other, 50, &a), CS_OK);
+    cs_env_close(other);
+    cr_expect_eq(b.checksum, a.checksum, "the f64 kernel ran another one");
+    for (int k = 0; k < HANDLES; k++)
+        cs_env_close(envs[k]);
+    if (getenv("CARTSIM_REPORT"))
+        fprintf(stderr, "open of a loaded kernel: first %.1f ms, further ones at most %.1f ms\n", first_ms, worst_ms);
+}
+
 /* A store that fails (a read-only directory; one that vanished) runs the
  * kernel from its build directory: no cache, a notice, the same results. */
 Test(hardening, an_unwritable_cache_degrades_to_no_cache_with_a_notice)
@@ -293,11 +377,7 @@ Test(hardening, a_cache_directory_swapped_mid_compile_changes_nothing)
     cr_assert_eq(mkdir(cache, 0700), 0);
     char wrapper[512];
     in_root(wrapper, sizeof wrapper, "cc-then-swap-cache");
-    FILE *f = fopen(wrapper, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\ncc \"$@\" || exit 1\nmv '%s' '%s' && touch '%s'\n", cache, moved, cache);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(wrapper, 0700), 0);
+    write_script(wrapper, "#!/bin/sh\ncc \"$@\" || exit 1\nmv '%s' '%s' && touch '%s'\n", cache, moved, cache);
     cs_config cfg;
     cs_config_init(&cfg);
     cfg.num_envs = 16;
@@ -918,6 +998,119 @@ Test(hardening, every_file_reader_refuses_what_is_not_a_regular_file)
     }
 }
 
+/* The size limit of a source is 16 MiB: a file of exactly that is read (it
+ * was refused as "larger than 16 MiB"), one byte more is not (issue 32, 15). */
+Test(hardening, a_source_of_exactly_the_size_limit_is_read)
+{
+    static const char program[] = "env big \"Big-v0\"\nmax_steps 10\nstate x\naction discrete 2\nobserve x\n"
+                                  "reset {\n    x = 0\n}\nstep {\n    x' = x + 1\n    reward = 1\n    terminated = false\n}\n#";
+    const size_t limit = (size_t)16 << 20;
+    char path[512];
+    in_root(path, sizeof path, "big.env");
+    for (int extra = 0; extra < 2; extra++) {
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(program, f);
+        for (size_t n = strlen(program); n < limit - 1 + (size_t)extra; n++)
+            fputc('x', f);
+        fputc('\n', f);
+        cr_assert_eq(fclose(f), 0);
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cfg.env = path;
+        cfg.backend = CS_BACKEND_INTERP;
+        cs_env *env = NULL;
+        cs_status st = cs_env_open(&cfg, &env);
+        if (extra == 0)
+            cr_expect_eq(st, CS_OK, "exactly 16 MiB: %s", cs_env_error(env));
+        else
+            cr_expect(st == CS_ERR_PARSE && strstr(cs_env_error(env), "larger than 16 MiB"), "16 MiB + 1: %s",
+                      cs_env_error(env));
+        cs_env_close(env);
+    }
+}
+
+/* Terminal escape sequences in a data file reach a message escaped, never
+ * raw (issue 32, 14): the policy, INI and CSV readers' messages go through
+ * one escaping function. ESC, a C1 control (U+009B, CSI) and a bad UTF-8
+ * byte are written \xNN; valid UTF-8 text stays as it is. */
+static void expect_escaped(const char *msg, const char *what)
+{
+    bool raw = false;
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+        raw |= *p == 0x1b || *p == 0x07 || (p[0] == 0xc2 && p[1] == 0x9b) || *p == 0xff;
+    cr_expect_not(raw, "%s: a raw control byte in the message", what);
+    cr_expect(strstr(msg, "\\x1b"), "%s: '%s'", what, msg);
+}
+
+Test(hardening, escape_sequences_from_data_files_are_echoed_escaped)
+{
+    static const char evil[] = "\x1b]0;owned\x07\xc2\x9b" "2J\xff caf\xc3\xa9";
+    char path[512], text[1024], err[1024];
+    /* a policy file: a weight that is not a number */
+    in_root(path, sizeof path, "evil.pol");
+    snprintf(text, sizeof text, "cartsim-policy 1\nenv cartpole\npolicy linear\nweights 2\n%s\n0\nchecksum 0\n", evil);
+    write_bytes(path, text, strlen(text));
+    cs_policy_file pf;
+    cr_expect_eq(cs_policy_load(path, &pf, err, sizeof err), CS_ERR_PARSE);
+    expect_escaped(err, "policy");
+    /* an INI file: an unknown key */
+    in_root(path, sizeof path, "evil.ini");
+    snprintf(text, sizeof text, "[run]\n%s = 1\n", evil);
+    write_bytes(path, text, strlen(text));
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cs_config_file *file = NULL;
+    cr_expect_neq(cs_config_load(&cfg, path, &file, err, sizeof err), CS_OK);
+    expect_escaped(err, "INI");
+    cr_expect(strstr(err, "caf\xc3\xa9"), "UTF-8 text is kept: %s", err);
+    cs_config_file_free(file);
+    /* a trajectory CSV: a golden file's header, then an episode that is no number */
+    char golden[600], header[1024] = "";
+    snprintf(golden, sizeof golden, "%s/cartpole.csv", getenv("CARTSIM_GOLDEN") ? getenv("CARTSIM_GOLDEN")
+                                                                               : "../shared/golden");
+    FILE *g = fopen(golden, "r");
+    cr_assert_not_null(g, "%s", golden);
+    cr_assert_not_null(fgets(header, sizeof header, g));
+    fclose(g);
+    int n = snprintf(text, sizeof text, "%s%s", header, evil);
+    for (const char *c = header; *c; c++)
+        if (*c == ',')
+            n += snprintf(text + n, sizeof text - (size_t)n, ",0");
+    snprintf(text + n, sizeof text - (size_t)n, "\n");
+    in_root(path, sizeof path, "evil.csv");
+    write_bytes(path, text, strlen(text));
+    const char *const args[] = {"replay", "--env", "cartpole", path, NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 30, &msg);
+    cr_expect_eq(status, 2, "%s", msg);
+    expect_escaped(msg, "CSV");
+    free(msg);
+}
+
+/* Files of the kernel's /proc are "regular" files that are not files: a
+ * read of /proc/kmsg blocks (and takes the kernel's messages away from
+ * their reader), /proc/self/mem fails at the first read (exit 1). They are
+ * refused before any read (issue 32, 10). */
+Test(hardening, files_of_the_kernel_are_refused_before_any_read)
+{
+    const char *const cases[][8] = {
+        {"run", "--env", "/proc/kmsg", "--steps", "1", NULL},
+        {"run", "--env", "/proc/self/mem", "--steps", "1", NULL},
+        {"run", "--config", "/proc/self/status", "--steps", "1", NULL},
+        {"run", "--policy", "/proc/self/environ", "--steps", "1", NULL},
+        {"replay", "--env", "cartpole", "/proc/self/stat", NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *msg;
+        int status = run_cli_bounded(cases[c], 20, &msg);
+        cr_expect_eq(status, 2, "cartsim %s %s %s: exit %d (-1: still reading after 20 s): %s", cases[c][0],
+                     cases[c][1], cases[c][2], status, msg);
+        cr_expect(strchr(msg, '\n') == strrchr(msg, '\n') && strstr(msg, "cartsim: "), "one line: %s", msg);
+        free(msg);
+    }
+}
+
 Test(hardening, a_file_the_user_cannot_read_is_bad_input)
 {
     if (geteuid() == 0)
@@ -956,12 +1149,8 @@ Test(hardening, a_compiler_past_its_time_limit_is_killed_with_its_group_and_repo
     in_root(cc, sizeof cc, "slow-cc");
     in_root(sleeper, sizeof sleeper, "sleeper.pid");
     in_root(cache, sizeof cache, "cache");
-    FILE *f = fopen(cc, "w");
-    cr_assert_not_null(f);
     /* The compiler's own child (as cc1 is gcc's) must go too. */
-    fprintf(f, "#!/bin/sh\nsleep 60 &\necho $! > '%s'\nwait\n", sleeper);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(cc, 0700), 0);
+    write_script(cc, "#!/bin/sh\nsleep 60 &\necho $! > '%s'\nwait\n", sleeper);
     cs_config cfg;
     cs_config_init(&cfg);
     cfg.num_envs = 4;
@@ -987,15 +1176,86 @@ Test(hardening, a_compiler_past_its_time_limit_is_killed_with_its_group_and_repo
     cr_expect_eq(count_files(cache), 0, "no build directory left in the cache");
 }
 
+/* A compiler whose child leaves its process group (setsid) and one that
+ * hangs: the time limit ends them too, and so does the program's death by
+ * SIGKILL, which only the compiler's driver used to feel (issue 32, 9). */
+static void write_compiler(const char *cc, const char *pids)
+{
+    /* its pid, a child in the group, a grandchild out of it: all sleep */
+    write_script(cc, "#!/bin/sh\necho $$ > '%s'\nsleep 60 &\necho $! >> '%s'\nsetsid sleep 60 &\necho $! >> '%s'\nwait\n",
+            pids, pids, pids);
+}
+
+/* The pids the compiler wrote once all three are there (NULL: it never did). */
+static bool read_pids(const char *path, long pids[3])
+{
+    for (int k = 0; k < 3000; k++) {
+        FILE *f = fopen(path, "r");
+        int got = f ? fscanf(f, "%ld %ld %ld", &pids[0], &pids[1], &pids[2]) : 0;
+        if (f)
+            fclose(f);
+        if (got == 3)
+            return true;
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return false;
+}
+
+static void expect_all_gone(const long pids[3], const char *when)
+{
+    static const char *const names[3] = {"the compiler", "its child", "its grandchild out of its group"};
+    for (int k = 0; k < 3; k++) {
+        bool gone = false;
+        for (int w = 0; w < 500 && !(gone = process_gone(pids[k])); w++)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+        if (!gone)
+            kill((pid_t)pids[k], SIGKILL);
+        cr_expect(gone, "%s: %s (%ld) still runs", when, names[k], pids[k]);
+    }
+}
+
+Test(hardening, every_process_of_the_compiler_ends_with_the_time_limit_or_the_program)
+{
+    char cc[512], pids_path[512], cache[512];
+    in_root(cc, sizeof cc, "slow-cc");
+    in_root(pids_path, sizeof pids_path, "pids");
+    in_root(cache, sizeof cache, "cache");
+    write_compiler(cc, pids_path);
+    adopt_orphans();
+    /* the time limit */
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.cache_dir = cache;
+    cfg.cc = cc;
+    cfg.cc_timeout_s = 1;
+    cs_env *env = NULL;
+    cr_expect_eq(cs_env_open(&cfg, &env), CS_ERR_TIMEOUT, "%s", cs_env_error(env));
+    cs_env_close(env);
+    long pids[3];
+    cr_assert(read_pids(pids_path, pids), "the compiler never started");
+    expect_all_gone(pids, "after the time limit");
+    reap_orphans();
+    /* the program killed outright while compiling */
+    unlink(pids_path);
+    setenv("CC", cc, 1);
+    const char *const argv[] = {bin(), "run", "--backend", "cpu", "--no-cache", "--steps", "1", NULL};
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ), 0);
+    unsetenv("CC");
+    cr_assert(read_pids(pids_path, pids), "the compiler never started");
+    cr_assert_eq(kill(pid, SIGKILL), 0);
+    waitpid(pid, NULL, 0);
+    expect_all_gone(pids, "after SIGKILL of cartsim");
+    reap_orphans();
+}
+
 Test(hardening, the_cli_reports_a_compiler_timeout_as_a_failure_with_one_line)
 {
     char cc[512];
     in_root(cc, sizeof cc, "slow-cc");
-    FILE *f = fopen(cc, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\nexec sleep 60\n");
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(cc, 0700), 0);
+    write_script(cc, "#!/bin/sh\nexec sleep 60\n");
     setenv("CC", cc, 1);
     const char *const args[] = {"run", "--no-cache", "--cc-timeout", "0.5", "--steps", "1", NULL};
     char *msg;
@@ -1075,6 +1335,194 @@ Test(hardening, a_refused_render_creates_no_output_directory)
         free(msg);
         rmdir(out);
     }
+}
+
+/* ---- where kernels are built (issue 32, 7 and 15) ------------------------ */
+
+/* Two kernels built without the cache in one process, the first still
+ * loaded: each runs itself. The second was loaded by its build path, the
+ * same /proc/PID/fd/N/kernel.so name as the first's when the descriptor
+ * number came round again, and glibc handed back the first kernel. */
+Test(hardening, two_uncached_kernels_in_one_process_each_run_themselves)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 16;
+    cfg.threads = 1;
+    cfg.no_cache = true;
+    cfg.backend = CS_BACKEND_CPU;
+    cs_env *first, *second, *reference;
+    cr_assert_eq(cs_env_open(&cfg, &first), CS_OK, "%s", cs_env_error(first));
+    cfg.dtype = CS_DTYPE_F64;
+    cr_assert_eq(cs_env_open(&cfg, &second), CS_OK, "%s", cs_env_error(second));
+    cfg.backend = CS_BACKEND_INTERP;
+    cr_assert_eq(cs_env_open(&cfg, &reference), CS_OK, "%s", cs_env_error(reference));
+    cs_rollout_stats a, b;
+    cr_assert_eq(cs_env_reset(second, 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(second, 50, &a), CS_OK);
+    cr_assert_eq(cs_env_reset(reference, 1), CS_OK);
+    cr_assert_eq(cs_env_rollout(reference, 50, &b), CS_OK);
+    cr_expect_eq(a.checksum, b.checksum, "the f64 kernel ran the f32 one");
+    cs_env_close(first);
+    cs_env_close(second);
+    cs_env_close(reference);
+}
+
+/* A compiler that exits 0 with garbage for an object: the open fails, and
+ * nothing is stored (it was stored first, then failed to load). */
+Test(hardening, an_object_that_does_not_load_is_never_cached)
+{
+    char cc[512], cache[512];
+    in_root(cc, sizeof cc, "liar-cc");
+    in_root(cache, sizeof cache, "cache");
+    write_script(cc, "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && echo garbage > \"$2\"; shift; done\nexit 0\n");
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.cache_dir = cache;
+    cfg.cc = cc;
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_expect_neq(s, CS_OK);
+    cr_expect(strstr(cs_env_error(env), "load"), "%s", cs_env_error(env));
+    cs_env_close(env);
+    cr_expect_eq(count_files(cache), 0, "the object that did not load was stored");
+}
+
+/* A mount namespace of the test's own with a tmpfs of `size` bytes at
+ * `dir`; false (the test skips, loudly) where mounting is not allowed. */
+static bool tmpfs_at(const char *dir, size_t size)
+{
+    if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return false;
+    char opts[64];
+    snprintf(opts, sizeof opts, "size=%zu,mode=0700", size);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    return mount("tmpfs", dir, "tmpfs", 0, opts) == 0;
+}
+
+/* Fills the file system of dir up with one file. */
+static void fill(const char *dir)
+{
+    char filler[600];
+    snprintf(filler, sizeof filler, "%s/filler", dir);
+    int fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0);
+    static char block[4096];
+    while (write(fd, block, sizeof block) > 0)
+        ;
+    close(fd);
+}
+
+/* The cache's file system full (the build directory lives in the cache):
+ * the kernel is built in $TMPDIR and runs uncached, with a notice; it
+ * failed to write its source, and `auto` fell back to the interpreter. */
+Test(hardening, a_full_cache_file_system_builds_elsewhere_and_runs_uncached)
+{
+    char fs[512], cache[600], tmp[512];
+    in_root(fs, sizeof fs, "fs");
+    in_root(tmp, sizeof tmp, "tmp");
+    snprintf(cache, sizeof cache, "%s/cache", fs);
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    if (!tmpfs_at(fs, 256 << 10)) {
+        fprintf(stderr, "hardening: SKIPPED a_full_cache_file_system_builds_elsewhere_and_runs_uncached: "
+                        "mounting a tmpfs needs root\n");
+        cr_skip_test("cannot mount a tmpfs here");
+    }
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    fill(fs);
+    setenv("TMPDIR", tmp, 1);
+    uint64_t want = 0;
+    for (int b = 0; b < 2; b++) {
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cfg.num_envs = 16;
+        cfg.threads = 1;
+        cfg.backend = b ? CS_BACKEND_AUTO : CS_BACKEND_CPU;
+        cfg.cache_dir = cache;
+        cs_env *env = NULL;
+        cs_status s = cs_env_open(&cfg, &env);
+        cr_assert_eq(s, CS_OK, "%s", cs_env_error(env));
+        cs_env_info info;
+        cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+        cr_expect_eq(info.backend, CS_BACKEND_CPU, "%s: ran on %s (%s)", b ? "auto" : "cpu",
+                     cs_backend_name(info.backend), info.notice);
+        cr_expect(strstr(info.notice, "no room to build in the kernel cache") && strstr(info.notice, "uncached"),
+                  "notice '%s'", info.notice);
+        cs_rollout_stats st;
+        cr_assert_eq(cs_env_reset(env, 2), CS_OK);
+        cr_assert_eq(cs_env_rollout(env, 100, &st), CS_OK);
+        if (b)
+            cr_expect_eq(st.checksum, want);
+        want = st.checksum;
+        cs_env_close(env);
+    }
+    cr_expect_eq(count_files(tmp), 0, "the build directory was left in TMPDIR");
+    unsetenv("TMPDIR");
+}
+
+/* The compiler itself out of room (no cache, $TMPDIR full once the source
+ * is written): the message says so, not "(no output)". */
+Test(hardening, a_compiler_out_of_room_says_so)
+{
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.num_envs = 4;
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.no_cache = true;
+    char *source = NULL, why[256];
+    cr_assert_eq(cs_dump(&cfg, NULL, "c", &source, why, sizeof why), CS_OK, "%s", why);
+    size_t room = (strlen(source) + 4095) / 4096 * 4096 + 8192;   /* the source and a little */
+    free(source);
+    char fs[512];
+    in_root(fs, sizeof fs, "fs");
+    if (!tmpfs_at(fs, room)) {
+        fprintf(stderr, "hardening: SKIPPED a_compiler_out_of_room_says_so: mounting a tmpfs needs root\n");
+        cr_skip_test("cannot mount a tmpfs here");
+    }
+    setenv("TMPDIR", fs, 1);
+    cs_env *env = NULL;
+    cs_status s = cs_env_open(&cfg, &env);
+    cr_expect_neq(s, CS_OK);
+    cr_expect(strstr(cs_env_error(env), "is full"), "%s", cs_env_error(env));
+    cr_expect_null(strstr(cs_env_error(env), "(no output)"), "%s", cs_env_error(env));
+    cs_env_close(env);
+    unsetenv("TMPDIR");
+}
+
+/* `cartsim cache clear` where nothing can be removed (a read-only file
+ * system): exit 1 and why, not "removed 0 files" and 0 (issue 32, 15). */
+Test(hardening, cache_clear_says_what_it_could_not_remove)
+{
+    char fs[512], saved[512] = "";
+    in_root(fs, sizeof fs, "fs");
+    if (!tmpfs_at(fs, 4 << 20)) {
+        fprintf(stderr, "hardening: SKIPPED cache_clear_says_what_it_could_not_remove: mounting a tmpfs needs root\n");
+        cr_skip_test("cannot mount a tmpfs here");
+    }
+    const char *was = getenv("XDG_CACHE_HOME");
+    if (was)
+        snprintf(saved, sizeof saved, "%s", was);
+    setenv("XDG_CACHE_HOME", fs, 1);
+    const char *const args[] = {"run", "--backend", "cpu", "--envs", "2", "--steps", "1", NULL};
+    char *msg;
+    int status = run_cli_bounded(args, 60, &msg);
+    cr_assert_eq(status, 0, "%s", msg);
+    free(msg);
+    cr_assert_eq(mount(NULL, fs, NULL, MS_REMOUNT | MS_RDONLY, NULL), 0, "%s", strerror(errno));
+    const char *const clear[] = {"cache", "clear", NULL};
+    status = run_cli_bounded(clear, 30, &msg);
+    cr_expect_eq(status, 1, "exit %d: %s", status, msg);
+    cr_expect(strstr(msg, "cannot remove") && strstr(msg, "Read-only file system"), "%s", msg);
+    free(msg);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/cartsim", fs);
+    cr_expect_eq(count_files(dir), 2, "the entries are still there");
+    if (was)
+        setenv("XDG_CACHE_HOME", saved, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
 }
 
 /* Without a cache the build goes to $TMPDIR; what a killed run left there
@@ -1165,4 +1613,92 @@ Test(hardening, an_interrupted_compile_is_reported_as_such_not_as_a_fallback)
     cr_expect_eq(s, CS_ERR_INTERRUPTED, "%s: %s", cs_status_string(s), cs_env_error(env));
     cr_expect(strstr(cs_env_error(env), "interrupted while compiling"), "%s", cs_env_error(env));
     cs_env_close(env);
+}
+
+/* ---- a file size limit (issue 32, 6) ------------------------------------ */
+
+/* Runs the program under `ulimit -f` (bytes), SIGXFSZ at its default action
+ * as a shell leaves it, stdout to `out`; the exit status (128 + N for a
+ * signal) and stderr in *err_text. */
+static int run_cli_size_limited(const char *const *args, rlim_t bytes, const char *out, char **err_text)
+{
+    int err[2];   /* a pipe: the limit must not cut the message itself */
+    cr_assert_eq(pipe(err), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_DFL);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        struct rlimit lim = {bytes, bytes};
+        if (o < 0 || dup2(o, 1) < 0 || dup2(err[1], 2) < 0 || setrlimit(RLIMIT_FSIZE, &lim) != 0)
+            _exit(125);
+        close(err[0]);
+        int nargs = 0;
+        while (args[nargs])
+            nargs++;
+        char *argv[32];
+        argv[0] = (char *)bin();
+        for (int i = 0; i < nargs && i < 30; i++)
+            argv[i + 1] = (char *)args[i];
+        argv[nargs + 1] = NULL;
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    close(err[1]);
+    int status = wait_status(pid, 120);
+    char *text = calloc(1, 65536);
+    cr_assert_not_null(text);
+    size_t len = 0;
+    for (ssize_t n; len < 65535 && (n = read(err[0], text + len, 65535 - len)) > 0;)
+        len += (size_t)n;
+    close(err[0]);
+    *err_text = text;
+    return status;
+}
+
+/* Past the limit, a write fails with EFBIG instead of killing the program
+ * with SIGXFSZ (which left partial files and no word): one line, exit 1,
+ * and nothing half-written left. */
+Test(hardening, a_file_size_limit_is_a_one_line_error_not_a_silent_death)
+{
+    char out[512], policy[512], frames[512], tmp[512], cache[512], null_out[512];
+    in_root(out, sizeof out, "stdout.csv");
+    in_root(policy, sizeof policy, "p.pol");
+    in_root(frames, sizeof frames, "frames");
+    in_root(tmp, sizeof tmp, "tmp");
+    in_root(cache, sizeof cache, "cache");
+    in_root(null_out, sizeof null_out, "ignored.out");
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    setenv("TMPDIR", tmp, 1);
+    char golden[600];
+    snprintf(golden, sizeof golden, "%s/cartpole.csv", getenv("CARTSIM_GOLDEN") ? getenv("CARTSIM_GOLDEN")
+                                                                                 : "../shared/golden");
+    const struct {
+        const char *what;
+        const char *args[16];
+        rlim_t bytes;
+        const char *stdout_to;
+    } cases[] = {
+        {"a policy", {"train", "--backend", "interp", "--pop", "8", "--generations", "1", "--out", policy, NULL},
+         64, null_out},
+        {"frames", {"render", "--backend", "interp", "--steps", "2", "--out", frames, NULL}, 512, null_out},
+        {"the kernel source", {"run", "--backend", "cpu", "--steps", "1", NULL}, 1024,
+         null_out},
+        {"a replay", {"replay", "--env", "cartpole", "--backend", "interp", golden, NULL}, 4096, out},
+    };
+    setenv("XDG_CACHE_HOME", cache, 1);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *msg;
+        int status = run_cli_size_limited(cases[k].args, cases[k].bytes, cases[k].stdout_to, &msg);
+        cr_expect_eq(status, 1, "%s: exit %d (153: killed by SIGXFSZ): %s", cases[k].what, status, msg);
+        cr_expect(strstr(msg, "File too large") && strncmp(msg, "cartsim: ", 9) == 0 &&
+                      strchr(msg, '\n') == msg + strlen(msg) - 1,
+                  "%s: one line saying why: '%s'", cases[k].what, msg);
+        free(msg);
+    }
+    struct stat st;
+    cr_expect_neq(stat(policy, &st), 0, "a partial policy file was left");
+    cr_expect_eq(count_files(frames), 0, "a partial frame was left in %s", frames);
+    cr_expect_eq(count_files(tmp), 0, "a build directory was left in TMPDIR");
+    unsetenv("TMPDIR");
 }

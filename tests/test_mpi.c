@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cartsim.h"
 #include "cli_test.h"
 
 typedef struct {
@@ -182,6 +184,82 @@ Test(mpi, a_lost_rank_ends_the_job, .timeout = 300)
     cr_assert(WIFEXITED(st), "the job did not end by itself");
     cr_expect_neq(WEXITSTATUS(st), 0);
     cr_expect_neq(WEXITSTATUS(st), 124, "the job hung until the time limit stopped it");
+}
+
+/* ---- ranks started with different arguments (issue 32, 3) ---------------- */
+
+/* `mpirun -n 1 cartsim A : -n 1 cartsim B`: two ranks given different
+ * arguments, with the same time limit as run_k (a hang is a failure). */
+static void run_two(const char *a, const char *b, mpi_result *r)
+{
+    char args[4096];
+    snprintf(args, sizeof args, "%s : -n 1 %s %s", a, cli_test_bin(), b);
+    run_k(1, args, r);
+}
+
+/* Each of these once crashed (a heap overflow in MPI_Allgatherv), hung, or
+ * exited 0 with a meaningless result. Now: exit 2, one line, naming the
+ * setting and each rank's value, and nothing on stdout. */
+Test(mpi, ranks_given_different_arguments_stop_with_one_line, .timeout = 600)
+{
+    NEED_MPIRUN();
+    char dir[] = "/tmp/cartsim-mpi-args-XXXXXX", pol[2][320];
+    cr_assert(mkdtemp(dir));
+    /* two policy files of one name in two directories, different weights */
+    for (int k = 0; k < 2; k++) {
+        char sub[300];
+        snprintf(sub, sizeof sub, "%s/%d", dir, k);
+        cr_assert_eq(mkdir(sub, 0700), 0);
+        snprintf(pol[k], sizeof pol[k], "%s/p.pol", sub);
+        double w[10] = {k ? 0.5 : -0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+        char err[256];
+        cr_assert_eq(cs_policy_save(pol[k], "cartpole", "linear", 10, w, err, sizeof err), CS_OK, "%s", err);
+    }
+    const struct {
+        const char *a, *b, *named;
+    } cases[] = {
+        {"train --pop 8 --generations 2", "train --pop 16 --generations 2", "--pop is '8' on rank 0; '16' on rank 1"},
+        {"eval --episodes 10", "eval --episodes 20", "--episodes"},
+        {"train --env cartpole --generations 2", "train --env pendulum --generations 2", "--env"},
+        {"train --generations 2", "train --generations 3", "--generations"},
+        {"--help", "", "--help"},
+        {"train --print-config", "train", "--print-config"},
+        {"--steps 10", "--steps 20", "--steps"},
+        {"--envs 10 --steps 10", "--envs 20 --steps 10", "--envs"},
+        {"--seed 1 --steps 10", "--seed 2 --steps 10", "--seed"},
+        {"--dtype f64 --steps 10", "--steps 10", "--dtype"},
+        {"--backend interp --steps 10", "--backend cpu --steps 10", "--backend"},
+        {"train --agent mlp --generations 2", "train --generations 2", "--agent"},
+        {"run --steps 10", "eval --episodes 10", "the command is 'run' on rank 0; 'eval' on rank 1"},
+        {"--param length=0.6 --steps 10", "--steps 10", "--param"},
+        {"--steps 10 --policy", "--steps 10 --policy", "--policy"},   /* the files follow: same name, other weights */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char a[1024], b[1024];
+        bool files = strstr(cases[k].named, "--policy") != NULL;
+        snprintf(a, sizeof a, "%s%s%s", cases[k].a, files ? " " : "", files ? pol[0] : "");
+        snprintf(b, sizeof b, "%s%s%s", cases[k].b, files ? " " : "", files ? pol[1] : "");
+        mpi_result r;
+        run_two(a, b, &r);
+        cr_expect_eq(r.status, 2, "'%s' against '%s': status %d (-1: killed after 120 s), %s", a, b, r.status, r.err);
+        cr_expect_eq(count_lines(r.err, "cartsim: "), 1, "'%s' against '%s': %s", a, b, r.err);
+        cr_expect(strstr(r.err, "the ranks were started with different settings") && strstr(r.err, cases[k].named),
+                  "'%s' against '%s': %s", a, b, r.err);
+        cr_expect_eq(r.out[0], 0, "'%s' against '%s' printed: %s", a, b, r.out);
+    }
+    /* what may differ: threads (how, never what), and a file's name when
+     * its contents are the same */
+    char copy[800];
+    snprintf(copy, sizeof copy, "cp %s %s/copy.pol", pol[0], dir);
+    cr_assert_eq(system(copy), 0);
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "--steps 10 --envs 8 --threads 1 --policy %s --json", pol[0]);
+    snprintf(b, sizeof b, "--steps 10 --envs 8 --threads 2 --policy %s/copy.pol --json", dir);
+    mpi_result r;
+    run_two(a, b, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    snprintf(copy, sizeof copy, "rm -rf %s", dir);
+    cr_assert_eq(system(copy), 0);
 }
 
 /* Ranks on one node share its cores: each defaults to its share of them

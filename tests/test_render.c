@@ -6,6 +6,7 @@
  * window, its software renderer for frames. Tests that need SDL2 skip, loudly,
  * when it was not compiled in. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 
 #include <errno.h>
 #include <ftw.h>
@@ -1027,7 +1028,7 @@ Test(cli_render, video_goes_through_ffmpeg)
     snprintf(fake, sizeof fake, "%s/ffmpeg", dir);
     FILE *f = fopen(fake, "w");
     cr_assert(f);
-    fprintf(f, "#!/bin/sh\nfor last; do :; done\nout=\"${last#file:}\"\necho \"$@\" > \"$out.args\"\ncat > \"$out\"\n");
+    fprintf(f, "#!/bin/sh\nfor last; do :; done\nout=\"${last#file:}\"\necho \"$@\" > \"$0.args\"\ncat > \"$out\"\n");
     fclose(f);
     chmod(fake, 0755);
     snprintf(path, sizeof path, "%s:/usr/bin:/bin", dir);
@@ -1040,13 +1041,22 @@ Test(cli_render, video_goes_through_ffmpeg)
     struct stat st;
     cr_assert_eq(stat(video, &st), 0);
     cr_assert_eq(st.st_size, 7 * 600 * 400 * 3);
-    snprintf(path, sizeof path, "%s.args", video);
+    snprintf(path, sizeof path, "%s.args", fake);
     f = fopen(path, "r");
     cr_assert(f);
     char args[1024] = "";
     cr_assert(fgets(args, sizeof args, f));
     fclose(f);
-    cr_assert(strstr(args, "-s 600x400") && strstr(args, "-r 50") && strstr(args, "paletteuse"), "%s", args);
+    cr_assert(strstr(args, "-s 600x400") && strstr(args, "-r 50") && strstr(args, "paletteuse") &&
+                  strstr(args, "-f gif file:"),
+              "%s", args);
+    /* ffmpeg wrote a temporary of the sink's, renamed over the video once done: none is left */
+    cr_assert_eq(unlink(path), 0);
+    DIR *d = opendir(dir);
+    cr_assert(d);
+    for (struct dirent *e; (e = readdir(d));)
+        cr_expect(!strstr(e->d_name, ".tmp"), "%s left in %s", e->d_name, dir);
+    closedir(d);
 
     /* an ffmpeg that fails: its last words become the message */
     f = fopen(fake, "w");
@@ -1055,6 +1065,8 @@ Test(cli_render, video_goes_through_ffmpeg)
     fclose(f);
     run_cli((const char *[]){"render", "--backend", "interp", "--steps", "200", "--out", video, NULL}, &r);
     bool ok = r.status == 1 && strstr(r.err, "Unknown encoder: pretend") && r.out_len == 0;
+    /* the video of the run before is still there, whole */
+    ok &= stat(video, &st) == 0 && st.st_size == 7 * 600 * 400 * 3;
     char msg[1024];
     snprintf(msg, sizeof msg, "status %d, stderr %s", r.status, r.err);
     cli_result_free(&r);

@@ -155,7 +155,11 @@ void cs_split_share(int64_t n, int rank, int ranks, int64_t *first, int64_t *cou
         ranks = 1;
     if (rank < 0 || rank >= ranks)
         rank = 0;
+    if (n < 0)
+        n = 0;
     int64_t base = n / ranks, extra = n % ranks;
-    *first = (int64_t)rank * base + (rank < extra ? rank : extra);
-    *count = base + (rank < extra);
+    if (first)
+        *first = (int64_t)rank * base + (rank < extra ? rank : extra);
+    if (count)
+        *count = base + (rank < extra);
 }

@@ -87,6 +87,16 @@ def check(code, message_source):
         raise CartsimError(message or text(lib.cs_status_string(code)), status_name(code))
 
 
+def c_text(value, what):
+    """value (str, bytes, os.PathLike or a number) as a C string's bytes; a NUL would end it early, so it is
+    refused ("cartpole\\0x" must not open cartpole)."""
+    data = value if isinstance(value, bytes) else os.fsencode(value) if isinstance(value, os.PathLike) else \
+        str(value).encode()
+    if b"\0" in data:
+        raise ValueError("cartsim: %s %r holds a NUL character" % (what, value))
+    return data
+
+
 def call_with_error_buffer(fn, *args):
     """For the calls that take (char *error, size_t error_size) last."""
     err = ffi.new("char[]", ERROR_SIZE)

@@ -5,14 +5,24 @@ the buffer holds now: the next step, reset or rollout on the same batch
 overwrites it, so keep a copy (np.array(view)) of what must outlive that.
 A view also keeps the handle's memory alive: close() stops the batch at
 once, and the memory goes when the last view of it goes.
+
+Threads: the library releases the GIL in every call and a handle takes one
+call at a time (cartsim.h), so each batch has a lock that its calls take:
+two threads using one batch take turns (a step, a rollout, close), never
+crash. Taking the lock costs about 0.4 microseconds a call here, little next
+to a step (about 10 microseconds for 64 CartPoles, 70 for 4096).
+Reading a view while another thread steps shows whichever step it shows.
 """
 import inspect
+import threading
 
 import numpy as np
 
-from ._native import CartsimError, call_with_error_buffer, check, ffi, lib, text
+from ._native import CartsimError, c_text, call_with_error_buffer, check, ffi, lib, text
 from . import structure
 from .dlpack import CUDA, DeviceArray
+
+_INT32_MAX = 2**31 - 1
 
 BACKENDS = ("auto", "cpu", "cuda", "interp")
 FUSIONS = ("full", "rules", "none")
@@ -102,7 +112,7 @@ def open_config(settings, fields):
     lib.cs_config_init(cfg)
     keep = []
     for name, value in settings:
-        value_c = ffi.new("char[]", str(value).encode())
+        value_c = ffi.new("char[]", c_text(value, name))
         keep.append(value_c)          # cfg keeps the pointer for "env" and "param"
         try:
             call_with_error_buffer(lib.cs_config_set, cfg, name.encode(), value_c)
@@ -116,7 +126,7 @@ def open_config(settings, fields):
         if isinstance(value, (bool, int)):
             setattr(cfg, name, value)
         else:
-            value_c = ffi.new("char[]", str(value).encode())
+            value_c = ffi.new("char[]", c_text(value, name))
             keep.append(value_c)
             setattr(cfg, name, value_c)
     return cfg, keep
@@ -163,6 +173,7 @@ class Batch:
         if out[0] == ffi.NULL:
             raise MemoryError("cartsim: out of memory opening %r" % (env,))
         self._handle = _Handle(out[0], keep)
+        self._lock = threading.Lock()       # one library call on this handle at a time
         check(code, self._handle.message)
         self.config = cfg
         info = ffi.new("cs_env_info *")
@@ -220,18 +231,22 @@ class Batch:
         return array
 
     def close(self):
-        """Stops the batch and its siblings; harmless twice. The memory goes with the last view of it."""
-        for sibling in self._siblings.values():
+        """Stops the batch and its siblings; harmless twice. The memory goes with the last view of it.
+        A call running in another thread finishes first; later calls raise CartsimError."""
+        with self._lock:
+            siblings, self._siblings = self._siblings, {}
+            self._handle = None
+            self._views = {}
+        for sibling in siblings.values():
             sibling.close()
-        self._siblings = {}
-        self._handle = None
-        self._views = {}
 
     # -------------------------------------------------------------- stepping
 
     def reset(self, seed):
         """Every environment starts a fresh episode drawn from `seed` (an int >= 0)."""
-        self._call(lib.cs_env_reset(self._ptr(), int(seed)))
+        seed = int(seed)
+        with self._lock:
+            self._call(lib.cs_env_reset(self._ptr(), seed))
 
     @property
     def actions_shape(self):
@@ -259,42 +274,56 @@ class Batch:
                 raise CartsimError("action %d of environment %d is not in [0, %d)" % (a[i], i, self.n_actions),
                                    "CS_ERR_ARGUMENT")
             return lib.cs_env_step_discrete_i64, "int64_t[]", np.ascontiguousarray(a, dtype=np.int64)
+        if a.dtype.kind not in "biuf":
+            raise TypeError("cartsim: box actions must be real numbers, not %s" % a.dtype)
         return lib.cs_env_step_box, "float[]", np.ascontiguousarray(a.T, dtype=np.float32)
 
     def step(self, actions):
         step, ctype, buffer = self._actions(actions)
-        code = step(self._ptr(), ffi.from_buffer(ctype, buffer))
-        if code != lib.CS_OK:
-            self._call(code)
+        buffer = ffi.from_buffer(ctype, buffer)
+        with self._lock:
+            code = step(self._ptr(), buffer)
+            if code != lib.CS_OK:
+                self._call(code)
 
     def results(self):
         """(obs, rewards, terminated, truncated) after a step, as obs() ... truncated()
         give them, in one call: at small batches Python's overhead is most of a step."""
-        ptr = self._ptr()
-        return self._obs(ptr, "obs", lib.cs_env_obs), self._rewards(ptr), *self._flags(ptr)
+        with self._lock:
+            ptr = self._ptr()
+            return self._obs(ptr, "obs", lib.cs_env_obs), self._rewards(ptr), *self._flags(ptr)
 
     def obs(self):
         """(num_envs, obs_dim) float32, a strided view of the library's [obs_dim][num_envs] buffer."""
-        return self._obs(self._ptr(), "obs", lib.cs_env_obs)
+        with self._lock:
+            return self._obs(self._ptr(), "obs", lib.cs_env_obs)
 
     def final_obs(self):
         """Same-step mode: the observations that ended the last episodes (rows of the environments that ended)."""
-        return self._obs(self._ptr(), "final_obs", lib.cs_env_final_obs)
+        with self._lock:
+            return self._obs(self._ptr(), "final_obs", lib.cs_env_final_obs)
 
     def rewards(self):
-        return self._rewards(self._ptr())
+        with self._lock:
+            return self._rewards(self._ptr())
 
     def terminated(self):
-        return self._flags(self._ptr())[0]
+        with self._lock:
+            return self._flags(self._ptr())[0]
 
     def truncated(self):
-        return self._flags(self._ptr())[1]
+        with self._lock:
+            return self._flags(self._ptr())[1]
 
     def observation(self, final=False):
         """The observation as the .env file declares it: the (num_envs, obs_dim) float
         view when every item is a real scalar (obs()), else each item's view shaped
         (num_envs, *shape) (float32 for a box, int64 for a discrete item), one item
         alone or a tuple of them. Views, not copies."""
+        with self._lock:
+            return self._observation(final)
+
+    def _observation(self, final):
         ptr = self._ptr()
         if self.flat_obs:
             return self._obs(ptr, "final_obs" if final else "obs", lib.cs_env_final_obs if final else lib.cs_env_obs)
@@ -334,21 +363,23 @@ class Batch:
             return a
         s = words(step_words, self.n_step_draws, "step_words")
         r = words(restart_words, self.n_restart_draws, "restart_words")
-        self._replay_keep = (s, r)
-        self._call(lib.cs_env_replay_draws(self._ptr(), ffi.NULL if s is None else ffi.from_buffer("uint32_t[]", s),
-                                           ffi.NULL if r is None else ffi.from_buffer("uint32_t[]", r)))
+        with self._lock:
+            self._replay_keep = (s, r)
+            self._call(lib.cs_env_replay_draws(self._ptr(), ffi.NULL if s is None else ffi.from_buffer("uint32_t[]", s),
+                                               ffi.NULL if r is None else ffi.from_buffer("uint32_t[]", r)))
 
     def info(self, final=False):
         """The .env file's info values of the last step or reset, {name: (num_envs, *shape)}
         in each one's type (copies: an info dict outlives the step), {} when it declares none."""
         if not self.info_items:
             return {}
-        values = (lib.cs_env_final_info_values if final else lib.cs_env_info_values)(self._ptr())
-        if values == ffi.NULL:
-            self._call(lib.CS_ERR_STATE)
         n = self.num_envs
-        flat = np.frombuffer(ffi.buffer(values, 8 * n * sum(it.size for it in self.info_items)), dtype=np.float64)
-        return structure.info_dict(flat.reshape(-1, n), self.info_items)
+        with self._lock:
+            values = (lib.cs_env_final_info_values if final else lib.cs_env_info_values)(self._ptr())
+            if values == ffi.NULL:
+                self._call(lib.CS_ERR_STATE)
+            flat = np.frombuffer(ffi.buffer(values, 8 * n * sum(it.size for it in self.info_items)), dtype=np.float64)
+            return structure.info_dict(flat.reshape(-1, n), self.info_items)
 
     def _obs(self, ptr, key, query):
         n = self.num_envs
@@ -367,7 +398,8 @@ class Batch:
         structure.State, which is also the raw (num_envs, state_dim) array of doubles it
         always was (np.asarray(state), state[:, k]). A copy."""
         out = np.empty((self.state_dim, self.num_envs), dtype=np.float64)
-        self._call(lib.cs_env_get_state(self._ptr(), ffi.from_buffer("double[]", out)))
+        with self._lock:
+            self._call(lib.cs_env_get_state(self._ptr(), ffi.from_buffer("double[]", out)))
         return structure.State(out.T, self.state_vars, self.dtype)
 
     def set_state(self, state, episode_steps=None):
@@ -377,26 +409,35 @@ class Batch:
         s = np.ascontiguousarray(flat.T)
         steps = ffi.NULL
         if episode_steps is not None:
-            steps_array = np.ascontiguousarray(episode_steps, dtype=np.int32).reshape(self.num_envs)
+            given = np.asarray(episode_steps)
+            if given.dtype.kind not in "iu" or (given.size and (given.min() < 0 or given.max() > _INT32_MAX)):
+                raise ValueError("cartsim: episode_steps must be integers from 0 to %d, not %s"
+                                 % (_INT32_MAX, given.dtype if given.dtype.kind not in "iu" else
+                                    "%d" % (given.max() if given.max() > _INT32_MAX else given.min())))
+            steps_array = np.ascontiguousarray(given, dtype=np.int32).reshape(self.num_envs)
             steps = ffi.from_buffer("int32_t[]", steps_array)
-        self._call(lib.cs_env_set_state(self._ptr(), ffi.from_buffer("double[]", s), steps))
+        with self._lock:
+            self._call(lib.cs_env_set_state(self._ptr(), ffi.from_buffer("double[]", s), steps))
 
     # -------------------------------------------------------------- rollouts and policies
 
     def rollout(self, steps):
         """`steps` fused steps of every environment with the batch's policy; the statistics as a dict."""
         stats = ffi.new("cs_rollout_stats *")
-        self._call(lib.cs_env_rollout(self._ptr(), int(steps), stats))
+        steps = int(steps)
         n = self.num_envs
+        with self._lock:
+            self._call(lib.cs_env_rollout(self._ptr(), steps, stats))
+            episode_returns = np.frombuffer(ffi.buffer(lib.cs_env_episode_returns(self._ptr()), 8 * n),
+                                            dtype=np.float64).copy()
+            episode_counts = np.frombuffer(ffi.buffer(lib.cs_env_episode_counts(self._ptr()), 8 * n),
+                                           dtype=np.int64).copy()
         return {
             "steps": stats.steps, "env_steps": stats.env_steps, "episodes": stats.episodes,
             "mean_return": stats.mean_return, "nonfinite": stats.nonfinite, "launches": stats.launches,
             "run_ms": stats.run_ms, "checksum": stats.checksum,
             "env_steps_per_sec": stats.env_steps / (stats.run_ms / 1e3) if stats.run_ms > 0 else float("nan"),
-            "episode_returns": np.frombuffer(ffi.buffer(lib.cs_env_episode_returns(self._ptr()), 8 * n),
-                                             dtype=np.float64).copy(),
-            "episode_counts": np.frombuffer(ffi.buffer(lib.cs_env_episode_counts(self._ptr()), 8 * n),
-                                            dtype=np.int64).copy(),
+            "episode_returns": episode_returns, "episode_counts": episode_counts,
         }
 
     def with_policy(self, policy):
@@ -417,7 +458,13 @@ class Batch:
     def copy_state_from(self, other):
         """Makes this batch continue exactly where `other` (a batch of the same environment,
         size and dtype) is: state, parameters, episode steps, flags, seed and step count."""
-        self._call(lib.cs_env_copy_state(self._ptr(), other._ptr()))
+        if other is self:
+            with self._lock:
+                self._call(lib.cs_env_copy_state(self._ptr(), self._ptr()))
+            return
+        first, second = (self, other) if id(self) < id(other) else (other, self)   # one order: no deadlock
+        with first._lock, second._lock:
+            self._call(lib.cs_env_copy_state(self._ptr(), other._ptr()))
 
     def set_weights(self, weights):
         """weights: (num_weights,) for every environment, or (num_envs, num_weights), one policy each."""
@@ -428,11 +475,13 @@ class Batch:
             raise ValueError("cartsim: weights must have shape (%d,) or (%d, %d), not %s"
                              % (self.num_weights, self.num_envs, self.num_weights, w.shape))
         per_weight = np.ascontiguousarray(w.T)
-        self._call(lib.cs_env_set_weights(self._ptr(), ffi.from_buffer("double[]", per_weight)))
+        with self._lock:
+            self._call(lib.cs_env_set_weights(self._ptr(), ffi.from_buffer("double[]", per_weight)))
 
     def get_weights(self):
         out = np.empty((self.num_weights, self.num_envs), dtype=np.float64)
-        self._call(lib.cs_env_get_weights(self._ptr(), ffi.from_buffer("double[]", out)))
+        with self._lock:
+            self._call(lib.cs_env_get_weights(self._ptr(), ffi.from_buffer("double[]", out)))
         return out.T.copy()
 
     def evaluate(self, weights=None, episodes=100, seed=0):
@@ -443,7 +492,8 @@ class Batch:
         if weights is not None:
             w_array = np.ascontiguousarray(weights, dtype=np.float64).reshape(self.num_weights)
             w = ffi.from_buffer("double[]", w_array)
-        self._call(lib.cs_evaluate(self._ptr(), w, int(episodes), int(seed), ffi.from_buffer("double[]", returns)))
+        with self._lock:
+            self._call(lib.cs_evaluate(self._ptr(), w, int(episodes), int(seed), ffi.from_buffer("double[]", returns)))
         return returns
 
     # -------------------------------------------------------------- CUDA
@@ -454,7 +504,8 @@ class Batch:
         CartsimError (CS_ERR_UNAVAILABLE) on the other backends. "actions" is the one to
         write, then step_device()."""
         d = ffi.new("cs_device_buffers *")
-        self._call(lib.cs_env_device_buffers(self._ptr(), d))
+        with self._lock:
+            self._call(lib.cs_env_device_buffers(self._ptr(), d))
         n, dev = self.num_envs, int(d.device)
         real = self.dtype
 
@@ -476,7 +527,8 @@ class Batch:
 
     def step_device(self):
         """A step with the actions written at device_buffers()["actions"]."""
-        self._call(lib.cs_env_step_device(self._ptr()))
+        with self._lock:
+            self._call(lib.cs_env_step_device(self._ptr()))
 
 
 # The keywords Batch takes besides env and num_envs (VectorEnv and make_vec pass them on).

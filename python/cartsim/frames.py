@@ -11,8 +11,10 @@ class Renderer:
 
     def __init__(self, batch):
         self._batch_handle = batch._handle       # the renderer must not outlive the environment
+        self._lock = batch._lock                 # it reads the batch: not while another thread steps it
         out = ffi.new("cs_renderer **")
-        code = lib.cs_renderer_open(batch._ptr(), out)
+        with self._lock:
+            code = lib.cs_renderer_open(batch._ptr(), out)
         if out[0] == ffi.NULL:
             raise MemoryError("cartsim: out of memory opening the renderer")
         self._ptr = ffi.gc(out[0], lib.cs_renderer_close)
@@ -27,10 +29,11 @@ class Renderer:
         """Environments [first, first + count) tiled `columns` to a row: (height, width, 3) uint8."""
         width, height = ffi.new("int *"), ffi.new("int *")
         message = lambda: text(lib.cs_renderer_error(self._ptr))
-        check(lib.cs_render_rgb(self._ptr, first, count, columns, ffi.NULL, 0, width, height), message)
-        frame = np.empty((height[0], width[0], 3), dtype=np.uint8)
-        check(lib.cs_render_rgb(self._ptr, first, count, columns, ffi.from_buffer("uint8_t[]", frame), frame.nbytes,
-                                width, height), message)
+        with self._lock:
+            check(lib.cs_render_rgb(self._ptr, first, count, columns, ffi.NULL, 0, width, height), message)
+            frame = np.empty((height[0], width[0], 3), dtype=np.uint8)
+            check(lib.cs_render_rgb(self._ptr, first, count, columns, ffi.from_buffer("uint8_t[]", frame),
+                                    frame.nbytes, width, height), message)
         return frame
 
 

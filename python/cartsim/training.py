@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from ._native import ERROR_SIZE, CartsimError, call_with_error_buffer, ffi, free, lib, status_name, text
+from ._native import ERROR_SIZE, CartsimError, c_text, call_with_error_buffer, ffi, free, lib, status_name, text
 from .batch import Batch, check_keywords, dtype_name, integer, open_config, param_text
 from .vector_env import library_env
 
@@ -94,7 +94,7 @@ def train(env, *, algo="es", policy=None, population=256, generations=200, seed=
     tc = ffi.new("cs_train_config *")
     lib.cs_train_config_init(tc)
     tc.algo = {"es": lib.CS_ALGO_ES, "cem": lib.CS_ALGO_CEM, "ppo": lib.CS_ALGO_PPO}[algo]
-    policy_c = ffi.new("char[]", policy.encode())
+    policy_c = ffi.new("char[]", c_text(policy, "policy"))
     tc.policy = policy_c
     tc.population, tc.generations = integer("population", population), integer("generations", generations)
     tc.seed = integer("seed", seed)
@@ -102,7 +102,7 @@ def train(env, *, algo="es", policy=None, population=256, generations=200, seed=
     tc.eval_episodes = integer("eval_episodes", eval_episodes)
     err = ffi.new("char[]", ERROR_SIZE)
     for name, value in settings.items():
-        code = lib.cs_train_config_set(tc, name.encode(), _setting_text(value).encode(), err, ERROR_SIZE)
+        code = lib.cs_train_config_set(tc, name.encode(), c_text(_setting_text(value), name), err, ERROR_SIZE)
         if code == lib.CS_ERR_NOT_FOUND:
             check_keywords("cartsim.train", [name], tuple(s["name"] for s in train_settings()) + (
                 "algo", "policy", "population", "generations", "seed", "target", "eval_episodes", "progress",
@@ -134,14 +134,14 @@ def train(env, *, algo="es", policy=None, population=256, generations=200, seed=
 
 def save_policy(path, env, policy, weights):
     w = np.ascontiguousarray(weights, dtype=np.float64)
-    call_with_error_buffer(lib.cs_policy_save, str(path).encode(), env.encode(), policy.encode(), w.size,
-                           ffi.from_buffer("double[]", w))
+    call_with_error_buffer(lib.cs_policy_save, c_text(path, "path"), c_text(env, "env"), c_text(policy, "policy"),
+                           w.size, ffi.from_buffer("double[]", w))
 
 
 def load_policy(path):
     """A policy file as a Policy; CartsimError for a missing or damaged file."""
     f = ffi.new("cs_policy_file *")
-    call_with_error_buffer(lib.cs_policy_load, str(path).encode(), f)
+    call_with_error_buffer(lib.cs_policy_load, c_text(path, "path"), f)
     try:
         weights = np.frombuffer(ffi.buffer(f.weights, 8 * f.n_weights), dtype=np.float64).copy()
         return Policy(ffi.string(f.env).decode(), ffi.string(f.policy).decode(), weights)

@@ -22,7 +22,7 @@ def test_step_results_view_the_library_buffers():
     _, rew2, term2, trunc2, _ = envs.step(np.ones(64, dtype=np.int64))
     assert np.shares_memory(rew, rew2) and np.shares_memory(term, term2) and np.shares_memory(trunc, trunc2)
     state = envs.get_state()
-    assert np.array_equal(obs, state.astype(np.float32))          # the view shows the newest step
+    assert np.array_equal(obs, np.asarray(state).astype(np.float32))   # the view shows the newest step
     # DLPack: other frameworks take the arrays without copies
     assert np.shares_memory(np.from_dlpack(obs), obs)
     assert np.shares_memory(np.from_dlpack(rew), rew)
@@ -206,3 +206,31 @@ def test_cuda_device_buffers_with_dlpack():
     envs.step_device()
     assert torch.from_dlpack(device["rewards"]).sum().item() == 1024
     envs.close()
+
+
+def test_values_the_library_cannot_take_are_refused_not_changed(tmp_path):
+    """Issue 32, 15: nothing is cast or cut silently on its way to the library."""
+    envs = cartsim.Batch("cartpole", 4, threads=1, backend="interp")
+    envs.reset(0)
+    state = envs.get_state()
+    # 2**32 + 499 steps became 499 through an int32 cast
+    with pytest.raises((OverflowError, ValueError), match="episode_steps"):
+        envs.set_state(state, episode_steps=[2**32 + 499] * 4)
+    envs.set_state(state, episode_steps=[3] * 4)
+    envs.close()
+    # a NUL ends a C string: "cartpole\0x" opened cartpole
+    with pytest.raises(ValueError, match="NUL"):
+        cartsim.Batch("cartpole\0x", 2)
+    with pytest.raises(ValueError, match="NUL"):
+        cartsim.Batch("cartpole", 2, params={"length": 0.5}, cache_dir=str(tmp_path) + "\0evil")
+    with pytest.raises(ValueError, match="NUL"):
+        cartsim.load_policy(str(tmp_path / "p.pol") + "\0x")
+    # box actions that are no real numbers were cast (complex lost its imaginary part)
+    box = cartsim.Batch("pendulum", 2, threads=1, backend="interp")
+    box.reset(0)
+    for bad in (np.array([[1 + 2j], [0j]]), np.array([["0.5"], ["1"]]),
+                np.array([["2024-01-01"], ["2024-01-02"]], dtype="datetime64[D]")):
+        with pytest.raises(TypeError, match="real numbers"):
+            box.step(bad)
+    box.step(np.array([[0.5], [-1.0]]))
+    box.close()

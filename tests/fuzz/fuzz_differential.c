@@ -4,7 +4,8 @@
  * The input's first 8 bytes are the generator's seed (tests/random_env.h),
  * the 9th picks f32 or f64. The program runs on the cpu backend and the
  * interpreter from the same reset seed; any difference in the checksum, the
- * episodes, the non-finite restarts or the mean return (NaN as NaN)
+ * episodes, the non-finite restarts, the mean return, or the bits of the
+ * observations and rewards of the steps after (random_env_results_differ)
  * aborts with both and the program. Each input compiles one kernel with the
  * system C compiler: expect a few executions a second, not thousands. What
  * went wrong goes to stdout: `make fuzz` closes the targets' stderr
@@ -19,28 +20,6 @@
 #include "cartsim.h"
 #include "../random_env.h"
 
-static int rollout(const char *path, cs_backend backend, cs_dtype dtype, cs_rollout_stats *st)
-{
-    cs_config cfg;
-    cs_config_init(&cfg);
-    cfg.env = path;
-    cfg.num_envs = 32;
-    cfg.backend = backend;
-    cfg.dtype = dtype;
-    cfg.threads = 1;
-    cfg.no_cache = true;
-    /* libFuzzer's watchdog (-timeout) raises SIGALRM every few seconds: a
-     * flag that is never set makes only the flag stop a compile */
-    static volatile sig_atomic_t never = 0;
-    cfg.interrupt = &never;
-    cs_env *env = NULL;
-    int ok = cs_env_open(&cfg, &env) == CS_OK && cs_env_reset(env, 1) == CS_OK && cs_env_rollout(env, 60, st) == CS_OK;
-    if (!ok)
-        fprintf(stdout, "%s: %s\n", cs_backend_name(backend), env ? cs_env_error(env) : "out of memory");
-    cs_env_close(env);
-    return ok;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint64_t seed = 0;
@@ -54,16 +33,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     int written = write(fd, program, len) == (ssize_t)len;
     close(fd);
-    cs_rollout_stats cpu, interp;
-    int ran = written && rollout(path, CS_BACKEND_CPU, dtype, &cpu) && rollout(path, CS_BACKEND_INTERP, dtype, &interp);
+    /* libFuzzer's watchdog (-timeout) raises SIGALRM every few seconds: a
+     * flag that is never set makes only the flag stop a compile */
+    static volatile sig_atomic_t never = 0;
+    static random_env_result cpu, interp;
+    char why[1024];
+    int ran = written && random_env_run(path, CS_BACKEND_CPU, dtype, 32, 1, 60, &never, &cpu, why, sizeof why) &&
+              random_env_run(path, CS_BACKEND_INTERP, dtype, 32, 1, 60, &never, &interp, why, sizeof why);
     unlink(path);
     if (!ran) {
-        fprintf(stdout, "a generated program did not run (a generator bug):\n%s", program);
+        fprintf(stdout, "a generated program did not run (a generator bug): %s\n%s", why, program);
         fflush(stdout);
         abort();
     }
-    char why[256];
-    if (random_env_rollouts_differ(&cpu, &interp, why, sizeof why)) {
+    if (random_env_results_differ(&cpu, &interp, why, sizeof why)) {
         fprintf(stdout, "seed %llu, %s: %s\n%s", (unsigned long long)seed, dtype == CS_DTYPE_F64 ? "f64" : "f32", why,
                 program);
         fflush(stdout);
