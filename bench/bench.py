@@ -83,7 +83,8 @@ def median(xs):
 REFS_BUILD = (("ref_pendulum", "ref_pendulum.c", []), ("ref_mountain_car", "ref_mountain_car.c", []),
               ("ref_mountain_car_continuous", "ref_mountain_car.c", ["-DCONTINUOUS"]),
               ("ref_acrobot", "ref_acrobot.c", []), ("ref_spring_mass", "ref_spring_mass.c", []),
-              ("ref_frozen_lake", "ref_frozen_lake.c", []), ("ref_frozen_lake_8x8", "ref_frozen_lake.c", ["-DEIGHT"]))
+              ("ref_frozen_lake", "ref_frozen_lake.c", []), ("ref_frozen_lake_8x8", "ref_frozen_lake.c", ["-DEIGHT"]),
+              ("ref_breakout", "ref_breakout.c", []))
 # Every environment's row of stage 6: (env, dtype, math, its reference binary
 # or None). math "fast": f64 with jit/mathd.h's vectorized functions (--math).
 REF_ROWS = (("cartpole", "f32", "exact", "ref_cartpole"), ("cartpole", "f64", "exact", None),
@@ -91,7 +92,8 @@ REF_ROWS = (("cartpole", "f32", "exact", "ref_cartpole"), ("cartpole", "f64", "e
             ("mountain_car", "f32", "exact", "ref_mountain_car"),
             ("mountain_car_continuous", "f32", "exact", "ref_mountain_car_continuous"),
             ("acrobot", "f32", "exact", "ref_acrobot"), ("spring_mass", "f32", "exact", "ref_spring_mass"),
-            ("frozen_lake", "f32", "exact", "ref_frozen_lake"), ("frozen_lake_8x8", "f32", "exact", "ref_frozen_lake_8x8"))
+            ("frozen_lake", "f32", "exact", "ref_frozen_lake"), ("frozen_lake_8x8", "f32", "exact", "ref_frozen_lake_8x8"),
+            ("breakout", "f32", "exact", "ref_breakout"))
 SMALL_BATCHES = (1, 4, 16, 48, 64, 256, 2048)
 
 

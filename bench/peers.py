@@ -337,6 +337,26 @@ def suite_references():
     return references
 
 
+def cartsim_suite_rate(env_id, n, repeat, timeout):
+    """cartsim's fused rollout of env_id (random actions, one thread, pinned as the
+    reference is), sized to about half a second, the median of `repeat` runs; run
+    right after the reference's, so both see the same load."""
+    cmd = lambda steps: pinned(1, [os.path.join(ROOT, "build", "cartsim"), "run", "--env", env_id, "--envs", str(n),
+                                   "--steps", str(steps), "--threads", "1", "--unroll", "10", "--json"])
+    def rate(steps):
+        try:
+            r = subprocess.run(cmd(steps), capture_output=True, text=True, timeout=timeout)
+            return json.loads(r.stdout)["env_steps_per_sec"] if r.returncode == 0 else None
+        except (subprocess.TimeoutExpired, ValueError, KeyError):
+            return None
+    first = rate(100)   # compiles (or finds the kernel), sizes the runs
+    if not first:
+        return ""
+    steps = max(100, int(0.5 * first / n))
+    rates = [x for x in (rate(steps) for _ in range(repeat)) if x]
+    return statistics.median(rates) if rates else ""
+
+
 def suite_main(a):
     """Every environment of the suite (issue 27) with its reference's rollout rate,
     measured as for the classic ones: gymnax's jit(lax.scan(vmap(step))) of
@@ -362,6 +382,7 @@ def suite_main(a):
                                    "--min-time", str(a.min_time)]), a.timeout, t_env)
         row = {"env": env_id, "reference": "gymnax (XLA, jit(scan(vmap)))" if ref == "gymnax" else
                "Gymnasium (SyncVectorEnv)", "envs": a.envs_list[0], "threads": 1}
+        row["cartsim_env_steps_per_sec"] = cartsim_suite_rate(env_id, a.envs_list[0], a.repeat, a.timeout)
         if "error" in res:
             row.update(status="skipped", reason=res["error"])
         else:
@@ -372,17 +393,24 @@ def suite_main(a):
         rows.append(row)
         print(json.dumps(row), flush=True)
     os.makedirs(a.out, exist_ok=True)
-    fields = ["env", "reference", "envs", "threads", "status", "env_steps_per_sec", "median_s", "steps", "runs_s",
-              "compile_s", "version", "impl", "busy", "reason"]
+    fields = ["env", "reference", "envs", "threads", "status", "env_steps_per_sec", "cartsim_env_steps_per_sec",
+              "median_s", "steps", "runs_s", "compile_s", "version", "impl", "busy", "reason"]
     with open(os.path.join(a.out, "suite_peers.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         for row in rows:
             w.writerow(row)
-    print("\n%-26s %-30s %16s" % ("environment", "reference (1 core, %d envs)" % a.envs_list[0], "env-steps/s"))
+    print("\n| environment | reference (1 core, %d envs) | its env-steps/s | cartsim's | ratio |" % a.envs_list[0])
+    print("|---|---|---|---|---|")
     for row in rows:
-        rate = "%16.3g" % row["env_steps_per_sec"] if row["status"] == "ok" else "  skipped: " + row["reason"]
-        print("%-26s %-30s %s%s" % (row["env"], row["reference"], rate, " (busy)" if row.get("busy") else ""))
+        mine = row.get("cartsim_env_steps_per_sec")
+        if row["status"] != "ok":
+            print("| %s | %s | skipped: %s | %s | |" % (row["env"], row["reference"], row["reason"],
+                                                       "%.3g" % mine if mine else ""))
+            continue
+        ref = row["env_steps_per_sec"]
+        print("| %s | %s | %.3g%s | %s | %s |" % (row["env"], row["reference"], ref, " (busy)" if row.get("busy") else "",
+                                                  "%.3g" % mine if mine else "-", "%.1fx" % (mine / ref) if mine else "-"))
 
 
 def worker_main(a):

@@ -8,7 +8,11 @@
  * result); -mprefer-vector-width=512 where the CPU has AVX-512 (GCC 12
  * prefers 256-bit vectors; 512 made Acrobot, MountainCar and Pendulum about
  * 1.3x faster on this project's Xeon, the same bits: lanes never mix; a no-op
- * without AVX-512). Never -ffast-math.
+ * without AVX-512). Never -ffast-math. -fno-tree-slp-vectorize and
+ * -fno-tree-fre work around two GCC 12.2 miscompiles of generated code: SLP
+ * dropped a (double)(float) rounding (0093f58), and FRE with AVX-512 gave a
+ * wall of bricks built by broadcasting comparisons 8 bricks too many
+ * (tests/envs/broadcast_wall.env).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,7 +37,7 @@
 
 extern char **environ;
 
-static const char *const cc_flags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-tree-slp-vectorize",
+static const char *const cc_flags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-tree-slp-vectorize", "-fno-tree-fre",
                                        "-fvect-cost-model=unlimited", "-mprefer-vector-width=512",
                                        "-fPIC", "-shared", "-std=c11", "-w"};
 

@@ -5,8 +5,8 @@
  * like any scalar (Acrobot's RK4 on 5-vectors, a few links): no loop over
  * the elements, nothing through memory, and every element vectorized
  * across the lanes as the step's other scalars are. Bigger arrays, and
- * constant tables of any size (a gather from one is a load), stay single
- * nodes, lowered to loops by the emitter.
+ * constant tables of more than 8 elements (a gather from one is a load),
+ * stay single nodes, lowered to loops by the emitter.
  *
  * Each op is rewritten by its semantics (jit/ops.def), element by element,
  * with the same ops in the same order as the interpreter computes them: a
@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "jit.h"
+
+#define CS_SCALARIZE_TABLE_MAX 8
 
 typedef struct {
     cs_program *p;
@@ -373,11 +375,13 @@ static cs_node scalarize_node(void *ctx, cs_graph *g, const cs_node_data *d, con
     s->g = g;
     const cs_shape *sh = cs_shape_of(g, d->shape);
     cs_op_kind kind = cs_op_table[d->op].kind;
-    /* A constant table stays whole, however small: a gather from it is one
-     * load per lane, where its elements made a chain of selects on the
-     * index that GCC would not vectorize (FrozenLake-v1's 16-cell map ran
-     * at 0.14x a hand-written loop that way, 0.8x as a table). */
-    if (d->op == CS_OP_TABLE)
+    /* A constant table of more than CS_SCALARIZE_TABLE_MAX elements stays
+     * whole: a gather from it is one load per lane, where its elements made
+     * a chain of selects on the index that GCC would not vectorize
+     * (FrozenLake-v1's 16-cell map ran at 0.14x a hand-written loop that
+     * way, 0.8x as a table); a shorter one's selects beat the load
+     * (DiscountingChain's 5 rewards ran 2.4x slower as a table). */
+    if (d->op == CS_OP_TABLE && cs_shape_of(g, d->shape)->size > CS_SCALARIZE_TABLE_MAX)
         return 0;
     bool small = sh->rank > 0 && sh->size <= CS_SCALARIZE_MAX;
     /* A scalar computed from small arrays: a read of an element, a gather, a

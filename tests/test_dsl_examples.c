@@ -161,3 +161,26 @@ Test(dsl_examples, every_construct_has_an_example)
     }
     free(doc);
 }
+
+/* GCC 12.2 at -O3 with AVX-512 built tests/envs/broadcast_wall.env's wall,
+ * rows of bricks from broadcast comparisons, with 8 bricks too many; the cpu
+ * backend's -fno-tree-fre keeps it the interpreter's (fails without it on
+ * an AVX-512 machine). */
+Test(dsl_examples, a_wall_built_by_broadcasting_is_the_interpreters_on_the_cpu)
+{
+    const char *root = getenv("CARTSIM_ROOT");
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/tests/envs/broadcast_wall.env", root ? root : ".");
+    const cs_dtype dtypes[] = {CS_DTYPE_F32, CS_DTYPE_F64};
+    for (int d = 0; d < 2; d++) {
+        int64_t episodes, cpu_episodes;
+        cs_status st;
+        uint64_t interp = rollout(path, CS_BACKEND_INTERP, dtypes[d], &episodes, &st, err, sizeof err);
+        cr_assert_eq(st, CS_OK, "%s", err);
+        uint64_t cpu = rollout(path, CS_BACKEND_CPU, dtypes[d], &cpu_episodes, &st, err, sizeof err);
+        cr_assert_eq(st, CS_OK, "%s", err);
+        cr_assert_eq(cpu, interp, "the cpu's checksum %016llx, the interpreter's %016llx", (unsigned long long)cpu,
+                     (unsigned long long)interp);
+        cr_assert_eq(cpu_episodes, episodes);
+    }
+}

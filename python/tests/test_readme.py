@@ -18,6 +18,11 @@ NOT_HERE = {
     "make run": "the command that builds what this test runs",
     "make test": "the command that runs this test",
     "pip install ./python": "test_pip_install_of_the_readme_installs_a_working_package below",
+    # PyTorch is no dependency of make test (hundreds of MB from the network): the example's
+    # PPO loss is tests/test_ppo.c's reference test, run where torch is (make torch-venv).
+    'pip install "./python[ppo]" --extra-index-url https://download.pytorch.org/whl/cpu':
+        "nowhere in make test: it downloads PyTorch",
+    "python python/examples/ppo.py --backend cartsim": "nowhere in make test: it needs PyTorch",
 }
 
 
