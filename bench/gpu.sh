@@ -8,13 +8,15 @@
 #      persistent launch, as env-steps/s with speedups over rules + unroll 1;
 #   2. an env-count sweep from 1 to 1,048,576 (x4 each step), cuda (and the
 #      cpu up to 65,536 envs, for the crossover);
-#   3. compile times: cold (--no-cache) and from the kernel cache.
+#   3. compile times: cold (--no-cache) and from the kernel cache;
+#   4. every built-in environment's rate, f32, 65,536 envs, cuda beside cpu.
 # Every figure comes from `build/cartsim --backend cuda --json`. About 3 to 5
 # minutes on an H100 machine (16 cores); each run is capped (RUN_TIMEOUT).
 #
 #   bench/gpu.sh                  on the GPU machine
 #   bench/gpu.sh --quick          fewer repeats and a shorter sweep (a smoke run)
 #   GPU_SH_BACKEND=cpu bench/gpu.sh --quick   the script's own dry run, no GPU
+#   CARTSIM_BIN=path bench/gpu.sh            a cartsim built elsewhere; no build
 #
 # Non-persistent runs pass --no-persistent (cs_config.persistent, [run] persistent).
 set -euo pipefail
@@ -36,10 +38,12 @@ REPEATS=$([ $QUICK = 1 ] && echo 1 || echo 3)
 T0=$(date +%s)
 
 # ---- build ----
-echo "== build"
-make -j"$(nproc)" build/cartsim >/tmp/gpu_sh_build.log 2>&1 ||
-    { tail -30 /tmp/gpu_sh_build.log; echo "gpu.sh: make build/cartsim failed" >&2; exit 1; }
-BIN=build/cartsim
+BIN=${CARTSIM_BIN:-build/cartsim}
+if [ -z "${CARTSIM_BIN:-}" ]; then
+    echo "== build"
+    make -j"$(nproc)" build/cartsim >/tmp/gpu_sh_build.log 2>&1 ||
+        { tail -30 /tmp/gpu_sh_build.log; echo "gpu.sh: make build/cartsim failed" >&2; exit 1; }
+fi
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 command -v nvcc >/dev/null && nvcc --version | tail -1 || true
 echo "built in $(( $(date +%s) - T0 )) s"
@@ -128,6 +132,17 @@ for cfg in "full 1" "full 10" "rules 1" "none 1"; do
     hot=$(run --envs 64 --steps 1 --fusion "$1" --unroll "$2")
     printf '%-20s %12.1f %12.1f %s\n' "$1, unroll $2" "$cold" "$(printf '%s\n' "$hot" | field compile_ms)" \
         "$( [ "$(printf '%s\n' "$hot" | field cache_hit)" = true ] && echo "" || echo "(no cache hit?)")"
+done
+# ---- 4. every environment ----
+echo
+E_N=$([ $QUICK = 1 ] && echo 4096 || echo 65536) E_STEPS=1000
+echo "== every environment: full, persistent, f32, $E_N envs x $E_STEPS steps, median of $REPEATS"
+printf '%-26s %16s %16s %8s\n' env "$BACKEND env-steps/s" "cpu env-steps/s" ratio
+for env in $(sed -n 's/^\([a-z0-9_]*\)\.env$/\1/p' <(ls envs)); do
+    g=$(rate --env "$env" --envs $E_N --steps $E_STEPS) || { echo "$env: failed"; continue; }
+    c=$(timeout "$RUN_TIMEOUT" "$BIN" --backend cpu --json --env "$env" --envs $E_N --steps $E_STEPS |
+        field env_steps_per_sec) || c=0
+    printf '%-26s %16.4g %16.4g %7.1fx\n' "$env" "$g" "$c" "$(awk -v a="$g" -v b="$c" 'BEGIN { print (b > 0 ? a / b : 0) }')"
 done
 echo
 echo "done in $(( $(date +%s) - T0 )) s"

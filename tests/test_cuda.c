@@ -2610,6 +2610,64 @@ Test(cuda_device, step_api_matches_the_cpu)
     cs_env_close(gpu);
 }
 
+/* Every built-in environment, arrays, ints and tables included, gives the
+ * cpu backend's rollout checksum on the GPU in f32 and in f64's fast math:
+ * both dialects call the prelude's own math functions, and the generated
+ * code asks for IEEE division and square root, no contraction and no
+ * flush-to-zero. f64's exact math is glibc's on the cpu and CUDA's libdevice
+ * on the GPU, so there it is only printed (gpu_matches_the_cpu_within_tolerance
+ * bounds it). Each environment's result is printed, so a log shows all; one
+ * test per mode, so that Criterion's jobs run the three at once. */
+static void every_builtin_environment(const char *label, cs_dtype dtype, cs_math math, bool must_match)
+{
+    device_or_skip();
+    char title[128], failed[4096] = "";
+    size_t nfailed = 0;
+    const char *name;
+    for (size_t e = 0; (name = cs_builtin_env_at(e, title, sizeof title)); e++) {
+        unsigned long long sum[2] = {0, 0};
+        long long episodes[2] = {0, 0};
+        for (int b = 0; b < 2; b++) {
+            cs_config cfg;
+            base_cfg(&cfg, name, b ? CS_BACKEND_CUDA : CS_BACKEND_CPU, CS_FUSION_FULL, 10, 4096);
+            cfg.dtype = dtype;
+            cfg.math = math;
+            cs_env *env = open_cfg(&cfg);
+            cs_rollout_stats s;
+            cr_assert_eq(cs_env_reset(env, 11), CS_OK, "%s: %s", name, cs_env_error(env));
+            cr_assert_eq(cs_env_rollout(env, 300, &s), CS_OK, "%s %s: %s", name, b ? "cuda" : "cpu",
+                         cs_env_error(env));
+            sum[b] = s.checksum;
+            episodes[b] = (long long)s.episodes;
+            cs_env_close(env);
+        }
+        bool same = sum[0] == sum[1];
+        fprintf(stderr, "device: %-24s %-9s cpu %016llx cuda %016llx episodes %lld/%lld %s\n", name, label, sum[0],
+                sum[1], episodes[0], episodes[1], same ? "same" : "DIFFERENT");
+        if (!same && must_match && strlen(failed) + strlen(name) + 2 < sizeof failed) {
+            nfailed++;
+            strcat(failed, " ");
+            strcat(failed, name);
+        }
+    }
+    cr_assert_eq(nfailed, 0, "%s: %zu rollouts differ from the cpu backend's:%s", label, nfailed, failed);
+}
+
+Test(cuda_device, every_builtin_environment_in_f32, .timeout = 1200)
+{
+    every_builtin_environment("f32", CS_DTYPE_F32, CS_MATH_EXACT, true);
+}
+
+Test(cuda_device, every_builtin_environment_in_f64_fast_math, .timeout = 1200)
+{
+    every_builtin_environment("f64 fast", CS_DTYPE_F64, CS_MATH_FAST, true);
+}
+
+Test(cuda_device, every_builtin_environment_in_f64_exact_math_printed, .timeout = 1200)
+{
+    every_builtin_environment("f64 exact", CS_DTYPE_F64, CS_MATH_EXACT, false);
+}
+
 /* A CUDA caller's loop through the driver: actions copied to the device
  * buffer, cs_env_step_device, observations read from the device buffer. */
 Test(cuda_device, device_buffers_serve_a_cuda_caller)
