@@ -126,8 +126,8 @@ static cs_compile_error compile_cuda(cs_kernel *k, const cs_compile_request *rq,
             return e;
         }
         cs_cubin bin;
-        rc = cs_cuda_compile_or_ptx(cs_cuda_nvrtc(k->cuda), src.data, dev->arch, rq->real == CS_F32, &k->cache, &bin,
-                                    err, err_size);
+        rc = cs_cuda_compile_or_ptx(cs_cuda_nvrtc(k->cuda), src.data, dev->arch, CS_CUDA_FMAD, &k->cache, &bin, err,
+                                    err_size);
         cs_text_free(&src);
         k->compile_ms += bin.compile_ms;
         if (rc)   /* CS_CUDA_ARCH too: NVRTC cannot build for this device */
@@ -192,8 +192,7 @@ static cs_compile_error compile_cubin(cs_kernel *k, const cs_compile_request *rq
         return cuda_open_error(rc);
     cs_text src = {0};
     cs_compile_error e = emit(k, rq, rq->unroll, arch, CS_DIALECT_CUDA, &src, err, err_size);
-    if (e == CS_COMPILE_OK && (rc = cs_cuda_compile(nv, src.data, arch, rq->real == CS_F32, NULL, &k->cubin, err,
-                                                    err_size)))
+    if (e == CS_COMPILE_OK && (rc = cs_cuda_compile(nv, src.data, arch, CS_CUDA_FMAD, NULL, &k->cubin, err, err_size)))
         e = rc == CS_CUDA_ARCH ? CS_COMPILE_UNKNOWN_ARCH : CS_COMPILE_NVRTC;
     cs_text_free(&src);
     cs_nvrtc_close(nv);

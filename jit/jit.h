@@ -368,8 +368,15 @@ typedef struct {
     double compile_ms;
 } cs_cubin;
 
+/* Whether the cuda backend lets NVRTC contract a multiply and an add into a
+ * fused multiply-add: never, in f32 as in f64, because the cpu backend
+ * compiles with -ffp-contract=off and the interpreter and folding round each
+ * op; contracted, f32 kernels on an H200 gave other bits than the cpu for
+ * every environment with real-valued physics (bench/gpu-logs/h200-2026-11-27). */
+#define CS_CUDA_FMAD false
+
 /* Source -> cubin for sm_<arch> (arch = 10 * major + minor). fmad false
- * (f64) passes --fmad=false. Cached under a key of the source, the NVRTC
+ * passes --fmad=false. Cached under a key of the source, the NVRTC
  * version, the architecture, the options and CS_LANES_ABI; a failed compile
  * is never cached and its message carries NVRTC's log. An architecture
  * NVRTC does not know: CS_CUDA_ARCH. */

@@ -460,7 +460,7 @@ Test(arrays, nvrtc_compiles_every_op, .timeout = 900)
             cr_assert_eq(lanes_emit(p, fusions[f], pairs == 2 ? 4 : 1, CS_DIALECT_CUDA, &src, err, sizeof err, NULL), 0, "%s", err);
             cs_cache cache = {.dir = ""};
             cs_cubin bin;
-            cr_assert_eq(cs_cuda_compile(nv, src.data, 90, reals[t] == CS_F32, &cache, &bin, err, sizeof err), 0,
+            cr_assert_eq(cs_cuda_compile(nv, src.data, 90, CS_CUDA_FMAD, &cache, &bin, err, sizeof err), 0,
                          "%s %s: %s", cs_type_name(reals[t]), cs_fusion_name(fusions[f]), err);
             cr_assert_gt(bin.size, 64);
             cs_cubin_free(&bin);

@@ -768,7 +768,7 @@ Test(cuda_nvrtc, generated_kernels_report_no_spills_at_unroll_10, .timeout = 600
             char *src = emit(p, CS_FUSION_FULL, 10, CS_DIALECT_CUDA);
             cs_cubin bin;
             char err[4096];
-            cr_assert_eq(cs_cuda_compile(nv, src, 90, !d, NULL, &bin, err, sizeof err), 0, "%s", err);
+            cr_assert_eq(cs_cuda_compile(nv, src, 90, CS_CUDA_FMAD, NULL, &bin, err, sizeof err), 0, "%s", err);
             cr_assert_eq(bin.spill_bytes, 0, "%s %s: %d bytes of spills", envs[e], d ? "f64" : "f32",
                          bin.spill_bytes);
             cs_cubin_free(&bin);
