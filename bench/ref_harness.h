@@ -132,13 +132,16 @@ static void ref_print(const char *env, const ref_args *a, double best_ms, long l
 
 #define REF_BLOCK 256
 #define REF_MAX_VARS 4
+#define REF_MAX_INT_VARS 10
 
-/* The lanes of a rollout: the environment's state variables, one array of
- * floats each, and every lane's episode bookkeeping. */
+/* The lanes of a rollout: the environment's state variables, one array each
+ * (floats, then ints for the grid games), and every lane's episode
+ * bookkeeping. */
 typedef struct ref_batch {
     long long n;
-    int vars;
+    int vars, int_vars;
     float *var[REF_MAX_VARS];
+    int *int_var[REF_MAX_INT_VARS];
     int *segstep;
     double *seg_return, *return_sum;
     long long *episodes;
@@ -148,6 +151,8 @@ static inline void ref_batch_free(ref_batch *b)
 {
     for (int k = 0; k < b->vars; k++)
         free(b->var[k]);
+    for (int k = 0; k < b->int_vars; k++)
+        free(b->int_var[k]);
     free(b->segstep);
     free(b->seg_return);
     free(b->return_sum);
