@@ -15,7 +15,8 @@ import pytest
 import cartsim
 import golden_dist
 
-from golden_replay import Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint, words_for_normal
+from golden_replay import (Golden, Mapping, check_replay, golden_params, word_for_bernoulli, word_for_randint,
+                           words_for_normal)
 
 BACKENDS = ["cpu", "interp"]
 DTYPES = ["float32", "float64"]
@@ -42,21 +43,6 @@ def bernoulli_bandit_mapping() -> Mapping:
                    info={"discount": float})
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_bernoulli_bandit_steps_are_gymnaxs(backend, dtype, root):
-    n = replay_steps(root("envs/bernoulli_bandit.env"), "BernoulliBandit-misc", bernoulli_bandit_mapping(),
-                     backend=backend, dtype=dtype)
-    assert n == 416
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_bernoulli_bandit_resets_are_gymnaxs(backend, dtype, root):
-    assert replay_resets(root("envs/bernoulli_bandit.env"), "BernoulliBandit-misc", bernoulli_bandit_mapping(),
-                         backend=backend, dtype=dtype) == 8
-
-
 # ---- GaussianBandit-misc (section 18) ----
 
 def gaussian_bandit_mapping() -> Mapping:
@@ -69,19 +55,17 @@ def gaussian_bandit_mapping() -> Mapping:
 GAUSSIAN_RTOL = {"float32": 1e-6, "float64": 0.0}
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_gaussian_bandit_steps_are_gymnaxs(backend, dtype, root):
-    n = replay_steps(root("envs/gaussian_bandit.env"), "GaussianBandit-misc", gaussian_bandit_mapping(),
-                     backend=backend, dtype=dtype, rtol=GAUSSIAN_RTOL[dtype])
-    assert n == 416
+# ---- both golden files: their steps and resets, each as gymnax's, on every backend and dtype ----
+
+RUNS = [(backend, dtype) for backend in BACKENDS for dtype in DTYPES]
+REPLAYS = [Golden("BernoulliBandit-misc", "envs/bernoulli_bandit.env", bernoulli_bandit_mapping, 416, 8, RUNS),
+           Golden("GaussianBandit-misc", "envs/gaussian_bandit.env", gaussian_bandit_mapping, 416, 8, RUNS,
+                  step_rtol=GAUSSIAN_RTOL, reset_rtol=GAUSSIAN_RTOL)]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_gaussian_bandit_resets_are_gymnaxs(backend, dtype, root):
-    assert replay_resets(root("envs/gaussian_bandit.env"), "GaussianBandit-misc", gaussian_bandit_mapping(),
-                         backend=backend, dtype=dtype, rtol=GAUSSIAN_RTOL[dtype]) == 8
+@pytest.mark.parametrize("row,kind,backend,dtype", golden_params(REPLAYS))
+def test_replays_are_gymnaxs(row, kind, backend, dtype):
+    check_replay(row, kind, backend, dtype)
 
 
 # ---- cartsim's own draws against gymnax's distributions (STEM.dist.json) ----

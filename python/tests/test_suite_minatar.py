@@ -5,7 +5,7 @@ computes with ints, bools and 0/1 maps only)."""
 import numpy as np
 import pytest
 
-from golden_replay import Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint
+from golden_replay import Golden, Mapping, check_replay, golden_params, word_for_bernoulli, word_for_randint
 
 BACKENDS = ["interp", "cpu"]
 DTYPES = ["float32", "float64"]
@@ -48,22 +48,6 @@ def _meta(stem):
     return load(stem)[0]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_breakout_steps_are_gymnax(backend, dtype, root):
-    stem = "Breakout-MinAtar"
-    n = replay_steps(root("envs/breakout.env"), stem, breakout_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n > 150
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_breakout_resets_are_gymnax(backend, dtype, root):
-    stem = "Breakout-MinAtar"
-    n = replay_resets(root("envs/breakout.env"), stem, breakout_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n > 10
-
-
 # ---- Freeway-MinAtar: 8 speeds and 8 directions at every reset and step ----
 
 def _car_words(draws):
@@ -74,22 +58,6 @@ def _car_words(draws):
 def freeway_mapping(meta):
     return minatar_mapping(meta, lambda record, f32: _car_words(record["draws"]),
                            lambda record, f32: _car_words(record["draws"]))
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_freeway_steps_are_gymnax(backend, dtype, root):
-    stem = "Freeway-MinAtar"
-    n = replay_steps(root("envs/freeway.env"), stem, freeway_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n > 100
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_freeway_resets_are_gymnax(backend, dtype, root):
-    stem = "Freeway-MinAtar"
-    n = replay_resets(root("envs/freeway.env"), stem, freeway_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n >= 10
 
 
 # ---- Asterix-MinAtar: a side, gold or not, and an order of the 8 slots at every step ----
@@ -114,22 +82,6 @@ def asterix_mapping(meta):
     return minatar_mapping(meta, step_words, lambda record, f32: [])
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_asterix_steps_are_gymnax(backend, dtype, root):
-    stem = "Asterix-MinAtar"
-    n = replay_steps(root("envs/asterix.env"), stem, asterix_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n > 140
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_asterix_resets_are_gymnax(backend, dtype, root):
-    stem = "Asterix-MinAtar"
-    n = replay_resets(root("envs/asterix.env"), stem, asterix_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n >= 10
-
-
 # ---- SpaceInvaders-MinAtar: no draws; an int32 discount ----
 
 def space_invaders_mapping(meta):
@@ -138,21 +90,25 @@ def space_invaders_mapping(meta):
     return m
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_space_invaders_steps_are_gymnax(backend, dtype, root):
-    stem = "SpaceInvaders-MinAtar"
-    n = replay_steps(root("envs/space_invaders.env"), stem, space_invaders_mapping(_meta(stem)), backend=backend,
-                     dtype=dtype)
-    assert n > 60
+# ---- every golden file: its steps and resets, each as gymnax's, on every backend and dtype
+# (the records each holds, at least) ----
+
+RUNS = [(backend, dtype) for backend in BACKENDS for dtype in DTYPES]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_space_invaders_resets_are_gymnax(backend, dtype, root):
-    stem = "SpaceInvaders-MinAtar"
-    assert replay_resets(root("envs/space_invaders.env"), stem, space_invaders_mapping(_meta(stem)), backend=backend,
-                         dtype=dtype) >= 10
+def _minatar(stem: str, env: str, mapping, steps: int, resets: int) -> Golden:
+    return Golden(stem, env, lambda: mapping(_meta(stem)), steps, resets, RUNS, exact=False)
+
+
+REPLAYS = [_minatar("Breakout-MinAtar", "envs/breakout.env", breakout_mapping, 151, 11),
+           _minatar("Freeway-MinAtar", "envs/freeway.env", freeway_mapping, 101, 10),
+           _minatar("Asterix-MinAtar", "envs/asterix.env", asterix_mapping, 141, 10),
+           _minatar("SpaceInvaders-MinAtar", "envs/space_invaders.env", space_invaders_mapping, 61, 10)]
+
+
+@pytest.mark.parametrize("row,kind,backend,dtype", golden_params(REPLAYS))
+def test_replays_are_gymnax(row, kind, backend, dtype):
+    check_replay(row, kind, backend, dtype)
 
 
 # ---- cartsim's own draws against the reference's distributions (STEM.dist.json) ----
