@@ -73,23 +73,7 @@ def test_replays_are_gymnaxs(row, kind, backend, dtype):
 # samples (golden_dist's two-sample chi-square); a param that changes the distribution
 # a little fails each one, to show that it can.
 
-SAMPLES = 10000
-
-
-def sampled(env: str, seed: int, state: dict = None, action: int = 0, **params):
-    """(states, rewards) of SAMPLES environments after a reset at `seed`, or after one
-    step from `state` (every variable by name, one value for all) with `action`."""
-    vec = cartsim.make_vec(env, SAMPLES, backend="interp", dtype="float32", threads=1, params=params)
-    try:
-        vec.reset(seed=seed)
-        if state is None:
-            return vec.batch.get_state(), None
-        vec.batch.set_state({v.name: np.broadcast_to(np.asarray(state[v.name]), (SAMPLES,) + v.shape).copy()
-                             for v in vec.batch.state_vars}, np.full(SAMPLES, int(state["time"]), dtype=np.int32))
-        _, reward, _, _, _ = vec.step(np.full(SAMPLES, action))
-        return vec.batch.get_state(), np.array(reward)
-    finally:
-        vec.close()
+sampled = golden_dist.sampled
 
 
 def test_bernoulli_bandit_draws_are_gymnaxs(root):

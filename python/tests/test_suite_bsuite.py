@@ -185,25 +185,8 @@ def test_discounting_chain_pays_each_arm_once_at_its_time(backend, dtype, root):
 # or cartsim's own sample bent a little), to show that it can. DiscountingChain draws
 # nothing.
 
-SAMPLES = 10000
-
-
-def sampled(env: str, seed: int, state: dict = None, actions=None, **params):
-    """cartsim's states after a reset at `seed` of SAMPLES environments, or, given a state
-    (every variable by name, one value for all) and actions, after one step from it:
-    (state, reward)."""
-    vec = cartsim.make_vec(env, SAMPLES, backend="interp", dtype="float32", threads=1, params=params)
-    try:
-        vec.reset(seed=seed)
-        if state is None:
-            return vec.batch.get_state(), None
-        batch = vec.batch
-        batch.set_state({v.name: np.broadcast_to(np.asarray(state[v.name]), (SAMPLES,) + v.shape).copy()
-                         for v in batch.state_vars}, np.full(SAMPLES, int(state["time"]), dtype=np.int32))
-        _, reward, _, _, _ = vec.step(np.full(SAMPLES, actions))
-        return batch.get_state(), np.array(reward)
-    finally:
-        vec.close()
+SAMPLES = golden_dist.SAMPLES
+sampled = golden_dist.sampled
 
 
 def test_chi_square_tells_a_fair_coin_from_a_biased_one():

@@ -5,6 +5,7 @@ computes with ints, bools and 0/1 maps only)."""
 import numpy as np
 import pytest
 
+import golden_dist
 from golden_replay import Golden, Mapping, check_replay, golden_params, word_for_bernoulli, word_for_randint
 
 BACKENDS = ["interp", "cpu"]
@@ -113,14 +114,6 @@ def test_replays_are_gymnax(row, kind, backend, dtype):
 
 # ---- cartsim's own draws against the reference's distributions (STEM.dist.json) ----
 
-def _dist(stem):
-    import json
-    import os
-    from golden_replay import GOLDEN
-    with open(os.path.join(GOLDEN, stem + ".dist.json")) as f:
-        return json.load(f)
-
-
 def chi_square_z(want_counts: dict, got_counts: dict) -> float:
     """How far two samples' counts over the same outcomes are from one distribution: the
     chi-square statistic of homogeneity (a 2 x k table) as a normal deviate (Wilson and
@@ -168,7 +161,7 @@ def test_chi_square_z_tells_distributions_apart():
 
 
 def test_breakout_reset_draws_follow_gymnax(root):
-    ref = _dist("Breakout-MinAtar")["reset"]
+    ref = golden_dist.load("Breakout-MinAtar")["reset"]
     n = ref_n = sum(ref["state.ball_x"]["all"].values())
     state = _reset_states(root("envs/breakout.env"), n)
     for field in ("ball_x", "ball_dir", "last_x"):
@@ -221,7 +214,7 @@ def _freeway_speed_draws_follow(ref, speeds):
 
 
 def test_freeway_reset_draws_follow_gymnax(root):
-    ref = _dist("Freeway-MinAtar")["reset"]
+    ref = golden_dist.load("Freeway-MinAtar")["reset"]
     state = _reset_states(root("envs/freeway.env"), 10000)
     _freeway_speed_draws_follow(ref, state["cars"][:, :, 3])
     assert np.all(state["cars"][:, :, 2] == np.abs(state["cars"][:, :, 3]))
@@ -230,7 +223,7 @@ def test_freeway_reset_draws_follow_gymnax(root):
 def test_freeway_step_draws_follow_gymnax(root):
     """The step's draws show on a crossing: the chicken one row from the top moves up."""
     import cartsim
-    ref = _dist("Freeway-MinAtar")["step"]
+    ref = golden_dist.load("Freeway-MinAtar")["step"]
     n = 10000
     vec = cartsim.make_vec(root("envs/freeway.env"), n, backend="interp", threads=1)
     try:
@@ -264,7 +257,7 @@ def _asterix_spawn(env, n, entities, seed):
 
 def test_asterix_step_draws_follow_gymnax(root):
     """A spawn into empty slots shows the side, the gold and order[1] (the first slot read)."""
-    ref = _dist("Asterix-MinAtar")["step"]
+    ref = golden_dist.load("Asterix-MinAtar")["step"]
     after = _asterix_spawn(root("envs/asterix.env"), 10000, np.zeros((8, 5), dtype=np.int32), seed=5)
     filled = after[:, :, 4] == 1
     assert np.all(filled.sum(axis=1) == 1)
@@ -279,7 +272,7 @@ def test_asterix_step_draws_follow_gymnax(root):
 def test_asterix_slot_search_fails_as_gymnax(root):
     """With one free slot (3) the search misses it when the order puts it first (order[0]
     is never read): about 1 spawn in 8 then overwrites a filled slot with an unfilled row."""
-    ref = _dist("Asterix-MinAtar")["step"]["draw.slot_order"]["[0]"]
+    ref = golden_dist.load("Asterix-MinAtar")["step"]["draw.slot_order"]["[0]"]
     entities = np.array([[0, i + 1, 1, 0, 1] for i in range(8)], dtype=np.int32)
     entities[:, 0] = 9 - 0      # all at the right edge, far from the player
     entities[3] = 0

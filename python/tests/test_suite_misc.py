@@ -3,9 +3,7 @@ gymnax 1.0.1's own episodes (tests/golden_suite, docs/suite.md sections 14-16): 
 golden step and reset replayed with the reference's random outcomes through the shipped
 kernel on both backends, cartsim's own draws against the reference's distributions, the
 Python API, the pictures, and PPO learning FourRooms."""
-import json
 import math
-import os
 
 import gymnasium
 import numpy as np
@@ -13,7 +11,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import cartsim
-from golden_replay import GOLDEN, Golden, Mapping, check_replay, golden_params, word_for_randint, word_for_uniform
+import golden_dist
+from golden_replay import Golden, Mapping, check_replay, golden_params, word_for_randint, word_for_uniform
 
 BACKENDS = ["cpu", "interp"]
 
@@ -159,11 +158,6 @@ SAMPLES = 10000
 P_FAIL = 1e-6
 
 
-def dist(stem: str) -> dict:
-    with open(os.path.join(GOLDEN, stem + ".dist.json")) as f:
-        return json.load(f)
-
-
 def chi2_p(ref_counts, got_counts) -> float:
     """p-value of the two-sample chi-square test that both count vectors come from one
     distribution (bins empty in both are left out), by Wilson and Hilferty's cube-root
@@ -225,7 +219,7 @@ FOUR_ROOMS_MAP = ["xxxxxxxxxxxxx", "x     x     x", "x     x     x", "x         
 
 def four_rooms_step_p(root, seed, **params) -> list:
     """p-values of the first step's row and column from the first reset state, action 0 (up)."""
-    ref = dist("FourRooms-misc")["step"]["next_state.pos"]
+    ref = golden_dist.load("FourRooms-misc")["step"]["next_state.pos"]
     vec = make(root("envs/four_rooms.env"), SAMPLES, **params)
     try:
         vec.reset(seed=seed)
@@ -244,7 +238,7 @@ def test_four_rooms_step_draws_are_gymnaxs(root):
 def four_rooms_reset_p(root, seed, **params) -> list:
     """p-values of the resampled goal (resample_goal_pos) and start (resample_init_pos, the
     goal fixed at [8, 9]) against the reference's goal_index and pos_index draws."""
-    ref = dist("FourRooms-misc")["reset"]
+    ref = golden_dist.load("FourRooms-misc")["reset"]
     coords = four_rooms_coords()
     out = []
     vec = make(root("envs/four_rooms.env"), SAMPLES, resample_goal_pos=True, **params)
@@ -290,7 +284,7 @@ META_MAZE_COORDS = [[r, c] for r in range(1, 10) for c in range(1, 10) if r % 2 
 def test_meta_maze_draws_are_gymnaxs(root):
     """The reset's goal against goal_index; a step that reaches the goal (from next to it)
     moves the agent to a cell drawn as pos_index."""
-    ref = dist("MetaMaze-misc")
+    ref = golden_dist.load("MetaMaze-misc")
     vec = make(root("envs/meta_maze.env"), SAMPLES)
     try:
         vec.reset(seed=31)
@@ -315,7 +309,7 @@ def test_meta_maze_draws_are_gymnaxs(root):
 
 
 def point_robot_reset_p(root, seed, **params) -> list:
-    ref = dist("PointRobot-misc")["reset"]
+    ref = golden_dist.load("PointRobot-misc")["reset"]
     vec = make(root("envs/point_robot.env"), SAMPLES, **params)
     try:
         vec.reset(seed=seed)
@@ -329,7 +323,7 @@ def point_robot_reset_p(root, seed, **params) -> list:
 def point_robot_restart_p(root, seed, **params) -> list:
     """A step standing on the goal restarts the robot: its radius and angle against the
     reference's step draws pos_radius and pos_angle."""
-    ref = dist("PointRobot-misc")["step"]
+    ref = golden_dist.load("PointRobot-misc")["step"]
     vec = make(root("envs/point_robot.env"), SAMPLES, **params)
     try:
         vec.reset(seed=seed)

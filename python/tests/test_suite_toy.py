@@ -5,6 +5,7 @@ outcomes, f64 bit-exact."""
 import numpy as np
 import pytest
 
+import golden_dist
 from golden_replay import (Golden, Mapping, check_replay, golden_params, word_for_bernoulli, word_for_categorical,
                            word_for_randint, word_for_uniform)
 
@@ -258,11 +259,7 @@ P_MIN = 1e-4          # a fixed seed: the same statistic every run; generous, an
 
 
 def _reference_counts(stem: str):
-    import json
-    import os
-    from golden_replay import GOLDEN
-    with open(os.path.join(GOLDEN, stem + ".dist.json")) as f:
-        return json.load(f)["counts"]
+    return golden_dist.load(stem)["counts"]
 
 
 def _upper_gamma_regularized(a: float, x: float) -> float:
