@@ -457,7 +457,10 @@ Test(hardening, the_step_api_terminates_an_environment_gone_infinite)
     cs_env_close(env);
 }
 
-static void run_cli(const char *const *args, const char *tmpdir, const char *out, const char *err, int *status)
+/* Starts the program with args (NULL-terminated) after it, stdin from
+ * /dev/null, stdout and stderr to the files out and err; in a process
+ * group of its own where asked. Returns its pid. */
+static pid_t spawn_cli(const char *const *args, const char *out, const char *err, bool own_group)
 {
     int nargs = 0;
     while (args[nargs])
@@ -472,17 +475,36 @@ static void run_cli(const char *const *args, const char *tmpdir, const char *out
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (tmpdir)
-        setenv("TMPDIR", tmpdir, 1);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    if (own_group) {
+        posix_spawnattr_setpgroup(&at, 0);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    }
     pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    int rc = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     free(argv);
     cr_assert_eq(rc, 0, "cannot start %s: %s", cli_test_bin(), strerror(rc));
+    return pid;
+}
+
+/* An exit status, or 128 + the signal that killed it. */
+static int exit_status(int ws)
+{
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static void run_cli(const char *const *args, const char *tmpdir, const char *out, const char *err, int *status)
+{
+    if (tmpdir)
+        setenv("TMPDIR", tmpdir, 1);
+    pid_t pid = spawn_cli(args, out, err, false);
     int ws;
     while (waitpid(pid, &ws, 0) < 0)
         cr_assert_eq(errno, EINTR);
-    *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    *status = exit_status(ws);
 }
 
 static char *slurp(const char *path)
@@ -781,24 +803,10 @@ Test(hardening, an_episode_step_counter_cannot_overflow)
  * group; returns its pid. */
 static pid_t start_long_run(const char *tmpdir, const char *out, const char *err, const char *extra)
 {
-    const char *argv[] = {cli_test_bin(), "run", "--envs", "1024", "--steps", "2000000000", "--backend", "cpu",
-                          "--threads", "1", "--json", "--progress", extra, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    const char *args[] = {"run", "--envs", "1024", "--steps", "2000000000", "--backend", "cpu", "--threads", "1",
+                          "--json", "--progress", extra, NULL};
     setenv("TMPDIR", tmpdir, 1);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, &at, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    cr_assert_eq(rc, 0, "cannot start %s: %s", cli_test_bin(), strerror(rc));
-    return pid;
+    return spawn_cli(args, out, err, true);
 }
 
 /* Ctrl-C kills the compiler's own children too, and one whose parent died
@@ -827,7 +835,7 @@ static int wait_status(pid_t pid, double timeout_s)
         int ws;
         pid_t got = waitpid(pid, &ws, WNOHANG);
         if (got == pid)
-            return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+            return exit_status(ws);
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     }
     kill(-pid, SIGKILL);
@@ -909,29 +917,12 @@ static int run_cli_bounded(const char *const *args, double limit_s, char **err_t
     char out[512], err[512];
     in_root(out, sizeof out, "bounded.out");
     in_root(err, sizeof err, "bounded.err");
-    int nargs = 0;
-    while (args[nargs])
-        nargs++;
-    char **argv = calloc((size_t)nargs + 2, sizeof *argv);
-    cr_assert_not_null(argv);
-    argv[0] = (char *)cli_test_bin();
-    for (int i = 0; i < nargs; i++)
-        argv[i + 1] = (char *)args[i];
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    free(argv);
-    cr_assert_eq(rc, 0, "cannot start %s: %s", cli_test_bin(), strerror(rc));
+    pid_t pid = spawn_cli(args, out, err, false);
     int status = -1;
     for (double waited = 0; waited < limit_s; waited += 0.01) {
         int ws;
         if (waitpid(pid, &ws, WNOHANG) == pid) {
-            status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+            status = exit_status(ws);
             break;
         }
         nanosleep(&(struct timespec){0, 10000000}, NULL);
