@@ -27,4 +27,9 @@ void cli_test_scratch(char *dir_template);
 void cli_test_remove_tree(const char *dir);
 void cli_test_write_file(const char *path, const void *data, size_t n);
 
+/* `make ARGS` of the checkout into the build folder `build`, the calling
+ * make's flags left out; its output (both streams) in out. Asserts that it
+ * succeeds. */
+void cli_test_make(const char *build, const char *args, char *out, size_t size);
+
 #endif

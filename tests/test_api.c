@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cartsim.h"
+#include "cli_test.h"
 
 static cs_env *open_env(const char *name, int64_t n, cs_backend b, cs_dtype d, cs_autoreset a)
 {
@@ -636,15 +637,9 @@ Test(api, make_install_gives_a_usable_library, .timeout = 120)
 /* What make prints for one object into a fresh build folder, V=1 or not. */
 static void make_output(const char *build, const char *verbose, char *out, size_t size)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd,
-             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C '%s' BUILD='%s' %s '%s/jit/text.o' 2>&1",
-             root(), build, verbose, build);
-    FILE *f = popen(cmd, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(out, 1, size - 1, f);
-    out[n] = 0;
-    cr_assert_eq(pclose(f), 0, "%s printed:\n%s", cmd, out);
+    char args[4200];
+    snprintf(args, sizeof args, "%s '%s/jit/text.o'", verbose, build);
+    cli_test_make(build, args, out, size);
 }
 
 /* A build says a line per file ("  CC      jit/text.c"), the whole command

@@ -56,7 +56,8 @@ void cli_result_free(cli_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* ---- scratch directories and files (also used by test_hardening.c, test_output_files.c, test_cache.c) ---- */
+/* ---- scratch directories and files, and make (also used by test_hardening.c,
+ * test_output_files.c, test_cache.c, test_api.c, test_library.c) ---- */
 
 void cli_test_scratch(char *dir_template)
 {
@@ -81,6 +82,19 @@ void cli_test_write_file(const char *path, const void *data, size_t n)
     cr_assert_not_null(f, "%s: %s", path, strerror(errno));
     cr_assert_eq(fwrite(data, 1, n, f), n, "%s: %s", path, strerror(errno));
     cr_assert_eq(fclose(f), 0, "%s: %s", path, strerror(errno));
+}
+
+void cli_test_make(const char *build, const char *args, char *out, size_t size)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C '%s' BUILD='%s' %s 2>&1",
+             cli_test_root(), build, args);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f, "%s", cmd);
+    size_t n = fread(out, 1, size - 1, f);
+    out[n] = 0;
+    cr_assert_eq(pclose(f), 0, "%s printed:\n%s", cmd, out);
 }
 
 static void append(char **buf, size_t *len, const char *data, size_t n)
