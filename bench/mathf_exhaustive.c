@@ -16,31 +16,9 @@
 
 #include "philox.h"
 #include "mathf.h"
+#include "float_check.h"
 
 enum { CHUNK = 1 << 16 };
-
-static float bits_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-/* Float spacing in the binade of |t| (subnormal spacing at the bottom). */
-static double float_ulp(double t)
-{
-    int e;
-    frexp(t, &e);
-    double u = ldexp(1.0, e - 24);
-    return u < 0x1p-149 ? 0x1p-149 : u;
-}
 
 typedef struct {
     const char *name;

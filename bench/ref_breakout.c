@@ -21,7 +21,8 @@
  * them each step); the resets, rare, run in a scalar pass over the lanes that
  * ended.
  *
- * Prints one JSON line (bench/ref_harness.h) whose checksum is cartsim's own
+ * The rollout, the arguments and the JSON line are bench/ref_rollout.h's and
+ * bench/ref_harness.h's, with int states; the JSON line's checksum is cartsim's own
  * (sim/env.c): FNV-1a over each state slot of every lane in breakout.env's
  * order (int32 slots' 4 bytes, bools' 1, brick_map's 100 floats as 100
  * slots), then the episode step counters and the running returns, so it
@@ -29,11 +30,6 @@
  * seed, envs and steps. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "philox.h"
 #include "rng.h"
@@ -42,33 +38,31 @@
 #define MAX_STEPS 1000
 #define FULL_WALL 0x3fffffffu      /* rows 1..3: bit (row - 1) * 10 + column */
 
-/* Every lane's state, one array per gymnax field (time is the episode's step
- * count, kept in segstep), and its episode bookkeeping. */
-typedef struct {
-    long long n;
-    int *ball_y, *ball_x, *ball_dir, *pos, *last_y, *last_x, *strike, *terminal, *count, *segstep;
-    unsigned int *bricks;
-    double *seg_return, *return_sum;
-    long long *episodes;
-} breakout;
+/* ref_batch's int_var, one array per gymnax field (time is the episode's
+ * step count, kept in segstep); the bricks are the bits of an unsigned int. */
+enum { BALL_Y, BALL_X, BALL_DIR, POS, LAST_Y, LAST_X, STRIKE, TERMINAL, COUNT, BRICKS, N_FIELDS };
 
-static void restart_lane(const breakout *b, long long lane, unsigned long long seed, unsigned long long tau)
+static unsigned int *bricks_of(const ref_batch *b)
+{
+    return (unsigned int *)b->int_var[BRICKS];
+}
+
+static void restart_lane(const ref_batch *b, long long lane, unsigned long long seed, unsigned long long tau)
 {
     unsigned int w[4];
     cs_rng_block(seed, (unsigned int)lane, tau, 1u << 16, w);
     int side = (int)(w[0] >> 31);               /* randint(2) = (w * 2) >> 32 */
-    b->ball_y[lane] = 3;
-    b->ball_x[lane] = side ? 9 : 0;
-    b->ball_dir[lane] = side ? 3 : 2;
-    b->pos[lane] = 4;
-    b->bricks[lane] = FULL_WALL;
-    b->count[lane] = 30;
-    b->strike[lane] = 0;
-    b->last_y[lane] = 3;
-    b->last_x[lane] = b->ball_x[lane];
-    b->terminal[lane] = 0;
-    b->segstep[lane] = 0;
-    b->seg_return[lane] = 0.0;
+    int *const *f = b->int_var;
+    f[BALL_Y][lane] = 3;
+    f[BALL_X][lane] = side ? 9 : 0;
+    f[BALL_DIR][lane] = side ? 3 : 2;
+    f[POS][lane] = 4;
+    bricks_of(b)[lane] = FULL_WALL;
+    f[COUNT][lane] = 30;
+    f[STRIKE][lane] = 0;
+    f[LAST_Y][lane] = 3;
+    f[LAST_X][lane] = f[BALL_X][lane];
+    f[TERMINAL][lane] = 0;
 }
 
 /* One step of lanes [0, n) of a block, branch-free. Returns how many ended. */
@@ -125,115 +119,49 @@ static int step_block(int *restrict ball_y, int *restrict ball_x, int *restrict 
     return ended;
 }
 
-static void rollout(breakout *b, unsigned long long seed, long long steps)
+static int step(const ref_batch *b, long long base, const unsigned int *words, int *done, int n)
 {
-    for (long long i = 0; i < b->n; i++) {
-        restart_lane(b, i, seed, 0);
-        b->episodes[i] = 0;
-        b->return_sum[i] = 0.0;
-    }
-    static unsigned int words[4][REF_BLOCK];
-    static int done[REF_BLOCK];
-    for (long long base = 0; base < b->n; base += REF_BLOCK) {
-        int n = b->n - base < REF_BLOCK ? (int)(b->n - base) : REF_BLOCK;
-        for (long long t = 0; t < steps; t++) {
-            if ((t & 3) == 0)       /* one draw a step: steps t..t+3 take words 0..3 of block t / 4 */
-                for (int j = 0; j < n; j++) {
-                    unsigned int out[4];
-                    cs_rng_block(seed, (unsigned int)(base + j), (unsigned long long)t >> 2, 0u, out);
-                    words[0][j] = out[0];
-                    words[1][j] = out[1];
-                    words[2][j] = out[2];
-                    words[3][j] = out[3];
-                }
-            if (step_block(b->ball_y + base, b->ball_x + base, b->ball_dir + base, b->pos + base, b->last_y + base,
-                           b->last_x + base, b->strike + base, b->terminal + base, b->bricks + base,
-                           b->count + base, b->segstep + base, b->seg_return + base, words[t & 3], done, n) == 0)
-                continue;
-            for (int j = 0; j < n; j++) {
-                if (!done[j])
-                    continue;
-                long long lane = base + j;
-                b->episodes[lane] += 1;
-                b->return_sum[lane] += b->seg_return[lane];
-                restart_lane(b, lane, seed, (unsigned long long)t + 1);
-            }
-        }
-    }
+    int *const *f = b->int_var;
+    return step_block(f[BALL_Y] + base, f[BALL_X] + base, f[BALL_DIR] + base, f[POS] + base, f[LAST_Y] + base,
+                      f[LAST_X] + base, f[STRIKE] + base, f[TERMINAL] + base, bricks_of(b) + base, f[COUNT] + base,
+                      b->segstep + base, b->seg_return + base, words, done, n);
 }
 
 /* cartsim's checksum of the batch: every state slot over the lanes, in the
  * file's order, then the step counters and the running returns. */
-static uint64_t checksum(const breakout *b)
+static uint64_t checksum(const ref_batch *b)
 {
     size_t n = (size_t)b->n;
+    int *const *f = b->int_var;
+    const unsigned int *bricks = bricks_of(b);
     uint64_t h = 0xcbf29ce484222325ull;
     h = ref_fnv1a(h, b->segstep, n * sizeof(int), sizeof(int));            /* time */
-    const int *ints[] = {b->ball_y, b->ball_x, b->ball_dir, b->pos};
+    const int ints[] = {BALL_Y, BALL_X, BALL_DIR, POS};
     for (int k = 0; k < 4; k++)
-        h = ref_fnv1a(h, ints[k], n * sizeof(int), sizeof(int));
+        h = ref_fnv1a(h, f[ints[k]], n * sizeof(int), sizeof(int));
     for (int cell = 0; cell < 100; cell++) {
         int row = cell / 10, bit = (row - 1) * 10 + cell % 10;
         for (size_t i = 0; i < n; i++) {
-            float v = row >= 1 && row <= 3 && (b->bricks[i] >> bit & 1u) ? 1.0f : 0.0f;
+            float v = row >= 1 && row <= 3 && (bricks[i] >> bit & 1u) ? 1.0f : 0.0f;
             h = ref_fnv1a(h, &v, sizeof v, sizeof v);
         }
     }
     for (size_t i = 0; i < n; i++) {
-        unsigned char v = (unsigned char)b->strike[i];
+        unsigned char v = (unsigned char)f[STRIKE][i];
         h = ref_fnv1a(h, &v, 1, 1);
     }
-    h = ref_fnv1a(h, b->last_y, n * sizeof(int), sizeof(int));
-    h = ref_fnv1a(h, b->last_x, n * sizeof(int), sizeof(int));
+    h = ref_fnv1a(h, f[LAST_Y], n * sizeof(int), sizeof(int));
+    h = ref_fnv1a(h, f[LAST_X], n * sizeof(int), sizeof(int));
     for (size_t i = 0; i < n; i++) {
-        unsigned char v = (unsigned char)b->terminal[i];
+        unsigned char v = (unsigned char)f[TERMINAL][i];
         h = ref_fnv1a(h, &v, 1, 1);
     }
     h = ref_fnv1a(h, b->segstep, n * sizeof(int), sizeof(int));
     return ref_fnv1a(h, b->seg_return, n * sizeof(double), sizeof(double));
 }
 
-int main(int argc, char **argv)
-{
-    ref_args a;
-    int status;
-    if (ref_parse("ref_breakout", argc, argv, &a, &status))
-        return status;
-    size_t n = (size_t)a.envs;
-    breakout b = {.n = a.envs};
-    int **ints[] = {&b.ball_y, &b.ball_x, &b.ball_dir, &b.pos, &b.last_y, &b.last_x, &b.strike, &b.terminal,
-                    &b.count, &b.segstep};
-    int ok = 1;
-    for (size_t k = 0; k < sizeof ints / sizeof *ints; k++)
-        ok &= (*ints[k] = malloc(n * sizeof(int))) != NULL;
-    ok &= (b.bricks = malloc(n * sizeof(unsigned int))) != NULL;
-    ok &= (b.seg_return = malloc(n * sizeof(double))) != NULL;
-    ok &= (b.return_sum = malloc(n * sizeof(double))) != NULL;
-    ok &= (b.episodes = malloc(n * sizeof(long long))) != NULL;
-    if (ok) {
-        double best_ms = 0;
-        for (long long r = 0; r < a.repeat; r++) {
-            double t0 = ref_now_ms();
-            rollout(&b, a.seed, a.steps);
-            double ms = ref_now_ms() - t0;
-            if (r == 0 || ms < best_ms)
-                best_ms = ms;
-        }
-        long long episodes = 0;
-        double return_sum = 0;
-        for (size_t i = 0; i < n; i++) {
-            episodes += b.episodes[i];
-            return_sum += b.return_sum[i];
-        }
-        ref_print("breakout", &a, best_ms, episodes, return_sum, checksum(&b));
-    } else {
-        fprintf(stderr, "ref_breakout: out of memory\n");
-    }
-    for (size_t k = 0; k < sizeof ints / sizeof *ints; k++)
-        free(*ints[k]);
-    free(b.bricks);
-    free(b.seg_return);
-    free(b.return_sum);
-    free(b.episodes);
-    return ok ? 0 : 1;
-}
+#define REF_NAME "breakout"
+#define REF_VARS 0
+#define REF_INT_VARS N_FIELDS
+#define REF_CHECKSUM checksum
+#include "ref_rollout.h"

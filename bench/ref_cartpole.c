@@ -30,11 +30,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "philox.h"
 #include "rng.h"
 #include "mathf.h"
+#include "ref_harness.h"
 
 /* 256 lanes: the state, counters and four words of random bits of a block
  * take about 11 KiB, well inside L1, and a block is many vectors long.
@@ -178,27 +178,6 @@ static void rollout(batch *b, unsigned long long seed, long long steps, int use_
     }
 }
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t size, size_t elem)
-{
-    /* Each element's bytes little-endian first, whatever the host order. */
-    const unsigned char *p = data;
-    int little = 1;
-    little = *(const unsigned char *)&little;
-    for (size_t i = 0; i < size; i += elem)
-        for (size_t k = 0; k < elem; k++) {
-            h ^= p[i + (little ? k : elem - 1 - k)];
-            h *= 0x100000001b3ull;
-        }
-    return h;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
 static int parse_count(const char *s, long long *out)
 {
     char *end;
@@ -267,9 +246,9 @@ int main(int argc, char **argv)
 
     double best_ms = 0;
     for (long long r = 0; r < repeat; r++) {
-        double t0 = now_ms();
+        double t0 = ref_now_ms();
         rollout(&b, seed, steps, use_hash);
-        double ms = now_ms() - t0;
+        double ms = ref_now_ms() - t0;
         if (r == 0 || ms < best_ms)
             best_ms = ms;
     }
@@ -281,11 +260,11 @@ int main(int argc, char **argv)
         return_sum += b.return_sum[i];
     }
     uint64_t h = 0xcbf29ce484222325ull;
-    h = fnv1a(h, b.x, nf * sizeof(float), sizeof(float));
-    h = fnv1a(h, b.x_dot, nf * sizeof(float), sizeof(float));
-    h = fnv1a(h, b.theta, nf * sizeof(float), sizeof(float));
-    h = fnv1a(h, b.theta_dot, nf * sizeof(float), sizeof(float));
-    h = fnv1a(h, b.episodes, nf * sizeof(long long), sizeof(long long));
+    h = ref_fnv1a(h, b.x, nf * sizeof(float), sizeof(float));
+    h = ref_fnv1a(h, b.x_dot, nf * sizeof(float), sizeof(float));
+    h = ref_fnv1a(h, b.theta, nf * sizeof(float), sizeof(float));
+    h = ref_fnv1a(h, b.theta_dot, nf * sizeof(float), sizeof(float));
+    h = ref_fnv1a(h, b.episodes, nf * sizeof(long long), sizeof(long long));
 
     char mean[64];
     if (episodes > 0)

@@ -21,8 +21,9 @@
  * bytes of s, then of lastaction, then the episode step counters (int32),
  * then the running returns (doubles): `cartsim run --env FrozenLake-v1
  * --threads 1 --envs N --steps T --seed S` prints the same. The arguments,
- * clock and JSON line are bench/ref_harness.h's; the rollout is its own (two
- * draws a step: one Philox block serves two steps, the states are ints). */
+ * clock, rollout and JSON line are bench/ref_harness.h's and
+ * bench/ref_rollout.h's, with int states and two draws a step (one Philox
+ * block serves two steps). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 
@@ -46,12 +47,14 @@ static const int desc[64] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 
 static const int desc[16] = {0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 1, 0, 0, 2};
 #endif
 
-typedef struct {
-    long long n;
-    int *s, *lastaction, *segstep;
-    double *seg_return, *return_sum;
-    long long *episodes;
-} lake;
+/* ref_batch's int_var: s, lastaction. The restart draw is not made (above). */
+static void restart_lane(const ref_batch *b, long long lane, unsigned long long seed, unsigned long long tau)
+{
+    (void)seed;
+    (void)tau;
+    b->int_var[0][lane] = 0;
+    b->int_var[1][lane] = -1;
+}
 
 /* Steps lanes [0, n) of a block with the words of their step: w0 the
  * environment's draw, w1 the policy's. Branch-free; returns how many ended. */
@@ -82,88 +85,25 @@ static int step_block(int *restrict s, int *restrict lastaction, int *restrict s
     return ended;
 }
 
-/* Blocks of REF_BLOCK lanes kept in L1 for the whole rollout; Philox block
- * t / 2 of a lane holds the words of steps t and t + 1 (two draws a step). */
-static void rollout(lake *b, unsigned long long seed, long long steps)
+static int step(const ref_batch *b, long long base, const unsigned int *words, int *done, int n)
 {
-    for (long long i = 0; i < b->n; i++) {
-        b->s[i] = 0;
-        b->lastaction[i] = -1;
-        b->segstep[i] = 0;
-        b->seg_return[i] = 0.0;
-        b->episodes[i] = 0;
-        b->return_sum[i] = 0.0;
-    }
-    static unsigned int words[4][REF_BLOCK];
-    static int done[REF_BLOCK];
-    for (long long base = 0; base < b->n; base += REF_BLOCK) {
-        int n = b->n - base < REF_BLOCK ? (int)(b->n - base) : REF_BLOCK;
-        for (long long t = 0; t < steps; t++) {
-            if ((t & 1) == 0)
-                for (int j = 0; j < n; j++) {
-                    unsigned int out[4];
-                    cs_rng_block(seed, (unsigned int)(base + j), (unsigned long long)t >> 1, 0u, out);
-                    for (int k = 0; k < 4; k++)
-                        words[k][j] = out[k];
-                }
-            int half = (int)(t & 1) * 2;
-            if (step_block(b->s + base, b->lastaction + base, b->segstep + base, b->seg_return + base, words[half],
-                           words[half + 1], done, n) == 0)
-                continue;
-            for (int j = 0; j < n; j++) {
-                if (!done[j])
-                    continue;
-                long long lane = base + j;
-                b->episodes[lane] += 1;
-                b->return_sum[lane] += b->seg_return[lane];
-                b->seg_return[lane] = 0.0;
-                b->segstep[lane] = 0;
-                b->s[lane] = 0;
-                b->lastaction[lane] = -1;
-            }
-        }
-    }
+    return step_block(b->int_var[0] + base, b->int_var[1] + base, b->segstep + base, b->seg_return + base, words,
+                      words + REF_BLOCK, done, n);
 }
 
-int main(int argc, char **argv)
+/* cartsim's checksum: the carried ints, the step counters, the running returns. */
+static uint64_t checksum(const ref_batch *b)
 {
-    ref_args a;
-    int status;
-    if (ref_parse("ref_" REF_NAME, argc, argv, &a, &status))
-        return status;
-    size_t nf = (size_t)a.envs;
-    lake b = {.n = a.envs, .s = malloc(nf * sizeof(int)), .lastaction = malloc(nf * sizeof(int)),
-              .segstep = malloc(nf * sizeof(int)), .seg_return = malloc(nf * sizeof(double)),
-              .return_sum = malloc(nf * sizeof(double)), .episodes = malloc(nf * sizeof(long long))};
-    if (!b.s || !b.lastaction || !b.segstep || !b.seg_return || !b.return_sum || !b.episodes) {
-        fprintf(stderr, "ref_" REF_NAME ": out of memory\n");
-        return 1;
-    }
-    double best_ms = 0;
-    for (long long r = 0; r < a.repeat; r++) {
-        double t0 = ref_now_ms();
-        rollout(&b, a.seed, a.steps);
-        double ms = ref_now_ms() - t0;
-        if (r == 0 || ms < best_ms)
-            best_ms = ms;
-    }
-    long long episodes = 0;
-    double return_sum = 0;
-    for (long long i = 0; i < a.envs; i++) {
-        episodes += b.episodes[i];
-        return_sum += b.return_sum[i];
-    }
-    uint64_t h = 0xcbf29ce484222325ull;   /* cartsim's: the carried ints, the step counters, the running returns */
-    h = ref_fnv1a(h, b.s, nf * sizeof(int), 1);
-    h = ref_fnv1a(h, b.lastaction, nf * sizeof(int), 1);
-    h = ref_fnv1a(h, b.segstep, nf * sizeof(int), 1);
-    h = ref_fnv1a(h, b.seg_return, nf * sizeof(double), 1);
-    ref_print(REF_NAME, &a, best_ms, episodes, return_sum, h);
-    free(b.s);
-    free(b.lastaction);
-    free(b.segstep);
-    free(b.seg_return);
-    free(b.return_sum);
-    free(b.episodes);
-    return 0;
+    size_t nf = (size_t)b->n;
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = ref_fnv1a(h, b->int_var[0], nf * sizeof(int), sizeof(int));
+    h = ref_fnv1a(h, b->int_var[1], nf * sizeof(int), sizeof(int));
+    h = ref_fnv1a(h, b->segstep, nf * sizeof(int), sizeof(int));
+    return ref_fnv1a(h, b->seg_return, nf * sizeof(double), sizeof(double));
 }
+
+#define REF_VARS 0
+#define REF_INT_VARS 2
+#define REF_DRAWS 2
+#define REF_CHECKSUM checksum
+#include "ref_rollout.h"

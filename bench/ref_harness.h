@@ -11,7 +11,10 @@
  * L1 for the whole rollout, one Philox block per lane for four steps' draws
  * (jit/rng.h), a branch-free vectorizable step, the resets in a scalar pass.
  * That rollout and main() are bench/ref_rollout.h, which a reference
- * includes after its reset of one lane and its step over a block. */
+ * includes after its reset of one lane and its step over a block.
+ * ref_cartpole.c, the first, keeps its own rollout and main() (--hash,
+ * -DBLOCK) and takes only the clock and the checksum's FNV-1a from here;
+ * everything here is static inline so that it may. */
 #ifndef REF_HARNESS_H
 #define REF_HARNESS_H
 
@@ -55,7 +58,7 @@ typedef struct {
     unsigned long long seed;
 } ref_args;
 
-static double ref_now_ms(void)
+static inline double ref_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -63,7 +66,7 @@ static double ref_now_ms(void)
 }
 
 /* FNV-1a 64 over each element's bytes, little-endian first whatever the host. */
-static uint64_t ref_fnv1a(uint64_t h, const void *data, size_t size, size_t elem)
+static inline uint64_t ref_fnv1a(uint64_t h, const void *data, size_t size, size_t elem)
 {
     const unsigned char *p = data;
     int little = 1;
@@ -77,7 +80,7 @@ static uint64_t ref_fnv1a(uint64_t h, const void *data, size_t size, size_t elem
 }
 
 /* 0: parsed; otherwise the exit status (0 after --help, 2 on bad input). */
-static int ref_parse(const char *name, int argc, char **argv, ref_args *a, int *status)
+static inline int ref_parse(const char *name, int argc, char **argv, ref_args *a, int *status)
 {
     *a = (ref_args){2048, 10000, 1, 0};
     for (int i = 1; i < argc; i++) {
@@ -116,7 +119,7 @@ static int ref_parse(const char *name, int argc, char **argv, ref_args *a, int *
     return 0;
 }
 
-static void ref_print(const char *env, const ref_args *a, double best_ms, long long episodes, double return_sum,
+static inline void ref_print(const char *env, const ref_args *a, double best_ms, long long episodes, double return_sum,
                       uint64_t checksum)
 {
     char mean[64];
@@ -132,13 +135,16 @@ static void ref_print(const char *env, const ref_args *a, double best_ms, long l
 
 #define REF_BLOCK 256
 #define REF_MAX_VARS 4
+#define REF_MAX_INT_VARS 10
 
-/* The lanes of a rollout: the environment's state variables, one array of
- * floats each, and every lane's episode bookkeeping. */
+/* The lanes of a rollout: the environment's state variables, one array each
+ * (floats, then ints for the grid games), and every lane's episode
+ * bookkeeping. */
 typedef struct ref_batch {
     long long n;
-    int vars;
+    int vars, int_vars;
     float *var[REF_MAX_VARS];
+    int *int_var[REF_MAX_INT_VARS];
     int *segstep;
     double *seg_return, *return_sum;
     long long *episodes;
@@ -148,6 +154,8 @@ static inline void ref_batch_free(ref_batch *b)
 {
     for (int k = 0; k < b->vars; k++)
         free(b->var[k]);
+    for (int k = 0; k < b->int_vars; k++)
+        free(b->int_var[k]);
     free(b->segstep);
     free(b->seg_return);
     free(b->return_sum);

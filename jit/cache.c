@@ -416,16 +416,23 @@ static int open_verified(const char *path, char *reason, size_t reason_size)
     return fd;
 }
 
+/* A directory stream of name under dfd (opened with O_DIRECTORY, O_CLOEXEC
+ * and `flags`); NULL, with no descriptor left open, where it cannot be. */
+static DIR *open_dir_at(int dfd, const char *name, int flags)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    return d;
+}
+
 /* Empties and removes a build directory (only flat files live there). */
 static void remove_build_dir(int dfd, const char *name)
 {
-    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = open_dir_at(dfd, name, O_NOFOLLOW);
+    if (!d)
         return;
-    }
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
         if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
@@ -447,13 +454,9 @@ static bool build_dir_orphaned(const char *name, const char *prefix)
 
 void cs_build_dir_sweep(int parent, const char *prefix)
 {
-    int fd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = open_dir_at(parent, ".", 0);
+    if (!d)
         return;
-    }
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         struct stat st;
@@ -468,13 +471,9 @@ void cs_build_dir_sweep(int parent, const char *prefix)
  * of processes that are gone. */
 static void sweep_leftovers(int dfd)
 {
-    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = open_dir_at(dfd, ".", 0);
+    if (!d)
         return;
-    }
     time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
@@ -832,13 +831,9 @@ int cs_cache_list(cs_cache *c, cs_cache_item **items, size_t *count, unsigned lo
     *total = 0;
     if (!c->dir[0])
         return -1;
-    int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = open_dir_at(c->dfd, ".", 0);
+    if (!d)
         return -1;
-    }
     size_t cap = 0;
     struct dirent *e;
     int rc = 0;
@@ -919,8 +914,7 @@ long cs_cache_clear(cs_cache *c, long *leftovers)
     int lock = lock_dir(c, LOCK_EX);
     if (lock == LOCK_TIMED_OUT)
         return -1;
-    int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    DIR *d = open_dir_at(c->dfd, ".", 0);
     long removed = 0, others = 0, files = 0, kept = 0;
     int first_err = 0;
     if (d) {
@@ -951,8 +945,6 @@ long cs_cache_clear(cs_cache *c, long *leftovers)
             }
         }
         closedir(d);
-    } else if (fd >= 0) {
-        close(fd);
     }
     unlock_dir(lock);
     if (leftovers)

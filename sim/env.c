@@ -670,24 +670,47 @@ static cs_value_type value_type(const cs_program *p, cs_type t)
     return t == CS_BOOL ? CS_VALUE_BOOL : t == CS_I32 || t == CS_U32 || t != p->real ? CS_VALUE_INT : CS_VALUE_REAL;
 }
 
-cs_status cs_env_info_item(cs_env *env, unsigned k, cs_info_item_desc *out)
+/* The items a handle describes one at a time (cs_env_info_item,
+ * cs_env_state_info, cs_env_obs_info). */
+typedef enum { ITEM_INFO, ITEM_STATE, ITEM_OBS } item_kind;
+
+/* The checks each item query makes before it describes item k. */
+static cs_status item_query(cs_env *env, const void *out, unsigned k, item_kind kind)
 {
+    static const char *const what[] = {[ITEM_INFO] = "info value", [ITEM_STATE] = "state variable",
+                                       [ITEM_OBS] = "observation"};
     cs_status s = usable(env);
     if (s != CS_OK)
         return s;
     const cs_program *p = env->prog;
+    unsigned n = kind == ITEM_INFO ? p->n_info_items : kind == ITEM_STATE ? p->n_vars : p->n_obs_items;
     if (!out)
         return fail(env, CS_ERR_ARGUMENT, "out is NULL");
-    if (k >= p->n_info_items)
-        return fail(env, CS_ERR_ARGUMENT, "info value %u of %u", k, p->n_info_items);
+    if (k >= n)
+        return fail(env, CS_ERR_ARGUMENT, "%s %u of %u", what[kind], k, n);
+    return CS_OK;
+}
+
+/* An item's rank and dims; the dims past its rank are 1 (a scalar: rank 0, 1x1x1). */
+static void describe_shape(const cs_program *p, uint32_t shape, unsigned *rank, unsigned dims[3])
+{
+    const cs_shape *sh = cs_shape_of(p->graph, shape);
+    *rank = sh->rank;
+    for (unsigned a = 0; a < 3; a++)
+        dims[a] = a < sh->rank ? sh->dim[a] : 1;
+}
+
+cs_status cs_env_info_item(cs_env *env, unsigned k, cs_info_item_desc *out)
+{
+    cs_status s = item_query(env, out, k, ITEM_INFO);
+    if (s != CS_OK)
+        return s;
+    const cs_program *p = env->prog;
     const cs_info_item *it = &p->info_items[k];
-    const cs_shape *sh = cs_shape_of(p->graph, it->shape);
     memset(out, 0, sizeof *out);
     out->name = it->name;
     out->type = value_type(p, it->type);
-    out->rank = sh->rank;
-    for (unsigned a = 0; a < 3; a++)
-        out->dims[a] = a < sh->rank ? sh->dim[a] : 1;
+    describe_shape(p, it->shape, &out->rank, out->dims);
     out->offset = it->offset;
     out->size = it->size;
     return CS_OK;
@@ -695,22 +718,15 @@ cs_status cs_env_info_item(cs_env *env, unsigned k, cs_info_item_desc *out)
 
 cs_status cs_env_state_info(cs_env *env, unsigned k, cs_state_info *out)
 {
-    cs_status s = usable(env);
+    cs_status s = item_query(env, out, k, ITEM_STATE);
     if (s != CS_OK)
         return s;
     const cs_program *p = env->prog;
-    if (!out)
-        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
-    if (k >= p->n_vars)
-        return fail(env, CS_ERR_ARGUMENT, "state variable %u of %u", k, p->n_vars);
     const cs_state_var *v = &p->vars[k];
-    const cs_shape *sh = cs_shape_of(p->graph, v->shape);
     memset(out, 0, sizeof *out);
     out->name = v->name;
     out->type = value_type(p, v->type);
-    out->rank = sh->rank;
-    for (unsigned a = 0; a < 3; a++)
-        out->dims[a] = a < sh->rank ? sh->dim[a] : 1;
+    describe_shape(p, v->shape, &out->rank, out->dims);
     out->first = v->slot;
     out->size = v->size;
     return CS_OK;
@@ -718,23 +734,16 @@ cs_status cs_env_state_info(cs_env *env, unsigned k, cs_state_info *out)
 
 cs_status cs_env_obs_info(cs_env *env, unsigned k, cs_obs_info *out)
 {
-    cs_status s = usable(env);
+    cs_status s = item_query(env, out, k, ITEM_OBS);
     if (s != CS_OK)
         return s;
     const cs_program *p = env->prog;
-    if (!out)
-        return fail(env, CS_ERR_ARGUMENT, "out is NULL");
-    if (k >= p->n_obs_items)
-        return fail(env, CS_ERR_ARGUMENT, "observation %u of %u", k, p->n_obs_items);
     const cs_obs_item *it = &p->obs_items[k];
-    const cs_shape *sh = cs_shape_of(p->graph, it->shape);
     memset(out, 0, sizeof *out);
     out->name = it->name;
     out->space = it->space == CS_OBS_DISCRETE ? CS_SPACE_DISCRETE : CS_SPACE_BOX;
     out->type = value_type(p, (cs_type)cs_graph_node(p->graph, it->node)->type);
-    out->rank = sh->rank;
-    for (unsigned a = 0; a < 3; a++)
-        out->dims[a] = a < sh->rank ? sh->dim[a] : 1;
+    describe_shape(p, it->shape, &out->rank, out->dims);
     out->offset = it->offset;
     out->size = it->size;
     out->low = it->low;

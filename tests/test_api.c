@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cartsim.h"
+#include "cli_test.h"
 
 static cs_env *open_env(const char *name, int64_t n, cs_backend b, cs_dtype d, cs_autoreset a)
 {
@@ -355,6 +356,50 @@ Test(api, errors_are_statuses_with_messages)
     cs_env_close(NULL);
 }
 
+/* The item queries (state variables, observations, info values) describe a
+ * scalar as rank 0 and 1x1x1, an array by its dims padded with 1, and refuse
+ * an item past the last, a missing out and a failed handle alike. */
+Test(api, items_describe_their_shapes_and_refuse_what_is_not_there)
+{
+    cs_env *env = open_env("breakout", 2, CS_BACKEND_INTERP, CS_DTYPE_F32, CS_AUTORESET_NEXT_STEP);
+    cs_env_info info;
+    cr_assert_eq(cs_env_get_info(env, &info), CS_OK);
+    cs_state_info v;
+    cr_assert_eq(cs_env_state_info(env, 0, &v), CS_OK, "%s", cs_env_error(env));
+    cr_assert_str_eq(v.name, "time");
+    cr_assert(v.type == CS_VALUE_INT && v.rank == 0 && v.dims[0] == 1 && v.dims[1] == 1 && v.dims[2] == 1);
+    cr_assert(v.first == 0 && v.size == 1);
+    cr_assert_eq(cs_env_state_info(env, 5, &v), CS_OK, "%s", cs_env_error(env));
+    cr_assert_str_eq(v.name, "brick_map");
+    cr_assert(v.type == CS_VALUE_REAL && v.rank == 2 && v.dims[0] == 10 && v.dims[1] == 10 && v.dims[2] == 1,
+              "rank %u dims %u %u %u", v.rank, v.dims[0], v.dims[1], v.dims[2]);
+    cr_assert(v.first == 5 && v.size == 100);
+    cs_obs_info o;
+    cr_assert_eq(cs_env_obs_info(env, 0, &o), CS_OK, "%s", cs_env_error(env));
+    cr_assert(o.space == CS_SPACE_BOX && o.rank == 3 && o.dims[0] == 10 && o.dims[1] == 10 && o.dims[2] == 4,
+              "rank %u dims %u %u %u", o.rank, o.dims[0], o.dims[1], o.dims[2]);
+    cr_assert(o.offset == 0 && o.size == 400);
+
+    cr_assert_eq(cs_env_state_info(env, info.n_state_vars, &v), CS_ERR_ARGUMENT);
+    cr_assert_str_eq(cs_env_error(env), "state variable 10 of 10");
+    cr_assert_eq(cs_env_obs_info(env, info.n_obs_items, &o), CS_ERR_ARGUMENT);
+    cr_assert_str_eq(cs_env_error(env), "observation 1 of 1");
+    cs_info_item_desc d;
+    cr_assert_eq(cs_env_info_item(env, info.n_info_items, &d), CS_ERR_ARGUMENT);
+    cr_assert_str_eq(cs_env_error(env), "info value 1 of 1");
+    cr_assert_eq(cs_env_obs_info(env, 0, NULL), CS_ERR_ARGUMENT);
+    cr_assert_str_eq(cs_env_error(env), "out is NULL");
+    cs_env_close(env);
+    cr_assert_eq(cs_env_state_info(NULL, 0, &v), CS_ERR_ARGUMENT);
+
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "no_such_env";
+    cr_assert_eq(cs_env_open(&cfg, &env), CS_ERR_NOT_FOUND);
+    cr_assert_eq(cs_env_info_item(env, 0, &d), CS_ERR_STATE, "a failed handle describes nothing");
+    cs_env_close(env);
+}
+
 Test(api, malformed_source_gives_file_line_col)
 {
     char path[] = "/tmp/cartsim-api-XXXXXX.env";
@@ -592,15 +637,9 @@ Test(api, make_install_gives_a_usable_library, .timeout = 120)
 /* What make prints for one object into a fresh build folder, V=1 or not. */
 static void make_output(const char *build, const char *verbose, char *out, size_t size)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd,
-             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C '%s' BUILD='%s' %s '%s/jit/text.o' 2>&1",
-             root(), build, verbose, build);
-    FILE *f = popen(cmd, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(out, 1, size - 1, f);
-    out[n] = 0;
-    cr_assert_eq(pclose(f), 0, "%s printed:\n%s", cmd, out);
+    char args[4200];
+    snprintf(args, sizeof args, "%s '%s/jit/text.o'", verbose, build);
+    cli_test_make(build, args, out, size);
 }
 
 /* A build says a line per file ("  CC      jit/text.c"), the whole command

@@ -19,17 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_test.h"
 #include "jit.h"
 
 /* Criterion runs every test in its own process: this is per test. */
 static char root[256];
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
 
 static int make_writable(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -42,7 +36,7 @@ static int make_writable(const char *path, const struct stat *st, int flag, stru
 static void setup(void)
 {
     snprintf(root, sizeof root, "/tmp/cartsim-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(root));
+    cli_test_scratch(root);
     char tmp[512];
     snprintf(tmp, sizeof tmp, "%s/tmp", root);
     cr_assert_eq(mkdir(tmp, 0700), 0);
@@ -54,7 +48,7 @@ static void teardown(void)
     if (!root[0])
         return;
     nftw(root, make_writable, 16, FTW_PHYS);
-    nftw(root, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+    cli_test_remove_tree(root);
     root[0] = '\0';
 }
 
@@ -63,14 +57,6 @@ TestSuite(cache, .init = setup, .fini = teardown);
 static void in_root(char *out, size_t size, const char *name)
 {
     snprintf(out, size, "%s/%s", root, name);
-}
-
-static void write_bytes(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "cannot write %s", path);
-    cr_assert_eq(fwrite(data, 1, n, f), n);
-    cr_assert_eq(fclose(f), 0);
 }
 
 /* The whole file in a malloc'ed buffer (NULL when it cannot be read). */
@@ -123,7 +109,7 @@ static unsigned char *make_built(const char *path, size_t n, unsigned salt)
     unsigned char *data = malloc(n);
     for (size_t i = 0; i < n; i++)
         data[i] = (unsigned char)((i * 131u + salt * 7u + (i >> 9)) ^ salt);
-    write_bytes(path, data, n);
+    cli_test_write_file(path, data, n);
     return data;
 }
 
@@ -270,7 +256,7 @@ Test(cache, flipped_byte_is_removed_and_misses)
     stored s;
     store_one(&s, ".so", 70000);
     s.data[65600] ^= 0x10;   /* in the second hash block */
-    write_bytes(s.entry, s.data, s.size);
+    cli_test_write_file(s.entry, s.data, s.size);
     cr_assert_eq(cs_cache_lookup(&s.c, s.key, ".so", NULL, 0), 0);
     assert_gone(&s);
     free(s.data);
@@ -300,7 +286,7 @@ Test(cache, garbage_metadata_is_removed_and_misses)
 {
     stored s;
     store_one(&s, ".so", 1000);
-    write_bytes(s.meta, "\x7f" "ELF garbage\n", 13);
+    cli_test_write_file(s.meta, "\x7f" "ELF garbage\n", 13);
     cr_assert_eq(cs_cache_lookup(&s.c, s.key, ".so", NULL, 0), 0);
     assert_gone(&s);
     free(s.data);
@@ -314,7 +300,7 @@ Test(cache, foreign_metadata_tag_is_removed_and_misses)
     char *text = (char *)read_bytes(s.meta, &n);
     cr_assert(n > 15 && memcmp(text, "cartsim-cache 1", 15) == 0);
     text[14] = '9';   /* a format this version does not know */
-    write_bytes(s.meta, text, n);
+    cli_test_write_file(s.meta, text, n);
     cr_assert_eq(cs_cache_lookup(&s.c, s.key, ".so", NULL, 0), 0);
     assert_gone(&s);
     free(text);
@@ -330,7 +316,7 @@ Test(cache, oversized_metadata_is_removed_and_misses)
     unsigned char big[4096];
     memset(big, '\n', sizeof big);
     memcpy(big, text, n);   /* a valid record, then padding */
-    write_bytes(s.meta, big, sizeof big);
+    cli_test_write_file(s.meta, big, sizeof big);
     cr_assert_eq(cs_cache_lookup(&s.c, s.key, ".so", NULL, 0), 0);
     assert_gone(&s);
     free(text);
@@ -620,7 +606,7 @@ Test(cache, a_path_through_a_regular_file_falls_back)
 {
     char file[512], dir[600];
     in_root(file, sizeof file, "plain");
-    write_bytes(file, "x", 1);
+    cli_test_write_file(file, "x", 1);
     snprintf(dir, sizeof dir, "%s/cache", file);
     assert_refused(dir, "cannot create");
 }
@@ -632,7 +618,7 @@ Test(cache, an_unusable_tmpdir_falls_back_to_slash_tmp)
     cr_assert_eq(mkdir(dir, 0777), 0);
     cr_assert_eq(chmod(dir, 0777), 0);
     in_root(file, sizeof file, "plain");
-    write_bytes(file, "x", 1);
+    cli_test_write_file(file, "x", 1);
     snprintf(tmp, sizeof tmp, "%s/tmp", file);
     setenv("TMPDIR", tmp, 1);
     cs_cache c;
@@ -653,8 +639,8 @@ Test(cache, stale_temporaries_are_swept_on_open)
     cs_cache_open(&c, dir);
     snprintf(old, sizeof old, "%s/.0123.so.99.0.tmp", dir);
     snprintf(fresh, sizeof fresh, "%s/.4567.so.99.0.tmp", dir);
-    write_bytes(old, "x", 1);
-    write_bytes(fresh, "x", 1);
+    cli_test_write_file(old, "x", 1);
+    cli_test_write_file(fresh, "x", 1);
     struct timespec times[2] = {{.tv_sec = time(NULL) - 7200}, {.tv_sec = time(NULL) - 7200}};
     cr_assert_eq(utimensat(AT_FDCWD, old, times, 0), 0);
     cs_cache_open(&c, dir);
@@ -740,7 +726,7 @@ Test(cache, a_store_neither_replaces_nor_follows_what_is_not_a_regular_file)
     in_root(built, sizeof built, "built.bin");
     in_root(victim, sizeof victim, "victim");
     free(make_built(built, 1000, 1));
-    write_bytes(victim, "precious", 8);
+    cli_test_write_file(victim, "precious", 8);
     cs_cache c;
     cs_cache_open(&c, dir);
     char key[33], path[4096];
@@ -840,7 +826,7 @@ Test(cache, build_directories_of_dead_processes_are_swept_on_open)
     cr_assert_eq(mkdir(orphan, 0700), 0);
     cr_assert_eq(mkdir(mine, 0700), 0);
     snprintf(file, sizeof file, "%s/kernel.c", orphan);
-    write_bytes(file, "int x;", 6);
+    cli_test_write_file(file, "int x;", 6);
     cs_cache_close(&c);
     cs_cache_open(&c, dir);
     cr_assert_not(exists(orphan), "the build of a process that is gone");
@@ -859,7 +845,7 @@ Test(cache, a_build_directory_is_inside_the_cache_and_removed_whole)
     cr_assert_eq(cs_cache_build_dir(&c, &b), 0);
     char file[4300];
     snprintf(file, sizeof file, "%s/ccXYZ.s", b.path);
-    write_bytes(file, "x", 1);
+    cli_test_write_file(file, "x", 1);
     char inside[700];
     snprintf(inside, sizeof inside, "%s/%s/ccXYZ.s", dir, b.name);
     cr_assert(exists(inside), "%s", inside);
@@ -998,7 +984,7 @@ Test(cache, a_vanished_directory_degrades)
     cr_assert_str_eq(c.dir, dir);
     /* Replaced by a regular file under the running program. */
     cr_assert_eq(rmdir(dir), 0);
-    write_bytes(dir, "x", 1);
+    cli_test_write_file(dir, "x", 1);
     assert_store_degrades(&c, dir, built);
 }
 
@@ -1153,7 +1139,7 @@ Test(cache, readers_never_see_a_store_in_progress)
         memset(data, w, sizeof data);
         snprintf(name, sizeof name, "built%d.bin", w);
         in_root(built, sizeof built, name);
-        write_bytes(built, data, 1000 + (size_t)w);
+        cli_test_write_file(built, data, 1000 + (size_t)w);
     }
     cs_cache c;
     cs_cache_open(&c, dir);

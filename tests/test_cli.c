@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -53,6 +54,47 @@ void cli_result_free(cli_result *r)
     free(r->out);
     free(r->err);
     memset(r, 0, sizeof *r);
+}
+
+/* ---- scratch directories and files, and make (also used by test_hardening.c,
+ * test_output_files.c, test_cache.c, test_api.c, test_library.c) ---- */
+
+void cli_test_scratch(char *dir_template)
+{
+    cr_assert_not_null(mkdtemp(dir_template), "mkdtemp %s: %s", dir_template, strerror(errno));
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void cli_test_remove_tree(const char *dir)
+{
+    nftw(dir, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+}
+
+void cli_test_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    cr_assert_eq(fwrite(data, 1, n, f), n, "%s: %s", path, strerror(errno));
+    cr_assert_eq(fclose(f), 0, "%s: %s", path, strerror(errno));
+}
+
+void cli_test_make(const char *build, const char *args, char *out, size_t size)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C '%s' BUILD='%s' %s 2>&1",
+             cli_test_root(), build, args);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f, "%s", cmd);
+    size_t n = fread(out, 1, size - 1, f);
+    out[n] = 0;
+    cr_assert_eq(pclose(f), 0, "%s printed:\n%s", cmd, out);
 }
 
 static void append(char **buf, size_t *len, const char *data, size_t n)
@@ -628,10 +670,7 @@ static void write_fixture(const char *dir, const char *name, const char *text, s
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    cr_assert(f, "cannot write %s", path);
-    cr_assert(fwrite(text, 1, len, f) == len);
-    fclose(f);
+    cli_test_write_file(path, text, len);
 }
 
 #define HEADER                                                                                                  \
@@ -673,7 +712,8 @@ static const struct {
 static char *make_fixture_dir(void)
 {
     char *dir = strdup("/tmp/cartsim-cli-XXXXXX");
-    cr_assert(dir && mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    cr_assert_not_null(dir);
+    cli_test_scratch(dir);
     for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
         write_fixture(dir, fixtures[i].name, fixtures[i].text, strlen(fixtures[i].text));
     write_fixture(dir, "nul.csv", HEADER "0,0\0,0\n", sizeof HEADER + 6);
@@ -682,14 +722,7 @@ static char *make_fixture_dir(void)
 
 static void remove_fixture_dir(char *dir)
 {
-    char path[512];
-    for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, fixtures[i].name);
-        unlink(path);
-    }
-    snprintf(path, sizeof path, "%s/nul.csv", dir);
-    unlink(path);
-    rmdir(dir);
+    cli_test_remove_tree(dir);
     free(dir);
 }
 

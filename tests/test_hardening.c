@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,28 +31,22 @@
 #include <unistd.h>
 
 #include "cartsim.h"
+#include "cli_test.h"
 
 extern char **environ;
 
 static char root[256];
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static void setup(void)
 {
     snprintf(root, sizeof root, "/tmp/cartsim-hardening-XXXXXX");
-    cr_assert_not_null(mkdtemp(root));
+    cli_test_scratch(root);
 }
 
 static void teardown(void)
 {
     if (root[0])
-        nftw(root, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+        cli_test_remove_tree(root);
     root[0] = 0;
 }
 
@@ -64,21 +57,9 @@ static void in_root(char *out, size_t size, const char *name)
     snprintf(out, size, "%s/%s", root, name);
 }
 
-static const char *repo(void)
-{
-    const char *r = getenv("CARTSIM_ROOT");
-    return r && *r ? r : ".";
-}
-
-static const char *bin(void)
-{
-    const char *s = getenv("CARTSIM_BIN");
-    return s && *s ? s : "build/cartsim";
-}
-
 static void fixture_env(char *out, size_t size, const char *name)
 {
-    snprintf(out, size, "%s/tests/envs/%s", repo(), name);
+    snprintf(out, size, "%s/tests/envs/%s", cli_test_root(), name);
 }
 
 /* Files in dir, without . and .. */
@@ -146,14 +127,6 @@ static void find_entry(const char *cache, char *entry, size_t size)
     cr_assert_neq(entry[0], 0, "no entry in %s", cache);
 }
 
-static void write_bytes(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-    cr_assert_eq(fwrite(data, 1, n, f), n);
-    cr_assert_eq(fclose(f), 0);
-}
-
 /* An executable script (a stand-in compiler) from a printf format. */
 static void write_script(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void write_script(const char *path, const char *fmt, ...)
@@ -209,7 +182,7 @@ static void apply_fault(int fault, const char *entry)
         flip_byte(entry, (long)st.st_size / 2);
         break;
     case GARBAGE_META:
-        write_bytes(meta, "cartsim-cache 1\nentry x\n", 24);
+        cli_test_write_file(meta, "cartsim-cache 1\nentry x\n", 24);
         break;
     case NO_META:
         cr_assert_eq(unlink(meta), 0);
@@ -484,14 +457,17 @@ Test(hardening, the_step_api_terminates_an_environment_gone_infinite)
     cs_env_close(env);
 }
 
-static void run_cli(const char *const *args, const char *tmpdir, const char *out, const char *err, int *status)
+/* Starts the program with args (NULL-terminated) after it, stdin from
+ * /dev/null, stdout and stderr to the files out and err; in a process
+ * group of its own where asked. Returns its pid. */
+static pid_t spawn_cli(const char *const *args, const char *out, const char *err, bool own_group)
 {
     int nargs = 0;
     while (args[nargs])
         nargs++;
     char **argv = calloc((size_t)nargs + 2, sizeof *argv);
     cr_assert_not_null(argv);
-    argv[0] = (char *)bin();
+    argv[0] = (char *)cli_test_bin();
     for (int i = 0; i < nargs; i++)
         argv[i + 1] = (char *)args[i];
     posix_spawn_file_actions_t fa;
@@ -499,17 +475,36 @@ static void run_cli(const char *const *args, const char *tmpdir, const char *out
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    if (own_group) {
+        posix_spawnattr_setpgroup(&at, 0);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    }
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    free(argv);
+    cr_assert_eq(rc, 0, "cannot start %s: %s", cli_test_bin(), strerror(rc));
+    return pid;
+}
+
+/* An exit status, or 128 + the signal that killed it. */
+static int exit_status(int ws)
+{
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static void run_cli(const char *const *args, const char *tmpdir, const char *out, const char *err, int *status)
+{
     if (tmpdir)
         setenv("TMPDIR", tmpdir, 1);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    free(argv);
-    cr_assert_eq(rc, 0, "cannot start %s: %s", bin(), strerror(rc));
+    pid_t pid = spawn_cli(args, out, err, false);
     int ws;
     while (waitpid(pid, &ws, 0) < 0)
         cr_assert_eq(errno, EINTR);
-    *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    *status = exit_status(ws);
 }
 
 static char *slurp(const char *path)
@@ -808,24 +803,10 @@ Test(hardening, an_episode_step_counter_cannot_overflow)
  * group; returns its pid. */
 static pid_t start_long_run(const char *tmpdir, const char *out, const char *err, const char *extra)
 {
-    const char *argv[] = {bin(), "run", "--envs", "1024", "--steps", "2000000000", "--backend", "cpu", "--threads",
-                          "1", "--json", "--progress", extra, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    const char *args[] = {"run", "--envs", "1024", "--steps", "2000000000", "--backend", "cpu", "--threads", "1",
+                          "--json", "--progress", extra, NULL};
     setenv("TMPDIR", tmpdir, 1);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, &at, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    cr_assert_eq(rc, 0, "cannot start %s: %s", bin(), strerror(rc));
-    return pid;
+    return spawn_cli(args, out, err, true);
 }
 
 /* Ctrl-C kills the compiler's own children too, and one whose parent died
@@ -854,7 +835,7 @@ static int wait_status(pid_t pid, double timeout_s)
         int ws;
         pid_t got = waitpid(pid, &ws, WNOHANG);
         if (got == pid)
-            return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+            return exit_status(ws);
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     }
     kill(-pid, SIGKILL);
@@ -936,29 +917,12 @@ static int run_cli_bounded(const char *const *args, double limit_s, char **err_t
     char out[512], err[512];
     in_root(out, sizeof out, "bounded.out");
     in_root(err, sizeof err, "bounded.err");
-    int nargs = 0;
-    while (args[nargs])
-        nargs++;
-    char **argv = calloc((size_t)nargs + 2, sizeof *argv);
-    cr_assert_not_null(argv);
-    argv[0] = (char *)bin();
-    for (int i = 0; i < nargs; i++)
-        argv[i + 1] = (char *)args[i];
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    free(argv);
-    cr_assert_eq(rc, 0, "cannot start %s: %s", bin(), strerror(rc));
+    pid_t pid = spawn_cli(args, out, err, false);
     int status = -1;
     for (double waited = 0; waited < limit_s; waited += 0.01) {
         int ws;
         if (waitpid(pid, &ws, WNOHANG) == pid) {
-            status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+            status = exit_status(ws);
             break;
         }
         nanosleep(&(struct timespec){0, 10000000}, NULL);
@@ -1053,14 +1017,14 @@ Test(hardening, escape_sequences_from_data_files_are_echoed_escaped)
     /* a policy file: a weight that is not a number */
     in_root(path, sizeof path, "evil.pol");
     snprintf(text, sizeof text, "cartsim-policy 1\nenv cartpole\npolicy linear\nweights 2\n%s\n0\nchecksum 0\n", evil);
-    write_bytes(path, text, strlen(text));
+    cli_test_write_file(path, text, strlen(text));
     cs_policy_file pf;
     cr_expect_eq(cs_policy_load(path, &pf, err, sizeof err), CS_ERR_PARSE);
     expect_escaped(err, "policy");
     /* an INI file: an unknown key */
     in_root(path, sizeof path, "evil.ini");
     snprintf(text, sizeof text, "[run]\n%s = 1\n", evil);
-    write_bytes(path, text, strlen(text));
+    cli_test_write_file(path, text, strlen(text));
     cs_config cfg;
     cs_config_init(&cfg);
     cs_config_file *file = NULL;
@@ -1082,7 +1046,7 @@ Test(hardening, escape_sequences_from_data_files_are_echoed_escaped)
             n += snprintf(text + n, sizeof text - (size_t)n, ",0");
     snprintf(text + n, sizeof text - (size_t)n, "\n");
     in_root(path, sizeof path, "evil.csv");
-    write_bytes(path, text, strlen(text));
+    cli_test_write_file(path, text, strlen(text));
     const char *const args[] = {"replay", "--env", "cartpole", path, NULL};
     char *msg;
     int status = run_cli_bounded(args, 30, &msg);
@@ -1120,7 +1084,7 @@ Test(hardening, a_file_the_user_cannot_read_is_bad_input)
         cr_skip_test("root reads every file");
     char path[512];
     in_root(path, sizeof path, "secret.env");
-    write_bytes(path, "env x\n", 6);
+    cli_test_write_file(path, "env x\n", 6);
     cr_assert_eq(chmod(path, 0), 0);
     const char *const args[] = {"run", "--env", path, "--steps", "1", NULL};
     char *msg;
@@ -1243,7 +1207,7 @@ Test(hardening, every_process_of_the_compiler_ends_with_the_time_limit_or_the_pr
     /* the program killed outright while compiling */
     unlink(pids_path);
     setenv("CC", cc, 1);
-    const char *const argv[] = {bin(), "run", "--backend", "cpu", "--no-cache", "--steps", "1", NULL};
+    const char *const argv[] = {cli_test_bin(), "run", "--backend", "cpu", "--no-cache", "--steps", "1", NULL};
     pid_t pid;
     cr_assert_eq(posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ), 0);
     unsetenv("CC");
@@ -1545,7 +1509,7 @@ Test(hardening, a_killed_runs_build_directory_in_tmpdir_is_swept_by_the_next)
     cr_assert_eq(mkdir(orphan, 0700), 0);
     cr_assert_eq(mkdir(live, 0700), 0);
     snprintf(file, sizeof file, "%s/kernel.c", orphan);
-    write_bytes(file, "int x;", 6);
+    cli_test_write_file(file, "int x;", 6);
     setenv("TMPDIR", tmp, 1);
     const char *const args[] = {"run", "--no-cache", "--backend", "cpu", "--envs", "2", "--steps", "1", NULL};
     char *msg;
@@ -1640,7 +1604,7 @@ static int run_cli_size_limited(const char *const *args, rlim_t bytes, const cha
         while (args[nargs])
             nargs++;
         char *argv[32];
-        argv[0] = (char *)bin();
+        argv[0] = (char *)cli_test_bin();
         for (int i = 0; i < nargs && i < 30; i++)
             argv[i + 1] = (char *)args[i];
         argv[nargs + 1] = NULL;

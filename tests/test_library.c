@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cartsim.h"
+#include "cli_test.h"
 
 #define MAX_NAMES 512
 
@@ -145,15 +146,9 @@ Test(library, does_not_need_sdl2)
 /* Output of `make OBJ` in a build folder of its own, with these CFLAGS. */
 static void make_object(const char *build, const char *cflags, char *out, size_t out_size)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C '%s' BUILD='%s' CFLAGS='%s' '%s/jit/clock.o' 2>&1",
-             root(), build, cflags, build);
-    FILE *f = popen(cmd, "r");
-    cr_assert_not_null(f);
-    size_t used = fread(out, 1, out_size - 1, f);
-    out[used] = 0;
-    cr_assert_eq(pclose(f), 0, "%s:\n%s", cmd, out);
+    char args[4200];
+    snprintf(args, sizeof args, "CFLAGS='%s' '%s/jit/clock.o'", cflags, build);
+    cli_test_make(build, args, out, out_size);
 }
 
 /* Objects depend on the configuration they were compiled with: other flags

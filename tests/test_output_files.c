@@ -10,7 +10,6 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,23 +27,16 @@
 
 static char root[256];
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static void setup(void)
 {
     snprintf(root, sizeof root, "/tmp/cartsim-outputs-XXXXXX");
-    cr_assert_not_null(mkdtemp(root));
+    cli_test_scratch(root);
 }
 
 static void teardown(void)
 {
     if (root[0])
-        nftw(root, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+        cli_test_remove_tree(root);
     root[0] = 0;
 }
 
@@ -57,10 +49,7 @@ static void in_root(char *out, size_t size, const char *name)
 
 static void write_text(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-    fputs(text, f);
-    cr_assert_eq(fclose(f), 0);
+    cli_test_write_file(path, text, strlen(text));
 }
 
 static char *slurp(const char *path)

@@ -124,6 +124,18 @@ static cs_status on_handle(cs_env *env, cs_status s, const char *msg)
     return cs_env_say(env, s, "%s", s == CS_OK ? "" : msg[0] ? msg : cs_status_string(s));
 }
 
+double cs_mean_return(const double *returns, int64_t n)
+{
+    double sum = 0;
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(returns[i])) {
+            sum += returns[i];
+            m++;
+        }
+    return m ? sum / (double)m : NAN;
+}
+
 cs_status cs_evaluate(cs_env *env, const double *weights, int64_t episodes, uint64_t seed, double *returns)
 {
     cs_env_info info;

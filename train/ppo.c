@@ -564,18 +564,6 @@ static int alloc_all(ppo *p, const cs_train_config *tc)
     return 0;
 }
 
-static double mean_of(const double *x, int64_t n)
-{
-    double sum = 0;
-    int64_t m = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (!isnan(x[i])) {
-            sum += x[i];
-            m++;
-        }
-    return m ? sum / (double)m : NAN;
-}
-
 /* The greedy actor on eval_episodes fresh episodes, in a batch of its own
  * (the training batch's episodes go on). */
 static cs_status score_greedy(ppo *p, const cs_config *cfg, const cs_train_config *tc, uint64_t seed, double *score,
@@ -594,7 +582,7 @@ static cs_status score_greedy(ppo *p, const cs_config *cfg, const cs_train_confi
     if ((s = cs_env_set_weights(p->eval_env, p->kernel_w)) != CS_OK ||
         (s = cs_evaluate(p->eval_env, NULL, tc->eval_episodes, seed, p->returns)) != CS_OK)
         return env_error(p->eval_env, s, err, size);
-    *score = mean_of(p->returns, tc->eval_episodes);
+    *score = cs_mean_return(p->returns, tc->eval_episodes);
     return CS_OK;
 }
 

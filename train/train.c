@@ -94,18 +94,6 @@ static cs_status common_start(trainer *t, const cs_env_info *info, const cs_spli
     return cs_env_set_state(t->env, t->state, NULL);
 }
 
-static double mean_of(const double *x, int64_t n)
-{
-    double sum = 0;
-    int64_t m = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (!isnan(x[i])) {
-            sum += x[i];
-            m++;
-        }
-    return m ? sum / (double)m : NAN;
-}
-
 /* The mean policy on eval_episodes fresh episodes. */
 static cs_status score_mean(trainer *t, const cs_train_config *tc, uint64_t seed, double *score, char *error,
                             size_t size)
@@ -114,7 +102,7 @@ static cs_status score_mean(trainer *t, const cs_train_config *tc, uint64_t seed
                                     &tc->split);
     if (s != CS_OK)
         cs_say(error, size, s, "%s", cs_env_error(t->env));
-    *score = mean_of(t->returns, tc->eval_episodes);
+    *score = cs_mean_return(t->returns, tc->eval_episodes);
     return s;
 }
 
@@ -202,7 +190,7 @@ static cs_status run(trainer *t, const cs_config *cfg, const cs_train_config *tc
             return cs_say(error, size, s, "another process failed");
         cs_train_progress p = {0};
         p.generation = g + 1;
-        p.mean_return = mean_of(t->fitness, pop);
+        p.mean_return = cs_mean_return(t->fitness, pop);
         p.best_return = NAN;
         for (int64_t i = 0; i < pop; i++)
             if (!isnan(t->fitness[i]) && !(t->fitness[i] <= p.best_return))

@@ -43,6 +43,10 @@ void cs_cem_tell(cs_search *s, const double *fitness);
 /* Indices of fitness sorted from best to worst (NaN last, ties by index). */
 void cs_rank_order(const double *fitness, int64_t n, int64_t *order);
 
+/* evaluate.c: the mean of eval_episodes' returns (cs_evaluate's), those
+ * that are NaN left out; NaN when all are. */
+double cs_mean_return(const double *returns, int64_t n);
+
 /* settings.c: the table's defaults over tc (cs_train_config_init), and a
  * check of every field against its row (CS_ERR_ARGUMENT naming it). */
 void cs_train_settings_defaults(cs_train_config *tc);

@@ -17,10 +17,12 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+import cartsim
 from golden_replay import GOLDEN
 
 P_FAIL = 1e-6
 MIN_BIN = 20
+SAMPLES = 10000
 
 
 def load(stem: str) -> dict:
@@ -84,3 +86,21 @@ def histogram_counts(ref: dict, values) -> Tuple[List[int], List[int]]:
     index = np.searchsorted(edges, np.asarray(values, dtype=np.float64).ravel(), side="right") - 1
     got = np.bincount(np.clip(index, 0, len(edges) - 2), minlength=len(edges) - 1)
     return list(ref["counts"]), got.tolist()
+
+
+def sampled(env: str, seed: int, state: dict = None, actions=None, **params):
+    """cartsim's states after a reset at `seed` of SAMPLES environments (interp, f32), or,
+    given a state (every variable by name, one value for all; its "time" the episode's
+    steps) and actions, after one step from it: (state, reward)."""
+    vec = cartsim.make_vec(env, SAMPLES, backend="interp", dtype="float32", threads=1, params=params)
+    try:
+        vec.reset(seed=seed)
+        if state is None:
+            return vec.batch.get_state(), None
+        batch = vec.batch
+        batch.set_state({v.name: np.broadcast_to(np.asarray(state[v.name]), (SAMPLES,) + v.shape).copy()
+                         for v in batch.state_vars}, np.full(SAMPLES, int(state["time"]), dtype=np.int32))
+        _, reward, _, _, _ = vec.step(np.full(SAMPLES, actions))
+        return batch.get_state(), np.array(reward)
+    finally:
+        vec.close()

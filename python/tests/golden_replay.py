@@ -13,14 +13,15 @@ of its random words differs.
 
 An environment's test supplies a Mapping: how the reference's state (names and
 values) becomes cartsim's, how the reference's draws become words, and how the
-outcomes compare. The word makers below turn an outcome into the 32-bit word that
+outcomes compare. A suite's file lists its golden files as a table of Golden rows
+and runs them all through one test (golden_params, check_replay). The word makers below turn an outcome into the 32-bit word that
 cartsim's draw of that kind maps to it (docs/dsl.md, "Random draws").
 """
 import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -243,3 +244,47 @@ def _lane(obs, i):
 def _draw_counts(batch):
     """(step draws, restart draws) of the batch's kernel."""
     return batch.n_step_draws, batch.n_restart_draws
+
+
+# ---- a suite's table: each golden file a row, each row replayed on each of its runs ----
+
+@dataclass
+class Golden:
+    """One golden file in a suite's table (python/tests/test_suite_*.py).
+
+    stem: the golden file's, the row's name in test ids; env: the .env file, from the
+    checkout's root; mapping(): the row's Mapping, made per test (it may read the file's
+    meta); steps, resets: how many records each replay checks, exactly, or at least
+    where exact is False; runs: the (backend, dtype) pairs it replays on; step_rtol,
+    reset_rtol: the reals' relative tolerance by dtype, 0 (bit-exact) where not given."""
+    stem: str
+    env: str
+    mapping: Callable[[], Mapping]
+    steps: int
+    resets: int
+    runs: Sequence[Tuple[str, str]]
+    params: Optional[dict] = None
+    exact: bool = True
+    step_rtol: Dict[str, float] = field(default_factory=dict)
+    reset_rtol: Dict[str, float] = field(default_factory=dict)
+
+
+def golden_params(table: Sequence[Golden]):
+    """pytest parameters (row, kind, backend, dtype) for every row's steps, then its
+    resets, on each of its runs; ids STEM-KIND-BACKEND-DTYPE."""
+    import pytest
+    return [pytest.param(row, kind, backend, dtype, id="%s-%s-%s-%s" % (row.stem, kind, backend, dtype))
+            for row in table for kind in ("steps", "resets") for backend, dtype in row.runs]
+
+
+def check_replay(row: Golden, kind: str, backend: str, dtype: str):
+    """The row's step records (kind "steps") or reset records ("resets") replayed on backend
+    and dtype: each as the reference's, and as many as the row says."""
+    replay, want, rtol = ((replay_steps, row.steps, row.step_rtol) if kind == "steps" else
+                          (replay_resets, row.resets, row.reset_rtol))
+    n = replay(os.path.join(ROOT, row.env), row.stem, row.mapping(), row.params, backend=backend, dtype=dtype,
+               rtol=rtol.get(dtype, 0.0))
+    if row.exact:
+        assert n == want, "%s: %d %s records, want %d" % (row.stem, n, kind, want)
+    else:
+        assert n >= want, "%s: %d %s records, want at least %d" % (row.stem, n, kind, want)

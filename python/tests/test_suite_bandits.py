@@ -15,7 +15,8 @@ import pytest
 import cartsim
 import golden_dist
 
-from golden_replay import Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint, words_for_normal
+from golden_replay import (Golden, Mapping, check_replay, golden_params, word_for_bernoulli, word_for_randint,
+                           words_for_normal)
 
 BACKENDS = ["cpu", "interp"]
 DTYPES = ["float32", "float64"]
@@ -42,21 +43,6 @@ def bernoulli_bandit_mapping() -> Mapping:
                    info={"discount": float})
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_bernoulli_bandit_steps_are_gymnaxs(backend, dtype, root):
-    n = replay_steps(root("envs/bernoulli_bandit.env"), "BernoulliBandit-misc", bernoulli_bandit_mapping(),
-                     backend=backend, dtype=dtype)
-    assert n == 416
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_bernoulli_bandit_resets_are_gymnaxs(backend, dtype, root):
-    assert replay_resets(root("envs/bernoulli_bandit.env"), "BernoulliBandit-misc", bernoulli_bandit_mapping(),
-                         backend=backend, dtype=dtype) == 8
-
-
 # ---- GaussianBandit-misc (section 18) ----
 
 def gaussian_bandit_mapping() -> Mapping:
@@ -69,19 +55,17 @@ def gaussian_bandit_mapping() -> Mapping:
 GAUSSIAN_RTOL = {"float32": 1e-6, "float64": 0.0}
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_gaussian_bandit_steps_are_gymnaxs(backend, dtype, root):
-    n = replay_steps(root("envs/gaussian_bandit.env"), "GaussianBandit-misc", gaussian_bandit_mapping(),
-                     backend=backend, dtype=dtype, rtol=GAUSSIAN_RTOL[dtype])
-    assert n == 416
+# ---- both golden files: their steps and resets, each as gymnax's, on every backend and dtype ----
+
+RUNS = [(backend, dtype) for backend in BACKENDS for dtype in DTYPES]
+REPLAYS = [Golden("BernoulliBandit-misc", "envs/bernoulli_bandit.env", bernoulli_bandit_mapping, 416, 8, RUNS),
+           Golden("GaussianBandit-misc", "envs/gaussian_bandit.env", gaussian_bandit_mapping, 416, 8, RUNS,
+                  step_rtol=GAUSSIAN_RTOL, reset_rtol=GAUSSIAN_RTOL)]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_gaussian_bandit_resets_are_gymnaxs(backend, dtype, root):
-    assert replay_resets(root("envs/gaussian_bandit.env"), "GaussianBandit-misc", gaussian_bandit_mapping(),
-                         backend=backend, dtype=dtype, rtol=GAUSSIAN_RTOL[dtype]) == 8
+@pytest.mark.parametrize("row,kind,backend,dtype", golden_params(REPLAYS))
+def test_replays_are_gymnaxs(row, kind, backend, dtype):
+    check_replay(row, kind, backend, dtype)
 
 
 # ---- cartsim's own draws against gymnax's distributions (STEM.dist.json) ----
@@ -89,23 +73,7 @@ def test_gaussian_bandit_resets_are_gymnaxs(backend, dtype, root):
 # samples (golden_dist's two-sample chi-square); a param that changes the distribution
 # a little fails each one, to show that it can.
 
-SAMPLES = 10000
-
-
-def sampled(env: str, seed: int, state: dict = None, action: int = 0, **params):
-    """(states, rewards) of SAMPLES environments after a reset at `seed`, or after one
-    step from `state` (every variable by name, one value for all) with `action`."""
-    vec = cartsim.make_vec(env, SAMPLES, backend="interp", dtype="float32", threads=1, params=params)
-    try:
-        vec.reset(seed=seed)
-        if state is None:
-            return vec.batch.get_state(), None
-        vec.batch.set_state({v.name: np.broadcast_to(np.asarray(state[v.name]), (SAMPLES,) + v.shape).copy()
-                             for v in vec.batch.state_vars}, np.full(SAMPLES, int(state["time"]), dtype=np.int32))
-        _, reward, _, _, _ = vec.step(np.full(SAMPLES, action))
-        return vec.batch.get_state(), np.array(reward)
-    finally:
-        vec.close()
+sampled = golden_dist.sampled
 
 
 def test_bernoulli_bandit_draws_are_gymnaxs(root):

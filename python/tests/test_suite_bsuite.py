@@ -13,7 +13,7 @@ import pytest
 import cartsim
 import golden_dist
 
-from golden_replay import (GOLDEN, Mapping, load, replay_resets, replay_steps, word_for_bernoulli, word_for_randint,
+from golden_replay import (GOLDEN, Golden, Mapping, check_replay, golden_params, load, word_for_bernoulli, word_for_randint,
                            word_for_uniform, words_for_normal)
 
 BACKENDS = ["cpu", "interp"]
@@ -43,18 +43,6 @@ def catch_mapping() -> Mapping:
                    obs=lambda ref: np.asarray(ref, dtype=np.float32), info={"discount": float})
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_catch_steps_are_gymnaxs(backend, dtype, root):
-    assert replay_steps(root("envs/catch.env"), "Catch-bsuite", catch_mapping(), backend=backend, dtype=dtype) == 489
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_catch_resets_are_gymnaxs(backend, dtype, root):
-    assert replay_resets(root("envs/catch.env"), "Catch-bsuite", catch_mapping(), backend=backend, dtype=dtype) == 56
-
-
 # ---- DeepSea-bsuite (section 6), deterministic and not ----
 # The reward's noise is a normal draw, which words reproduce only within an ulp or two
 # (golden_replay.words_for_normal): the stochastic file's rewards are compared within
@@ -73,30 +61,12 @@ def deep_sea_mapping() -> Mapping:
                    info={"discount": float}, kept=("total_bad_episodes", "denoised_return"))
 
 
-DEEP_SEA = [("DeepSea-bsuite", {}, 0.0),
-            ("DeepSea-bsuite_deterministic=False", {"deterministic": False}, 1e-6)]
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("stem,params,rtol", DEEP_SEA)
-def test_deep_sea_steps_are_gymnaxs(stem, params, rtol, backend, dtype, root):
-    n = replay_steps(root("envs/deep_sea.env"), stem, deep_sea_mapping(), params, backend=backend, dtype=dtype,
-                     rtol=rtol if dtype == "float32" else 0.0)
-    assert n == 200
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("stem,params,rtol", DEEP_SEA)
-def test_deep_sea_resets_are_gymnaxs(backend, stem, params, rtol, dtype, root):
-    assert replay_resets(root("envs/deep_sea.env"), stem, deep_sea_mapping(), params, backend=backend,
-                         dtype=dtype) == 25
+DEEP_SEA = [("DeepSea-bsuite", {}), ("DeepSea-bsuite_deterministic=False", {"deterministic": False})]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("stem,params,rtol", DEEP_SEA)
-def test_deep_sea_counters_survive_the_auto_reset(stem, params, rtol, backend, root):
+@pytest.mark.parametrize("stem,params", DEEP_SEA)
+def test_deep_sea_counters_survive_the_auto_reset(stem, params, backend, root):
     """gymnax's own step (same-step auto-reset) at every episode's last step: the state it
     returns is the next episode's first, with the two counters carried over. cartsim in
     same-step mode, from the last step's state and draws, must return that state whole."""
@@ -140,21 +110,6 @@ def memory_chain_mapping() -> Mapping:
                    info={"discount": float})
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_memory_chain_steps_are_gymnaxs(backend, dtype, root):
-    n = replay_steps(root("envs/memory_chain.env"), "MemoryChain-bsuite", memory_chain_mapping(), backend=backend,
-                     dtype=dtype)
-    assert n == 726
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_memory_chain_resets_are_gymnaxs(backend, dtype, root):
-    assert replay_resets(root("envs/memory_chain.env"), "MemoryChain-bsuite", memory_chain_mapping(), backend=backend,
-                         dtype=dtype) == 122
-
-
 # ---- UmbrellaChain-bsuite (section 8): exact in both compiles; gymnax's int32 reward
 # is cartsim's real of the same value ----
 
@@ -168,21 +123,6 @@ def umbrella_chain_mapping() -> Mapping:
                    obs=lambda ref: np.asarray(ref, dtype=np.float32), info={"discount": float})
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_umbrella_chain_steps_are_gymnaxs(backend, dtype, root):
-    n = replay_steps(root("envs/umbrella_chain.env"), "UmbrellaChain-bsuite", umbrella_chain_mapping(),
-                     backend=backend, dtype=dtype)
-    assert n == 606
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_umbrella_chain_resets_are_gymnaxs(backend, dtype, root):
-    assert replay_resets(root("envs/umbrella_chain.env"), "UmbrellaChain-bsuite", umbrella_chain_mapping(),
-                         backend=backend, dtype=dtype) == 62
-
-
 # ---- DiscountingChain-bsuite (section 9): no draws, exact in both compiles ----
 
 def discounting_chain_mapping() -> Mapping:
@@ -191,19 +131,21 @@ def discounting_chain_mapping() -> Mapping:
                    info={"discount": float})
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_discounting_chain_steps_are_gymnaxs(backend, dtype, root):
-    n = replay_steps(root("envs/discounting_chain.env"), "DiscountingChain-bsuite", discounting_chain_mapping(),
-                     backend=backend, dtype=dtype)
-    assert n == 500
+# ---- every golden file: its steps and resets, each as gymnax's, on every backend and dtype ----
+
+RUNS = [(backend, dtype) for backend in BACKENDS for dtype in DTYPES]
+REPLAYS = [Golden("Catch-bsuite", "envs/catch.env", catch_mapping, 489, 56, RUNS),
+           Golden("DeepSea-bsuite", "envs/deep_sea.env", deep_sea_mapping, 200, 25, RUNS, {}),
+           Golden("DeepSea-bsuite_deterministic=False", "envs/deep_sea.env", deep_sea_mapping, 200, 25, RUNS,
+                  {"deterministic": False}, step_rtol={"float32": 1e-6}),
+           Golden("MemoryChain-bsuite", "envs/memory_chain.env", memory_chain_mapping, 726, 122, RUNS),
+           Golden("UmbrellaChain-bsuite", "envs/umbrella_chain.env", umbrella_chain_mapping, 606, 62, RUNS),
+           Golden("DiscountingChain-bsuite", "envs/discounting_chain.env", discounting_chain_mapping, 500, 5, RUNS)]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_discounting_chain_resets_are_gymnaxs(backend, dtype, root):
-    assert replay_resets(root("envs/discounting_chain.env"), "DiscountingChain-bsuite", discounting_chain_mapping(),
-                         backend=backend, dtype=dtype) == 5
+@pytest.mark.parametrize("row,kind,backend,dtype", golden_params(REPLAYS))
+def test_replays_are_gymnaxs(row, kind, backend, dtype):
+    check_replay(row, kind, backend, dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -243,25 +185,8 @@ def test_discounting_chain_pays_each_arm_once_at_its_time(backend, dtype, root):
 # or cartsim's own sample bent a little), to show that it can. DiscountingChain draws
 # nothing.
 
-SAMPLES = 10000
-
-
-def sampled(env: str, seed: int, state: dict = None, actions=None, **params):
-    """cartsim's states after a reset at `seed` of SAMPLES environments, or, given a state
-    (every variable by name, one value for all) and actions, after one step from it:
-    (state, reward)."""
-    vec = cartsim.make_vec(env, SAMPLES, backend="interp", dtype="float32", threads=1, params=params)
-    try:
-        vec.reset(seed=seed)
-        if state is None:
-            return vec.batch.get_state(), None
-        batch = vec.batch
-        batch.set_state({v.name: np.broadcast_to(np.asarray(state[v.name]), (SAMPLES,) + v.shape).copy()
-                         for v in batch.state_vars}, np.full(SAMPLES, int(state["time"]), dtype=np.int32))
-        _, reward, _, _, _ = vec.step(np.full(SAMPLES, actions))
-        return batch.get_state(), np.array(reward)
-    finally:
-        vec.close()
+SAMPLES = golden_dist.SAMPLES
+sampled = golden_dist.sampled
 
 
 def test_chi_square_tells_a_fair_coin_from_a_biased_one():

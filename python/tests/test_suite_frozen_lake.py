@@ -4,7 +4,7 @@ with the reference's random outcomes, slippery and not, f64 on every backend (an
 import numpy as np
 import pytest
 
-from golden_replay import Mapping, replay_resets, replay_steps, word_for_categorical, word_for_uniform
+from golden_replay import Golden, Mapping, check_replay, golden_params, word_for_categorical, word_for_uniform
 
 FAIL = (1.0 - 1.0 / 3.0) / 2.0
 
@@ -28,29 +28,22 @@ def frozen_lake_mapping(slippery: bool) -> Mapping:
                    info={"prob": float})
 
 
-CASES = [("FrozenLake-v1", "envs/frozen_lake.env", True),
-         ("FrozenLake-v1_is_slippery=False", "envs/frozen_lake.env", False),
-         ("FrozenLake8x8-v1", "envs/frozen_lake_8x8.env", True),
-         ("FrozenLake8x8-v1_is_slippery=False", "envs/frozen_lake_8x8.env", False)]
-
-
 # (backend, dtype): f64 to the bit on every backend; f32 too, its prob info within 1e-6
 RUNS = [("interp", "float64"), ("cpu", "float64"), ("interp", "float32")]
+F32_RTOL = {"float32": 1e-6}
 
 
-def _run(backend, dtype):
-    return dict(backend=backend, dtype=dtype, rtol=1e-6 if dtype == "float32" else 0.0)
+def frozen_lake(stem: str, env: str, slippery: bool) -> Golden:
+    return Golden(stem, env, lambda: frozen_lake_mapping(slippery), steps=301, resets=11, runs=RUNS,
+                  params={"is_slippery": slippery}, exact=False, step_rtol=F32_RTOL, reset_rtol=F32_RTOL)
 
 
-@pytest.mark.parametrize("stem,env,slippery", CASES)
-@pytest.mark.parametrize("backend,dtype", RUNS)
-def test_frozen_lake_steps_are_gymnasiums(stem, env, slippery, backend, dtype, root):
-    n = replay_steps(root(env), stem, frozen_lake_mapping(slippery), {"is_slippery": slippery}, **_run(backend, dtype))
-    assert n > 300
+REPLAYS = [frozen_lake("FrozenLake-v1", "envs/frozen_lake.env", True),
+           frozen_lake("FrozenLake-v1_is_slippery=False", "envs/frozen_lake.env", False),
+           frozen_lake("FrozenLake8x8-v1", "envs/frozen_lake_8x8.env", True),
+           frozen_lake("FrozenLake8x8-v1_is_slippery=False", "envs/frozen_lake_8x8.env", False)]
 
 
-@pytest.mark.parametrize("stem,env,slippery", CASES)
-@pytest.mark.parametrize("backend,dtype", RUNS)
-def test_frozen_lake_resets_are_gymnasiums(stem, env, slippery, backend, dtype, root):
-    m = frozen_lake_mapping(slippery)
-    assert replay_resets(root(env), stem, m, {"is_slippery": slippery}, **_run(backend, dtype)) > 10
+@pytest.mark.parametrize("row,kind,backend,dtype", golden_params(REPLAYS))
+def test_replays_are_gymnasiums(row, kind, backend, dtype):
+    check_replay(row, kind, backend, dtype)

@@ -5,7 +5,8 @@ computes with ints, bools and 0/1 maps only)."""
 import numpy as np
 import pytest
 
-from golden_replay import Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_randint
+import golden_dist
+from golden_replay import Golden, Mapping, check_replay, golden_params, word_for_bernoulli, word_for_randint
 
 BACKENDS = ["interp", "cpu"]
 DTYPES = ["float32", "float64"]
@@ -48,22 +49,6 @@ def _meta(stem):
     return load(stem)[0]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_breakout_steps_are_gymnax(backend, dtype, root):
-    stem = "Breakout-MinAtar"
-    n = replay_steps(root("envs/breakout.env"), stem, breakout_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n > 150
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_breakout_resets_are_gymnax(backend, dtype, root):
-    stem = "Breakout-MinAtar"
-    n = replay_resets(root("envs/breakout.env"), stem, breakout_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n > 10
-
-
 # ---- Freeway-MinAtar: 8 speeds and 8 directions at every reset and step ----
 
 def _car_words(draws):
@@ -74,22 +59,6 @@ def _car_words(draws):
 def freeway_mapping(meta):
     return minatar_mapping(meta, lambda record, f32: _car_words(record["draws"]),
                            lambda record, f32: _car_words(record["draws"]))
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_freeway_steps_are_gymnax(backend, dtype, root):
-    stem = "Freeway-MinAtar"
-    n = replay_steps(root("envs/freeway.env"), stem, freeway_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n > 100
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_freeway_resets_are_gymnax(backend, dtype, root):
-    stem = "Freeway-MinAtar"
-    n = replay_resets(root("envs/freeway.env"), stem, freeway_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n >= 10
 
 
 # ---- Asterix-MinAtar: a side, gold or not, and an order of the 8 slots at every step ----
@@ -114,22 +83,6 @@ def asterix_mapping(meta):
     return minatar_mapping(meta, step_words, lambda record, f32: [])
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_asterix_steps_are_gymnax(backend, dtype, root):
-    stem = "Asterix-MinAtar"
-    n = replay_steps(root("envs/asterix.env"), stem, asterix_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n > 140
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_asterix_resets_are_gymnax(backend, dtype, root):
-    stem = "Asterix-MinAtar"
-    n = replay_resets(root("envs/asterix.env"), stem, asterix_mapping(_meta(stem)), backend=backend, dtype=dtype)
-    assert n >= 10
-
-
 # ---- SpaceInvaders-MinAtar: no draws; an int32 discount ----
 
 def space_invaders_mapping(meta):
@@ -138,32 +91,28 @@ def space_invaders_mapping(meta):
     return m
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_space_invaders_steps_are_gymnax(backend, dtype, root):
-    stem = "SpaceInvaders-MinAtar"
-    n = replay_steps(root("envs/space_invaders.env"), stem, space_invaders_mapping(_meta(stem)), backend=backend,
-                     dtype=dtype)
-    assert n > 60
+# ---- every golden file: its steps and resets, each as gymnax's, on every backend and dtype
+# (the records each holds, at least) ----
+
+RUNS = [(backend, dtype) for backend in BACKENDS for dtype in DTYPES]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_space_invaders_resets_are_gymnax(backend, dtype, root):
-    stem = "SpaceInvaders-MinAtar"
-    assert replay_resets(root("envs/space_invaders.env"), stem, space_invaders_mapping(_meta(stem)), backend=backend,
-                         dtype=dtype) >= 10
+def _minatar(stem: str, env: str, mapping, steps: int, resets: int) -> Golden:
+    return Golden(stem, env, lambda: mapping(_meta(stem)), steps, resets, RUNS, exact=False)
+
+
+REPLAYS = [_minatar("Breakout-MinAtar", "envs/breakout.env", breakout_mapping, 151, 11),
+           _minatar("Freeway-MinAtar", "envs/freeway.env", freeway_mapping, 101, 10),
+           _minatar("Asterix-MinAtar", "envs/asterix.env", asterix_mapping, 141, 10),
+           _minatar("SpaceInvaders-MinAtar", "envs/space_invaders.env", space_invaders_mapping, 61, 10)]
+
+
+@pytest.mark.parametrize("row,kind,backend,dtype", golden_params(REPLAYS))
+def test_replays_are_gymnax(row, kind, backend, dtype):
+    check_replay(row, kind, backend, dtype)
 
 
 # ---- cartsim's own draws against the reference's distributions (STEM.dist.json) ----
-
-def _dist(stem):
-    import json
-    import os
-    from golden_replay import GOLDEN
-    with open(os.path.join(GOLDEN, stem + ".dist.json")) as f:
-        return json.load(f)
-
 
 def chi_square_z(want_counts: dict, got_counts: dict) -> float:
     """How far two samples' counts over the same outcomes are from one distribution: the
@@ -212,7 +161,7 @@ def test_chi_square_z_tells_distributions_apart():
 
 
 def test_breakout_reset_draws_follow_gymnax(root):
-    ref = _dist("Breakout-MinAtar")["reset"]
+    ref = golden_dist.load("Breakout-MinAtar")["reset"]
     n = ref_n = sum(ref["state.ball_x"]["all"].values())
     state = _reset_states(root("envs/breakout.env"), n)
     for field in ("ball_x", "ball_dir", "last_x"):
@@ -265,7 +214,7 @@ def _freeway_speed_draws_follow(ref, speeds):
 
 
 def test_freeway_reset_draws_follow_gymnax(root):
-    ref = _dist("Freeway-MinAtar")["reset"]
+    ref = golden_dist.load("Freeway-MinAtar")["reset"]
     state = _reset_states(root("envs/freeway.env"), 10000)
     _freeway_speed_draws_follow(ref, state["cars"][:, :, 3])
     assert np.all(state["cars"][:, :, 2] == np.abs(state["cars"][:, :, 3]))
@@ -274,7 +223,7 @@ def test_freeway_reset_draws_follow_gymnax(root):
 def test_freeway_step_draws_follow_gymnax(root):
     """The step's draws show on a crossing: the chicken one row from the top moves up."""
     import cartsim
-    ref = _dist("Freeway-MinAtar")["step"]
+    ref = golden_dist.load("Freeway-MinAtar")["step"]
     n = 10000
     vec = cartsim.make_vec(root("envs/freeway.env"), n, backend="interp", threads=1)
     try:
@@ -308,7 +257,7 @@ def _asterix_spawn(env, n, entities, seed):
 
 def test_asterix_step_draws_follow_gymnax(root):
     """A spawn into empty slots shows the side, the gold and order[1] (the first slot read)."""
-    ref = _dist("Asterix-MinAtar")["step"]
+    ref = golden_dist.load("Asterix-MinAtar")["step"]
     after = _asterix_spawn(root("envs/asterix.env"), 10000, np.zeros((8, 5), dtype=np.int32), seed=5)
     filled = after[:, :, 4] == 1
     assert np.all(filled.sum(axis=1) == 1)
@@ -323,7 +272,7 @@ def test_asterix_step_draws_follow_gymnax(root):
 def test_asterix_slot_search_fails_as_gymnax(root):
     """With one free slot (3) the search misses it when the order puts it first (order[0]
     is never read): about 1 spawn in 8 then overwrites a filled slot with an unfilled row."""
-    ref = _dist("Asterix-MinAtar")["step"]["draw.slot_order"]["[0]"]
+    ref = golden_dist.load("Asterix-MinAtar")["step"]["draw.slot_order"]["[0]"]
     entities = np.array([[0, i + 1, 1, 0, 1] for i in range(8)], dtype=np.int32)
     entities[:, 0] = 9 - 0      # all at the right edge, far from the player
     entities[3] = 0

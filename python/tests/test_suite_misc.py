@@ -3,9 +3,7 @@ gymnax 1.0.1's own episodes (tests/golden_suite, docs/suite.md sections 14-16): 
 golden step and reset replayed with the reference's random outcomes through the shipped
 kernel on both backends, cartsim's own draws against the reference's distributions, the
 Python API, the pictures, and PPO learning FourRooms."""
-import json
 import math
-import os
 
 import gymnasium
 import numpy as np
@@ -13,7 +11,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import cartsim
-from golden_replay import GOLDEN, Mapping, replay_resets, replay_steps, word_for_randint, word_for_uniform
+import golden_dist
+from golden_replay import Golden, Mapping, check_replay, golden_params, word_for_randint, word_for_uniform
 
 BACKENDS = ["cpu", "interp"]
 
@@ -38,20 +37,6 @@ def four_rooms_mapping() -> Mapping:
                    info={"discount": float})
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_four_rooms_steps_are_gymnax(backend, dtype, root):
-    assert replay_steps(root("envs/four_rooms.env"), "FourRooms-misc", four_rooms_mapping(),
-                        backend=backend, dtype=dtype) == 831
-
-
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_four_rooms_resets_are_gymnax(backend, dtype, root):
-    assert replay_resets(root("envs/four_rooms.env"), "FourRooms-misc", four_rooms_mapping(),
-                         backend=backend, dtype=dtype) == 24
-
-
 # ---- MetaMaze-misc (section 15) ----
 
 def meta_maze_mapping() -> Mapping:
@@ -64,20 +49,6 @@ def meta_maze_mapping() -> Mapping:
                    step_words=lambda record, f32: [word_for_randint(record["draws"]["pos_index"], 65)],
                    reset_words=lambda record, f32: [word_for_randint(record["draws"]["goal_index"], 65)],
                    obs=lambda ref: np.array(ref, dtype=np.float64), info={"discount": float})
-
-
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_meta_maze_steps_are_gymnax(backend, dtype, root):
-    assert replay_steps(root("envs/meta_maze.env"), "MetaMaze-misc", meta_maze_mapping(),
-                        backend=backend, dtype=dtype) == 504
-
-
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_meta_maze_resets_are_gymnax(backend, dtype, root):
-    assert replay_resets(root("envs/meta_maze.env"), "MetaMaze-misc", meta_maze_mapping(), backend=backend,
-                         dtype=dtype) == 12
 
 
 def xla_time_normalization(t: int) -> float:
@@ -147,29 +118,32 @@ def point_robot_mapping() -> Mapping:
                    obs=lambda ref: np.array(ref, dtype=np.float64), info={"discount": float})
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_point_robot_steps_are_gymnax(backend, root):
-    """Bit for bit in f32: the 27 restarts' cos and sin happen to be XLA's too."""
-    assert replay_steps(root("envs/point_robot.env"), "PointRobot-misc", point_robot_mapping(),
-                        backend=backend, dtype="float32") == 260
+# ---- every golden file: its steps and resets, each as gymnax's ----
+# PointRobot in f32: its steps bit for bit (the 27 restarts' cos and sin happen to be
+# XLA's too), its resets within XLA_TRIG_RTOL (one goal's sin, episode 2, is XLA's float32
+# sin, 1 ulp from cartsim's). In f64 cartsim does not round to float32 after each
+# operation as gymnax does: every step within 1e-6 relative, every reset within 1e-5 (an
+# angle drawn as pi times u in f64 rather than float32 moves the sine of an angle near pi
+# by some 1e-6 relative); test_point_robot_in_f64_is_gymnax_within_float32s_rounding.
+
+RUNS = [(backend, dtype) for backend in BACKENDS for dtype in ("float64", "float32")]
+POINT_ROBOT = Golden("PointRobot-misc", "envs/point_robot.env", point_robot_mapping, 260, 7,
+                     [(backend, "float32") for backend in BACKENDS], step_rtol={"float64": 1e-6},
+                     reset_rtol={"float32": XLA_TRIG_RTOL, "float64": 1e-5})
+REPLAYS = [Golden("FourRooms-misc", "envs/four_rooms.env", four_rooms_mapping, 831, 24, RUNS),
+           Golden("MetaMaze-misc", "envs/meta_maze.env", meta_maze_mapping, 504, 12, RUNS),
+           POINT_ROBOT]
+
+
+@pytest.mark.parametrize("row,kind,backend,dtype", golden_params(REPLAYS))
+def test_replays_are_gymnax(row, kind, backend, dtype):
+    check_replay(row, kind, backend, dtype)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_point_robot_resets_are_gymnax(backend, root):
-    """Within XLA_TRIG_RTOL: one goal's sin (episode 2) is XLA's float32 sin, 1 ulp from cartsim's."""
-    assert replay_resets(root("envs/point_robot.env"), "PointRobot-misc", point_robot_mapping(),
-                         backend=backend, dtype="float32", rtol=XLA_TRIG_RTOL) == 7
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_point_robot_in_f64_is_gymnax_within_float32s_rounding(backend, root):
-    """In f64 cartsim does not round to float32 after each operation as gymnax does: every
-    step within 1e-6 relative, every reset within 1e-5 (an angle drawn as pi times u in f64
-    rather than float32 moves the sine of an angle near pi by some 1e-6 relative)."""
-    assert replay_steps(root("envs/point_robot.env"), "PointRobot-misc", point_robot_mapping(),
-                        backend=backend, dtype="float64", rtol=1e-6) == 260
-    assert replay_resets(root("envs/point_robot.env"), "PointRobot-misc", point_robot_mapping(),
-                         backend=backend, dtype="float64", rtol=1e-5) == 7
+def test_point_robot_in_f64_is_gymnax_within_float32s_rounding(backend):
+    check_replay(POINT_ROBOT, "steps", backend, "float64")
+    check_replay(POINT_ROBOT, "resets", backend, "float64")
 
 
 # ---- cartsim's own draws against the references' distributions (STEM.dist.json) ----
@@ -182,11 +156,6 @@ def test_point_robot_in_f64_is_gymnax_within_float32s_rounding(backend, root):
 
 SAMPLES = 10000
 P_FAIL = 1e-6
-
-
-def dist(stem: str) -> dict:
-    with open(os.path.join(GOLDEN, stem + ".dist.json")) as f:
-        return json.load(f)
 
 
 def chi2_p(ref_counts, got_counts) -> float:
@@ -250,7 +219,7 @@ FOUR_ROOMS_MAP = ["xxxxxxxxxxxxx", "x     x     x", "x     x     x", "x         
 
 def four_rooms_step_p(root, seed, **params) -> list:
     """p-values of the first step's row and column from the first reset state, action 0 (up)."""
-    ref = dist("FourRooms-misc")["step"]["next_state.pos"]
+    ref = golden_dist.load("FourRooms-misc")["step"]["next_state.pos"]
     vec = make(root("envs/four_rooms.env"), SAMPLES, **params)
     try:
         vec.reset(seed=seed)
@@ -269,7 +238,7 @@ def test_four_rooms_step_draws_are_gymnaxs(root):
 def four_rooms_reset_p(root, seed, **params) -> list:
     """p-values of the resampled goal (resample_goal_pos) and start (resample_init_pos, the
     goal fixed at [8, 9]) against the reference's goal_index and pos_index draws."""
-    ref = dist("FourRooms-misc")["reset"]
+    ref = golden_dist.load("FourRooms-misc")["reset"]
     coords = four_rooms_coords()
     out = []
     vec = make(root("envs/four_rooms.env"), SAMPLES, resample_goal_pos=True, **params)
@@ -315,7 +284,7 @@ META_MAZE_COORDS = [[r, c] for r in range(1, 10) for c in range(1, 10) if r % 2 
 def test_meta_maze_draws_are_gymnaxs(root):
     """The reset's goal against goal_index; a step that reaches the goal (from next to it)
     moves the agent to a cell drawn as pos_index."""
-    ref = dist("MetaMaze-misc")
+    ref = golden_dist.load("MetaMaze-misc")
     vec = make(root("envs/meta_maze.env"), SAMPLES)
     try:
         vec.reset(seed=31)
@@ -340,7 +309,7 @@ def test_meta_maze_draws_are_gymnaxs(root):
 
 
 def point_robot_reset_p(root, seed, **params) -> list:
-    ref = dist("PointRobot-misc")["reset"]
+    ref = golden_dist.load("PointRobot-misc")["reset"]
     vec = make(root("envs/point_robot.env"), SAMPLES, **params)
     try:
         vec.reset(seed=seed)
@@ -354,7 +323,7 @@ def point_robot_reset_p(root, seed, **params) -> list:
 def point_robot_restart_p(root, seed, **params) -> list:
     """A step standing on the goal restarts the robot: its radius and angle against the
     reference's step draws pos_radius and pos_angle."""
-    ref = dist("PointRobot-misc")["step"]
+    ref = golden_dist.load("PointRobot-misc")["step"]
     vec = make(root("envs/point_robot.env"), SAMPLES, **params)
     try:
         vec.reset(seed=seed)

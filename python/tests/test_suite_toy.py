@@ -5,17 +5,14 @@ outcomes, f64 bit-exact."""
 import numpy as np
 import pytest
 
-from golden_replay import (Mapping, replay_resets, replay_steps, word_for_bernoulli, word_for_categorical,
+import golden_dist
+from golden_replay import (Golden, Mapping, check_replay, golden_params, word_for_bernoulli, word_for_categorical,
                            word_for_randint, word_for_uniform)
 
 # (backend, dtype): Gymnasium computes in float64, which every backend reproduces to the
 # bit; float32 too, its reals (the prob info) within RTOL, its ints and flags exact
 RUNS = [("interp", "float64"), ("cpu", "float64"), ("interp", "float32")]
 RTOL = {"float64": 0.0, "float32": 1e-6}
-
-
-def _run(backend, dtype):
-    return dict(backend=backend, dtype=dtype, rtol=RTOL[dtype])
 THIRD = 1.0 / 3.0
 
 
@@ -36,22 +33,6 @@ def cliff_walking_mapping(slippery: bool) -> Mapping:
     return Mapping(state=_s_and_lastaction, steps=lambda ref: 0, step_words=step_words,
                    reset_words=lambda record, f32: [word_for_categorical(0, [1.0], f32)],
                    obs=lambda ref: np.int64(ref), info={"prob": float})
-
-
-CLIFF = [("CliffWalking-v1", "envs/cliff_walking.env", False),
-         ("CliffWalkingSlippery-v1", "envs/cliff_walking_slippery.env", True)]
-
-
-@pytest.mark.parametrize("stem,env,slippery", CLIFF)
-@pytest.mark.parametrize("backend,dtype", RUNS)
-def test_cliff_walking_steps_are_gymnasiums(stem, env, slippery, backend, dtype, root):
-    assert replay_steps(root(env), stem, cliff_walking_mapping(slippery), **_run(backend, dtype)) > 300
-
-
-@pytest.mark.parametrize("stem,env,slippery", CLIFF)
-@pytest.mark.parametrize("backend,dtype", RUNS)
-def test_cliff_walking_resets_are_gymnasiums(stem, env, slippery, backend, dtype, root):
-    assert replay_resets(root(env), stem, cliff_walking_mapping(slippery), **_run(backend, dtype)) > 10
 
 
 def test_cliff_walking_has_no_time_limit(root):
@@ -101,26 +82,6 @@ def taxi_mapping(rainy: bool, rainy_probability: float = 0.8, fickle_probability
                    info={"prob": float, "action_mask": lambda ref: np.array(ref, dtype=np.int8)})
 
 
-TAXI = [("Taxi-v4", {}),
-        ("Taxi-v4_is_rainy=True", {"is_rainy": True}),
-        ("Taxi-v4_fickle_passenger=True", {"fickle_passenger": True}),
-        ("Taxi-v4_is_rainy=True_fickle_passenger=True", {"is_rainy": True, "fickle_passenger": True})]
-
-
-@pytest.mark.parametrize("stem,params", TAXI)
-@pytest.mark.parametrize("backend,dtype", RUNS)
-def test_taxi_steps_are_gymnasiums(stem, params, backend, dtype, root):
-    m = taxi_mapping(params.get("is_rainy", False))
-    assert replay_steps(root("envs/taxi.env"), stem, m, params, **_run(backend, dtype)) > 500
-
-
-@pytest.mark.parametrize("stem,params", TAXI)
-@pytest.mark.parametrize("backend,dtype", RUNS)
-def test_taxi_resets_are_gymnasiums(stem, params, backend, dtype, root):
-    m = taxi_mapping(params.get("is_rainy", False))
-    assert replay_resets(root("envs/taxi.env"), stem, m, params, **_run(backend, dtype)) > 30
-
-
 def test_taxi_info_has_gymnasiums_types(root):
     import cartsim
     vec = cartsim.make_vec(root("envs/taxi.env"), 3, backend="interp")
@@ -162,21 +123,33 @@ def blackjack_mapping() -> Mapping:
                    obs=lambda ref: tuple(np.int64(x) for x in ref))
 
 
-BLACKJACK = [("Blackjack-v1", {}),
-             ("Blackjack-v1_sab=False", {"sab": False}),
-             ("Blackjack-v1_sab=False_natural=True", {"sab": False, "natural": True})]
+# ---- every golden file: its steps and resets, each as Gymnasium's ----
+
+def _toy(stem: str, env: str, mapping, steps: int, resets: int, params: dict = None) -> Golden:
+    return Golden(stem, env, mapping, steps=steps, resets=resets, runs=RUNS, params=params, exact=False,
+                  step_rtol=RTOL, reset_rtol=RTOL)
 
 
-@pytest.mark.parametrize("stem,params", BLACKJACK)
-@pytest.mark.parametrize("backend,dtype", RUNS)
-def test_blackjack_steps_are_gymnasiums(stem, params, backend, dtype, root):
-    assert replay_steps(root("envs/blackjack.env"), stem, blackjack_mapping(), params, **_run(backend, dtype)) > 400
+TAXI = "envs/taxi.env"
+BLACKJACK = "envs/blackjack.env"
+REPLAYS = [_toy("CliffWalking-v1", "envs/cliff_walking.env", lambda: cliff_walking_mapping(False), 301, 11),
+           _toy("CliffWalkingSlippery-v1", "envs/cliff_walking_slippery.env", lambda: cliff_walking_mapping(True),
+                301, 11),
+           _toy("Taxi-v4", TAXI, lambda: taxi_mapping(False), 501, 31, {}),
+           _toy("Taxi-v4_is_rainy=True", TAXI, lambda: taxi_mapping(True), 501, 31, {"is_rainy": True}),
+           _toy("Taxi-v4_fickle_passenger=True", TAXI, lambda: taxi_mapping(False), 501, 31,
+                {"fickle_passenger": True}),
+           _toy("Taxi-v4_is_rainy=True_fickle_passenger=True", TAXI, lambda: taxi_mapping(True), 501, 31,
+                {"is_rainy": True, "fickle_passenger": True}),
+           _toy("Blackjack-v1", BLACKJACK, blackjack_mapping, 401, 301, {}),
+           _toy("Blackjack-v1_sab=False", BLACKJACK, blackjack_mapping, 401, 301, {"sab": False}),
+           _toy("Blackjack-v1_sab=False_natural=True", BLACKJACK, blackjack_mapping, 401, 301,
+                {"sab": False, "natural": True})]
 
 
-@pytest.mark.parametrize("stem,params", BLACKJACK)
-@pytest.mark.parametrize("backend,dtype", RUNS)
-def test_blackjack_resets_are_gymnasiums(stem, params, backend, dtype, root):
-    assert replay_resets(root("envs/blackjack.env"), stem, blackjack_mapping(), params, **_run(backend, dtype)) > 300
+@pytest.mark.parametrize("row,kind,backend,dtype", golden_params(REPLAYS))
+def test_replays_are_gymnasiums(row, kind, backend, dtype):
+    check_replay(row, kind, backend, dtype)
 
 
 # ---- from Python: ids, options, Gymnasium's checks, the state by name ----
@@ -286,11 +259,7 @@ P_MIN = 1e-4          # a fixed seed: the same statistic every run; generous, an
 
 
 def _reference_counts(stem: str):
-    import json
-    import os
-    from golden_replay import GOLDEN
-    with open(os.path.join(GOLDEN, stem + ".dist.json")) as f:
-        return json.load(f)["counts"]
+    return golden_dist.load(stem)["counts"]
 
 
 def _upper_gamma_regularized(a: float, x: float) -> float:

@@ -1,50 +1,26 @@
 /* libFuzzer target: the configuration file loader, cs_config_load (make fuzz).
  *
  * The loader reads a path, so each input is written to one file of this
- * process first (in $TMPDIR, removed at exit). Whatever loads is then read
+ * process first (fuzz_input.h). Whatever loads is then read
  * back entry by entry, and the environment it names parsed with its
  * overrides: every string the loaded cs_config points to must be alive and
  * NUL-terminated. */
-#include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cartsim.h"
-
-static char path[4096];
-
-static void remove_file(void)
-{
-    if (path[0])
-        unlink(path);
-}
-
-static bool write_input(const uint8_t *data, size_t size)
-{
-    if (!path[0]) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/cartsim-fuzz-config-%ld.ini", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-        atexit(remove_file);
-    }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return false;
-    bool ok = size == 0 || write(fd, data, size) == (ssize_t)size;
-    return close(fd) == 0 && ok;
-}
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!write_input(data, size))
+    if (!fuzz_write_input("config", "ini", data, size))
         return 0;
     cs_config cfg;
     cs_config_init(&cfg);
     cs_config_file *file = NULL;
     char err[512];
-    if (cs_config_load(&cfg, path, &file, err, sizeof err) != CS_OK) {
+    if (cs_config_load(&cfg, fuzz_input_path, &file, err, sizeof err) != CS_OK) {
         if (!memchr(err, 0, sizeof err) || file)
             abort();   /* the message is a string; a failure hands back no file */
         return 0;

@@ -1,9 +1,8 @@
 /* libFuzzer target: the policy file reader, cs_policy_load (make fuzz).
  *
  * The reader takes a path, so each input is written to one file of this
- * process first (in $TMPDIR, removed at exit). A file that loads is saved
+ * process first (fuzz_input.h). A file that loads is saved
  * again and read back: the same names and the same weights, bit for bit. */
-#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,37 +11,26 @@
 #include <unistd.h>
 
 #include "cartsim.h"
+#include "fuzz_input.h"
 
-static char path[4096], again[4200];
+static char again[4200];   /* where a file that loads is saved again */
 
-static void remove_files(void)
+static void remove_again(void)
 {
-    unlink(path);
     unlink(again);
-}
-
-static bool write_input(const uint8_t *data, size_t size)
-{
-    if (!path[0]) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/cartsim-fuzz-policy-%ld.pol", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-        snprintf(again, sizeof again, "%s.again", path);
-        atexit(remove_files);
-    }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return false;
-    bool ok = size == 0 || write(fd, data, size) == (ssize_t)size;
-    return close(fd) == 0 && ok;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!write_input(data, size))
+    if (!fuzz_write_input("policy", "pol", data, size))
         return 0;
+    if (!again[0]) {
+        snprintf(again, sizeof again, "%s.again", fuzz_input_path);
+        atexit(remove_again);
+    }
     cs_policy_file f;
     char err[512];
-    if (cs_policy_load(path, &f, err, sizeof err) != CS_OK) {
+    if (cs_policy_load(fuzz_input_path, &f, err, sizeof err) != CS_OK) {
         if (!memchr(err, 0, sizeof err) || f.weights)
             abort();   /* a message, and nothing left to free */
         return 0;
