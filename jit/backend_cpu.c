@@ -2,7 +2,8 @@
  * once, then a link) -> a shared object, cached on disk by a hash of
  * everything that can change the object, and loaded with dlopen.
  *
- * Flags: -O3 -march=native for speed; -ffp-contract=off so that no FMA
+ * Flags: -O3 -march=native for speed (-O1 for a training rollout's kernel,
+ * opt_flags below); -ffp-contract=off so that no FMA
  * changes a rounding (f64 results must match the interpreter and Gymnasium to
  * the last bit); -fno-math-errno so sqrt stays an instruction (it changes no
  * result); -mprefer-vector-width=512 where the CPU has AVX-512 (GCC 12
@@ -37,9 +38,18 @@
 
 extern char **environ;
 
-static const char *const cc_flags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-tree-slp-vectorize", "-fno-tree-fre",
+/* The optimization level comes first (opt_flags), then these. */
+static const char *const cc_flags[] = {"-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-tree-slp-vectorize", "-fno-tree-fre",
                                        "-fvect-cost-model=unlimited", "-mprefer-vector-width=512",
                                        "-fPIC", "-shared", "-std=c11", "-w"};
+
+/* -O3 for a kernel that runs long; -O1 for one compiled to run a few hundred
+ * steps a call (a training rollout), where -O3's register allocation over
+ * the actor-critic's thousand products is most of the run (PPO on CartPole:
+ * 4.1 s of CPU to 1.2 s, bench/RESULTS.md). The bits are the same at every
+ * level: no level reassociates or contracts (-ffp-contract=off, no
+ * -ffast-math). */
+static const char *const opt_flags[] = {[CS_CPU_OPT_SPEED] = "-O3", [CS_CPU_OPT_COMPILE] = "-O1"};
 
 /* The compiler's path as found on PATH, so its identity (path, size, mtime)
  * can enter the cache key without running it. */
@@ -232,17 +242,19 @@ static int run_compilers(const char *cc, const cs_build_dir *b, const char *cons
 
 /* source (written at src) -> the halves' objects, at once -> obj, linked;
  * everything in b. */
-static int build_kernel(const char *cc, const cs_build_dir *b, const char *src, const char *obj, double timeout_s,
-                        const volatile sig_atomic_t *interrupt, char *err, size_t err_size, bool *no_space)
+static int build_kernel(const char *cc, cs_cpu_opt opt, const cs_build_dir *b, const char *src, const char *obj,
+                        double timeout_s, const volatile sig_atomic_t *interrupt, char *err, size_t err_size,
+                        bool *no_space)
 {
     enum { FLAGS = sizeof cc_flags / sizeof cc_flags[0] };
     char half_obj[HALVES][PATH_MAX], half_log[HALVES][PATH_MAX], link_log[PATH_MAX];
-    const char *half_args[HALVES][FLAGS + 8], *log[HALVES];
+    const char *half_args[HALVES][FLAGS + 9], *log[HALVES];
     const char *const *args[HALVES];
     for (int h = 0; h < HALVES; h++) {
         snprintf(half_obj[h], sizeof half_obj[h], "%.4000s/half%d.o", b->path, h);
         snprintf(half_log[h], sizeof half_log[h], "%.4000s/cc%d.log", b->path, h);
         int n = 0;
+        half_args[h][n++] = opt_flags[opt];
         for (size_t k = 0; k < FLAGS; k++)
             half_args[h][n++] = cc_flags[k];
         half_args[h][n++] = half_define[h];
@@ -401,7 +413,7 @@ static int temporary_build_dir(cs_build_dir *b, char *err, size_t err_size)
  * (a compiler that says it succeeded but wrote no loadable object fails
  * here, before anything is stored). *no_space: it failed for want of room
  * in b, and another directory may do. */
-static int build_in(const cs_build_dir *b, const char *source, const char *cc_path, double timeout_s,
+static int build_in(const cs_build_dir *b, const char *source, const char *cc_path, cs_cpu_opt opt, double timeout_s,
                     const volatile sig_atomic_t *interrupt, cs_cpu_kernel *out, char *err, size_t err_size,
                     bool *no_space)
 {
@@ -421,7 +433,7 @@ static int build_in(const cs_build_dir *b, const char *source, const char *cc_pa
         *no_space = true;
         return -1;
     }
-    int rc = build_kernel(cc_path, b, src, obj, timeout_s, interrupt, err, err_size, no_space);
+    int rc = build_kernel(cc_path, opt, b, src, obj, timeout_s, interrupt, err, err_size, no_space);
     if (rc != 0)
         return rc;
     int fd = openat(b->fd, files[1], O_RDONLY | O_CLOEXEC);
@@ -435,6 +447,13 @@ static int build_in(const cs_build_dir *b, const char *source, const char *cc_pa
 
 int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const volatile sig_atomic_t *interrupt,
                    cs_cache *cache, cs_cpu_kernel *out, char *err, size_t err_size)
+{
+    return cs_cpu_compile_opt(source, cc, CS_CPU_OPT_SPEED, timeout_s, interrupt, cache, out, err, err_size);
+}
+
+int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s,
+                       const volatile sig_atomic_t *interrupt, cs_cache *cache, cs_cpu_kernel *out, char *err,
+                       size_t err_size)
 {
     double start = cs_now_ms();
     memset(out, 0, sizeof *out);
@@ -451,6 +470,7 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
     char ident[PATH_MAX + 64];
     snprintf(ident, sizeof ident, "%s %lld %lld", cc_path, (long long)st.st_size, (long long)st.st_mtime);
     h = hash_str(h, ident);
+    h = hash_str(h, opt_flags[opt]);
     for (size_t k = 0; k < sizeof cc_flags / sizeof cc_flags[0]; k++)
         h = hash_str(h, cc_flags[k]);
     for (int half = 0; half < HALVES; half++)
@@ -474,14 +494,14 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
         return -1;
     bool no_space, elsewhere = false;
     char said[512] = "";
-    int rc = build_in(&build, source, cc_path, timeout_s, interrupt, out, err, err_size, &no_space);
+    int rc = build_in(&build, source, cc_path, opt, timeout_s, interrupt, out, err, err_size, &no_space);
     if (rc == CS_CPU_FAIL && in_cache && no_space) {
         snprintf(said, sizeof said, "%s", err);
         cs_build_dir_remove(&build);
         if (temporary_build_dir(&build, err, err_size) != 0)
             return -1;
         elsewhere = true;
-        rc = build_in(&build, source, cc_path, timeout_s, interrupt, out, err, err_size, &no_space);
+        rc = build_in(&build, source, cc_path, opt, timeout_s, interrupt, out, err, err_size, &no_space);
     }
     /* Only what loaded is stored; a failed store runs what was built, uncached. */
     char path[PATH_MAX], obj[sizeof build.path + 16];

@@ -79,7 +79,11 @@ static cs_compile_error compile_cpu(cs_kernel *k, const cs_compile_request *rq, 
     cs_text src = {0};
     cs_compile_error e = emit(k, rq, rq->unroll, 0, CS_DIALECT_C, &src, err, err_size);
     if (e == CS_COMPILE_OK) {
-        int rc = cs_cpu_compile(src.data, rq->cc, rq->cc_timeout_s, rq->interrupt, &k->cache, &k->cpu, err, err_size);
+        /* a kernel that records (PPO's rollout) runs a few hundred steps per
+         * iteration: its compile, not its speed, is what a run waits for */
+        cs_cpu_opt opt = k->prog->n_records ? CS_CPU_OPT_COMPILE : CS_CPU_OPT_SPEED;
+        int rc = cs_cpu_compile_opt(src.data, rq->cc, opt, rq->cc_timeout_s, rq->interrupt, &k->cache, &k->cpu, err,
+                                    err_size);
         e = rc == CS_CPU_NO_CC            ? CS_COMPILE_NO_CC
           : rc == CS_CPU_TIMEOUT          ? CS_COMPILE_CC_TIMEOUT
           : rc == CS_CPU_INTERRUPTED      ? CS_COMPILE_INTERRUPTED

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "cartsim.h"
 
 static cs_env *open_ac(const char *env_name, const char *policy, int64_t n, cs_backend b, int threads)
@@ -221,6 +223,48 @@ Test(actor_critic, records_agree_on_threads_and_the_interpreter)
     }
     for (int e = 0; e < 3; e++)
         cs_env_close(envs[e]);
+}
+
+/* PPO's recording rollout runs a few hundred steps per iteration, so its
+ * kernel is compiled for a short compile (-O1); a plain rollout's for speed
+ * (-O3). A wrapper around cc logs the level each compiler run was given. */
+Test(actor_critic, the_recording_kernel_is_compiled_for_a_short_compile)
+{
+    char dir[] = "/tmp/cartsim-ac-opt-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char wrapper[64], log[64];
+    snprintf(wrapper, sizeof wrapper, "%s/cc", dir);
+    snprintf(log, sizeof log, "%s/levels.log", dir);
+    FILE *f = fopen(wrapper, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nfor a in \"$@\"; do case $a in -O*) echo $a >> '%s';; esac; done\nexec cc \"$@\"\n", log);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(wrapper, 0700), 0);
+    const char *policies[2] = {"ppo:mlp:8", "random"};
+    const char *expect[2] = {"-O1\n-O1\n", "-O1\n-O1\n-O3\n-O3\n"};
+    for (int k = 0; k < 2; k++) {
+        cs_config cfg;
+        cs_config_init(&cfg);
+        cfg.env = "cartpole";
+        cfg.num_envs = 16;
+        cfg.backend = CS_BACKEND_CPU;
+        cfg.policy = policies[k];
+        cfg.cc = wrapper;
+        cfg.no_cache = true;
+        cs_env *env;
+        cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s: %s", policies[k], cs_env_error(env));
+        cs_env_close(env);
+        char text[256] = "";
+        f = fopen(log, "r");
+        cr_assert_not_null(f);
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = 0;
+        fclose(f);
+        cr_assert_str_eq(text, expect[k], "after %s: %s", policies[k], text);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }
 
 Test(actor_critic, bad_policies_are_refused)

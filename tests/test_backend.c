@@ -764,6 +764,55 @@ Test(backend, cpu_compiles_the_kernels_halves_at_once_then_links_them)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* The optimization levels (cs_cpu_compile_opt): SPEED passes -O3, COMPILE
+ * (a training rollout's kernel) -O1, the cache keeps them apart, and both
+ * compute the same bits, f64 CartPole over 500 steps of restarts. */
+Test(backend, cpu_optimization_levels_give_the_same_bits)
+{
+    char dir[] = "/tmp/cartsim-opt-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char wrapper[64], log[64];
+    snprintf(wrapper, sizeof wrapper, "%s/cc", dir);
+    snprintf(log, sizeof log, "%s/levels.log", dir);
+    FILE *f = fopen(wrapper, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nfor a in \"$@\"; do case $a in -O*) echo $a >> '%s';; esac; done\nexec cc \"$@\"\n", log);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(wrapper, 0700), 0);
+    cs_program *p = cartpole(CS_F64);
+    cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
+    const cs_cpu_opt levels[2] = {CS_CPU_OPT_SPEED, CS_CPU_OPT_COMPILE};
+    lanes_buf got[2];
+    for (int l = 0; l < 2; l++) {
+        cs_cache cache = {.dir = ""};
+        cs_cpu_kernel k;
+        char err[1024];
+        cr_assert_eq(cs_cpu_compile_opt(src.data, wrapper, levels[l], 0, NULL, &cache, &k, err, sizeof err), 0, "%s",
+                     err);
+        lanes_init(&got[l], 300, sizeof(double));
+        got[l].l.t = 0;
+        k.restart(&got[l].l);
+        got[l].l.steps = 500;
+        k.rollout(&got[l].l);
+        cs_cpu_unload(&k);
+    }
+    assert_same(&got[0], &got[1], sizeof(double), "-O3 against -O1");
+    lanes_free(&got[0]);
+    lanes_free(&got[1]);
+    cs_text_free(&src);
+    cs_program_free(p);
+    char text[256] = "";
+    f = fopen(log, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    cr_assert_str_eq(text, "-O3\n-O3\n-O1\n-O1\n", "each half at its level (the link passes none): %s", text);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* A shared parameter (cs_program.param_shared): every lane reads element 0
  * of its buffer, whatever its own element holds, in the interpreter and in
  * the C dialect; and the rollout stays padded (blocks of 1 to 4 lanes get
