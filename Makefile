@@ -92,7 +92,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest torch-venv asan deps install clean bench bench-arrays bench-ppo-blas bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build golden-suite FORCE
+.PHONY: print-ldlibs all run test check pytest torch-venv asan deps install clean bench gpu-carry bench-arrays bench-ppo-blas bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build golden-suite FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -274,6 +274,19 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 bench: all
 	python3 bench/bench.py $(BENCH_ARGS)
 	python3 bench/ppo_bench.py $(PPO_BENCH_ARGS)
+
+# What bench/gpu_session.sh runs on a lent GPU machine, which has no Criterion:
+# the program and the test suite built without the optional libraries, and
+# the suite's shared libraries beside them, in .gpu/ (the device tool's carry).
+GPU_BUILD = build-gpu
+gpu-carry:
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=$(GPU_BUILD) SDL2=no MPI=no INIH=no STB=no \
+		$(GPU_BUILD)/cartsim $(GPU_BUILD)/test_suite
+	rm -rf .gpu && mkdir -p .gpu/lib
+	cp $(GPU_BUILD)/cartsim $(GPU_BUILD)/test_suite .gpu/
+	ldd $(GPU_BUILD)/test_suite | awk '/=> \// { print $$3 }' | grep -v -E '/lib(c|m|resolv|pthread|dl)\.so' | \
+		xargs -r -I{} cp -L {} .gpu/lib/
+	@du -sh .gpu
 
 # A 10x10x4-state program (MinAtar's Breakout in outline, bench/compile_arrays.c):
 # cold compile time from the program to a loaded kernel at unroll 1 and 10, the
