@@ -1035,6 +1035,27 @@ static void emit_reduce_into(emitter *e, cs_node n, const char *acc_name, const 
     out(e, "%s}\n", ind);
 }
 
+/* A stack's or concat's destination of operand k's element (the nest over
+ * the operand's shape, j0_..): the stacked axis is k, a concatenated one is
+ * offset by `off`, the operands before k's extent on it. */
+static void copy_destination(const emitter *e, cs_node n, unsigned k, unsigned off, char *buf, size_t size)
+{
+    const cs_node_data *d = node(e, n);
+    const cs_shape *s = shape(e, n);
+    unsigned axis = (unsigned)d->imm.i;
+    char ax[CS_RANK_MAX][48];
+    const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
+    for (unsigned j = 0, src = 0; j < s->rank; j++) {
+        if (d->op == CS_OP_STACK && j == axis)
+            snprintf(ax[j], sizeof ax[j], "%u", k);
+        else if (j == axis)
+            snprintf(ax[j], sizeof ax[j], "%s + %u", loop_var[src++], off);
+        else
+            snprintf(ax[j], sizeof ax[j], "%s", loop_var[src++]);
+    }
+    flat_index(s, axp, buf, size);
+}
+
 /* Per lane (CUDA, cs_fresh): an array node as a local array of the thread,
  * filled by an element loop (a stack or concat: one loop per operand; a
  * reduction: a loop over its operand). */
@@ -1064,17 +1085,8 @@ static void emit_lane_array(emitter *e, cs_node n)
         for (unsigned k = 0; k < d->n_in; k++) {
             cs_node o = cs_graph_input(e->g, n, k);
             const cs_shape *os = shape(e, o);
-            char ax[CS_RANK_MAX][48], to[200];
-            const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
-            for (unsigned j = 0, src = 0; j < s->rank; j++) {
-                if (d->op == CS_OP_STACK && j == axis)
-                    snprintf(ax[j], sizeof ax[j], "%u", k);
-                else if (j == axis)
-                    snprintf(ax[j], sizeof ax[j], "%s + %u", loop_var[src++], off);
-                else
-                    snprintf(ax[j], sizeof ax[j], "%s", loop_var[src++]);
-            }
-            flat_index(s, axp, to, sizeof to);
+            char to[200];
+            copy_destination(e, n, k, off, to, sizeof to);
             nest_open(e, os, ind);   /* operands of a stack not of scalars, or of a concat: arrays */
             out(e, "%s    v%u[%s] = ", ind, n, to);
             elem(e, o, "e_");
@@ -1715,22 +1727,12 @@ enum { CS_LEAF_NEAR_MAX_NODES = 200 };
 static void emit_copies(emitter *e, cs_node n, const char *ivdep)
 {
     const cs_node_data *d = node(e, n);
-    const cs_shape *s = shape(e, n);
     unsigned axis = (unsigned)d->imm.i, off = 0;
     for (unsigned k = 0; k < d->n_in; k++) {
         cs_node o = cs_graph_input(e->g, n, k);
         const cs_shape *os = shape(e, o);
-        char ax[CS_RANK_MAX][48], to[200];
-        const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
-        for (unsigned j = 0, src = 0; j < s->rank; j++) {
-            if (d->op == CS_OP_STACK && j == axis)
-                snprintf(ax[j], sizeof ax[j], "%u", k);
-            else if (j == axis)
-                snprintf(ax[j], sizeof ax[j], "%s + %u", loop_var[src++], off);
-            else
-                snprintf(ax[j], sizeof ax[j], "%s", loop_var[src++]);
-        }
-        flat_index(s, axp, to, sizeof to);
+        char to[200];
+        copy_destination(e, n, k, off, to, sizeof to);
         e->now++;
         if (os->rank) {
             nest_open(e, os, "    ");
