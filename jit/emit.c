@@ -115,6 +115,7 @@ typedef struct {
     unsigned loop;          /* ...the loop being emitted */
     bool *arg_best;         /* [count] any entry: an argmax/argmin kept in the block (B->mb<id>) */
     bool check_arrays;      /* block code: B->nf, the non-finite flag of array states */
+    bool check_once;        /* ...rollout: checked only in a block's first step (B->nfc, finite_arrays) */
     unsigned block_lanes;   /* C: CS_BLOCK */
     cs_text *loop_fns;      /* block code: the functions of the planned loops (emit_planned_loops) */
     bool slot_tables;       /* array or integer states: slots copied by loops over cs_slot_real/_int */
@@ -1494,7 +1495,7 @@ static void emit_bad_check(emitter *e, const cs_node *next)
         ref(e, next[v]);
         out(e, " == 0)");
     }
-    out(e, ")%s;\n", arrays && e->blocked ? " | B->nf[i]" : "");
+    out(e, ")%s;\n", !arrays || !e->blocked ? "" : e->check_once && e->rollout ? " | (nfc_ & B->nf[i])" : " | B->nf[i]");
     if (!arrays || e->blocked)
         return;
     for (unsigned v = 0; v < p->n_vars; v++) {
@@ -1528,12 +1529,81 @@ static bool first_of_shape(const cs_program *p, unsigned v, bool real_only)
     return true;
 }
 
+/* Whether node n is finite wherever the state it reads is: ops that pick,
+ * move or bound values (select, scatter, min, ...) of finite operands, the
+ * finite constants and tables, integers, and the draws. Arithmetic can
+ * overflow, a parameter may be anything: not finite. */
+static bool finite_given_state(const emitter *e, cs_node n, const bool *finite)
+{
+    const cs_node_data *d = node(e, n);
+    if (!cs_type_is_real((cs_type)d->type))
+        return true;
+    switch ((cs_op)d->op) {
+    case CS_OP_CONST:
+        return isfinite(d->imm.f);
+    case CS_OP_TABLE: {
+        const double *pool = cs_graph_table(e->g);
+        for (unsigned k = 0; k < shape(e, n)->size; k++)
+            if (!isfinite(pool[d->imm.i + k]))
+                return false;
+        return true;
+    }
+    case CS_OP_CARRIED: case CS_OP_UNIFORM:
+        return true;
+    case CS_OP_CAST: {
+        cs_type from = (cs_type)node(e, cs_graph_input(e->g, n, 0))->type;
+        if (cs_type_is_real(from) && !(from == CS_F32 && d->type == CS_F64))
+            return false;   /* an f64 may overflow an f32 */
+        break;
+    }
+    case CS_OP_NEG: case CS_OP_ABS: case CS_OP_FLOOR: case CS_OP_MIN: case CS_OP_MAX: case CS_OP_CLIP:
+    case CS_OP_SELECT: case CS_OP_INDEX: case CS_OP_STACK: case CS_OP_CONCAT: case CS_OP_GATHER:
+    case CS_OP_SCATTER: case CS_OP_SLICE: case CS_OP_RESHAPE: case CS_OP_BROADCAST: case CS_OP_SHIFT:
+    case CS_OP_ROLL: case CS_OP_RMIN: case CS_OP_RMAX:
+        break;
+    default:
+        return false;
+    }
+    for (unsigned k = 0; k < d->n_in; k++)
+        if (!finite[cs_graph_input(e->g, n, k)])
+            return false;
+    return true;
+}
+
+/* Whether every real array state's next value (the rollout's) and fresh
+ * value are finite wherever the state is: then a block's array states stay
+ * finite once its first step has checked them (a lane found not finite
+ * restarts from its fresh state), and only that step checks them. */
+static bool finite_arrays(const emitter *e)
+{
+    const cs_program *p = e->p;
+    uint32_t count = cs_graph_count(e->g);
+    bool *finite = calloc(count, sizeof *finite);
+    if (!finite)
+        return false;
+    for (cs_node n = 1; n < count; n++)
+        finite[n] = finite_given_state(e, n, finite);
+    bool all = true;
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (p->vars[v].shape != CS_SCALAR && cs_type_is_real(p->vars[v].type))
+            all &= finite[p->roll_next[v]] && finite[p->restart[v]];
+    free(finite);
+    return all;
+}
+
 /* Block code, before the last kernel's lane loop: whether an element of
- * each real array state is not finite, into B->nf; a nest per shape. */
+ * each real array state is not finite, into B->nf; a nest per shape. In a
+ * rollout whose array states stay finite (finite_arrays), in a block's
+ * first step only (nfc_). */
 static void emit_array_checks(emitter *e, const entry *en, const char *ivdep)
 {
     const cs_program *p = e->p;
     bool first = true;
+    if (en->rollout)
+        e->check_once = finite_arrays(e);
+    if (en->rollout && e->check_once)
+        out(e, "    const int nfc_ = B->nfc;   /* the block's first step since its state was loaded */\n"
+               "    B->nfc = 0;\n    if (nfc_) {\n");
     for (unsigned v = 0; v < p->n_vars; v++) {
         const cs_state_var *sv = &p->vars[v];
         if (sv->shape == CS_SCALAR || !cs_type_is_real(sv->type) || !first_of_shape(p, v, true))
@@ -1554,6 +1624,8 @@ static void emit_array_checks(emitter *e, const entry *en, const char *ivdep)
         nest_close(e, "    ");
         first = false;
     }
+    if (en->rollout && e->check_once)
+        out(e, "    }\n");
     e->check_arrays = true;
 }
 
@@ -2466,6 +2538,8 @@ static void emit_block_struct(emitter *e)
     }
     if (e->check_arrays)
         out(e, "    int nf[CS_BLOCK];   /* an element of an array state is not finite */\n");
+    if (e->check_once)
+        out(e, "    int nfc;   /* rollout: the next step is the first since the state was loaded (emit_array_checks) */\n");
     if (e->near64_kernels)
         out(e, "    long long far[CS_BLOCK];   /* a pass's lanes whose near sin/cos may not be glibc's */\n"
                "    int far_at[CS_BLOCK + 8];  /* ...their indices (cs_list_lanes64) */\n"
@@ -2562,6 +2636,8 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     out(e, "            B->ss[i] = L->segstep[b0 + i];\n"
            "            B->ret[i] = L->seg_return[b0 + i];\n"
            "        }\n");
+    if (e->check_once)
+        out(e, "        B->nfc = 1;   /* a state from outside: the first step checks its arrays */\n");
     /* The pad lanes' per-environment parameters past the batch's end: the
      * last lane's (lanes.h's CS_LANES_PAD); a shared one is element 0 for
      * every lane, and a call ending inside the batch must not write over
