@@ -101,9 +101,9 @@ static void agree(cs_type real)
         fill(&a, 500 + k);
         lanes_any_copy(&b, &a);
         long long nonfinite = 0;
-        for (int call = 0; call < 3; call++) {   /* each from the state the last left */
-            a.l.t = b.l.t = 7 * call;
-            a.l.steps = b.l.steps = 7;
+        for (int call = 0; call < 12; call++) {   /* each from the state the last left */
+            a.l.t = b.l.t = 4 * call;
+            a.l.steps = b.l.steps = 4;
             runner_rollout(&ref, p, &a.l);
             runner_rollout(&got, p, &b.l);
             cr_assert(!lanes_any_differ(&a, &b, false, why, sizeof why), "%s, %s, unroll %d%s, rollout %d: %s",
@@ -146,6 +146,22 @@ Test(grid_state, a_finite_map_is_checked_in_the_first_step_only)
     char *text = rollout_source(p);
     cr_expect(strstr(text, "if (nfc_) {") != NULL, "the check is not guarded:\n%s", text);
     cr_expect(strstr(text, "B->nfc = 1;") != NULL, "a block's load does not ask for the check");
+    free(text);
+    cs_program_free(p);
+}
+
+/* The struck brick is one store per lane into the map's own rows, the
+ * respawn a nest that a block skips where no lane respawns, and the map
+ * needs no copy into the block after the step (its next value is in its
+ * rows): no element of it is computed into a block value of its own. */
+Test(grid_state, a_struck_brick_is_one_store_and_the_map_is_updated_in_place)
+{
+    cs_program *p = grid(CS_F32);
+    char *text = rollout_source(p);
+    /* the map is block row 0 (B->c), its 20 elements */
+    cr_expect(strstr(text, "_)][i] = cs_selectf(in") != NULL, "no store of the struck element:\n%s", text);
+    cr_expect(strstr(text, "if (!any_)\n        return 0;") != NULL, "the respawn is not skipped:\n%s", text);
+    cr_expect(strstr(text, "B->c[0 + (e_)][i] = B->m") == NULL, "the map is copied back:\n%s", text);
     free(text);
     cs_program_free(p);
 }
