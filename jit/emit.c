@@ -122,6 +122,7 @@ typedef struct {
     bool *absorbed;         /* [count] a scatter stored by the select that masks it: no loop */
     cs_node *rows_of;       /* [count] an in-place node's array operand, whose rows it takes over */
     cs_node *loop_node;     /* [count + 1] the in-place node a loop is for alone, or 0 */
+    bool chunk;             /* block code: a nest's lanes in chunks, its reductions in acc<id>_ */
     bool check_arrays;      /* block code: B->nf, the non-finite flag of array states */
     bool check_once;        /* ...rollout: checked only in a block's first step (B->nfc, finite_arrays) */
     unsigned block_lanes;   /* C: CS_BLOCK */
@@ -1022,7 +1023,10 @@ static void emit_reduce_into(emitter *e, cs_node n, const char *acc_name, const 
         snprintf(at, sizeof at, "%s", loop_var[axis]);
         snprintf(first, sizeof first, "%s == 0", loop_var[axis]);
     }
-    if (block) {
+    if (block && e->chunk) {   /* emit_chunked_nest: a scalar, not an argmax */
+        snprintf(acc, sizeof acc, "acc%u_[j_]", n);
+        snprintf(best, sizeof best, "0");
+    } else if (block) {
         if (d->shape == CS_SCALAR) {
             snprintf(acc, sizeof acc, "B->%s%u[i]", acc_name, n);
             snprintf(best, sizeof best, "B->%s%u[i]", best_name, n);
@@ -2118,6 +2122,66 @@ static void emit_in_place(emitter *e, cs_node n)
     nest_close(e, "    ");
 }
 
+/* Lanes of a chunk (emit_chunked_nest): a vector of 16 f32 or i32. */
+enum { CS_CHUNK = 16 };
+
+/* Whether the rollout's loop l of kernel k is a nest whose only results are
+ * reductions of every element to a scalar (a count, a sum, any, ...). */
+static bool chunkable(const emitter *e, const entry *en, unsigned k, unsigned l)
+{
+    uint32_t count = cs_graph_count(e->g);
+    bool any = false;
+    if (!en->rollout || e->loop_shape[l] == CS_SCALAR || e->loop_shape[l] == CS_COPY_LOOP || e->loop_node[l])
+        return false;
+    for (cs_node n = 1; n < count; n++) {
+        if (e->part->kernel[n] != k || e->loop_of[n] != l)
+            continue;
+        const cs_node_data *d = node(e, n);
+        if (cs_op_table[d->op].kind == CS_KIND_REDUCE) {
+            if (d->imm.i != CS_ALL_AXES || d->shape != CS_SCALAR || d->op == CS_OP_ARGMAX || d->op == CS_OP_ARGMIN)
+                return false;
+            any = true;
+        } else if (e->materialized[n]) {
+            return false;
+        }
+    }
+    return any;
+}
+
+/* Block code: a chunkable nest as CS_CHUNK lanes at a time, the lane loop
+ * inside the element loops and the reductions' accumulators in registers
+ * (acc<id>_) until the chunk's last element: the nest over all the lanes
+ * loads and stores each accumulator once per element (Breakout's count of
+ * its 100 bricks: a third of its step). Blocks of other sizes: the nest. */
+static void emit_chunked_nest(emitter *e, const entry *en, unsigned k, const cs_shape *s)
+{
+    uint32_t count = cs_graph_count(e->g);
+    out(e, "    if (nv %% %u == 0) {\n    for (int i0_ = 0; i0_ < nv; i0_ += %u) {\n", CS_CHUNK, CS_CHUNK);
+    for (cs_node n = 1; n < count; n++)
+        if (e->part->kernel[n] == k && e->loop_of[n] == e->loop && cs_op_table[node(e, n)->op].kind == CS_KIND_REDUCE)
+            out(e, "    %s acc%u_[%u];\n", c_type((cs_type)node(e, n)->type), n, CS_CHUNK);
+    nest_open(e, s, "    ");
+    /* not unrolled: 16 copies of the body would be straight-line code,
+     * which only the SLP vectorizer (off, backend_cpu.c) would vectorize */
+    out(e, "#pragma GCC unroll 1\n    for (int j_ = 0; j_ < %u; j_++) {\n        const int i = i0_ + j_;\n", CS_CHUNK);
+    e->chunk = true;
+    emit_kernel_body(e, en, k);
+    e->chunk = false;
+    out(e, "    }\n");
+    nest_close(e, "    ");
+    out(e, "    for (int j_ = 0; j_ < %u; j_++) {\n", CS_CHUNK);
+    for (cs_node n = 1; n < count; n++)
+        if (e->part->kernel[n] == k && e->loop_of[n] == e->loop && cs_op_table[node(e, n)->op].kind == CS_KIND_REDUCE)
+            out(e, "        B->m%u[i0_ + j_] = acc%u_[j_];\n", n, n);
+    out(e, "    }\n    }\n    } else {\n");
+    nest_open(e, s, "    ");
+    out(e, "    for (int i = 0; i < nv; i++) {\n");
+    emit_kernel_body(e, en, k);
+    out(e, "    }\n");
+    nest_close(e, "    ");
+    out(e, "    }\n");
+}
+
 /* Block code: kernel k as its planned loops, in order (more than one lane
  * loop: the kernel has arrays); the last kernel's array states are checked
  * before its lane loop and committed after it. Each loop is a function of
@@ -2159,6 +2223,8 @@ static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
                     emit_copies(e, n, ivdep);
         } else if (e->loop_node[e->loop]) {
             emit_in_place(e, e->loop_node[e->loop]);
+        } else if (!final && chunkable(e, en, k, e->loop)) {
+            emit_chunked_nest(e, en, k, cs_shape_of(e->g, dom));
         } else {
             if (dom != CS_SCALAR)
                 nest_open(e, cs_shape_of(e->g, dom), "    ");

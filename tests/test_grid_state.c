@@ -165,3 +165,15 @@ Test(grid_state, a_struck_brick_is_one_store_and_the_map_is_updated_in_place)
     free(text);
     cs_program_free(p);
 }
+
+/* The count of the map's bricks (a reduction of every element to a scalar)
+ * runs 16 lanes at a time with its accumulator in a register. */
+Test(grid_state, a_count_over_the_map_keeps_its_accumulator_in_a_register)
+{
+    cs_program *p = grid(CS_F32);
+    char *text = rollout_source(p);
+    cr_expect(strstr(text, "for (int i0_ = 0; i0_ < nv; i0_ += 16)") != NULL, "the count is not chunked:\n%s", text);
+    cr_expect(strstr(text, "_[j_] = (e_ == 0 ? 0 : acc") != NULL, "no accumulator:\n%s", text);
+    free(text);
+    cs_program_free(p);
+}
