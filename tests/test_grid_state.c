@@ -57,26 +57,21 @@ static cs_program *grid(cs_type real)
     return p;
 }
 
-/* Ordinary lanes, and every seventh with a special value in its map. */
+/* Ordinary lanes, and every seventh with a special value in its map
+ * (every fifth with an index from anywhere). */
 static void fill(lanes_any *b, uint64_t seed)
 {
-    const cs_program *p = b->p;
-    uint64_t s = seed;
-    for (unsigned k = 0; k < p->n_carried; k++)
-        for (long long i = 0; i < b->n; i++) {
-            uint64_t r = splitmix_next(&s);
-            double v = map_values[i % 7 ? r % 5 : r % (sizeof map_values / sizeof map_values[0])];
-            switch (p->carried[k].type) {
-            case CS_F32: ((float *)b->carried[k])[i] = (float)v; break;
-            case CS_F64: ((double *)b->carried[k])[i] = v; break;
-            case CS_I32:
-                ((int *)b->carried[k])[i] = index_values[r % (i % 5 ? 5 : sizeof index_values / sizeof index_values[0])];
-                break;
-            default: ((unsigned char *)b->carried[k])[i] = (unsigned char)(r & 1); break;
-            }
+    size_t specials = sizeof map_values / sizeof map_values[0], indices = sizeof index_values / sizeof index_values[0];
+    for (long long i = 0; i < b->n; i++) {
+        b->segstep[i] = (int)(splitmix_next(&seed) % 30);
+        for (unsigned k = 0; k < b->p->n_carried; k++) {   /* lane by lane: its slots */
+            uint64_t r = splitmix_next(&seed);
+            cs_type t = b->p->carried[k].type;
+            lanes_set_slot(b, k, i, t == CS_I32  ? index_values[r % (i % 5 ? 5 : indices)]
+                                    : t == CS_BOOL ? (double)(r & 1)
+                                                   : map_values[r % (i % 7 ? 5 : specials)]);
         }
-    for (long long i = 0; i < b->n; i++)
-        b->segstep[i] = (int)(splitmix_next(&s) % 30);
+    }
 }
 
 enum { LANES = 300 };   /* blocks of the C dialect, the last one partial */
@@ -138,42 +133,48 @@ static char *rollout_source(const cs_program *p)
     return text;
 }
 
-/* The map's next and fresh values are finite wherever it is: its check
- * runs in a block's first step only. */
-Test(grid_state, a_finite_map_is_checked_in_the_first_step_only)
+/* Strings the rollout's source of the grid program has (or has not). */
+typedef struct {
+    const char *text;
+    bool present;
+    const char *what;
+} needle;
+
+static void expect_rollout(const needle *nd, size_t n)
 {
     cs_program *p = grid(CS_F32);
     char *text = rollout_source(p);
-    cr_expect(strstr(text, "if (nfc_) {") != NULL, "the check is not guarded:\n%s", text);
-    cr_expect(strstr(text, "B->nfc = 1;") != NULL, "a block's load does not ask for the check");
+    for (size_t k = 0; k < n; k++)
+        cr_expect((strstr(text, nd[k].text) != NULL) == nd[k].present, "%s:\n%s", nd[k].what, text);
     free(text);
     cs_program_free(p);
 }
 
-/* The struck brick is one store per lane into the map's own rows, the
- * respawn a nest that a block skips where no lane respawns, and the map
- * needs no copy into the block after the step (its next value is in its
- * rows): no element of it is computed into a block value of its own. */
+/* The map's next and fresh values are finite wherever it is: its check
+ * runs in a block's first step only. */
+Test(grid_state, a_finite_map_is_checked_in_the_first_step_only)
+{
+    static const needle nd[] = {{"if (nfc_) {", true, "the check is not guarded"},
+                                {"B->nfc = 1;", true, "a block's load does not ask for the check"}};
+    expect_rollout(nd, sizeof nd / sizeof nd[0]);
+}
+
+/* The struck brick is one store per lane into the map's own rows (block
+ * row 0), the respawn a nest that a block skips where no lane respawns,
+ * and the map's next value is in its rows: no copy after the step. */
 Test(grid_state, a_struck_brick_is_one_store_and_the_map_is_updated_in_place)
 {
-    cs_program *p = grid(CS_F32);
-    char *text = rollout_source(p);
-    /* the map is block row 0 (B->c), its 20 elements */
-    cr_expect(strstr(text, "_)][i] = cs_selectf(in") != NULL, "no store of the struck element:\n%s", text);
-    cr_expect(strstr(text, "if (!any_)\n        return 0;") != NULL, "the respawn is not skipped:\n%s", text);
-    cr_expect(strstr(text, "B->c[0 + (e_)][i] = B->m") == NULL, "the map is copied back:\n%s", text);
-    free(text);
-    cs_program_free(p);
+    static const needle nd[] = {{"_)][i] = cs_selectf(in", true, "no store of the struck element"},
+                                {"if (!any_)\n        return 0;", true, "the respawn is not skipped"},
+                                {"B->c[0 + (e_)][i] = B->m", false, "the map is copied back"}};
+    expect_rollout(nd, sizeof nd / sizeof nd[0]);
 }
 
 /* The count of the map's bricks (a reduction of every element to a scalar)
  * runs 16 lanes at a time with its accumulator in a register. */
 Test(grid_state, a_count_over_the_map_keeps_its_accumulator_in_a_register)
 {
-    cs_program *p = grid(CS_F32);
-    char *text = rollout_source(p);
-    cr_expect(strstr(text, "for (int i0_ = 0; i0_ < nv; i0_ += 16)") != NULL, "the count is not chunked:\n%s", text);
-    cr_expect(strstr(text, "_[j_] = (e_ == 0 ? 0 : acc") != NULL, "no accumulator:\n%s", text);
-    free(text);
-    cs_program_free(p);
+    static const needle nd[] = {{"for (int i0_ = 0; i0_ < nv; i0_ += 16)", true, "the count is not chunked"},
+                                {"_[j_] = (e_ == 0 ? 0 : acc", true, "no accumulator"}};
+    expect_rollout(nd, sizeof nd / sizeof nd[0]);
 }
