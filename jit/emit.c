@@ -25,6 +25,11 @@
  *     vectorizes across environments; elementwise ops of one shape fuse into
  *     one nest, a reduction accumulates in its operand's nest, and a value
  *     read by another loop lives in the block (B->m<id>[elem][CS_BLOCK]).
+ *     In the rollout, an array state changed in a few elements (a scatter of
+ *     one element, a select on a lane's condition) is updated in its own
+ *     rows where its old value is dead (plan_in_place), a nest of whole
+ *     reductions keeps its accumulators in registers (emit_chunked_nest),
+ *     and states that stay finite are checked in a block's first step only.
  * A kernel without arrays is one lane loop, as before arrays existed.
  *
  * Generated C, for a rollout with fusion full:
