@@ -25,6 +25,11 @@
  *     vectorizes across environments; elementwise ops of one shape fuse into
  *     one nest, a reduction accumulates in its operand's nest, and a value
  *     read by another loop lives in the block (B->m<id>[elem][CS_BLOCK]).
+ *     In the rollout, an array state changed in a few elements (a scatter of
+ *     one element, a select on a lane's condition) is updated in its own
+ *     rows where its old value is dead (plan_in_place), a nest of whole
+ *     reductions keeps its accumulators in registers (emit_chunked_nest),
+ *     and states that stay finite are checked in a block's first step only.
  * A kernel without arrays is one lane loop, as before arrays existed.
  *
  * Generated C, for a rollout with fusion full:
@@ -69,6 +74,7 @@ static_assert(CS_SHORT_LANES * CS_SHORT_AHEAD <= CS_PAD_LANES, "a short block's 
 typedef enum { SCOPE_ROLLOUT, SCOPE_THREAD, SCOPE_STEP, SCOPE_FRESH, SCOPE_RESTARTS } scope_kind;
 
 #define CS_NO_LOOP UINT32_MAX
+#define CS_NO_SLOT UINT32_MAX
 #define CS_COPY_LOOP (UINT32_MAX - 1)   /* a loop_shape: a stack's or concat's copies, one nest per operand */
 
 typedef struct {
@@ -114,7 +120,16 @@ typedef struct {
     unsigned n_loops;       /* ...of the kernel being emitted */
     unsigned loop;          /* ...the loop being emitted */
     bool *arg_best;         /* [count] any entry: an argmax/argmin kept in the block (B->mb<id>) */
+    /* array states updated in place (the C rollout, plan_in_place) */
+    uint32_t *alias;        /* [count] the carried slot whose block rows hold the value, or CS_NO_SLOT */
+    cs_node *in_place;      /* [count] a node stored into its array operand's rows: the scatter it
+                               stores (itself, or a select's masked one), or itself (a select), or 0 */
+    bool *absorbed;         /* [count] a scatter stored by the select that masks it: no loop */
+    cs_node *rows_of;       /* [count] an in-place node's array operand, whose rows it takes over */
+    cs_node *loop_node;     /* [count + 1] the in-place node a loop is for alone, or 0 */
+    bool chunk;             /* block code: a nest's lanes in chunks, its reductions in acc<id>_ */
     bool check_arrays;      /* block code: B->nf, the non-finite flag of array states */
+    bool check_once;        /* ...rollout: checked only in a block's first step (B->nfc, finite_arrays) */
     unsigned block_lanes;   /* C: CS_BLOCK */
     cs_text *loop_fns;      /* block code: the functions of the planned loops (emit_planned_loops) */
     bool slot_tables;       /* array or integer states: slots copied by loops over cs_slot_real/_int */
@@ -410,6 +425,12 @@ static bool nest_element(const emitter *e, cs_node n)
     return e->blocked && e->loop_of[n] != CS_NO_LOOP && e->loop_shape[e->loop_of[n]] != CS_SCALAR;
 }
 
+/* Rollout block code: a value that lives in a state's rows (plan_in_place). */
+static bool aliased(const emitter *e, cs_node n)
+{
+    return e->blocked && e->scope == SCOPE_ROLLOUT && e->alias[n] != CS_NO_SLOT;
+}
+
 /* Element `idx` (an index expression) of array n, for the current lane. */
 static void elem(emitter *e, cs_node n, const char *idx)
 {
@@ -450,7 +471,9 @@ static void elem(emitter *e, cs_node n, const char *idx)
     default:
         break;
     }
-    if (d->shape == CS_SCALAR)
+    if (aliased(e, n))
+        block_slot(e, e->alias[n], idx);   /* updated in place in its state's rows */
+    else if (d->shape == CS_SCALAR)
         ref(e, n);
     else if (e->stamp[n] == e->now && nest_element(e, n))
         out(e, "v%u", n);   /* the caller reads the nest's own element */
@@ -534,7 +557,7 @@ static unsigned rng_blocks(unsigned D) { return D == 0 ? 0 : (4 % D == 0) ? 1 : 
  * stays where it is: its elements are read where they are used (elem). */
 static void need(emitter *e, cs_node n)
 {
-    if (is_const(e, n) || e->stamp[n] == e->now || read_in_place(e, n))
+    if (is_const(e, n) || e->stamp[n] == e->now || read_in_place(e, n) || aliased(e, n))
         return;
     const cs_node_data *d = node(e, n);
     const char *T = c_type((cs_type)d->type);
@@ -1005,7 +1028,10 @@ static void emit_reduce_into(emitter *e, cs_node n, const char *acc_name, const 
         snprintf(at, sizeof at, "%s", loop_var[axis]);
         snprintf(first, sizeof first, "%s == 0", loop_var[axis]);
     }
-    if (block) {
+    if (block && e->chunk) {   /* emit_chunked_nest: a scalar, not an argmax */
+        snprintf(acc, sizeof acc, "acc%u_[j_]", n);
+        snprintf(best, sizeof best, "0");
+    } else if (block) {
         if (d->shape == CS_SCALAR) {
             snprintf(acc, sizeof acc, "B->%s%u[i]", acc_name, n);
             snprintf(best, sizeof best, "B->%s%u[i]", best_name, n);
@@ -1033,6 +1059,27 @@ static void emit_reduce_into(emitter *e, cs_node n, const char *acc_name, const 
     out(e, "%s{ const %s x_ = %s;\n", ind, c_type((cs_type)node(e, a)->type), x);
     emit_reduce_step(e, n, acc, best, "x_", at, first);
     out(e, "%s}\n", ind);
+}
+
+/* A stack's or concat's destination of operand k's element (the nest over
+ * the operand's shape, j0_..): the stacked axis is k, a concatenated one is
+ * offset by `off`, the operands before k's extent on it. */
+static void copy_destination(const emitter *e, cs_node n, unsigned k, unsigned off, char *buf, size_t size)
+{
+    const cs_node_data *d = node(e, n);
+    const cs_shape *s = shape(e, n);
+    unsigned axis = (unsigned)d->imm.i;
+    char ax[CS_RANK_MAX][48];
+    const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
+    for (unsigned j = 0, src = 0; j < s->rank; j++) {
+        if (d->op == CS_OP_STACK && j == axis)
+            snprintf(ax[j], sizeof ax[j], "%u", k);
+        else if (j == axis)
+            snprintf(ax[j], sizeof ax[j], "%s + %u", loop_var[src++], off);
+        else
+            snprintf(ax[j], sizeof ax[j], "%s", loop_var[src++]);
+    }
+    flat_index(s, axp, buf, size);
 }
 
 /* Per lane (CUDA, cs_fresh): an array node as a local array of the thread,
@@ -1064,17 +1111,8 @@ static void emit_lane_array(emitter *e, cs_node n)
         for (unsigned k = 0; k < d->n_in; k++) {
             cs_node o = cs_graph_input(e->g, n, k);
             const cs_shape *os = shape(e, o);
-            char ax[CS_RANK_MAX][48], to[200];
-            const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
-            for (unsigned j = 0, src = 0; j < s->rank; j++) {
-                if (d->op == CS_OP_STACK && j == axis)
-                    snprintf(ax[j], sizeof ax[j], "%u", k);
-                else if (j == axis)
-                    snprintf(ax[j], sizeof ax[j], "%s + %u", loop_var[src++], off);
-                else
-                    snprintf(ax[j], sizeof ax[j], "%s", loop_var[src++]);
-            }
-            flat_index(s, axp, to, sizeof to);
+            char to[200];
+            copy_destination(e, n, k, off, to, sizeof to);
             nest_open(e, os, ind);   /* operands of a stack not of scalars, or of a concat: arrays */
             out(e, "%s    v%u[%s] = ", ind, n, to);
             elem(e, o, "e_");
@@ -1327,6 +1365,13 @@ static bool root_is_own_state(const emitter *e, unsigned v, cs_node r)
     return d->op == CS_OP_CARRIED && (unsigned)d->imm.i == e->p->vars[v].slot && d->shape == e->p->vars[v].shape;
 }
 
+/* A root already in its variable's rows (an in-place chain's end, or the
+ * unchanged state): nothing to commit. */
+static bool root_in_own_rows(const emitter *e, unsigned v, cs_node r)
+{
+    return root_is_own_state(e, v, r) || (aliased(e, r) && e->alias[r] == e->p->vars[v].slot);
+}
+
 /* A root that is another variable's state (a = b): read before that
  * variable's commit overwrites it. */
 static bool root_is_other_state(const emitter *e, unsigned v, cs_node r)
@@ -1356,6 +1401,177 @@ static void plan_roots(emitter *e, const entry *en, unsigned k)
     }
 }
 
+/* ---- array states updated in place (the C rollout) ----
+ * A grid game's step changes a few elements of a big array state: a brick
+ * struck (a scatter of one element, masked by a select), a wall respawned
+ * (a select on a lane's condition). Where nothing reads the old value
+ * after, each is stored into the state's own rows of the block, in a loop
+ * of its own: a store per lane for a scatter, for a select a nest that a
+ * block skips where no lane picks the other array. A chain of them that
+ * ends at the state's next value leaves nothing to commit. */
+
+/* How many of the entry's roots are n. */
+static unsigned root_count(const entry *en, cs_node n)
+{
+    unsigned c = 0;
+    for (unsigned r = 0; r < en->n_roots; r++)
+        c += en->roots[r] == n;
+    return c;
+}
+
+/* The entry's computed nodes reading a: how many, and the last in *one. */
+static unsigned readers(const emitter *e, cs_node a, cs_node *one)
+{
+    uint32_t count = cs_graph_count(e->g);
+    unsigned c = 0;
+    for (cs_node n = 1; n < count; n++) {
+        if (e->part->kernel[n] == CS_NO_KERNEL)
+            continue;
+        const cs_node_data *d = node(e, n);
+        for (unsigned k = 0; k < d->n_in; k++)
+            if (cs_graph_input(e->g, n, k) == a) {
+                c++;
+                *one = n;
+                break;
+            }
+    }
+    return c;
+}
+
+/* A select on a lane's condition between cur and another value of its shape. */
+static bool lane_select(const emitter *e, cs_node n, cs_node cur)
+{
+    const cs_node_data *d = node(e, n);
+    if (d->op != CS_OP_SELECT || d->shape != node(e, cur)->shape || is_array(e, cs_graph_input(e->g, n, 0)))
+        return false;
+    return (cs_graph_input(e->g, n, 1) == cur) != (cs_graph_input(e->g, n, 2) == cur);
+}
+
+/* The node that may take over cur's rows, its scatter (itself, or the one
+ * it masks: select(c, scatter(cur, v, i..), cur)) in *sc: a scatter of one
+ * scalar element into cur, or a lane's select between cur and another
+ * array. 0 if none. */
+static cs_node in_place_reader(const emitter *e, cs_node cur, cs_node *sc)
+{
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; n < count; n++) {
+        const cs_node_data *d = node(e, n);
+        if (e->part->kernel[n] == CS_NO_KERNEL || d->shape != node(e, cur)->shape)
+            continue;
+        if (d->op == CS_OP_SCATTER && cs_graph_input(e->g, n, 0) == cur && (unsigned)d->n_in == shape(e, cur)->rank + 2 &&
+            !is_array(e, cs_graph_input(e->g, n, 1))) {
+            cs_node m = 0;
+            *sc = n;
+            if (readers(e, n, &m) == 1 && lane_select(e, m, cur) && cs_graph_input(e->g, m, 1) == n)
+                return m;
+            return n;
+        }
+        if (lane_select(e, n, cur)) {
+            *sc = n;
+            return n;
+        }
+    }
+    return 0;
+}
+
+/* The rollout's chains of in-place nodes, one per array state read by a
+ * single node (fusion full: one kernel). Each node is the only reader of
+ * the one before it that comes after it (in_place_conflict checks it
+ * once the loops are planned); only the last may be a root, the state's
+ * own next value. */
+static void plan_in_place(emitter *e, const entry *en)
+{
+    const cs_program *p = e->p;
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 0; n < count; n++) {
+        e->alias[n] = CS_NO_SLOT;
+        e->in_place[n] = e->rows_of[n] = 0;
+        e->absorbed[n] = false;
+    }
+    if (e->dialect != CS_DIALECT_C || !en->rollout || e->part->n_kernels != 1)
+        return;
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        if (sv->shape == CS_SCALAR)
+            continue;
+        cs_node c = 0;
+        bool other = false;   /* a read of its slots by another node (a scalarized element) */
+        for (cs_node n = 1; n < count; n++) {
+            const cs_node_data *d = node(e, n);
+            if (d->op != CS_OP_CARRIED || (unsigned)d->imm.i < sv->slot || (unsigned)d->imm.i >= sv->slot + sv->size)
+                continue;
+            if (!c && (unsigned)d->imm.i == sv->slot && d->shape == sv->shape)
+                c = n;
+            else
+                other = true;
+        }
+        if (!c || other || root_count(en, c))
+            continue;
+        for (cs_node cur = c;;) {
+            cs_node sc = 0, n = in_place_reader(e, cur, &sc);
+            if (!n || (sc != n && root_count(en, sc)))
+                break;
+            unsigned roots = root_count(en, n);
+            if (roots && (roots > 1 || n != p->roll_next[v]))
+                break;
+            e->in_place[n] = sc;
+            e->rows_of[n] = cur;
+            e->alias[n] = sv->slot;
+            e->absorbed[sc] = sc != n;
+            if (roots)
+                break;
+            cur = n;
+        }
+    }
+}
+
+/* The first in-place node with a reader of its operand in its loop or
+ * after (its loop is of its own: a reader of the old value must come in
+ * an earlier loop), or 0. */
+static cs_node in_place_conflict(const emitter *e)
+{
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; n < count; n++) {
+        if (!e->in_place[n])
+            continue;
+        for (cs_node u = 1; u < count; u++) {
+            if (u == n || u == e->in_place[n] || e->part->kernel[u] == CS_NO_KERNEL)
+                continue;
+            const cs_node_data *d = node(e, u);
+            for (unsigned k = 0; k < d->n_in; k++)
+                if (cs_graph_input(e->g, u, k) == e->rows_of[n] &&
+                    (e->loop_of[u] == CS_NO_LOOP || e->loop_of[u] >= e->loop_of[n]))
+                    return n;
+        }
+    }
+    return 0;
+}
+
+/* n and the rest of its chain computed in the usual way. */
+static void drop_in_place(emitter *e, cs_node n)
+{
+    uint32_t count = cs_graph_count(e->g), slot = e->alias[n];
+    for (cs_node m = n; m < count; m++)
+        if (e->in_place[m] && e->alias[m] == slot) {
+            e->absorbed[e->in_place[m]] = false;
+            e->in_place[m] = e->rows_of[m] = 0;
+            e->alias[m] = CS_NO_SLOT;
+        }
+}
+
+/* The block values of a later loop's operands (or an accumulation's) of
+ * node m, whose loop is `at`'s. */
+static void mark_operands(emitter *e, cs_node m, cs_node at, unsigned k)
+{
+    const cs_node_data *d = node(e, m);
+    for (unsigned j = 0; j < d->n_in; j++) {
+        cs_node o = cs_graph_input(e->g, m, j);
+        if (e->part->kernel[o] == k && e->loop_of[o] != CS_NO_LOOP &&
+            (e->loop_of[o] != e->loop_of[at] || !reads_in_loop(e, o, at, j)))
+            e->materialized[o] = true;
+    }
+}
+
 /* Kernel k's nodes in loops, in id order: each joins the first loop of
  * its kind at or after the loops of its operands (after them, where it
  * cannot read them there); a value read by a later loop is kept in the
@@ -1370,10 +1586,12 @@ static void plan_loops(emitter *e, const entry *en, unsigned k)
         if (part->kernel[n] != k)
             continue;
         e->loop_of[n] = CS_NO_LOOP;
-        if (read_in_place(e, n))
+        if (read_in_place(e, n) || e->absorbed[n])
             continue;
         const cs_node_data *d = node(e, n);
         uint32_t dom = loop_domain(e, n), earliest = 0;
+        if (e->in_place[n] && node(e, e->in_place[n])->op == CS_OP_SCATTER)
+            dom = CS_SCALAR;   /* a store per lane */
         for (unsigned j = 0; j < d->n_in; j++) {
             cs_node o = cs_graph_input(e->g, n, j);
             if (part->kernel[o] != k || e->loop_of[o] == CS_NO_LOOP)
@@ -1383,27 +1601,33 @@ static void plan_loops(emitter *e, const entry *en, unsigned k)
                 earliest = at;
         }
         uint32_t l = earliest;
-        if (dom == CS_COPY_LOOP)
-            l = e->n_loops;
+        if (dom == CS_COPY_LOOP || e->in_place[n])
+            l = e->n_loops;   /* a loop of its own */
         else
-            while (l < e->n_loops && e->loop_shape[l] != dom)
+            while (l < e->n_loops && (e->loop_shape[l] != dom || e->loop_node[l]))
                 l++;
         if (l >= e->n_loops) {
             l = e->n_loops;
+            e->loop_node[l] = e->in_place[n] ? n : 0;
             e->loop_shape[e->n_loops++] = dom;
         }
         e->loop_of[n] = l;
     }
-    if (e->n_loops == 0 || (k == part->n_kernels - 1 && e->loop_shape[e->n_loops - 1] != CS_SCALAR))
+    if (e->n_loops == 0 ||
+        (k == part->n_kernels - 1 && (e->loop_shape[e->n_loops - 1] != CS_SCALAR || e->loop_node[e->n_loops - 1]))) {
+        e->loop_node[e->n_loops] = 0;
         e->loop_shape[e->n_loops++] = CS_SCALAR;
+    }
     /* an array root of the last lane loop (a stack of scalars) would be
      * stored there, after the checks that read it: the roots' loop comes after */
     bool array_root_last = false;
     for (unsigned r = 0; k == part->n_kernels - 1 && r < en->n_roots; r++)
         array_root_last |= part->kernel[en->roots[r]] == k && is_array(e, en->roots[r]) &&
                            e->loop_of[en->roots[r]] == e->n_loops - 1;
-    if (array_root_last)
+    if (array_root_last) {
+        e->loop_node[e->n_loops] = 0;
         e->loop_shape[e->n_loops++] = CS_SCALAR;
+    }
     /* what a later loop reads, and what a loop accumulates or copies into */
     for (cs_node n = 1; n < count; n++) {
         if (part->kernel[n] != k || e->loop_of[n] == CS_NO_LOOP)
@@ -1412,15 +1636,15 @@ static void plan_loops(emitter *e, const entry *en, unsigned k)
         uint32_t dom = loop_domain(e, n);
         if (dom == CS_COPY_LOOP || (cs_op_table[d->op].kind == CS_KIND_REDUCE && dom != CS_SCALAR))
             e->materialized[n] = true;
-        for (unsigned j = 0; j < d->n_in; j++) {
-            cs_node o = cs_graph_input(e->g, n, j);
-            if (part->kernel[o] == k && e->loop_of[o] != CS_NO_LOOP &&
-                (e->loop_of[o] != e->loop_of[n] || !reads_in_loop(e, o, n, j)))
-                e->materialized[o] = true;
-        }
+        mark_operands(e, n, n, k);
+        if (e->in_place[n] && e->in_place[n] != n)   /* the scatter it stores: its value and indices */
+            mark_operands(e, e->in_place[n], n, k);
     }
     if (k == part->n_kernels - 1)
         plan_roots(e, en, k);
+    for (cs_node n = 1; n < count; n++)
+        if (e->alias[n] != CS_NO_SLOT)
+            e->materialized[n] = false;   /* in its state's rows */
     for (cs_node n = 1; n < count; n++)
         if (part->kernel[n] == k && e->materialized[n]) {
             e->any_materialized[n] = true;
@@ -1428,6 +1652,33 @@ static void plan_loops(emitter *e, const entry *en, unsigned k)
             if (d->op == CS_OP_ARGMAX || d->op == CS_OP_ARGMIN)
                 e->arg_best[n] = true;
         }
+}
+
+/* Kernel k's loops, with the rollout's in-place chains (plan_in_place):
+ * planned again without a chain's rest from a node whose operand is read
+ * in its loop or after. */
+static void plan_kernel(emitter *e, const entry *en, unsigned k)
+{
+    uint32_t count = cs_graph_count(e->g);
+    if (k == 0)
+        plan_in_place(e, en);
+    bool *saved = malloc(2 * (size_t)count * sizeof *saved);
+    if (!saved) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+        return;
+    }
+    memcpy(saved, e->materialized, count * sizeof *saved);
+    memcpy(saved + count, e->any_materialized, count * sizeof *saved);
+    for (;;) {
+        plan_loops(e, en, k);
+        cs_node n = in_place_conflict(e);
+        if (!n)
+            break;
+        drop_in_place(e, n);
+        memcpy(e->materialized, saved, count * sizeof *saved);
+        memcpy(e->any_materialized, saved + count, count * sizeof *saved);
+    }
+    free(saved);
 }
 
 /* Whether every observation is a box scalar: stored one line each. */
@@ -1482,7 +1733,7 @@ static void emit_bad_check(emitter *e, const cs_node *next)
         ref(e, next[v]);
         out(e, " == 0)");
     }
-    out(e, ")%s;\n", arrays && e->blocked ? " | B->nf[i]" : "");
+    out(e, ")%s;\n", !arrays || !e->blocked ? "" : e->check_once && e->rollout ? " | (nfc_ & B->nf[i])" : " | B->nf[i]");
     if (!arrays || e->blocked)
         return;
     for (unsigned v = 0; v < p->n_vars; v++) {
@@ -1516,12 +1767,81 @@ static bool first_of_shape(const cs_program *p, unsigned v, bool real_only)
     return true;
 }
 
+/* Whether node n is finite wherever the state it reads is: ops that pick,
+ * move or bound values (select, scatter, min, ...) of finite operands, the
+ * finite constants and tables, integers, and the draws. Arithmetic can
+ * overflow, a parameter may be anything: not finite. */
+static bool finite_given_state(const emitter *e, cs_node n, const bool *finite)
+{
+    const cs_node_data *d = node(e, n);
+    if (!cs_type_is_real((cs_type)d->type))
+        return true;
+    switch ((cs_op)d->op) {
+    case CS_OP_CONST:
+        return isfinite(d->imm.f);
+    case CS_OP_TABLE: {
+        const double *pool = cs_graph_table(e->g);
+        for (unsigned k = 0; k < shape(e, n)->size; k++)
+            if (!isfinite(pool[d->imm.i + k]))
+                return false;
+        return true;
+    }
+    case CS_OP_CARRIED: case CS_OP_UNIFORM:
+        return true;
+    case CS_OP_CAST: {
+        cs_type from = (cs_type)node(e, cs_graph_input(e->g, n, 0))->type;
+        if (cs_type_is_real(from) && !(from == CS_F32 && d->type == CS_F64))
+            return false;   /* an f64 may overflow an f32 */
+        break;
+    }
+    case CS_OP_NEG: case CS_OP_ABS: case CS_OP_FLOOR: case CS_OP_MIN: case CS_OP_MAX: case CS_OP_CLIP:
+    case CS_OP_SELECT: case CS_OP_INDEX: case CS_OP_STACK: case CS_OP_CONCAT: case CS_OP_GATHER:
+    case CS_OP_SCATTER: case CS_OP_SLICE: case CS_OP_RESHAPE: case CS_OP_BROADCAST: case CS_OP_SHIFT:
+    case CS_OP_ROLL: case CS_OP_RMIN: case CS_OP_RMAX:
+        break;
+    default:
+        return false;
+    }
+    for (unsigned k = 0; k < d->n_in; k++)
+        if (!finite[cs_graph_input(e->g, n, k)])
+            return false;
+    return true;
+}
+
+/* Whether every real array state's next value (the rollout's) and fresh
+ * value are finite wherever the state is: then a block's array states stay
+ * finite once its first step has checked them (a lane found not finite
+ * restarts from its fresh state), and only that step checks them. */
+static bool finite_arrays(const emitter *e)
+{
+    const cs_program *p = e->p;
+    uint32_t count = cs_graph_count(e->g);
+    bool *finite = calloc(count, sizeof *finite);
+    if (!finite)
+        return false;
+    for (cs_node n = 1; n < count; n++)
+        finite[n] = finite_given_state(e, n, finite);
+    bool all = true;
+    for (unsigned v = 0; v < p->n_vars; v++)
+        if (p->vars[v].shape != CS_SCALAR && cs_type_is_real(p->vars[v].type))
+            all &= finite[p->roll_next[v]] && finite[p->restart[v]];
+    free(finite);
+    return all;
+}
+
 /* Block code, before the last kernel's lane loop: whether an element of
- * each real array state is not finite, into B->nf; a nest per shape. */
+ * each real array state is not finite, into B->nf; a nest per shape. In a
+ * rollout whose array states stay finite (finite_arrays), in a block's
+ * first step only (nfc_). */
 static void emit_array_checks(emitter *e, const entry *en, const char *ivdep)
 {
     const cs_program *p = e->p;
     bool first = true;
+    if (en->rollout)
+        e->check_once = finite_arrays(e);
+    if (en->rollout && e->check_once)
+        out(e, "    const int nfc_ = B->nfc;   /* the block's first step since its state was loaded */\n"
+               "    B->nfc = 0;\n    if (nfc_) {\n");
     for (unsigned v = 0; v < p->n_vars; v++) {
         const cs_state_var *sv = &p->vars[v];
         if (sv->shape == CS_SCALAR || !cs_type_is_real(sv->type) || !first_of_shape(p, v, true))
@@ -1542,6 +1862,8 @@ static void emit_array_checks(emitter *e, const entry *en, const char *ivdep)
         nest_close(e, "    ");
         first = false;
     }
+    if (en->rollout && e->check_once)
+        out(e, "    }\n");
     e->check_arrays = true;
 }
 
@@ -1652,7 +1974,7 @@ static void emit_array_commits(emitter *e, const entry *en, const char *ivdep)
             bool any = false;
             for (unsigned w = v; w < p->n_vars; w++) {
                 cs_node r = var_root(e, en, w);
-                any |= p->vars[w].shape == sv->shape && !root_is_own_state(e, w, r) &&
+                any |= p->vars[w].shape == sv->shape && !root_in_own_rows(e, w, r) &&
                        (pass == 1 || root_is_other_state(e, w, r));
             }
             if (!any)
@@ -1663,7 +1985,7 @@ static void emit_array_commits(emitter *e, const entry *en, const char *ivdep)
             for (unsigned w = v; w < p->n_vars; w++) {
                 const cs_state_var *sw = &p->vars[w];
                 cs_node r = var_root(e, en, w);
-                if (sw->shape != sv->shape || root_is_own_state(e, w, r))
+                if (sw->shape != sv->shape || root_in_own_rows(e, w, r))
                     continue;
                 if (pass == 0) {   /* another state's old value, kept before the commits */
                     if (!root_is_other_state(e, w, r))
@@ -1715,22 +2037,12 @@ enum { CS_LEAF_NEAR_MAX_NODES = 200 };
 static void emit_copies(emitter *e, cs_node n, const char *ivdep)
 {
     const cs_node_data *d = node(e, n);
-    const cs_shape *s = shape(e, n);
     unsigned axis = (unsigned)d->imm.i, off = 0;
     for (unsigned k = 0; k < d->n_in; k++) {
         cs_node o = cs_graph_input(e->g, n, k);
         const cs_shape *os = shape(e, o);
-        char ax[CS_RANK_MAX][48], to[200];
-        const char *axp[CS_RANK_MAX] = {ax[0], ax[1], ax[2]};
-        for (unsigned j = 0, src = 0; j < s->rank; j++) {
-            if (d->op == CS_OP_STACK && j == axis)
-                snprintf(ax[j], sizeof ax[j], "%u", k);
-            else if (j == axis)
-                snprintf(ax[j], sizeof ax[j], "%s + %u", loop_var[src++], off);
-            else
-                snprintf(ax[j], sizeof ax[j], "%s", loop_var[src++]);
-        }
-        flat_index(s, axp, to, sizeof to);
+        char to[200];
+        copy_destination(e, n, k, off, to, sizeof to);
         e->now++;
         if (os->rank) {
             nest_open(e, os, "    ");
@@ -1748,6 +2060,131 @@ static void emit_copies(emitter *e, cs_node n, const char *ivdep)
         nest_close(e, "    ");
         off += d->op == CS_OP_CONCAT ? os->dim[axis] : 1;
     }
+}
+
+/* Block code: an in-place node's loop (plan_in_place). A scatter: its one
+ * element stored per lane where the index is in range (JAX's rule) and the
+ * select masking it, if any, holds. A select: its other operand's elements
+ * stored where the lane's condition picks it, in a nest that the block
+ * skips where no lane does (a wall's respawn is rare). */
+static void emit_in_place(emitter *e, cs_node n)
+{
+    cs_node sc = e->in_place[n], cond = cs_graph_input(e->g, n, 0);
+    e->now++;
+    if (node(e, sc)->op == CS_OP_SCATTER) {
+        cs_node value = cs_graph_input(e->g, sc, 1);
+        char at[32];
+        snprintf(at, sizeof at, "g%u_", sc);
+        lane_loop_open(e, "");
+        need(e, value);
+        if (sc != n)
+            need(e, cond);
+        emit_gather_base(e, sc, "        ");
+        /* a select (emit_in_place's nest says why): out of range, the
+         * element g = 0 takes its own value */
+        bool real = slot_is_real(e, e->alias[n]);
+        out(e, "        ");
+        block_slot(e, e->alias[n], at);
+        out(e, " = %s(in%u_", real ? (e->f32 ? "cs_selectf" : "cs_select") : "", sc);
+        if (sc != n) {
+            out(e, " && ");
+            ref(e, cond);
+        }
+        out(e, real ? ", " : " ? ");
+        ref(e, value);
+        out(e, real ? ", " : " : ");
+        block_slot(e, e->alias[n], at);
+        out(e, ");\n    }\n");
+        return;
+    }
+    bool picks_second = cs_graph_input(e->g, n, 1) == e->rows_of[n];
+    cs_node other = cs_graph_input(e->g, n, picks_second ? 2 : 1);
+    const char *when = picks_second ? "!" : "";
+    out(e, "    int any_ = 0;\n");
+    lane_loop_open(e, "");
+    need(e, cond);
+    out(e, "        any_ |= %s", when);
+    ref(e, cond);
+    out(e, ";\n    }\n    if (!any_)\n        return 0;\n");
+    e->now++;
+    nest_open(e, shape(e, n), "    ");
+    lane_loop_open(e, "");
+    need(e, cond);
+    need(e, other);
+    /* a select, not a store under a branch: that one left an f64 state's
+     * old value where a lane respawned (tests/test_grid_state.c, GCC 12.2,
+     * AVX-512), the select gives the interpreter's bits */
+    bool real = slot_is_real(e, e->alias[n]);
+    out(e, "        ");
+    block_slot(e, e->alias[n], "e_");
+    out(e, " = %s(%s", real ? (e->f32 ? "cs_selectf" : "cs_select") : "", when);
+    ref(e, cond);
+    out(e, real ? ", " : " ? ");
+    ref(e, other);
+    out(e, real ? ", " : " : ");
+    block_slot(e, e->alias[n], "e_");
+    out(e, ");\n    }\n");
+    nest_close(e, "    ");
+}
+
+/* Lanes of a chunk (emit_chunked_nest): a vector of 16 f32 or i32. */
+enum { CS_CHUNK = 16 };
+
+/* Whether the rollout's loop l of kernel k is a nest whose only results are
+ * reductions of every element to a scalar (a count, a sum, any, ...). */
+static bool chunkable(const emitter *e, const entry *en, unsigned k, unsigned l)
+{
+    uint32_t count = cs_graph_count(e->g);
+    bool any = false;
+    if (!en->rollout || e->loop_shape[l] == CS_SCALAR || e->loop_shape[l] == CS_COPY_LOOP || e->loop_node[l])
+        return false;
+    for (cs_node n = 1; n < count; n++) {
+        if (e->part->kernel[n] != k || e->loop_of[n] != l)
+            continue;
+        const cs_node_data *d = node(e, n);
+        if (cs_op_table[d->op].kind == CS_KIND_REDUCE) {
+            if (d->imm.i != CS_ALL_AXES || d->shape != CS_SCALAR || d->op == CS_OP_ARGMAX || d->op == CS_OP_ARGMIN)
+                return false;
+            any = true;
+        } else if (e->materialized[n]) {
+            return false;
+        }
+    }
+    return any;
+}
+
+/* Block code: a chunkable nest as CS_CHUNK lanes at a time, the lane loop
+ * inside the element loops and the reductions' accumulators in registers
+ * (acc<id>_) until the chunk's last element: the nest over all the lanes
+ * loads and stores each accumulator once per element (Breakout's count of
+ * its 100 bricks: a third of its step). Blocks of other sizes: the nest. */
+static void emit_chunked_nest(emitter *e, const entry *en, unsigned k, const cs_shape *s)
+{
+    uint32_t count = cs_graph_count(e->g);
+    out(e, "    if (nv %% %u == 0) {\n    for (int i0_ = 0; i0_ < nv; i0_ += %u) {\n", CS_CHUNK, CS_CHUNK);
+    for (cs_node n = 1; n < count; n++)
+        if (e->part->kernel[n] == k && e->loop_of[n] == e->loop && cs_op_table[node(e, n)->op].kind == CS_KIND_REDUCE)
+            out(e, "    %s acc%u_[%u];\n", c_type((cs_type)node(e, n)->type), n, CS_CHUNK);
+    nest_open(e, s, "    ");
+    /* not unrolled: 16 copies of the body would be straight-line code,
+     * which only the SLP vectorizer (off, backend_cpu.c) would vectorize */
+    out(e, "#pragma GCC unroll 1\n    for (int j_ = 0; j_ < %u; j_++) {\n        const int i = i0_ + j_;\n", CS_CHUNK);
+    e->chunk = true;
+    emit_kernel_body(e, en, k);
+    e->chunk = false;
+    out(e, "    }\n");
+    nest_close(e, "    ");
+    out(e, "    for (int j_ = 0; j_ < %u; j_++) {\n", CS_CHUNK);
+    for (cs_node n = 1; n < count; n++)
+        if (e->part->kernel[n] == k && e->loop_of[n] == e->loop && cs_op_table[node(e, n)->op].kind == CS_KIND_REDUCE)
+            out(e, "        B->m%u[i0_ + j_] = acc%u_[j_];\n", n, n);
+    out(e, "    }\n    }\n    } else {\n");
+    nest_open(e, s, "    ");
+    out(e, "    for (int i = 0; i < nv; i++) {\n");
+    emit_kernel_body(e, en, k);
+    out(e, "    }\n");
+    nest_close(e, "    ");
+    out(e, "    }\n");
 }
 
 /* Block code: kernel k as its planned loops, in order (more than one lane
@@ -1789,6 +2226,10 @@ static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
             for (cs_node n = 1; n < count; n++)
                 if (e->part->kernel[n] == k && e->loop_of[n] == e->loop)
                     emit_copies(e, n, ivdep);
+        } else if (e->loop_node[e->loop]) {
+            emit_in_place(e, e->loop_node[e->loop]);
+        } else if (!final && chunkable(e, en, k, e->loop)) {
+            emit_chunked_nest(e, en, k, cs_shape_of(e->g, dom));
         } else {
             if (dom != CS_SCALAR)
                 nest_open(e, cs_shape_of(e->g, dom), "    ");
@@ -2061,7 +2502,7 @@ static void emit_kernels(emitter *e, const entry *en)
         }
     }
     for (unsigned k = 0; k < part->n_kernels; k++) {
-        plan_loops(e, en, k);
+        plan_kernel(e, en, k);
         emit_call_pass(e, k, en->rollout);
         if (part->reason[k][0])
             out(e, "    /* kernel %u: %s */\n", k, part->reason[k]);
@@ -2464,6 +2905,8 @@ static void emit_block_struct(emitter *e)
     }
     if (e->check_arrays)
         out(e, "    int nf[CS_BLOCK];   /* an element of an array state is not finite */\n");
+    if (e->check_once)
+        out(e, "    int nfc;   /* rollout: the next step is the first since the state was loaded (emit_array_checks) */\n");
     if (e->near64_kernels)
         out(e, "    long long far[CS_BLOCK];   /* a pass's lanes whose near sin/cos may not be glibc's */\n"
                "    int far_at[CS_BLOCK + 8];  /* ...their indices (cs_list_lanes64) */\n"
@@ -2560,6 +3003,8 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     out(e, "            B->ss[i] = L->segstep[b0 + i];\n"
            "            B->ret[i] = L->seg_return[b0 + i];\n"
            "        }\n");
+    if (e->check_once)
+        out(e, "        B->nfc = 1;   /* a state from outside: the first step checks its arrays */\n");
     /* The pad lanes' per-environment parameters past the batch's end: the
      * last lane's (lanes.h's CS_LANES_PAD); a shared one is element 0 for
      * every lane, and a call ending inside the batch must not write over
@@ -3319,6 +3764,11 @@ static void emitter_free(emitter *e)
     free(e->loop_of);
     free(e->loop_shape);
     free(e->arg_best);
+    free(e->alias);
+    free(e->in_place);
+    free(e->absorbed);
+    free(e->rows_of);
+    free(e->loop_node);
 }
 
 /* What the emitter cannot lower: a program the driver should never hand it. */
@@ -3359,11 +3809,19 @@ int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_d
     e.loop_of = malloc(count * sizeof *e.loop_of);
     e.loop_shape = malloc((count + 1) * sizeof *e.loop_shape);
     e.arg_best = calloc(count, sizeof *e.arg_best);
+    e.alias = malloc(count * sizeof *e.alias);
+    e.in_place = calloc(count, sizeof *e.in_place);
+    e.absorbed = calloc(count, sizeof *e.absorbed);
+    e.rows_of = calloc(count, sizeof *e.rows_of);
+    e.loop_node = calloc(count + 1, sizeof *e.loop_node);
     bool ok = e.stamp && e.materialized && e.any_materialized && e.any_called && e.scratch_off && e.loop_of &&
-              e.loop_shape && e.arg_best && index_slots(&e) == 0;
+              e.loop_shape && e.arg_best && e.alias && e.in_place && e.absorbed && e.rows_of && e.loop_node &&
+              index_slots(&e) == 0;
     if (ok)
-        for (cs_node n = 0; n < count; n++)
+        for (cs_node n = 0; n < count; n++) {
             e.loop_of[n] = CS_NO_LOOP;
+            e.alias[n] = CS_NO_SLOT;
+        }
     for (unsigned v = 0; v < p->n_vars; v++)
         e.slot_tables |= p->vars[v].shape != CS_SCALAR || p->vars[v].type != p->real;
     if (d == CS_DIALECT_CUDA) {

@@ -99,6 +99,17 @@ static inline void lanes_any_free(lanes_any *b)
     memset(b, 0, sizeof *b);
 }
 
+/* Slot k of lane i set to v in the slot's type (a bool: v != 0). */
+static inline void lanes_set_slot(lanes_any *b, unsigned k, long long i, double v)
+{
+    switch (b->p->carried[k].type) {
+    case CS_F32: ((float *)b->carried[k])[i] = (float)v; break;
+    case CS_F64: ((double *)b->carried[k])[i] = v; break;
+    case CS_I32: ((int *)b->carried[k])[i] = (int)v; break;
+    default: ((unsigned char *)b->carried[k])[i] = (unsigned char)(v != 0); break;
+    }
+}
+
 /* Copies a's buffers into b (the same program and lanes). */
 static inline void lanes_any_copy(lanes_any *b, const lanes_any *a)
 {
