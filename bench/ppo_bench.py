@@ -257,9 +257,9 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--seeds", type=int, default=10, help="cartsim's seeds per CartPole row (a third for the others)")
     p.add_argument("--peer-seeds", type=int, default=1, help="seeds of each Python peer (minutes each)")
-    p.add_argument("--python", default=os.environ.get("PPO_BENCH_PYTHON", os.path.join(ROOT, "build", "ex-venv",
-                                                                                          "bin", "python")),
-                   help="a Python with torch and gymnasium for the peers")
+    peers_python = os.path.join(ROOT, "build", "ppo-peers-venv", "bin", "python")
+    p.add_argument("--python", default=os.environ.get("PPO_BENCH_PYTHON", peers_python),
+                   help="a Python with torch and gymnasium for the peers (`make ppo-peers-venv` makes one)")
     p.add_argument("--quick", action="store_true", help="3 seeds, no peers")
     p.add_argument("--no-peers", action="store_true")
     a = p.parse_args()
@@ -272,7 +272,7 @@ def main():
             rows += example_rows(a) + sb3_rows(a)
         else:
             rows.append({"who": "python/examples/ppo.py", "env": "CartPole-v1",
-                         "what": "not run: no Python with torch and gymnasium (--python)"})
+                         "what": "not run: no Python with torch and gymnasium (make ppo-peers-venv, or --python)"})
         rows += rejax_rows(a)
     write_csv(rows)
     write_results(results_block(rows, a, plot(rows)))
