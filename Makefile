@@ -92,7 +92,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: print-ldlibs all run test check pytest torch-venv asan deps install clean bench gpu-carry bench-arrays bench-ppo-blas bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build golden-suite FORCE
+.PHONY: print-ldlibs all run test check pytest torch-venv ppo-peers-venv asan deps install clean bench gpu-carry bench-arrays bench-ppo-blas bench-mathd bench-sincos-near bench-sleef fuzz fuzz-build golden-suite FORCE
 
 # The shared library's version and SONAME come from cartsim.h's CS_VERSION_*:
 # libcartsim.so -> libcartsim.so.MAJOR (the SONAME) -> libcartsim.so.MAJOR.MINOR.PATCH.
@@ -154,6 +154,26 @@ torch-venv:
 		$(APT_GET) install -y --no-install-recommends python3-torch python3-numpy
 	/usr/bin/python3 -m venv --system-site-packages $(TORCH_VENV)
 	$(TORCH_VENV)/bin/python -c "import torch, numpy; print('torch', torch.__version__)"
+
+# Opt-in, not part of `make test`: the Python for bench/ppo_bench.py's peers (issue 29):
+# PyTorch from its CPU-only index (no CUDA libraries; where that index cannot be reached,
+# PyPI's, CUDA libraries and all), then python/examples/ppo.py's imports,
+# Stable-Baselines3 and rejax (JAX PPO on gymnax) at the pins of
+# bench/ppo_peers_requirements.txt. `make bench` uses it for the peers when it exists.
+PPO_PEERS_VENV = $(BUILD)/ppo-peers-venv
+PPO_PEERS_TORCH = 2.15.0
+$(PPO_PEERS_VENV)/installed: bench/ppo_peers_requirements.txt
+	rm -rf $(PPO_PEERS_VENV)
+	python3 -m venv $(PPO_PEERS_VENV)
+	$(PPO_PEERS_VENV)/bin/pip install --disable-pip-version-check -q --retries 1 --timeout 20 \
+		--index-url https://download.pytorch.org/whl/cpu torch==$(PPO_PEERS_TORCH)+cpu || { \
+		echo "ppo-peers-venv: PyTorch's CPU-only index is out of reach: PyPI's torch, CUDA libraries and all" >&2; \
+		$(PPO_PEERS_VENV)/bin/pip install --disable-pip-version-check -q torch==$(PPO_PEERS_TORCH); }
+	$(PPO_PEERS_VENV)/bin/pip install --disable-pip-version-check -q -r bench/ppo_peers_requirements.txt
+	$(PPO_PEERS_VENV)/bin/python -c "import torch, gymnasium, stable_baselines3, rejax; print('torch', torch.__version__)"
+	touch $@
+
+ppo-peers-venv: $(PPO_PEERS_VENV)/installed
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
@@ -273,7 +293,7 @@ install: $(BUILD)/libcartsim.a $(BUILD)/libcartsim.so $(BUILD)/cartsim
 # its Python peers need a Python with torch and gymnasium: --python PY, $PPO_BENCH_PYTHON).
 bench: all
 	python3 bench/bench.py $(BENCH_ARGS)
-	python3 bench/ppo_bench.py $(PPO_BENCH_ARGS)
+	python3 bench/ppo_bench.py $(if $(wildcard $(PPO_PEERS_VENV)/installed),--python $(PPO_PEERS_VENV)/bin/python) $(PPO_BENCH_ARGS)
 
 # What bench/gpu_session.sh runs on a lent GPU machine, which has no Criterion:
 # the program and the test suite built without the optional libraries, and
