@@ -1546,6 +1546,26 @@ static void emit_array_checks(emitter *e, const entry *en, const char *ivdep)
 }
 
 /* The roots' final stores, in the last kernel's (last) lane loop. */
+/* Strict mode: a lane's first index out of range into its word
+ * (cs_lanes.index_fault), where the program has the roots
+ * (cs_program_add_index_faults); without them, nothing. */
+static void emit_index_fault(emitter *e, const cs_node *fault)
+{
+    if (!fault[0])
+        return;
+    need(e, fault[0]);
+    need(e, fault[1]);
+    const char *L = e->L;
+    out(e, "        if ((");
+    ref(e, fault[0]);
+    out(e, ") != 0 && %sindex_fault && lane < %send && %sindex_fault[lane] == 0)\n"
+           "            %sindex_fault[lane] = (long long)((unsigned long long)(unsigned)(", L, L, L, L);
+    ref(e, fault[0]);
+    out(e, ") << 32 | (unsigned)(");
+    ref(e, fault[1]);
+    out(e, "));\n");
+}
+
 static void emit_final(emitter *e, const entry *en)
 {
     const cs_program *p = e->p;
@@ -1571,6 +1591,7 @@ static void emit_final(emitter *e, const entry *en)
         out(e, ");\n        ended_ |= (unsigned)B->end[i] << (i & 31);\n        bad_any_ |= bad_;\n");
         for (unsigned r = 0; r < p->n_records; r++)
             store(e, p->record[r], record_cast(p, r), "        B->rec%u[i]", r);
+        emit_index_fault(e, p->roll_index_fault);
         return;
     }
     /* A step stores its results where the caller reads them, no copy after */
@@ -1599,6 +1620,7 @@ static void emit_final(emitter *e, const entry *en)
     store(e, p->truncated, "", "        B->trunc[i]");
     emit_bad_check(e, p->next);
     out(e, "        B->done[i] = bad_;\n");
+    emit_index_fault(e, p->index_fault);
 }
 
 /* Block code, after the last kernel's lane loop: the array roots stored,
@@ -3054,6 +3076,7 @@ static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
         need(e, p->record[r]);
     emit_bad_check(e, p->roll_next);
     emit_cuda_records(e, "t");
+    emit_index_fault(e, p->roll_index_fault);
     emit_lane_scalar_commits(e, p->roll_next, true);
     emit_lane_array_commits(e, p->roll_next, true);
     out(e, "        ss += 1;\n        ret += (double)");
@@ -3124,6 +3147,7 @@ static void emit_cuda_rollout_split(emitter *e)
                 need(e, p->record[r]);
             emit_bad_check(e, p->roll_next);
             emit_cuda_records(e, "t");
+            emit_index_fault(e, p->roll_index_fault);
             emit_lane_scalar_commits(e, p->roll_next, false);
             emit_lane_array_commits(e, p->roll_next, false);
             out(e, "        L.segstep[lane] += 1;\n        L.seg_return[lane] += (double)");
@@ -3208,6 +3232,7 @@ static void emit_cuda_step(emitter *e)
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
     emit_bad_check(e, p->next);
+    emit_index_fault(e, p->index_fault);
     /* the observations first: they may read a state's old value */
     bool arrays = any_array_state(p, false);
     if (arrays)

@@ -315,3 +315,40 @@ Test(compile, the_random_policy_after_the_most_step_draws_draws_from_the_step_st
     cs_kernel_free(&k);
     free(src);
 }
+
+/* Strict mode's index check is a kernel variant of its own: a program with
+ * run-time indices gets the fault word's store only when strict, in both
+ * dialects, and one without any compiles to the same source either way. */
+Test(compile, strict_index_checks_change_only_the_strict_kernels)
+{
+    static const char walk[] =
+        "env walk \"Walk-v0\"\n"
+        "const w = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]\n"
+        "state pos: int\n"
+        "action discrete 2\n"
+        "observe pos in discrete(100)\n"
+        "reset {\n    pos = 0\n}\n"
+        "step {\n    reward = w[pos]\n    pos' = pos + action\n    terminated = false\n}\n";
+    const char *sources[2] = {walk, spring};
+    for (int d = 0; d < 2; d++)
+        for (int src = 0; src < 2; src++) {
+            char *text[2];
+            for (int strict = 0; strict < 2; strict++) {
+                cs_compile_request rq = request(sources[src], CS_STAGE_EMIT);
+                rq.dialect = d ? CS_DIALECT_CUDA : CS_DIALECT_C;
+                rq.strict = strict;
+                cs_kernel k;
+                char err[1024];
+                cr_assert_eq(cs_compile(&rq, &k, err, sizeof err), CS_COMPILE_OK, "%s", err);
+                text[strict] = strdup(k.source.data);
+                cs_kernel_free(&k);
+            }
+            cr_expect_null(strstr(text[0], "index_fault["), "dialect %d: not strict, no fault word", d);
+            if (src == 0)
+                cr_expect_not_null(strstr(text[1], "index_fault[lane] = "), "dialect %d: strict stores it", d);
+            else
+                cr_expect_str_eq(text[1], text[0], "dialect %d: no run-time index, nothing to check", d);
+            free(text[0]);
+            free(text[1]);
+        }
+}
