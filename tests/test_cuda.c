@@ -2720,7 +2720,7 @@ static const op_row op_rows[] = {
     {"pow(a, b)", CS_OP_POW, CS_OP_COUNT, 2},   {"atan2(a, b)", CS_OP_ATAN2, CS_OP_COUNT, 2},
     {"fmod(a, b)", CS_OP_FMOD, CS_OP_COUNT, 2}, {"a % b", CS_OP_MOD, CS_OP_COUNT, 2},
     {"min(a, b)", CS_OP_MIN, CS_OP_COUNT, 2},   {"max(a, b)", CS_OP_MAX, CS_OP_COUNT, 2},
-    {"clip(a, b, c)", CS_OP_CLIP, CS_OP_COUNT, 3},
+    {"clip(a, b, c)", CS_OP_CLIP, CS_OP_COUNT, 3}, {"fma(a, b, c)", CS_OP_FMA, CS_OP_COUNT, 3},
     {"a < b ? 1 : 0", CS_OP_SELECT, CS_OP_LT, 2},  {"a <= b ? 1 : 0", CS_OP_SELECT, CS_OP_LE, 2},
     {"a > b ? 1 : 0", CS_OP_SELECT, CS_OP_GT, 2},  {"a >= b ? 1 : 0", CS_OP_SELECT, CS_OP_GE, 2},
     {"a == b ? 1 : 0", CS_OP_SELECT, CS_OP_EQ, 2}, {"a != b ? 1 : 0", CS_OP_SELECT, CS_OP_NE, 2},
