@@ -119,6 +119,7 @@ typedef struct {
     cs_text *loop_fns;      /* block code: the functions of the planned loops (emit_planned_loops) */
     bool slot_tables;       /* array or integer states: slots copied by loops over cs_slot_real/_int */
     bool in_loop_fn;        /* ...emitting one: the step's names (wi<k>) are not in scope */
+    bool element_loops;     /* a nest was written: the C source opens with CS_ELEMENT_LOOPS_MARK */
     char err[256];
 } emitter;
 
@@ -354,6 +355,7 @@ static void nest_open(emitter *e, const cs_shape *s, const char *ind)
     flat_index(s, loop_var, flat, sizeof flat);
     out(e, "%s{\n%s    const int e_ = %s; (void)e_;\n", ind, ind, flat);
     e->nest = s;
+    e->element_loops = true;
 }
 
 static void nest_close(emitter *e, const char *ind)
@@ -3416,6 +3418,8 @@ int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_d
         goto fail;
 
     e.block_lanes = choose_block_lanes(&e);
+    if (e.element_loops)
+        out(&e, "%s", CS_ELEMENT_LOOPS_MARK);
     emit_prelude(&e, s);
     emit_block_struct(&e);
     emit_fresh(&e);

@@ -178,6 +178,12 @@ typedef struct {
 
 typedef enum { CS_DIALECT_C, CS_DIALECT_CUDA } cs_dialect;
 
+/* The first line of C whose step loops over array elements (nests): the
+ * cpu backend compiles such source at -O2 with -O3's loop passes, the rest
+ * at -O3 (jit/backend_cpu.c, opt_level: -O3 doubled Breakout-MinAtar's
+ * compile, past issue 26's 1 s, for no speed). */
+#define CS_ELEMENT_LOOPS_MARK "/* cartsim: element loops */\n"
+
 /* The plan must be the program's, built under s->fusion. */
 int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_dialect d, cs_text *out,
             char *err, size_t err_size);

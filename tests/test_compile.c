@@ -352,3 +352,28 @@ Test(compile, strict_index_checks_change_only_the_strict_kernels)
             free(text[1]);
         }
 }
+
+/* A step that loops over array elements opens its C with
+ * CS_ELEMENT_LOOPS_MARK, which sets the cpu backend's optimization flags
+ * (jit/backend_cpu.c); one whose arrays are all scalarized does not. */
+Test(compile, element_loops_are_marked_for_the_cpu_backend)
+{
+    static const char wide[] =
+        "env wide \"Wide-v0\"\n"
+        "state x: real[20]\n"
+        "action discrete 2\n"
+        "observe x\n"
+        "reset {\n    x = zeros(20)\n}\n"
+        "step {\n    x' = x * 0.5 + 1.0\n    reward = sum(x')\n    terminated = false\n}\n";
+    const char *sources[2] = {wide, spring};
+    for (int src = 0; src < 2; src++) {
+        cs_compile_request rq = request(sources[src], CS_STAGE_EMIT);
+        rq.dialect = CS_DIALECT_C;
+        cs_kernel k;
+        char err[1024];
+        cr_assert_eq(cs_compile(&rq, &k, err, sizeof err), CS_COMPILE_OK, "%s", err);
+        bool marked = strncmp(k.source.data, CS_ELEMENT_LOOPS_MARK, strlen(CS_ELEMENT_LOOPS_MARK)) == 0;
+        cr_expect_eq(marked, src == 0, "%s: %.60s", src ? "spring" : "wide", k.source.data);
+        cs_kernel_free(&k);
+    }
+}

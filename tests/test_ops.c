@@ -229,3 +229,41 @@ Test(ops, fma_rounds_once_and_nothing_else_is_fused)
         }
     }
 }
+
+/* The same where the step loops over array elements, which the cpu backend
+ * compiles at other optimization flags (jit/backend_cpu.c, opt_level): 20
+ * elements (not scalarized), each a * b - 1 with a = 1 + e, b = 1 - e,
+ * must stay 0, not -e^2, and fma of them -e^2. */
+Test(ops, element_loops_are_not_fused_either)
+{
+    const char *const params[2] = {"param p = 1.0001220703125\nparam q = 0.9998779296875\n",
+                                   "param p = 1.000000007450580596923828125\n"
+                                   "param q = 0.999999992549419403076171875\n"};
+    const double want[2] = {-0x1p-26, -0x1p-54};
+    for (int d = 0; d < 2; d++) {
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "env fused \"Fused-v0\"\n%s"
+                 "state a: real[20], b: real[20], unfused: real[20], fused: real[20]\n"
+                 "action discrete 2\nobserve unfused, fused\n"
+                 "reset {\n    a = full(p, 20)\n    b = full(q, 20)\n    unfused = 1.0\n    fused = 1.0\n}\n"
+                 "step {\n    a' = a\n    b' = b\n    unfused' = a * b - 1.0\n    fused' = fma(a, b, -1.0)\n"
+                 "    reward = 0.0\n    terminated = false\n}\n",
+                 params[d]);
+        for (int b = 0; b < 2; b++) {
+            char path[64];
+            cs_env *env = open_source(src, 3, backends[b], dtypes[d], path);
+            int32_t actions[3] = {0, 1, 0};
+            cr_assert_eq(cs_env_reset(env, 1), CS_OK);
+            cr_assert_eq(cs_env_step(env, actions), CS_OK, "%s", cs_env_error(env));
+            const float *o = cs_env_obs(env);
+            for (int k = 0; k < 20 * 3; k++) {
+                cr_expect_eq(o[k], 0.0f, "%s %s: a * b - 1 = %a, contracted", cs_backend_name(backends[b]),
+                             d ? "f64" : "f32", (double)o[k]);
+                cr_expect_eq((double)o[20 * 3 + k], want[d], "%s %s: fma %a", cs_backend_name(backends[b]),
+                             d ? "f64" : "f32", (double)o[20 * 3 + k]);
+            }
+            close_source(env, path);
+        }
+    }
+}
