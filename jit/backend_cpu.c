@@ -2,9 +2,11 @@
  * once, then a link) -> a shared object, cached on disk by a hash of
  * everything that can change the object, and loaded with dlopen.
  *
- * Flags: -O3 -march=native for speed (-O1 for a training rollout's kernel,
- * opt_flags below); -ffp-contract=off so that no FMA
- * changes a rounding (f64 results must match the interpreter and Gymnasium to
+ * Flags: -O3 -march=native for speed (for source that opens with
+ * CS_ELEMENT_LOOPS_MARK, -O2 and the loop passes -O3 adds but -fpeel-loops:
+ * as fast, in half the compile; -O1 for a training rollout's kernel; see
+ * opt_level); -ffp-contract=off so that
+ * no FMA changes a rounding (f64 results must match the interpreter and Gymnasium to
  * the last bit); -fno-math-errno so sqrt stays an instruction (it changes no
  * result); -mprefer-vector-width=512 where the CPU has AVX-512 (GCC 12
  * prefers 256-bit vectors; 512 made Acrobot, MountainCar and Pendulum about
@@ -38,18 +40,11 @@
 
 extern char **environ;
 
-/* The optimization level comes first (opt_flags), then these. */
+/* The optimization level comes first (opt_level), then these. */
 static const char *const cc_flags[] = {"-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-tree-slp-vectorize", "-fno-tree-fre",
                                        "-fvect-cost-model=unlimited", "-mprefer-vector-width=512",
                                        "-fPIC", "-shared", "-std=c11", "-w"};
 
-/* -O3 for a kernel that runs long; -O1 for one compiled to run a few hundred
- * steps a call (a training rollout), where -O3's register allocation over
- * the actor-critic's thousand products is most of the run (PPO on CartPole:
- * 4.1 s of CPU to 1.2 s, bench/RESULTS.md). The bits are the same at every
- * level: no level reassociates or contracts (-ffp-contract=off, no
- * -ffast-math). */
-static const char *const opt_flags[] = {[CS_CPU_OPT_SPEED] = "-O3", [CS_CPU_OPT_COMPILE] = "-O1"};
 
 /* The compiler's path as found on PATH, so its identity (path, size, mtime)
  * can enter the cache key without running it. */
@@ -240,21 +235,51 @@ static int run_compilers(const char *cc, const cs_build_dir *b, const char *cons
     return rc;
 }
 
+/* The optimization level of a source: -O3, or for one whose step loops
+ * over array elements (CS_ELEMENT_LOOPS_MARK) -O2 with every loop pass
+ * -O3 adds but -fpeel-loops (and without -O3's bigger inlining and
+ * peeling limits). GCC 12 at -O3 took 1.54 CPU s on Breakout-MinAtar's
+ * kernel, 0.73 at -O2, 0.87 so; -O2 alone ran Freeway-MinAtar at 0.83x
+ * and Asterix at 0.90x of -O3, these flags as fast (1.00x, 1.00x, Breakout
+ * 1.05x); the same bits everywhere. CartPole runs 0.95x at either: the
+ * other programs keep -O3 (bench/RESULTS.md, section 11). */
+static const char *const top_level[] = {"-O3", NULL};
+static const char *const loop_level[] = {"-O2", "-fgcse-after-reload", "-fipa-cp-clone", "-floop-interchange",
+                                         "-floop-unroll-and-jam", "-fpredictive-commoning", "-fsplit-loops",
+                                         "-fsplit-paths", "-ftree-loop-distribution", "-ftree-partial-pre",
+                                         "-funswitch-loops", "-fversion-loops-for-strides", NULL};
+enum { LEVEL_FLAGS_MAX = sizeof loop_level / sizeof loop_level[0] - 1 };
+
+/* A kernel compiled to run a few hundred steps a call (a training rollout):
+ * -O3's register allocation over the actor-critic's thousand products is
+ * most of such a run (PPO on CartPole: 4.1 s of CPU to 1.2 s). The bits are
+ * the same at every level: none reassociates or contracts (-ffp-contract=off,
+ * no -ffast-math). */
+static const char *const compile_level[] = {"-O1", NULL};
+
+static const char *const *opt_level(const char *source, cs_cpu_opt opt)
+{
+    if (opt == CS_CPU_OPT_COMPILE)
+        return compile_level;
+    return strncmp(source, CS_ELEMENT_LOOPS_MARK, strlen(CS_ELEMENT_LOOPS_MARK)) == 0 ? loop_level : top_level;
+}
+
 /* source (written at src) -> the halves' objects, at once -> obj, linked;
  * everything in b. */
-static int build_kernel(const char *cc, cs_cpu_opt opt, const cs_build_dir *b, const char *src, const char *obj,
-                        double timeout_s, const volatile sig_atomic_t *interrupt, char *err, size_t err_size,
+static int build_kernel(const char *cc, const cs_build_dir *b, const char *src, const char *obj, double timeout_s,
+                        const char *const *level, const volatile sig_atomic_t *interrupt, char *err, size_t err_size,
                         bool *no_space)
 {
     enum { FLAGS = sizeof cc_flags / sizeof cc_flags[0] };
     char half_obj[HALVES][PATH_MAX], half_log[HALVES][PATH_MAX], link_log[PATH_MAX];
-    const char *half_args[HALVES][FLAGS + 9], *log[HALVES];
+    const char *half_args[HALVES][LEVEL_FLAGS_MAX + FLAGS + 8], *log[HALVES];
     const char *const *args[HALVES];
     for (int h = 0; h < HALVES; h++) {
         snprintf(half_obj[h], sizeof half_obj[h], "%.4000s/half%d.o", b->path, h);
         snprintf(half_log[h], sizeof half_log[h], "%.4000s/cc%d.log", b->path, h);
         int n = 0;
-        half_args[h][n++] = opt_flags[opt];
+        for (const char *const *l = level; *l; l++)
+            half_args[h][n++] = *l;
         for (size_t k = 0; k < FLAGS; k++)
             half_args[h][n++] = cc_flags[k];
         half_args[h][n++] = half_define[h];
@@ -433,7 +458,7 @@ static int build_in(const cs_build_dir *b, const char *source, const char *cc_pa
         *no_space = true;
         return -1;
     }
-    int rc = build_kernel(cc_path, opt, b, src, obj, timeout_s, interrupt, err, err_size, no_space);
+    int rc = build_kernel(cc_path, b, src, obj, timeout_s, opt_level(source, opt), interrupt, err, err_size, no_space);
     if (rc != 0)
         return rc;
     int fd = openat(b->fd, files[1], O_RDONLY | O_CLOEXEC);
@@ -470,7 +495,8 @@ int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, doubl
     char ident[PATH_MAX + 64];
     snprintf(ident, sizeof ident, "%s %lld %lld", cc_path, (long long)st.st_size, (long long)st.st_mtime);
     h = hash_str(h, ident);
-    h = hash_str(h, opt_flags[opt]);
+    for (const char *const *l = opt_level(source, opt); *l; l++)
+        h = hash_str(h, *l);
     for (size_t k = 0; k < sizeof cc_flags / sizeof cc_flags[0]; k++)
         h = hash_str(h, cc_flags[k]);
     for (int half = 0; half < HALVES; half++)

@@ -270,6 +270,8 @@ static cs_compile_error run(const cs_compile_request *rq, cs_kernel *k, char *er
     if (rc)   /* -2: the overrides, not the source, are at fault */
         return rc == -2 ? CS_COMPILE_ARGUMENT : CS_COMPILE_SYNTAX;
     k->prog->fast_f64 = rq->fast_f64;   /* before folding: constants are computed in the mode */
+    if (rq->strict && cs_program_add_index_faults(k->prog, rq->filename))
+        return fail(CS_COMPILE_NOMEM, err, err_size, "out of memory building the strict mode's index check");
 
     if (rq->bind_policy) {
         char msg[1024];

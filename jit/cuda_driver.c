@@ -458,7 +458,7 @@ static size_t buf_bytes(const cs_lanes_layout *lay, int b)
     case CS_BUF_OBS: case CS_BUF_FINAL_OBS: return n * obs * sizeof(float);
     case CS_BUF_REWARD: case CS_BUF_SEG_RETURN: case CS_BUF_RETURN_SUM: return n * sizeof(double);
     case CS_BUF_TERMINATED: case CS_BUF_TRUNCATED: case CS_BUF_PENDING: return n;
-    case CS_BUF_SEGMENTS: case CS_BUF_NONFINITE: return n * sizeof(long long);
+    case CS_BUF_SEGMENTS: case CS_BUF_NONFINITE: case CS_BUF_INDEX_FAULT: return n * sizeof(long long);
     /* [slot][n] in one allocation, so that CUDA callers get one pointer */
     case CS_BUF_CARRIED:
         for (unsigned k = 0; k < lay->n_carried; k++)
@@ -627,16 +627,18 @@ static unsigned regions(const cs_cuda *c, int b, const cs_lanes *host, region *o
     case CS_BUF_SEGMENTS: h = host->segments; break;
     case CS_BUF_RETURN_SUM: h = host->return_sum; break;
     case CS_BUF_NONFINITE: h = host->nonfinite; break;
+    case CS_BUF_INDEX_FAULT: h = host->index_fault; break;
     default: break;
     }
-    out[0] = (region){c->buf[b], h, buf_bytes(lay, b)};
+    /* index faults are optional (lanes.h): a caller that keeps none copies none */
+    out[0] = (region){c->buf[b], h, b == CS_BUF_INDEX_FAULT && !h ? 0 : buf_bytes(lay, b)};
     return 1;
 }
 
 static const char *const buf_names[CS_BUF_COUNT] = {
     "state", "parameters", "episode steps", "inputs", "observations", "final observations", "rewards",
     "terminated flags", "truncated flags", "pending restarts", "running returns", "episode counts",
-    "return sums", "nonfinite counts",
+    "return sums", "nonfinite counts", "index faults",
 };
 
 typedef enum { COPY_FETCH, COPY_READ, COPY_UPLOAD, COPY_ZERO } copy_kind;
@@ -745,6 +747,7 @@ static cs_lanes device_lanes(const cs_cuda *c, const cs_lanes *l)
     d.segments = (long long *)(uintptr_t)c->buf[CS_BUF_SEGMENTS];
     d.return_sum = (double *)(uintptr_t)c->buf[CS_BUF_RETURN_SUM];
     d.nonfinite = (long long *)(uintptr_t)c->buf[CS_BUF_NONFINITE];
+    d.index_fault = (long long *)(uintptr_t)c->buf[CS_BUF_INDEX_FAULT];
     d.obs_int = (long long *)(uintptr_t)c->extra[EXTRA_OBS_INT];
     d.final_obs_int = (long long *)(uintptr_t)c->extra[EXTRA_FINAL_OBS_INT];
     d.info = (double *)(uintptr_t)c->extra[EXTRA_INFO];

@@ -122,7 +122,7 @@ typedef struct {
 
 static named_root *named_roots(const cs_program *p, unsigned *n_out)
 {
-    size_t max = 3 * (size_t)p->n_vars + 3 * (size_t)p->n_obs_items + p->n_inputs + p->n_params + p->n_draw + 6;
+    size_t max = 3 * (size_t)p->n_vars + 3 * (size_t)p->n_obs_items + p->n_inputs + p->n_params + p->n_draw + 6 + 4;
     unsigned n = 0;
     named_root *r = calloc(max, sizeof *r);
     if (!r)
@@ -157,6 +157,11 @@ static named_root *named_roots(const cs_program *p, unsigned *n_out)
     ROOT(p->roll_reward, "rollout reward");
     ROOT(p->roll_terminated, "rollout terminated");
     ROOT(p->roll_truncated, "rollout truncated");
+    /* strict mode's index check (cs_program_add_index_faults) */
+    ROOT(p->index_fault[0], "index fault site");
+    ROOT(p->index_fault[1], "index fault value");
+    ROOT(p->roll_index_fault[0], "rollout index fault site");
+    ROOT(p->roll_index_fault[1], "rollout index fault value");
     /* the picture (the draw block), evaluated by render/ */
     for (unsigned k = 0; k < p->n_draw; k++)
         ROOT(p->draw[k], "draw[%u]", k);

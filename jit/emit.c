@@ -134,6 +134,7 @@ typedef struct {
     cs_text *loop_fns;      /* block code: the functions of the planned loops (emit_planned_loops) */
     bool slot_tables;       /* array or integer states: slots copied by loops over cs_slot_real/_int */
     bool in_loop_fn;        /* ...emitting one: the step's names (wi<k>) are not in scope */
+    bool element_loops;     /* a nest was written: the C source opens with CS_ELEMENT_LOOPS_MARK */
     char err[256];
 } emitter;
 
@@ -369,6 +370,7 @@ static void nest_open(emitter *e, const cs_shape *s, const char *ind)
     flat_index(s, loop_var, flat, sizeof flat);
     out(e, "%s{\n%s    const int e_ = %s; (void)e_;\n", ind, ind, flat);
     e->nest = s;
+    e->element_loops = true;
 }
 
 static void nest_close(emitter *e, const char *ind)
@@ -1868,6 +1870,26 @@ static void emit_array_checks(emitter *e, const entry *en, const char *ivdep)
 }
 
 /* The roots' final stores, in the last kernel's (last) lane loop. */
+/* Strict mode: a lane's first index out of range into its word
+ * (cs_lanes.index_fault), where the program has the roots
+ * (cs_program_add_index_faults); without them, nothing. */
+static void emit_index_fault(emitter *e, const cs_node *fault)
+{
+    if (!fault[0])
+        return;
+    need(e, fault[0]);
+    need(e, fault[1]);
+    const char *L = e->L;
+    out(e, "        if ((");
+    ref(e, fault[0]);
+    out(e, ") != 0 && %sindex_fault && lane < %send && %sindex_fault[lane] == 0)\n"
+           "            %sindex_fault[lane] = (long long)((unsigned long long)(unsigned)(", L, L, L, L);
+    ref(e, fault[0]);
+    out(e, ") << 32 | (unsigned)(");
+    ref(e, fault[1]);
+    out(e, "));\n");
+}
+
 static void emit_final(emitter *e, const entry *en)
 {
     const cs_program *p = e->p;
@@ -1893,6 +1915,7 @@ static void emit_final(emitter *e, const entry *en)
         out(e, ");\n        ended_ |= (unsigned)B->end[i] << (i & 31);\n        bad_any_ |= bad_;\n");
         for (unsigned r = 0; r < p->n_records; r++)
             store(e, p->record[r], record_cast(p, r), "        B->rec%u[i]", r);
+        emit_index_fault(e, p->roll_index_fault);
         return;
     }
     /* A step stores its results where the caller reads them, no copy after */
@@ -1921,6 +1944,7 @@ static void emit_final(emitter *e, const entry *en)
     store(e, p->truncated, "", "        B->trunc[i]");
     emit_bad_check(e, p->next);
     out(e, "        B->done[i] = bad_;\n");
+    emit_index_fault(e, p->index_fault);
 }
 
 /* Block code, after the last kernel's lane loop: the array roots stored,
@@ -3499,6 +3523,7 @@ static void emit_cuda_rollout_fused(emitter *e, const cs_schedule *s)
         need(e, p->record[r]);
     emit_bad_check(e, p->roll_next);
     emit_cuda_records(e, "t");
+    emit_index_fault(e, p->roll_index_fault);
     emit_lane_scalar_commits(e, p->roll_next, true);
     emit_lane_array_commits(e, p->roll_next, true);
     out(e, "        ss += 1;\n        ret += (double)");
@@ -3569,6 +3594,7 @@ static void emit_cuda_rollout_split(emitter *e)
                 need(e, p->record[r]);
             emit_bad_check(e, p->roll_next);
             emit_cuda_records(e, "t");
+            emit_index_fault(e, p->roll_index_fault);
             emit_lane_scalar_commits(e, p->roll_next, false);
             emit_lane_array_commits(e, p->roll_next, false);
             out(e, "        L.segstep[lane] += 1;\n        L.seg_return[lane] += (double)");
@@ -3653,6 +3679,7 @@ static void emit_cuda_step(emitter *e)
     for (unsigned k = 0; k < 3; k++)
         need(e, roots[k]);
     emit_bad_check(e, p->next);
+    emit_index_fault(e, p->index_fault);
     /* the observations first: they may read a state's old value */
     bool arrays = any_array_state(p, false);
     if (arrays)
@@ -3849,6 +3876,8 @@ int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_d
         goto fail;
 
     e.block_lanes = choose_block_lanes(&e);
+    if (e.element_loops)
+        out(&e, "%s", CS_ELEMENT_LOOPS_MARK);
     emit_prelude(&e, s);
     emit_block_struct(&e);
     emit_fresh(&e);

@@ -493,6 +493,18 @@ static void restart_lane(interp_set *s, long long lane, long long tau, bool repl
         write_info(&s->restart, lane, true);
 }
 
+/* Strict mode: the lane's first index out of range into its word
+ * (cs_lanes.index_fault), as the emitted kernels store it. */
+static void note_index_fault(const interp *in, const cs_node *fault)
+{
+    long long *word = in->l->index_fault;
+    if (!fault[0] || !word || word[in->lane])
+        return;
+    int site = (int)value(in, fault[0])[0], at = (int)value(in, fault[1])[0];
+    if (site)
+        word[in->lane] = (long long)((unsigned long long)(unsigned)site << 32 | (unsigned)at);
+}
+
 /* Whether every real element of the next state is finite. */
 static bool next_is_finite(const interp *in, const cs_node *next)
 {
@@ -548,6 +560,7 @@ void cs_interp_step(const cs_program *p, const cs_lanes *l)
         in->t = l->t;
         in->replay = true;
         run_plan(in);
+        note_index_fault(in, p->index_fault);
         bool finite = next_is_finite(in, p->next);
         bool term = value(in, p->terminated)[0] != 0 || !finite;
         bool trunc = value(in, p->truncated)[0] != 0;
@@ -596,6 +609,7 @@ void cs_interp_rollout(const cs_program *p, const cs_lanes *l)
                 else
                     ((int *)l->record[r])[row] = (int)v;
             }
+            note_index_fault(in, p->roll_index_fault);
             bool finite = next_is_finite(in, p->roll_next);
             commit_next(in, p->roll_next);
             l->seg_return[lane] += value(in, p->roll_reward)[0];

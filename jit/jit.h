@@ -178,6 +178,12 @@ typedef struct {
 
 typedef enum { CS_DIALECT_C, CS_DIALECT_CUDA } cs_dialect;
 
+/* The first line of C whose step loops over array elements (nests): the
+ * cpu backend compiles such source at -O2 with -O3's loop passes, the rest
+ * at -O3 (jit/backend_cpu.c, opt_level: -O3 doubled Breakout-MinAtar's
+ * compile, past issue 26's 1 s, for no speed). */
+#define CS_ELEMENT_LOOPS_MARK "/* cartsim: element loops */\n"
+
 /* The plan must be the program's, built under s->fusion. */
 int cs_emit(const cs_program *p, const cs_plan *plan, const cs_schedule *s, cs_dialect d, cs_text *out,
             char *err, size_t err_size);
@@ -453,7 +459,7 @@ void cs_cuda_unload(cs_cuda *c);
 typedef enum {
     CS_BUF_CARRIED, CS_BUF_PARAMS, CS_BUF_SEGSTEP, CS_BUF_INPUTS, CS_BUF_OBS, CS_BUF_FINAL_OBS,
     CS_BUF_REWARD, CS_BUF_TERMINATED, CS_BUF_TRUNCATED, CS_BUF_PENDING, CS_BUF_SEG_RETURN,
-    CS_BUF_SEGMENTS, CS_BUF_RETURN_SUM, CS_BUF_NONFINITE, CS_BUF_COUNT
+    CS_BUF_SEGMENTS, CS_BUF_RETURN_SUM, CS_BUF_NONFINITE, CS_BUF_INDEX_FAULT, CS_BUF_COUNT
 } cs_buf;
 #define CS_BUF_BIT(b) (1u << (b))
 #define CS_BUF_ALL ((1u << CS_BUF_COUNT) - 1)
@@ -556,6 +562,7 @@ typedef struct {
     const char *filename;             /* as messages name it */
     cs_type real;
     bool fast_f64;                    /* f64 math by jit/mathd.h (cs_config.math FAST) */
+    bool strict;                      /* cs_config.strict: the kernels report an index out of range */
     const char *const *params;        /* "NAME=VALUE" or "NAME=LO:HI" overrides */
     unsigned n_params;
     cs_policy_binder bind_policy;     /* NULL: the program's own p->policy[] */

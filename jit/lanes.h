@@ -10,7 +10,7 @@
 #ifndef CS_LANES_H
 #define CS_LANES_H
 
-#define CS_LANES_ABI 6
+#define CS_LANES_ABI 7
 
 /* A rollout's arrays of per-environment parameters (params[k]) hold
  * CS_LANES_PAD lanes past the batch's last (stride lanes and CS_LANES_PAD
@@ -69,6 +69,10 @@ typedef struct cs_lanes {
     void **record;            /* rollout: [n_records] arrays [steps][stride] where every step's records
                                  go, float (a real) or int (i32, bool); NULL: none kept */
     long long record_t0;      /* rollout: the global step of the records' row 0 */
+    /* Strict mode (a program with index_fault roots): a lane's first index
+     * out of range since the caller zeroed its word, (1 + site) << 32 |
+     * (unsigned)value (program.h's index_sites); 0: none. NULL: not kept. */
+    long long *index_fault;
 } cs_lanes;
 
 #endif

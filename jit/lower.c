@@ -625,6 +625,13 @@ long long cs_lower_need_int(parser *P, const expr *e, val *frame, const char *wh
     cs_parse_fail_at(P, cerr_pos, "%s must be a compile-time integer: %s", what, cerr);
 }
 
+void cs_lower_note_index(parser *P, cs_node index, unsigned dim, size_t pos)
+{
+    char where[24];
+    if (P->ctx == CTX_STEP && cs_program_add_index_site(P->p, index, dim, cs_parse_where(P, pos, where)))
+        cs_parse_fail_at(P, pos, "out of memory");
+}
+
 /* One resolved subscript item. */
 typedef struct {
     enum { AT_STATIC, AT_DYNAMIC, AT_SLICE } kind;
@@ -742,6 +749,7 @@ static SMALL_FRAME val lower_index(parser *P, const expr *e, val *frame)
         if (i.rank || i.type != CS_I32)
             cs_parse_fail_at(P, it->lo->start, "an index must be an int (or a compile-time integer), got %s%s",
                     cs_lower_type_text(i, t), i.type == P->real && !i.rank ? "; convert it with int(...)" : "");
+        cs_lower_note_index(P, i.node, (unsigned)dim, it->lo->start);
         at[j] = (index_at){AT_DYNAMIC, 0, 0, i.node};
     }
     return cs_lower_value(P, subscript(P, a.node, at, e->n_items, e->pos));

@@ -420,6 +420,7 @@ static val lower_set(parser *P, const expr *e, val *frame)
         if (i.rank || i.type != CS_I32)
             cs_parse_fail_at(P, x->start, "an index must be an int (or a compile-time integer), got %s%s",
                     cs_lower_type_text(i, t1), i.type == P->real && !i.rank ? "; convert it with int(...)" : "");
+        cs_lower_note_index(P, i.node, a.dim[j], x->start);
         idx[j] = i.node;
     }
     const expr *vx = e->kid[e->n - 1];

@@ -74,6 +74,7 @@ static double eval_f32(cs_op op, float a, float b, float c)
     case CS_OP_MIN: return min2(a, b);
     case CS_OP_MAX: return max2(a, b);
     case CS_OP_CLIP: return min2(max2(a, b), c);
+    case CS_OP_FMA: return fmaf(a, b, c);
     default: return 0;
     }
 }
@@ -102,6 +103,7 @@ static double eval_f64(cs_op op, double a, double b, double c)
     case CS_OP_MIN: return min2(a, b);
     case CS_OP_MAX: return max2(a, b);
     case CS_OP_CLIP: return min2(max2(a, b), c);   /* NumPy's np.clip */
+    case CS_OP_FMA: return fma(a, b, c);
     default: return 0;
     }
 }

@@ -289,6 +289,9 @@ double cs_lower_constant_int(parser *P, const expr *e, const char *what, double 
  * an int constant): true and *out, else false (nothing lowered twice). */
 bool cs_lower_static_int(parser *P, const expr *e, const char *what, long long *out);
 long long cs_lower_need_int(parser *P, const expr *e, val *frame, const char *what);
+/* A run-time index of axis length dim at pos: in the step, a site strict
+ * mode checks (cs_program_add_index_site). */
+void cs_lower_note_index(parser *P, cs_node index, unsigned dim, size_t pos);
 
 /* lower.c: a tree as graph nodes (frame: a function's arguments, or NULL) */
 val cs_lower(parser *P, const expr *e, val *frame);

@@ -49,6 +49,8 @@ void cs_program_free(cs_program *p)
         free(p->draw_items[k].text);
     free(p->draw_items);
     free(p->draw);
+    free(p->index_sites);
+    free(p->source_name);
     free(p);
 }
 
@@ -227,6 +229,50 @@ int cs_program_add_record(cs_program *p, const char *name, cs_node root)
     return (int)p->n_records++;
 }
 
+int cs_program_add_index_site(cs_program *p, cs_node index, unsigned dim, const char *where)
+{
+    for (unsigned k = 0; k < p->n_index_sites; k++)
+        if (p->index_sites[k].index == index && p->index_sites[k].dim == dim)
+            return 0;   /* the same index of the same axis (a row-by-row gather's): one site */
+    void **arrays[] = {(void **)&p->index_sites};
+    const size_t sizes[] = {sizeof *p->index_sites};
+    if (!grow(p->n_index_sites, arrays, sizes, 1))
+        return -1;
+    cs_index_site *s = &p->index_sites[p->n_index_sites++];
+    s->index = index;
+    s->dim = dim;
+    snprintf(s->where, sizeof s->where, "%s", where);
+    return 0;
+}
+
+/* An index i of an axis of length n is out of range when the JAX rule
+ * (jit/ops.def: i + n when i < 0, once) leaves it outside [0, n): where a
+ * gather clamps it and a scatter drops its update. The roots name the
+ * first site in source order whose index is. */
+int cs_program_add_index_faults(cs_program *p, const char *source_name)
+{
+    free(p->source_name);
+    if (!(p->source_name = strdup(source_name ? source_name : "")))
+        return -1;
+    if (!p->n_index_sites)
+        return 0;   /* nothing to check: the kernels are the plain ones */
+    cs_graph *g = p->graph;
+    cs_node site = cs_const(g, CS_I32, 0), value = site;
+    for (unsigned k = p->n_index_sites; k-- > 0;) {
+        const cs_index_site *s = &p->index_sites[k];
+        cs_node low = cs_binary(g, CS_OP_LT, s->index, cs_const(g, CS_I32, -(double)s->dim));
+        cs_node high = cs_binary(g, CS_OP_GE, s->index, cs_const(g, CS_I32, (double)s->dim));
+        cs_node bad = cs_binary(g, CS_OP_OR, low, high);
+        site = cs_ternary(g, CS_OP_SELECT, bad, cs_const(g, CS_I32, k + 1.0), site);
+        value = cs_ternary(g, CS_OP_SELECT, bad, s->index, value);
+    }
+    if (!site || !value)
+        return -1;
+    p->index_fault[0] = site;
+    p->index_fault[1] = value;
+    return 0;
+}
+
 int cs_program_add_named(cs_program *p, const char *name)
 {
     cs_node *action = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *action);
@@ -330,8 +376,10 @@ int cs_program_bind_policy(cs_program *p)
     p->roll_terminated = p->terminated;
     p->roll_truncated = p->truncated;
     cs_node single[3] = {p->roll_reward, p->roll_terminated, p->roll_truncated};
+    memcpy(p->roll_index_fault, p->index_fault, sizeof p->index_fault);
     if (cs_substitute(p->graph, p->roll_next, p->n_vars, map_to_policy, p) ||
         cs_substitute(p->graph, single, 3, map_to_policy, p) ||
+        (p->index_fault[0] && cs_substitute(p->graph, p->roll_index_fault, 2, map_to_policy, p)) ||
         cs_substitute(p->graph, p->record, p->n_records, map_to_policy, p))
         return -1;
     p->roll_reward = single[0];
@@ -453,7 +501,7 @@ int cs_program_finish(cs_program *p, char *err, size_t err_size)
 
 unsigned cs_program_step_root_max(const cs_program *p)
 {
-    return p->n_inputs + p->n_vars + p->n_obs_items + p->n_info_items + p->n_records + 3;
+    return p->n_inputs + p->n_vars + p->n_obs_items + p->n_info_items + p->n_records + 3 + 2;
 }
 
 unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *roots)
@@ -467,6 +515,8 @@ unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *r
         roots[n++] = p->roll_truncated;
         for (unsigned k = 0; k < p->n_records; k++)
             roots[n++] = p->record[k];
+        for (unsigned k = 0; k < 2 && p->roll_index_fault[0]; k++)
+            roots[n++] = p->roll_index_fault[k];
         return n;
     }
     for (unsigned k = 0; k < p->n_vars; k++)
@@ -478,6 +528,8 @@ unsigned cs_program_step_roots(const cs_program *p, bool with_policy, cs_node *r
     roots[n++] = p->reward;
     roots[n++] = p->terminated;
     roots[n++] = p->truncated;
+    for (unsigned k = 0; k < 2 && p->index_fault[0]; k++)
+        roots[n++] = p->index_fault[k];
     return n;
 }
 
@@ -518,8 +570,9 @@ void cs_program_visit_roots(cs_program *p, void (*visit)(void *ctx, cs_node *roo
         if (p->draw[k])
             visit(ctx, &p->draw[k]);
     cs_node *single[] = {&p->reward, &p->terminated, &p->truncated,
-                         &p->roll_reward, &p->roll_terminated, &p->roll_truncated};
-    for (unsigned k = 0; k < 6; k++)
+                         &p->roll_reward, &p->roll_terminated, &p->roll_truncated,
+                         &p->index_fault[0], &p->index_fault[1], &p->roll_index_fault[0], &p->roll_index_fault[1]};
+    for (unsigned k = 0; k < sizeof single / sizeof *single; k++)
         if (*single[k])
             visit(ctx, single[k]);
 }

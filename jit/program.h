@@ -116,6 +116,14 @@ typedef struct {
     cs_node *action;              /* [n_inputs] */
 } cs_named_policy;
 
+/* A run-time index of the step (a gather's or set()'s), where strict mode
+ * checks it (cs_program_add_index_faults). */
+typedef struct {
+    cs_node index;                /* the i32 index */
+    unsigned dim;                 /* the length of the axis it indexes */
+    char where[24];               /* "LINE:COL" of the index expression */
+} cs_index_site;
+
 typedef struct cs_program {
     cs_graph *graph;
     cs_type real;                 /* CS_F32 or CS_F64, fixed per compile */
@@ -185,6 +193,16 @@ typedef struct cs_program {
     unsigned n_draw_items;
     cs_draw_item *draw_items;
 
+    /* The step's run-time indices, in source order (recorded always), and
+     * in strict mode (cs_program_add_index_faults) the step roots that name
+     * the first one out of range: index_fault[0] is 1 + its site (i32, 0:
+     * none), index_fault[1] its value; roll_index_fault with the policy in.
+     * 0 when not strict: the step is then as without them. */
+    unsigned n_index_sites;
+    cs_index_site *index_sites;
+    cs_node index_fault[2], roll_index_fault[2];
+    char *source_name;            /* strict: the file the sites are in, for messages */
+
     /* Draws per step in each stream: one past the largest draw number used. */
     unsigned n_step_draws, n_restart_draws;
 
@@ -240,6 +258,13 @@ const cs_named_policy *cs_program_find_named(const cs_program *p, const char *na
 #define CS_FINISH_RESET (-2)
 #define CS_FINISH_STEP (-3)
 int cs_program_finish(cs_program *p, char *err, size_t err_size);
+
+/* Records a run-time index of the step (lower.c). 0, or -1 when out of memory. */
+int cs_program_add_index_site(cs_program *p, cs_node index, unsigned dim, const char *where);
+/* Strict mode: builds index_fault from the sites, which the kernels store
+ * into cs_lanes.index_fault (the first per lane), and names the file. Before
+ * cs_program_bind_policy. 0, or -1 when out of memory. */
+int cs_program_add_index_faults(cs_program *p, const char *source_name);
 
 /* Sets roll_* from next/reward/terminated/truncated with every INPUT k
  * replaced by policy[k], does the same to the records, and recounts the

@@ -165,9 +165,10 @@ typedef struct {
     int64_t cache_max_mb;
     /* An environment whose next state is NaN or infinite is restarted and
      * counted (cs_rollout_stats.nonfinite; stepped, it ends its episode with
-     * terminated set). strict makes that, a reward that is not finite, or
-     * (stepped) such an observation an error: CS_ERR_NUMERIC naming the first
-     * environment and step. A rollout finishes first: its stats and state are
+     * terminated set). strict makes that, a reward that is not finite,
+     * (stepped) such an observation, or a run-time index of the step out of
+     * range (clamped or dropped otherwise: docs/dsl.md) an error:
+     * CS_ERR_NUMERIC naming the first environment and step. A rollout finishes first: its stats and state are
      * those of the whole call. */
     bool strict;
     const char *policy;         /* what rollouts run in the kernel (see "Policies"); NULL: "random" */

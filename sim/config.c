@@ -96,7 +96,8 @@ static const cfg_setting settings[] = {
       .default_value = "next_step", .help = "auto-reset convention"}, FIELD(autoreset)},
     {{.name = "strict", .section = "run", .field = "strict", .kind = CS_SETTING_BOOL, CHOICES(bool_names),
       .default_value = "false",
-      .help = "a NaN or infinite state or reward is an error naming the environment and step"},
+      .help = "a NaN or infinite state or reward, or an index out of range, is an error naming the environment "
+              "and step"},
      FIELD(strict)},
     {{.name = "persistent", .section = "run", .field = "persistent", .kind = CS_SETTING_BOOL, CHOICES(bool_names),
       .default_value = "true", .help = "fusion full: a rollout is one launch",

@@ -54,6 +54,7 @@ struct cs_env {
     double *reward, *seg_return, *return_sum;
     uint8_t *terminated, *truncated, *pending;
     long long *segments, *nonfinite;
+    long long *index_fault;             /* strict mode: each lane's first index out of range (lanes.h) */
     const char **state_names;
     double *action_low, *action_high;
 
@@ -151,6 +152,7 @@ static cs_lanes lanes_template(cs_env *env)
     l.segments = env->segments;
     l.return_sum = env->return_sum;
     l.nonfinite = env->nonfinite;
+    l.index_fault = env->index_fault;
     return l;
 }
 
@@ -405,6 +407,8 @@ static cs_status allocate(cs_env *env)
     env->pending = calloc(un, 1);
     env->segments = calloc(un, sizeof *env->segments);
     env->nonfinite = calloc(un, sizeof *env->nonfinite);
+    if (env->strict && !(env->index_fault = calloc(un, sizeof *env->index_fault)))
+        return fail(env, CS_ERR_NOMEM, "out of memory for %lld environments", (long long)n);
     if (!env->segstep || !env->obs || !env->final_obs || !env->obs_int || !env->final_obs_int || !env->info ||
         !env->final_info ||
         !env->reward ||
@@ -462,6 +466,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->filename = src.filename;
     rq->real = cfg->dtype == CS_DTYPE_F32 ? CS_F32 : CS_F64;
     rq->fast_f64 = cfg->math == CS_MATH_FAST && cfg->dtype == CS_DTYPE_F64;
+    rq->strict = cfg->strict;
     rq->params = cfg->params;
     rq->n_params = (unsigned)cfg->n_params;
     rq->bind_policy = bind_agent;
@@ -574,6 +579,7 @@ void cs_env_close(cs_env *env)
     free(env->pending);
     free(env->segments);
     free(env->nonfinite);
+    free(env->index_fault);
     free(env->lane_return);
     free(env->lane_episodes);
     free(env->device_actions);
@@ -823,18 +829,36 @@ static cs_status episode_steps_fit(cs_env *env, int64_t steps)
 
 /* ---- strict mode: the first environment whose state or reward is not finite ---- */
 
+/* Lane i's index out of range (its index_fault word, not 0), as the
+ * message says it: "index 12 out of range [0, 10) at envs/x.env:14:9". */
+static const char *index_fault_text(const cs_env *env, int64_t i, char *buf, size_t size)
+{
+    const cs_program *p = env->prog;
+    unsigned long long word = (unsigned long long)env->index_fault[i];
+    unsigned site = (unsigned)(word >> 32) - 1;
+    if (site >= p->n_index_sites)
+        return "an index is out of range";
+    snprintf(buf, size, "index %d out of range [0, %u) at %s:%s", (int)(unsigned)(word & 0xffffffffu),
+             p->index_sites[site].dim, p->source_name ? p->source_name : "", p->index_sites[site].where);
+    return buf;
+}
+
 /* After one step: a restart for a NaN/inf state (the nonfinite counters,
- * zeroed before it), a reward or an observation that is not finite. */
+ * zeroed before it), an index out of range (the index fault words, zeroed
+ * too), a reward or an observation that is not finite. */
 static cs_status strict_step_check(cs_env *env)
 {
     cs_status s = cuda_copy(env, CUDA_FETCH, CS_BUF_BIT(CS_BUF_NONFINITE) | CS_BUF_BIT(CS_BUF_REWARD) |
-                                                 CS_BUF_BIT(CS_BUF_OBS) | CS_BUF_BIT(CS_BUF_FINAL_OBS));
+                                                 CS_BUF_BIT(CS_BUF_OBS) | CS_BUF_BIT(CS_BUF_FINAL_OBS) |
+                                                 CS_BUF_BIT(CS_BUF_INDEX_FAULT));
     if (s != CS_OK)
         return s;
     const cs_program *p = env->prog;
     size_t n = (size_t)env->n;
+    char buf[CS_NAME_MAX + 4200];
     for (size_t i = 0; i < n; i++) {
-        const char *what = env->nonfinite[i] ? "its state became NaN or infinite"
+        const char *what = env->index_fault[i] ? index_fault_text(env, (int64_t)i, buf, sizeof buf)
+                         : env->nonfinite[i] ? "its state became NaN or infinite"
                          : !isfinite(env->reward[i]) ? "its reward is not finite" : NULL;
         for (unsigned k = 0; !what && k < p->n_obs; k++)
             if (!isfinite(env->obs[k * n + i]) || (env->autoreset == CS_AUTORESET_SAME_STEP && env->terminated[i] &&
@@ -870,7 +894,8 @@ static void snapshot_free(const cs_env *env, lane_snapshot *snap)
 
 #define LANE_BUFFERS (CS_BUF_BIT(CS_BUF_CARRIED) | CS_BUF_BIT(CS_BUF_PARAMS) | CS_BUF_BIT(CS_BUF_SEGSTEP) | \
                       CS_BUF_BIT(CS_BUF_SEG_RETURN))
-#define COUNTER_BUFFERS (CS_BUF_BIT(CS_BUF_SEGMENTS) | CS_BUF_BIT(CS_BUF_RETURN_SUM) | CS_BUF_BIT(CS_BUF_NONFINITE))
+#define COUNTER_BUFFERS (CS_BUF_BIT(CS_BUF_SEGMENTS) | CS_BUF_BIT(CS_BUF_RETURN_SUM) | CS_BUF_BIT(CS_BUF_NONFINITE) | \
+                         CS_BUF_BIT(CS_BUF_INDEX_FAULT))
 
 static cs_status snapshot_take(cs_env *env, lane_snapshot *snap)
 {
@@ -917,14 +942,17 @@ static cs_status snapshot_restore(cs_env *env, const lane_snapshot *snap, int64_
     memset(env->segments + from, 0, len * sizeof *env->segments);
     memset(env->return_sum + from, 0, len * sizeof *env->return_sum);
     memset(env->nonfinite + from, 0, len * sizeof *env->nonfinite);
+    memset(env->index_fault + from, 0, len * sizeof *env->index_fault);
     return cuda_copy(env, CUDA_UPLOAD, LANE_BUFFERS | COUNTER_BUFFERS);
 }
 
-/* A lane's fault so far: 1 a NaN/inf state (a forced restart), 2 a reward
- * that is not finite (it reaches the running or the summed return). */
+/* A lane's fault so far: 3 an index out of range, 1 a NaN/inf state (a
+ * forced restart), 2 a reward that is not finite (it reaches the running
+ * or the summed return). */
 static int lane_fault(const cs_env *env, int64_t i)
 {
-    return env->nonfinite[i] ? 1 : !isfinite(env->seg_return[i]) || !isfinite(env->return_sum[i]) ? 2 : 0;
+    return env->index_fault[i] ? 3 : env->nonfinite[i] ? 1
+         : !isfinite(env->seg_return[i]) || !isfinite(env->return_sum[i]) ? 2 : 0;
 }
 
 /* `steps` steps of lanes [a, b) from the snapshot, starting at global step t0. */
@@ -983,8 +1011,10 @@ static cs_status strict_rollout_check(cs_env *env, const lane_snapshot *snap, in
     int kind = first < b ? lane_fault(env, first) : 1;
     if ((s = rerun(env, snap, a, b, t0, steps)) != CS_OK)
         return s;
+    char buf[CS_NAME_MAX + 4200];
     return fail(env, CS_ERR_NUMERIC, "environment %lld: %s in step %lld since the reset (strict mode)",
-                (long long)first, kind == 1 ? "its state became NaN or infinite" : "its reward is not finite",
+                (long long)first, kind == 3 ? index_fault_text(env, first, buf, sizeof buf)
+                                  : kind == 1 ? "its state became NaN or infinite" : "its reward is not finite",
                 (long long)(t0 + bad));
 }
 
@@ -1070,7 +1100,8 @@ static cs_status step_lanes(cs_env *env, bool actions_on_device)
     cs_status s;
     if (env->strict) {
         memset(env->nonfinite, 0, (size_t)env->n * sizeof *env->nonfinite);
-        if ((s = cuda_copy(env, CUDA_ZERO, CS_BUF_BIT(CS_BUF_NONFINITE))) != CS_OK)
+        memset(env->index_fault, 0, (size_t)env->n * sizeof *env->index_fault);
+        if ((s = cuda_copy(env, CUDA_ZERO, CS_BUF_BIT(CS_BUF_NONFINITE) | CS_BUF_BIT(CS_BUF_INDEX_FAULT))) != CS_OK)
             return s;
     }
     cs_lanes l = lanes_template(env);
@@ -1646,8 +1677,10 @@ static cs_status rollout(cs_env *env, int64_t steps, cs_rollout_stats *out, bool
     memset(env->segments, 0, (size_t)env->n * sizeof *env->segments);
     memset(env->return_sum, 0, (size_t)env->n * sizeof *env->return_sum);
     memset(env->nonfinite, 0, (size_t)env->n * sizeof *env->nonfinite);
+    if (env->strict)
+        memset(env->index_fault, 0, (size_t)env->n * sizeof *env->index_fault);
     if ((s = cuda_copy(env, CUDA_ZERO, CS_BUF_BIT(CS_BUF_SEGMENTS) | CS_BUF_BIT(CS_BUF_RETURN_SUM) |
-                                           CS_BUF_BIT(CS_BUF_NONFINITE))) != CS_OK)
+                                           CS_BUF_BIT(CS_BUF_NONFINITE) | CS_BUF_BIT(CS_BUF_INDEX_FAULT))) != CS_OK)
         return s;
     lane_snapshot snap = {0};
     if (env->strict && steps > 0 && (s = snapshot_take(env, &snap)) != CS_OK)

@@ -581,7 +581,10 @@ static cs_node rg_gen(random_graph *r, cs_type t, uint32_t shape, int depth)
     case 0: return rg_check(r, cs_unary(g, unary[rg_below(r, 11)], rg_gen(r, t, shape, depth - 1)));
     case 1: return rg_check(r, cs_cast(g, t, rg_gen(r, rg_below(r, 3) ? CS_I32 : CS_BOOL, shape, depth - 1)));
     case 2: return rg_check(r, cs_ternary(g, CS_OP_SELECT, rg_gen(r, CS_BOOL, rg_broadcastable(r, shape), depth - 1), a, b));
-    case 3: return rg_check(r, cs_ternary(g, CS_OP_CLIP, rg_gen(r, t, shape, depth - 1), rg_const(r, t), rg_const(r, t)));
+    case 3:
+        if (rg_below(r, 4) == 0)
+            return rg_check(r, cs_ternary(g, CS_OP_FMA, a, b, rg_gen(r, t, rg_broadcastable(r, shape), depth - 1)));
+        return rg_check(r, cs_ternary(g, CS_OP_CLIP, rg_gen(r, t, shape, depth - 1), rg_const(r, t), rg_const(r, t)));
     default: return rg_check(r, cs_binary(g, binary[rg_below(r, 10)], a, b));
     }
 }

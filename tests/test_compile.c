@@ -315,3 +315,65 @@ Test(compile, the_random_policy_after_the_most_step_draws_draws_from_the_step_st
     cs_kernel_free(&k);
     free(src);
 }
+
+/* Strict mode's index check is a kernel variant of its own: a program with
+ * run-time indices gets the fault word's store only when strict, in both
+ * dialects, and one without any compiles to the same source either way. */
+Test(compile, strict_index_checks_change_only_the_strict_kernels)
+{
+    static const char walk[] =
+        "env walk \"Walk-v0\"\n"
+        "const w = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]\n"
+        "state pos: int\n"
+        "action discrete 2\n"
+        "observe pos in discrete(100)\n"
+        "reset {\n    pos = 0\n}\n"
+        "step {\n    reward = w[pos]\n    pos' = pos + action\n    terminated = false\n}\n";
+    const char *sources[2] = {walk, spring};
+    for (int d = 0; d < 2; d++)
+        for (int src = 0; src < 2; src++) {
+            char *text[2];
+            for (int strict = 0; strict < 2; strict++) {
+                cs_compile_request rq = request(sources[src], CS_STAGE_EMIT);
+                rq.dialect = d ? CS_DIALECT_CUDA : CS_DIALECT_C;
+                rq.strict = strict;
+                cs_kernel k;
+                char err[1024];
+                cr_assert_eq(cs_compile(&rq, &k, err, sizeof err), CS_COMPILE_OK, "%s", err);
+                text[strict] = strdup(k.source.data);
+                cs_kernel_free(&k);
+            }
+            cr_expect_null(strstr(text[0], "index_fault["), "dialect %d: not strict, no fault word", d);
+            if (src == 0)
+                cr_expect_not_null(strstr(text[1], "index_fault[lane] = "), "dialect %d: strict stores it", d);
+            else
+                cr_expect_str_eq(text[1], text[0], "dialect %d: no run-time index, nothing to check", d);
+            free(text[0]);
+            free(text[1]);
+        }
+}
+
+/* A step that loops over array elements opens its C with
+ * CS_ELEMENT_LOOPS_MARK, which sets the cpu backend's optimization flags
+ * (jit/backend_cpu.c); one whose arrays are all scalarized does not. */
+Test(compile, element_loops_are_marked_for_the_cpu_backend)
+{
+    static const char wide[] =
+        "env wide \"Wide-v0\"\n"
+        "state x: real[20]\n"
+        "action discrete 2\n"
+        "observe x\n"
+        "reset {\n    x = zeros(20)\n}\n"
+        "step {\n    x' = x * 0.5 + 1.0\n    reward = sum(x')\n    terminated = false\n}\n";
+    const char *sources[2] = {wide, spring};
+    for (int src = 0; src < 2; src++) {
+        cs_compile_request rq = request(sources[src], CS_STAGE_EMIT);
+        rq.dialect = CS_DIALECT_C;
+        cs_kernel k;
+        char err[1024];
+        cr_assert_eq(cs_compile(&rq, &k, err, sizeof err), CS_COMPILE_OK, "%s", err);
+        bool marked = strncmp(k.source.data, CS_ELEMENT_LOOPS_MARK, strlen(CS_ELEMENT_LOOPS_MARK)) == 0;
+        cr_expect_eq(marked, src == 0, "%s: %.60s", src ? "spring" : "wide", k.source.data);
+        cs_kernel_free(&k);
+    }
+}

@@ -2342,6 +2342,43 @@ Test(cuda_fake, strict_mode_names_the_same_fault_as_the_cpu)
     check_clean();
 }
 
+/* Strict mode's index check in the CUDA dialect (tests/envs/index_fault.env):
+ * the kernels' per-lane fault words, stepped and rolled out, name the same
+ * environment, index, place and step as the cpu's. */
+Test(cuda_fake, strict_index_faults_name_the_same_fault_as_the_cpu)
+{
+    use_fake_driver();
+    char path[700];
+    snprintf(path, sizeof path, "%s/tests/envs/index_fault.env", root());
+    char msg[2][2][1024];
+    const cs_backend backends[2] = {CS_BACKEND_CPU, CS_BACKEND_CUDA};
+    for (int b = 0; b < 2; b++) {
+        cs_config cfg;
+        base_cfg(&cfg, path, backends[b], CS_FUSION_FULL, 1, 40);
+        cfg.strict = true;
+        cs_env *env = open_cfg(&cfg);
+        cr_assert_eq(cs_env_reset(env, 9), CS_OK);
+        cr_assert_eq(cs_env_rollout(env, 30, NULL), CS_ERR_NUMERIC, "%s", cs_env_error(env));
+        snprintf(msg[b][0], sizeof msg[b][0], "%s", cs_env_error(env));
+        cr_assert_eq(cs_env_reset(env, 9), CS_OK);
+        int32_t a[40] = {0};
+        a[7] = 1;
+        cs_status s = CS_OK;
+        for (int t = 0; t < 20 && s == CS_OK; t++)
+            s = cs_env_step(env, a);
+        cr_assert_eq(s, CS_ERR_NUMERIC, "%s", cs_env_error(env));
+        snprintf(msg[b][1], sizeof msg[b][1], "%s", cs_env_error(env));
+        cs_env_close(env);
+    }
+    cr_assert_str_eq(msg[1][0], msg[0][0]);
+    cr_assert_str_eq(msg[1][1], msg[0][1]);
+    char want[1024];
+    snprintf(want, sizeof want, "environment 7: index 10 out of range [0, 10) at %s:27:25 in step 5 since the reset "
+             "(strict mode)", path);
+    cr_assert_str_eq(msg[1][1], want);
+    check_clean();
+}
+
 /* A CUDA caller's view: the device buffers are the batch, in place, and a
  * step with actions written there equals a cpu step with the same actions,
  * copying nothing either way. (The fake's device memory is host memory, so
@@ -2741,7 +2778,7 @@ static const op_row op_rows[] = {
     {"pow(a, b)", CS_OP_POW, CS_OP_COUNT, 2},   {"atan2(a, b)", CS_OP_ATAN2, CS_OP_COUNT, 2},
     {"fmod(a, b)", CS_OP_FMOD, CS_OP_COUNT, 2}, {"a % b", CS_OP_MOD, CS_OP_COUNT, 2},
     {"min(a, b)", CS_OP_MIN, CS_OP_COUNT, 2},   {"max(a, b)", CS_OP_MAX, CS_OP_COUNT, 2},
-    {"clip(a, b, c)", CS_OP_CLIP, CS_OP_COUNT, 3},
+    {"clip(a, b, c)", CS_OP_CLIP, CS_OP_COUNT, 3}, {"fma(a, b, c)", CS_OP_FMA, CS_OP_COUNT, 3},
     {"a < b ? 1 : 0", CS_OP_SELECT, CS_OP_LT, 2},  {"a <= b ? 1 : 0", CS_OP_SELECT, CS_OP_LE, 2},
     {"a > b ? 1 : 0", CS_OP_SELECT, CS_OP_GT, 2},  {"a >= b ? 1 : 0", CS_OP_SELECT, CS_OP_GE, 2},
     {"a == b ? 1 : 0", CS_OP_SELECT, CS_OP_EQ, 2}, {"a != b ? 1 : 0", CS_OP_SELECT, CS_OP_NE, 2},

@@ -658,6 +658,110 @@ Test(hardening, strict_mode_catches_a_nan_reward_the_state_does_not_show)
     cs_env_close(env);
 }
 
+/* tests/envs/index_fault.env stepped with action 1 in environment 3 and 0
+ * elsewhere until a step fails; the message. */
+static void index_fault_steps(cs_backend b, const char *param, char *msg, size_t size)
+{
+    cs_env *env = open_fixture("index_fault.env", 6, b, true, param);
+    cr_assert_eq(cs_env_reset(env, 4), CS_OK);
+    int32_t a[6] = {0, 0, 0, 1, 0, 0};
+    cs_status s = CS_OK;
+    int t = 0;
+    while (t < 20 && (s = cs_env_step(env, a)) == CS_OK)
+        t++;
+    cr_assert_eq(s, CS_ERR_NUMERIC, "%s: %s", cs_backend_name(b), cs_env_error(env));
+    snprintf(msg, size, "%s", cs_env_error(env));
+    cs_env_close(env);
+}
+
+/* A run-time index out of range, which a gather clamps and a set() drops:
+ * strict mode names the environment, the index, its range, where it is in
+ * the source and the step, the first in source order when two fault at
+ * once; the same on every backend, stepped or rolled out. */
+Test(hardening, strict_mode_names_an_index_out_of_range)
+{
+    const cs_backend backends[] = {CS_BACKEND_INTERP, CS_BACKEND_CPU};
+    char path[4096], want[4600], msg[4600], oracle[4600];
+    fixture_env(path, sizeof path, "index_fault.env");
+    for (int b = 0; b < 2; b++) {
+        const char *name = cs_backend_name(backends[b]);
+        index_fault_steps(backends[b], NULL, msg, sizeof msg);
+        snprintf(want, sizeof want, "environment 3: index 10 out of range [0, 10) at %s:27:25 in step 5 since the "
+                 "reset (strict mode)", path);
+        cr_expect_str_eq(msg, want, "%s: the set()", name);
+        index_fault_steps(backends[b], "shift=0", msg, sizeof msg);
+        snprintf(want, sizeof want, "environment 3: index 10 out of range [0, 10) at %s:26:22 in step 6 since the "
+                 "reset (strict mode)", path);
+        cr_expect_str_eq(msg, want, "%s: the gather, first in the source", name);
+        index_fault_steps(backends[b], "shift=-12", msg, sizeof msg);
+        snprintf(want, sizeof want, "environment 0: index -12 out of range [0, 10) at %s:27:25 in step 1 since the "
+                 "reset (strict mode)", path);
+        cr_expect_str_eq(msg, want, "%s: below -10, past counting from the end", name);
+
+        /* a rollout names the first faulty step and its lowest environment,
+         * and leaves the state the plain run leaves */
+        cs_env *strict = open_fixture("index_fault.env", 40, backends[b], true, NULL);
+        cs_env *plain = open_fixture("index_fault.env", 40, backends[b], false, NULL);
+        cr_assert_eq(cs_env_reset(strict, 9), CS_OK);
+        cr_assert_eq(cs_env_reset(plain, 9), CS_OK);
+        cs_rollout_stats ss, ps;
+        cr_assert_eq(cs_env_rollout(strict, 3, &ss), CS_OK, "%s: no fault in 3 steps: %s", name,
+                     cs_env_error(strict));
+        cr_assert_eq(cs_env_rollout(plain, 3, &ps), CS_OK);
+        cr_expect_eq(ss.checksum, ps.checksum, "%s: strict computes what the plain run does", name);
+        cr_assert_eq(cs_env_rollout(strict, 10, &ss), CS_ERR_NUMERIC, "%s", name);
+        cr_assert_eq(cs_env_rollout(plain, 10, &ps), CS_OK, "%s: not strict, clamped and dropped: %s", name,
+                     cs_env_error(plain));
+        cr_expect_eq(ss.checksum, ps.checksum, "%s: the state of the whole call", name);
+        long long env, step;
+        parse_fault(cs_env_error(strict), &env, &step);
+        cr_expect(step >= 5 && step <= 9, "%s: pos + 2 reaches 10 in step 5 at the soonest, 9 at the latest: %s",
+                  name, cs_env_error(strict));
+        snprintf(want, sizeof want, "out of range [0, 10) at %s:27:25 in step", path);
+        cr_expect(strstr(cs_env_error(strict), want), "%s", cs_env_error(strict));
+        /* the interpreter is the oracle: the cpu names the same fault */
+        if (b == 0)
+            snprintf(oracle, sizeof oracle, "%s", cs_env_error(strict));
+        else
+            cr_expect_str_eq(cs_env_error(strict), oracle, "cpu and interp name the same fault");
+        cs_env_close(strict);
+        cs_env_close(plain);
+    }
+}
+
+Test(hardening, strict_index_faults_on_the_command_line)
+{
+    char path[4096], out[512], err[512], cache[512];
+    fixture_env(path, sizeof path, "index_fault.env");
+    in_root(out, sizeof out, "out");
+    in_root(err, sizeof err, "err");
+    in_root(cache, sizeof cache, "cache");
+    setenv("XDG_CACHE_HOME", cache, 1);
+    const char *args[] = {"run", "--env", path, "--envs", "5", "--steps", "20", "--strict", "--json",
+                          "--param", "shift=-12", NULL};
+    int status;
+    run_cli(args, NULL, out, err, &status);
+    char *o = slurp(out), *msg = slurp(err);
+    cr_expect_eq(status, 1, "%s", msg);
+    char want[4600];
+    snprintf(want, sizeof want, "cartsim: environment 0: index -12 out of range [0, 10) at %s:27:25 in step 1 since "
+             "the reset (strict mode)\n", path);
+    cr_expect_str_eq(msg, want);
+    cr_expect_str_eq(o, "", "nothing on stdout");
+    free(o);
+    free(msg);
+    /* without --strict the same run clamps and drops, and succeeds */
+    const char *plain[] = {"run", "--env", path, "--envs", "5", "--steps", "20", "--json", "--param", "shift=-12",
+                           NULL};
+    run_cli(plain, NULL, out, err, &status);
+    o = slurp(out);
+    msg = slurp(err);
+    cr_expect_eq(status, 0, "%s", msg);
+    cr_expect(strstr(o, "\"checksum\""), "%s", o);
+    free(o);
+    free(msg);
+}
+
 Test(hardening, strict_on_the_command_line)
 {
     char path[4096], out[512], err[512], cache[512];

@@ -187,3 +187,83 @@ Test(ops, f64_sin_and_cos_are_glibcs_in_near_and_far_lanes)
                      (unsigned long long)sums[0], (unsigned long long)sums[1]);
     }
 }
+
+/* fma(a, b, c) rounds once: with a = 1 + e, b = 1 - e, a * b = 1 - e^2
+ * rounds to 1, so a * b - 1 is 0 while fma(a, b, -1) is -e^2 exactly. The
+ * run (the reward), the folded constant (fma of the params) and the
+ * unfused expression each as written, in f32 (e = 2^-13) and f64 (e =
+ * 2^-27), on the cpu and the interpreter: the cpu's -ffp-contract=off
+ * must leave a * b - 1 unfused, or `unfused` would be -e^2 too. */
+Test(ops, fma_rounds_once_and_nothing_else_is_fused)
+{
+    const char *const params[2] = {"param p = 1.0001220703125\nparam q = 0.9998779296875\n",
+                                   "param p = 1.000000007450580596923828125\n"
+                                   "param q = 0.999999992549419403076171875\n"};
+    const double want[2] = {-0x1p-26, -0x1p-54};
+    for (int d = 0; d < 2; d++) {
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "env fused \"Fused-v0\"\n%s"
+                 "state a, b, unfused, folded\naction discrete 2\nobserve unfused, folded\n"
+                 "reset {\n    a = p\n    b = q\n    unfused = 1.0\n    folded = 1.0\n}\n"
+                 "step {\n    a' = a\n    b' = b\n    unfused' = a * b - 1.0\n    folded' = fma(p, q, -1.0)\n"
+                 "    reward = fma(a, b, -1.0)\n    terminated = false\n}\n",
+                 params[d]);
+        for (int b = 0; b < 2; b++) {
+            char path[64];
+            cs_env *env = open_source(src, 4, backends[b], dtypes[d], path);
+            int32_t actions[4] = {0, 1, 0, 1};
+            cr_assert_eq(cs_env_reset(env, 1), CS_OK);
+            cr_assert_eq(cs_env_step(env, actions), CS_OK, "%s", cs_env_error(env));
+            const double *r = cs_env_rewards(env);
+            const float *o = cs_env_obs(env);
+            for (int i = 0; i < 4; i++) {
+                cr_expect_eq(r[i], want[d], "%s %s: fma(a, b, -1) = %a", cs_backend_name(backends[b]),
+                             d ? "f64" : "f32", r[i]);
+                cr_expect_eq(o[i], 0.0f, "%s %s: a * b - 1 = %a, contracted", cs_backend_name(backends[b]),
+                             d ? "f64" : "f32", (double)o[i]);
+                cr_expect_eq((double)o[4 + i], want[d], "%s %s: folded fma %a", cs_backend_name(backends[b]),
+                             d ? "f64" : "f32", (double)o[4 + i]);
+            }
+            close_source(env, path);
+        }
+    }
+}
+
+/* The same where the step loops over array elements, which the cpu backend
+ * compiles at other optimization flags (jit/backend_cpu.c, opt_level): 20
+ * elements (not scalarized), each a * b - 1 with a = 1 + e, b = 1 - e,
+ * must stay 0, not -e^2, and fma of them -e^2. */
+Test(ops, element_loops_are_not_fused_either)
+{
+    const char *const params[2] = {"param p = 1.0001220703125\nparam q = 0.9998779296875\n",
+                                   "param p = 1.000000007450580596923828125\n"
+                                   "param q = 0.999999992549419403076171875\n"};
+    const double want[2] = {-0x1p-26, -0x1p-54};
+    for (int d = 0; d < 2; d++) {
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "env fused \"Fused-v0\"\n%s"
+                 "state a: real[20], b: real[20], unfused: real[20], fused: real[20]\n"
+                 "action discrete 2\nobserve unfused, fused\n"
+                 "reset {\n    a = full(p, 20)\n    b = full(q, 20)\n    unfused = 1.0\n    fused = 1.0\n}\n"
+                 "step {\n    a' = a\n    b' = b\n    unfused' = a * b - 1.0\n    fused' = fma(a, b, -1.0)\n"
+                 "    reward = 0.0\n    terminated = false\n}\n",
+                 params[d]);
+        for (int b = 0; b < 2; b++) {
+            char path[64];
+            cs_env *env = open_source(src, 3, backends[b], dtypes[d], path);
+            int32_t actions[3] = {0, 1, 0};
+            cr_assert_eq(cs_env_reset(env, 1), CS_OK);
+            cr_assert_eq(cs_env_step(env, actions), CS_OK, "%s", cs_env_error(env));
+            const float *o = cs_env_obs(env);
+            for (int k = 0; k < 20 * 3; k++) {
+                cr_expect_eq(o[k], 0.0f, "%s %s: a * b - 1 = %a, contracted", cs_backend_name(backends[b]),
+                             d ? "f64" : "f32", (double)o[k]);
+                cr_expect_eq((double)o[20 * 3 + k], want[d], "%s %s: fma %a", cs_backend_name(backends[b]),
+                             d ? "f64" : "f32", (double)o[20 * 3 + k]);
+            }
+            close_source(env, path);
+        }
+    }
+}

@@ -4,11 +4,10 @@ shipped .env files with the reference's random outcomes.
 
 BernoulliBandit computes with float32 values that f32 and f64 both reproduce exactly.
 GaussianBandit's normal draws come from XLA's erf_inv, which words cannot reproduce:
-golden_replay.words_for_normal lands within an ulp or two of each, and its two
-fused multiply-adds (XLA contracts mu + z * sigma) have no counterpart in the language.
-So in f32 its reals are compared within 1e-6 relative; in f64 the draw is rounded to
-float32 as gymnax's is and the product of two floats is exact, so the f64 compile gives
-gymnax's fused results to the bit."""
+golden_replay.words_for_normal lands within an ulp or two of each (its two fused
+multiply-adds, where XLA contracts mu + z * sigma, are the language's fma). So in f32 its
+reals are compared within 1e-6 relative; in f64 the draw is rounded to float32 as
+gymnax's is, so the f64 compile gives gymnax's fused results to the bit."""
 import numpy as np
 import pytest
 
