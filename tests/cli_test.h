@@ -26,6 +26,11 @@ void cli_result_free(cli_result *r);
 void cli_test_scratch(char *dir_template);
 void cli_test_remove_tree(const char *dir);
 void cli_test_write_file(const char *path, const void *data, size_t n);
+/* A whole small file as text (at most size - 1 bytes). */
+void cli_test_read_text(const char *path, char *out, size_t size);
+/* In dir: `cc`, a C compiler that appends each -O flag it is given to
+ * `levels.log`, then runs cc; their paths in wrapper and log. */
+void cli_test_level_logging_cc(const char *dir, char wrapper[128], char log[128]);
 
 /* `make ARGS` of the checkout into the build folder `build`, the calling
  * make's flags left out; its output (both streams) in out. Asserts that it

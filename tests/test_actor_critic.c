@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/stat.h>
-
 #include "cartsim.h"
+#include "cli_test.h"
 
 static cs_env *open_ac(const char *env_name, const char *policy, int64_t n, cs_backend b, int threads)
 {
@@ -230,16 +229,9 @@ Test(actor_critic, records_agree_on_threads_and_the_interpreter)
  * (-O3). A wrapper around cc logs the level each compiler run was given. */
 Test(actor_critic, the_recording_kernel_is_compiled_for_a_short_compile)
 {
-    char dir[] = "/tmp/cartsim-ac-opt-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char wrapper[64], log[64];
-    snprintf(wrapper, sizeof wrapper, "%s/cc", dir);
-    snprintf(log, sizeof log, "%s/levels.log", dir);
-    FILE *f = fopen(wrapper, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\nfor a in \"$@\"; do case $a in -O*) echo $a >> '%s';; esac; done\nexec cc \"$@\"\n", log);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(wrapper, 0700), 0);
+    char dir[] = "/tmp/cartsim-ac-opt-XXXXXX", wrapper[128], log[128];
+    cli_test_scratch(dir);
+    cli_test_level_logging_cc(dir, wrapper, log);
     const char *policies[2] = {"ppo:mlp:8", "random"};
     const char *expect[2] = {"-O1\n-O1\n", "-O1\n-O1\n-O3\n-O3\n"};
     for (int k = 0; k < 2; k++) {
@@ -254,17 +246,11 @@ Test(actor_critic, the_recording_kernel_is_compiled_for_a_short_compile)
         cs_env *env;
         cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s: %s", policies[k], cs_env_error(env));
         cs_env_close(env);
-        char text[256] = "";
-        f = fopen(log, "r");
-        cr_assert_not_null(f);
-        size_t n = fread(text, 1, sizeof text - 1, f);
-        text[n] = 0;
-        fclose(f);
+        char text[256];
+        cli_test_read_text(log, text, sizeof text);
         cr_assert_str_eq(text, expect[k], "after %s: %s", policies[k], text);
     }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    cli_test_remove_tree(dir);
 }
 
 Test(actor_critic, bad_policies_are_refused)

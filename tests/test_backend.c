@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "agents.h"
+#include "cli_test.h"
 #include "jit.h"
 
 static cs_node K(cs_program *p, double v) { return cs_const(p->graph, p->real, v); }
@@ -769,16 +770,9 @@ Test(backend, cpu_compiles_the_kernels_halves_at_once_then_links_them)
  * compute the same bits, f64 CartPole over 500 steps of restarts. */
 Test(backend, cpu_optimization_levels_give_the_same_bits)
 {
-    char dir[] = "/tmp/cartsim-opt-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char wrapper[64], log[64];
-    snprintf(wrapper, sizeof wrapper, "%s/cc", dir);
-    snprintf(log, sizeof log, "%s/levels.log", dir);
-    FILE *f = fopen(wrapper, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\nfor a in \"$@\"; do case $a in -O*) echo $a >> '%s';; esac; done\nexec cc \"$@\"\n", log);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(wrapper, 0700), 0);
+    char dir[] = "/tmp/cartsim-opt-XXXXXX", wrapper[128], log[128];
+    cli_test_scratch(dir);
+    cli_test_level_logging_cc(dir, wrapper, log);
     cs_program *p = cartpole(CS_F64);
     cs_text src = emit_c(p, CS_FUSION_FULL, 1, NULL);
     const cs_cpu_opt levels[2] = {CS_CPU_OPT_SPEED, CS_CPU_OPT_COMPILE};
@@ -801,16 +795,10 @@ Test(backend, cpu_optimization_levels_give_the_same_bits)
     lanes_free(&got[1]);
     cs_text_free(&src);
     cs_program_free(p);
-    char text[256] = "";
-    f = fopen(log, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    fclose(f);
+    char text[256];
+    cli_test_read_text(log, text, sizeof text);
     cr_assert_str_eq(text, "-O3\n-O3\n-O1\n-O1\n", "each half at its level (the link passes none): %s", text);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    cli_test_remove_tree(dir);
 }
 
 /* A shared parameter (cs_program.param_shared): every lane reads element 0

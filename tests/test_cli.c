@@ -84,6 +84,27 @@ void cli_test_write_file(const char *path, const void *data, size_t n)
     cr_assert_eq(fclose(f), 0, "%s: %s", path, strerror(errno));
 }
 
+void cli_test_read_text(const char *path, char *out, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    size_t n = fread(out, 1, size - 1, f);
+    out[n] = 0;
+    fclose(f);
+}
+
+void cli_test_level_logging_cc(const char *dir, char wrapper[128], char log[128])
+{
+    snprintf(wrapper, 128, "%s/cc", dir);
+    snprintf(log, 128, "%s/levels.log", dir);
+    char script[512];
+    int n = snprintf(script, sizeof script,
+                     "#!/bin/sh\nfor a in \"$@\"; do case $a in -O*) echo $a >> '%s';; esac; done\nexec cc \"$@\"\n",
+                     log);
+    cli_test_write_file(wrapper, script, (size_t)n);
+    cr_assert_eq(chmod(wrapper, 0700), 0, "%s: %s", wrapper, strerror(errno));
+}
+
 void cli_test_make(const char *build, const char *args, char *out, size_t size)
 {
     char cmd[8192];
