@@ -188,6 +188,13 @@ Test(ops, f64_sin_and_cos_are_glibcs_in_near_and_far_lanes)
     }
 }
 
+/* a = 1 + e and b = 1 - e, in f32 and f64, with e = 2^-13 and 2^-27: a * b - 1
+ * rounds to 0 unfused, fma(a, b, -1) is exactly -e^2. */
+static const char *const fma_params[2] = {"param p = 1.0001220703125\nparam q = 0.9998779296875\n",
+                                          "param p = 1.000000007450580596923828125\n"
+                                          "param q = 0.999999992549419403076171875\n"};
+static const double fma_want[2] = {-0x1p-26, -0x1p-54};
+
 /* fma(a, b, c) rounds once: with a = 1 + e, b = 1 - e, a * b = 1 - e^2
  * rounds to 1, so a * b - 1 is 0 while fma(a, b, -1) is -e^2 exactly. The
  * run (the reward), the folded constant (fma of the params) and the
@@ -196,10 +203,6 @@ Test(ops, f64_sin_and_cos_are_glibcs_in_near_and_far_lanes)
  * must leave a * b - 1 unfused, or `unfused` would be -e^2 too. */
 Test(ops, fma_rounds_once_and_nothing_else_is_fused)
 {
-    const char *const params[2] = {"param p = 1.0001220703125\nparam q = 0.9998779296875\n",
-                                   "param p = 1.000000007450580596923828125\n"
-                                   "param q = 0.999999992549419403076171875\n"};
-    const double want[2] = {-0x1p-26, -0x1p-54};
     for (int d = 0; d < 2; d++) {
         char src[1024];
         snprintf(src, sizeof src,
@@ -208,7 +211,7 @@ Test(ops, fma_rounds_once_and_nothing_else_is_fused)
                  "reset {\n    a = p\n    b = q\n    unfused = 1.0\n    folded = 1.0\n}\n"
                  "step {\n    a' = a\n    b' = b\n    unfused' = a * b - 1.0\n    folded' = fma(p, q, -1.0)\n"
                  "    reward = fma(a, b, -1.0)\n    terminated = false\n}\n",
-                 params[d]);
+                 fma_params[d]);
         for (int b = 0; b < 2; b++) {
             char path[64];
             cs_env *env = open_source(src, 4, backends[b], dtypes[d], path);
@@ -218,11 +221,11 @@ Test(ops, fma_rounds_once_and_nothing_else_is_fused)
             const double *r = cs_env_rewards(env);
             const float *o = cs_env_obs(env);
             for (int i = 0; i < 4; i++) {
-                cr_expect_eq(r[i], want[d], "%s %s: fma(a, b, -1) = %a", cs_backend_name(backends[b]),
+                cr_expect_eq(r[i], fma_want[d], "%s %s: fma(a, b, -1) = %a", cs_backend_name(backends[b]),
                              d ? "f64" : "f32", r[i]);
                 cr_expect_eq(o[i], 0.0f, "%s %s: a * b - 1 = %a, contracted", cs_backend_name(backends[b]),
                              d ? "f64" : "f32", (double)o[i]);
-                cr_expect_eq((double)o[4 + i], want[d], "%s %s: folded fma %a", cs_backend_name(backends[b]),
+                cr_expect_eq((double)o[4 + i], fma_want[d], "%s %s: folded fma %a", cs_backend_name(backends[b]),
                              d ? "f64" : "f32", (double)o[4 + i]);
             }
             close_source(env, path);
@@ -236,10 +239,6 @@ Test(ops, fma_rounds_once_and_nothing_else_is_fused)
  * must stay 0, not -e^2, and fma of them -e^2. */
 Test(ops, element_loops_are_not_fused_either)
 {
-    const char *const params[2] = {"param p = 1.0001220703125\nparam q = 0.9998779296875\n",
-                                   "param p = 1.000000007450580596923828125\n"
-                                   "param q = 0.999999992549419403076171875\n"};
-    const double want[2] = {-0x1p-26, -0x1p-54};
     for (int d = 0; d < 2; d++) {
         char src[1024];
         snprintf(src, sizeof src,
@@ -249,7 +248,7 @@ Test(ops, element_loops_are_not_fused_either)
                  "reset {\n    a = full(p, 20)\n    b = full(q, 20)\n    unfused = 1.0\n    fused = 1.0\n}\n"
                  "step {\n    a' = a\n    b' = b\n    unfused' = a * b - 1.0\n    fused' = fma(a, b, -1.0)\n"
                  "    reward = 0.0\n    terminated = false\n}\n",
-                 params[d]);
+                 fma_params[d]);
         for (int b = 0; b < 2; b++) {
             char path[64];
             cs_env *env = open_source(src, 3, backends[b], dtypes[d], path);
@@ -260,7 +259,7 @@ Test(ops, element_loops_are_not_fused_either)
             for (int k = 0; k < 20 * 3; k++) {
                 cr_expect_eq(o[k], 0.0f, "%s %s: a * b - 1 = %a, contracted", cs_backend_name(backends[b]),
                              d ? "f64" : "f32", (double)o[k]);
-                cr_expect_eq((double)o[20 * 3 + k], want[d], "%s %s: fma %a", cs_backend_name(backends[b]),
+                cr_expect_eq((double)o[20 * 3 + k], fma_want[d], "%s %s: fma %a", cs_backend_name(backends[b]),
                              d ? "f64" : "f32", (double)o[20 * 3 + k]);
             }
             close_source(env, path);
