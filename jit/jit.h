@@ -338,8 +338,8 @@ typedef struct {
 int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const volatile sig_atomic_t *interrupt,
                    cs_cache *cache, cs_cpu_kernel *out, char *err, size_t err_size);
 /* The same at a chosen optimization level (cs_cpu_compile: SPEED). COMPILE
- * is for a kernel that runs a few hundred steps per compile, PPO's recording
- * rollout: a third of the compile, the same bits. */
+ * (-Og) is for a kernel that runs a few hundred steps per compile, PPO's
+ * recording rollout: a fraction of the compile, the same bits. */
 typedef enum { CS_CPU_OPT_SPEED, CS_CPU_OPT_COMPILE } cs_cpu_opt;
 int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s,
                        const volatile sig_atomic_t *interrupt, cs_cache *cache, cs_cpu_kernel *out, char *err,
