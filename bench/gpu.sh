@@ -71,6 +71,9 @@ rate() {
     printf '%s\n' $rates | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
 }
 
+# cpu_rate ARGS... -> the cpu backend's env-steps/s of one run, beside the GPU's
+cpu_rate() { timeout "$RUN_TIMEOUT" "$BIN" --backend cpu --json "$@" | field env_steps_per_sec; }
+
 probe=$(run --envs 1 --steps 1) || {
     echo "gpu.sh: no usable CUDA device (--backend $BACKEND); nothing to measure" >&2
     exit 2
@@ -115,7 +118,7 @@ while [ $n -le $SWEEP_MAX ]; do
     g=$(REPEATS=1 rate --envs $n --steps $STEPS)
     c="-"
     if [ $n -le 65536 ] && [ "$BACKEND" != cpu ]; then
-        c=$(timeout "$RUN_TIMEOUT" "$BIN" --backend cpu --json --envs $n --steps $STEPS | field env_steps_per_sec)
+        c=$(cpu_rate --envs $n --steps $STEPS)
     fi
     printf '%10d %16.4g %16s\n' $n "$g" "$c"
     n=$((n * 4))
@@ -140,8 +143,7 @@ echo "== every environment: full, persistent, f32, $E_N envs x $E_STEPS steps, m
 printf '%-26s %16s %16s %8s\n' env "$BACKEND env-steps/s" "cpu env-steps/s" ratio
 for env in $(sed -n 's/^\([a-z0-9_]*\)\.env$/\1/p' <(ls envs)); do
     g=$(rate --env "$env" --envs $E_N --steps $E_STEPS) || { echo "$env: failed"; continue; }
-    c=$(timeout "$RUN_TIMEOUT" "$BIN" --backend cpu --json --env "$env" --envs $E_N --steps $E_STEPS |
-        field env_steps_per_sec) || c=0
+    c=$(cpu_rate --env "$env" --envs $E_N --steps $E_STEPS) || c=0
     printf '%-26s %16.4g %16.4g %7.1fx\n' "$env" "$g" "$c" "$(awk -v a="$g" -v b="$c" 'BEGIN { print (b > 0 ? a / b : 0) }')"
 done
 echo
