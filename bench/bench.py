@@ -1183,35 +1183,45 @@ STAGES = ("ablation", "sweep", "unroll", "peers", "envs", "refs", "mpi", "factor
 
 
 def split_sections(text):
-    """(the text before section 1, {number: section}); a section runs from its
-    `## N.` heading (or the anchor line just above it) to the next one."""
+    """(the text before section 1, [(number, section)] in order); a section
+    runs from its `## N.` heading (or the anchor line just above it) to the
+    next one. A list, not a dict: a hand-written section numbered as another
+    must not swallow it."""
     parts = re.split(r'(?m)^(?=(?:<a id="[^"]*"></a>\n)?## \d+\. )', text)
-    head, sections, carry = parts[0], {}, ""
+    head, sections, carry = parts[0], [], ""
     for p in parts[1:]:
         m = re.match(r'## (\d+)\. ', p)
         if not m:   # an anchor line: it belongs to the heading after it
             carry += p
             continue
-        sections[int(m.group(1))] = carry + p
+        sections.append((int(m.group(1)), carry + p))
         carry = ""
     return head, sections
 
 
 def splice_results(old, new, stages, note):
     """RESULTS.md after an --only run: the old text with the sections of the
-    stages that ran replaced by the new ones, each saying where it comes from,
-    so that the others keep what their last run measured."""
+    stages that ran replaced by the new ones (the first old section of each
+    number, where it stays), each saying where it comes from, so that the
+    others keep what their last run measured."""
     head, old_sections = split_sections(old)
-    _, new_sections = split_sections(new)
+    new_sections = dict(split_sections(new)[1])
     for name in stages:
         k = STAGES.index(name) + 1
-        if k in new_sections:
-            heading, _, body = new_sections[k].partition("\n")
-            if heading.startswith("<a id="):   # the anchor, then the heading
-                h2, _, body = body.partition("\n")
-                heading += "\n" + h2
-            old_sections[k] = heading + "\n\n" + note + "\n" + body.lstrip("\n")
-    return head + "".join(old_sections[k] for k in sorted(old_sections))
+        if k not in new_sections:
+            continue
+        heading, _, body = new_sections[k].partition("\n")
+        if heading.startswith("<a id="):   # the anchor, then the heading
+            h2, _, body = body.partition("\n")
+            heading += "\n" + h2
+        text = heading + "\n\n" + note + "\n" + body.lstrip("\n")
+        at = next((i for i, (n, _) in enumerate(old_sections) if n == k), None)
+        if at is None:
+            old_sections.append((k, text))
+            old_sections.sort(key=lambda s: s[0])   # stable: equal numbers keep their order
+        else:
+            old_sections[at] = (k, text)
+    return head + "".join(t for _, t in old_sections)
 
 
 def results_md(a, m, cuda, cuda_why, abl, why, sweep, unroll, peers, xla, setup, envs_rows, run, notes, plots):
