@@ -1040,41 +1040,47 @@ Test(cuda_nvrtc, compiles_every_environment_policy_schedule_and_arch)
     const int unrolls[] = {10, 1};
     const cs_dtype dtypes[] = {CS_DTYPE_F64, CS_DTYPE_F32};
     const int archs[] = {80, 90};
-    compile_job *jobs = calloc((size_t)n_envs * 3 * 2 * 2 * 2, sizeof *jobs);
-    int n = 0, dumped = 0;
+    /* strict mode's kernels (run-time index checks) once each: f32, full, unroll 1, sm_90 */
+    compile_job *jobs = calloc((size_t)n_envs * (3 * 2 * 2 * 2 + 1), sizeof *jobs);
+    int n = 0, dumped = 0, strict_differs = 0;
     for (int d = 0; d < 2; d++)
         for (int f = 0; f < 3; f++)
             for (int e = 0; e < n_envs; e++)
-                for (int u = 0; u < 2; u++) {
-                    bool every = every_schedule(envs[e]);   /* else f32, full, unroll 1, sm_90 only */
-                    if (!every && (fusions[f] != CS_FUSION_FULL || unrolls[u] != 1 || dtypes[d] != CS_DTYPE_F32))
-                        continue;
-                    cs_config cfg;
-                    cs_config_init(&cfg);
-                    cfg.env = envs[e];
-                    cfg.fusion = fusions[f];
-                    cfg.unroll = unrolls[u];
-                    cfg.dtype = dtypes[d];
-                    char *text = NULL, error[1024];
-                    cs_status s = cs_dump(&cfg, NULL, "cuda", &text, error, sizeof error);
-                    cr_assert_eq(s, CS_OK, "%s %s unroll %d: %s", envs[e], cs_fusion_name(fusions[f]), unrolls[u],
-                                 error);
-                    dumped++;
-                    const char *body = strchr(text, '\n') ? strchr(text, '\n') + 1 : text;
-                    for (int a = every ? 0 : 1; a < 2; a++) {
-                        compile_job *j = &jobs[n++];
-                        snprintf(j->what, sizeof j->what, "%.600s, fusion %s, unroll %d, %s, sm_%d", envs[e],
-                                 cs_fusion_name(fusions[f]), unrolls[u], d ? "f32" : "f64", archs[a]);
-                        j->source = a == 0 || !every ? text : jobs[n - 2].source;
-                        j->body = body;
-                        j->arch = archs[a];
-                        j->fmad = dtypes[d] == CS_DTYPE_F32;
-                        j->entry = fusions[f] == CS_FUSION_FULL ? "cs_kernel_rollout" : "cs_rollout_k0";
-                        for (int o = 0; o < n - 1 && !j->duplicate; o++)
-                            j->duplicate = jobs[o].arch == j->arch && jobs[o].fmad == j->fmad &&
-                                           !strcmp(jobs[o].body, j->body);
+                for (int u = 0; u < 2; u++)
+                    for (int strict = 0; strict < 2; strict++) {
+                        bool plain = fusions[f] == CS_FUSION_FULL && unrolls[u] == 1 && dtypes[d] == CS_DTYPE_F32;
+                        bool every = every_schedule(envs[e]) && !strict;   /* else f32, full, unroll 1, sm_90 only */
+                        if (!every && !plain)
+                            continue;
+                        cs_config cfg;
+                        cs_config_init(&cfg);
+                        cfg.env = envs[e];
+                        cfg.fusion = fusions[f];
+                        cfg.unroll = unrolls[u];
+                        cfg.dtype = dtypes[d];
+                        cfg.strict = strict;
+                        char *text = NULL, error[1024];
+                        cs_status s = cs_dump(&cfg, NULL, "cuda", &text, error, sizeof error);
+                        cr_assert_eq(s, CS_OK, "%s %s unroll %d%s: %s", envs[e], cs_fusion_name(fusions[f]), unrolls[u],
+                                     strict ? " strict" : "", error);
+                        dumped++;
+                        const char *body = strchr(text, '\n') ? strchr(text, '\n') + 1 : text;
+                        for (int a = every ? 0 : 1; a < 2; a++) {
+                            compile_job *j = &jobs[n++];
+                            snprintf(j->what, sizeof j->what, "%.600s, fusion %s, unroll %d, %s, sm_%d%s", envs[e],
+                                     cs_fusion_name(fusions[f]), unrolls[u], d ? "f32" : "f64", archs[a],
+                                     strict ? ", strict" : "");
+                            j->source = a == 0 || !every ? text : jobs[n - 2].source;
+                            j->body = body;
+                            j->arch = archs[a];
+                            j->fmad = CS_CUDA_FMAD;   /* as jit/compile.c compiles them */
+                            j->entry = fusions[f] == CS_FUSION_FULL ? "cs_kernel_rollout" : "cs_rollout_k0";
+                            for (int o = 0; o < n - 1 && !j->duplicate; o++)
+                                j->duplicate = jobs[o].arch == j->arch && jobs[o].fmad == j->fmad &&
+                                               !strcmp(jobs[o].body, j->body);
+                            strict_differs += strict && !j->duplicate;
+                        }
                     }
-                }
     const char *fresh = getenv("CARTSIM_TEST_CUDA_FRESH");
     compile_pool pool = {jobs, n, 0, PTHREAD_MUTEX_INITIALIZER, nv, fresh && !strcmp(fresh, "1")};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1104,9 +1110,11 @@ Test(cuda_nvrtc, compiles_every_environment_policy_schedule_and_arch)
             free(jobs[k].source);
     free(jobs);
     fprintf(stderr, "cuda_nvrtc: %d sources, %d kernels for sm_80 and sm_90: %d compiled, %d from the cache, "
-                    "%d the same source again, %d failed (%d threads)\n",
-            dumped, n, compiled, cached, duplicates, failed, threads);
+                    "%d the same source again, %d failed (%d threads); %d strict kernels differ from their plain ones\n",
+            dumped, n, compiled, cached, duplicates, failed, threads, strict_differs);
     cr_assert_eq(failed, 0, "%d of %d compiles failed", failed, n - duplicates);
+    /* the environments with run-time indices (Taxi, Breakout, the grids, ...) check them in strict mode */
+    cr_assert_geq(strict_differs, 10, "only %d strict kernels differ from their plain ones", strict_differs);
     cs_nvrtc_close(nv);
 }
 
@@ -1133,7 +1141,7 @@ Test(cuda_nvrtc, compiles_the_actor_critic_policy)
                           envs[e]);
                 cs_cache cache = {.dir = ""};
                 cs_cubin bin;
-                cr_assert_eq(cs_cuda_compile(nv, text, 90, !d, &cache, &bin, error, sizeof error), 0, "%s %s %s: %s",
+                cr_assert_eq(cs_cuda_compile(nv, text, 90, CS_CUDA_FMAD, &cache, &bin, error, sizeof error), 0, "%s %s %s: %s",
                              envs[e], cs_fusion_name(fusions[f]), d ? "f64" : "f32", error);
                 cs_cubin_free(&bin);
                 free(text);
