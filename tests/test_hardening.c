@@ -519,6 +519,30 @@ static char *slurp(const char *path)
     return buf;
 }
 
+/* A command-line test's files in the test's root: the command's stdout and
+ * stderr, and the kernel cache it uses (XDG_CACHE_HOME, set here). */
+typedef struct {
+    char out[512], err[512], cache[512];
+} cli_files;
+
+static void cli_files_init(cli_files *f)
+{
+    in_root(f->out, sizeof f->out, "out");
+    in_root(f->err, sizeof f->err, "err");
+    in_root(f->cache, sizeof f->cache, "cache");
+    setenv("XDG_CACHE_HOME", f->cache, 1);
+}
+
+/* Runs the command: its exit status, its stdout and stderr read (to free). */
+static int run_and_read(const char *const *args, const cli_files *f, char **out, char **err)
+{
+    int status;
+    run_cli(args, NULL, f->out, f->err, &status);
+    *out = slurp(f->out);
+    *err = slurp(f->err);
+    return status;
+}
+
 /* The integer value of a top-level JSON key, or LLONG_MIN. */
 static long long json_int(const char *json, const char *key)
 {
@@ -530,35 +554,31 @@ static long long json_int(const char *json, const char *key)
 
 Test(hardening, the_cli_reports_nonfinite_restarts)
 {
-    char path[4096], out[512], err[512], cache[512];
+    char path[4096];
+    cli_files f;
     fixture_env(path, sizeof path, "blowup.env");
-    in_root(out, sizeof out, "out");
-    in_root(err, sizeof err, "err");
-    in_root(cache, sizeof cache, "cache");
-    setenv("XDG_CACHE_HOME", cache, 1);
+    cli_files_init(&f);
     static const char *const backends[] = {"interp", "cpu"};
     for (int b = 0; b < 2; b++) {
         const char *args[] = {"run", "--env", path, "--envs", "10", "--steps", "1000", "--backend", backends[b],
                               "--json", NULL};
-        int status;
-        run_cli(args, NULL, out, err, &status);
-        char *json = slurp(out);
-        cr_expect_eq(status, 0, "%s", slurp(err));
+        char *json, *msg;
+        cr_expect_eq(run_and_read(args, &f, &json, &msg), 0, "%s", msg);
         cr_expect_eq(json_int(json, "nonfinite"), 10 * (1000 / 128), "%s", json);
         free(json);
+        free(msg);
     }
     /* CartPole with a pole of length 0 divides by zero on every step: every
      * step restarts every environment, and no episode ever finishes. */
     const char *args[] = {"run", "--envs", "8", "--steps", "50", "--param", "length=0", "--backend", "interp",
                           "--json", NULL};
-    int status;
-    run_cli(args, NULL, out, err, &status);
-    char *json = slurp(out);
-    cr_expect_eq(status, 0);
+    char *json, *msg;
+    cr_expect_eq(run_and_read(args, &f, &json, &msg), 0, "%s", msg);
     cr_expect_eq(json_int(json, "nonfinite"), 8 * 50, "%s", json);
     cr_expect_eq(json_int(json, "episodes"), 0, "%s", json);
     cr_expect(strstr(json, "\"mean_return\": null"), "no episode, no mean: %s", json);
     free(json);
+    free(msg);
 }
 
 /* ---- strict mode -------------------------------------------------------- */
@@ -731,18 +751,14 @@ Test(hardening, strict_mode_names_an_index_out_of_range)
 
 Test(hardening, strict_index_faults_on_the_command_line)
 {
-    char path[4096], out[512], err[512], cache[512];
+    char path[4096];
+    cli_files f;
     fixture_env(path, sizeof path, "index_fault.env");
-    in_root(out, sizeof out, "out");
-    in_root(err, sizeof err, "err");
-    in_root(cache, sizeof cache, "cache");
-    setenv("XDG_CACHE_HOME", cache, 1);
+    cli_files_init(&f);
     const char *args[] = {"run", "--env", path, "--envs", "5", "--steps", "20", "--strict", "--json",
                           "--param", "shift=-12", NULL};
-    int status;
-    run_cli(args, NULL, out, err, &status);
-    char *o = slurp(out), *msg = slurp(err);
-    cr_expect_eq(status, 1, "%s", msg);
+    char *o, *msg;
+    cr_expect_eq(run_and_read(args, &f, &o, &msg), 1, "%s", msg);
     char want[4600];
     snprintf(want, sizeof want, "cartsim: environment 0: index -12 out of range [0, 10) at %s:27:25 in step 1 since "
              "the reset (strict mode)\n", path);
@@ -753,10 +769,7 @@ Test(hardening, strict_index_faults_on_the_command_line)
     /* without --strict the same run clamps and drops, and succeeds */
     const char *plain[] = {"run", "--env", path, "--envs", "5", "--steps", "20", "--json", "--param", "shift=-12",
                            NULL};
-    run_cli(plain, NULL, out, err, &status);
-    o = slurp(out);
-    msg = slurp(err);
-    cr_expect_eq(status, 0, "%s", msg);
+    cr_expect_eq(run_and_read(plain, &f, &o, &msg), 0, "%s", msg);
     cr_expect(strstr(o, "\"checksum\""), "%s", o);
     free(o);
     free(msg);
@@ -764,17 +777,13 @@ Test(hardening, strict_index_faults_on_the_command_line)
 
 Test(hardening, strict_on_the_command_line)
 {
-    char path[4096], out[512], err[512], cache[512];
+    char path[4096];
+    cli_files f;
     fixture_env(path, sizeof path, "blowup.env");
-    in_root(out, sizeof out, "out");
-    in_root(err, sizeof err, "err");
-    in_root(cache, sizeof cache, "cache");
-    setenv("XDG_CACHE_HOME", cache, 1);
+    cli_files_init(&f);
     const char *args[] = {"run", "--env", path, "--envs", "5", "--steps", "1000", "--strict", "--json", NULL};
-    int status;
-    run_cli(args, NULL, out, err, &status);
-    char *o = slurp(out), *msg = slurp(err);
-    cr_expect_eq(status, 1, "%s", msg);
+    char *o, *msg;
+    cr_expect_eq(run_and_read(args, &f, &o, &msg), 1, "%s", msg);
     cr_expect(strstr(msg, "cartsim: environment 0: its state became NaN or infinite in step 128 since the reset"),
               "%s", msg);
     cr_expect_str_eq(o, "", "nothing on stdout");
@@ -821,33 +830,27 @@ Test(hardening, a_batch_beyond_memory_is_refused_before_allocation)
     cr_assert(strstr(cs_env_error(env), "bytes"), "names the bytes: %s", cs_env_error(env));
     cs_env_close(env);
 
-    char out[512], err[512];
-    in_root(out, sizeof out, "out");
-    in_root(err, sizeof err, "err");
+    cli_files f;
+    cli_files_init(&f);
     const char *args[] = {"run", "--env", path, "--envs", "2147483647", "--dtype", "f64", "--backend", "interp",
                           NULL};
-    int status;
-    run_cli(args, NULL, out, err, &status);
-    char *msg = slurp(err);
-    cr_expect_eq(status, 2, "exit status %d: %s", status, msg);
+    char *o, *msg;
+    cr_expect_eq(run_and_read(args, &f, &o, &msg), 2, "%s", msg);
     cr_expect(strstr(msg, "bytes") && strstr(msg, "2147483647"), "%s", msg);
-    free(msg);
-    char *o = slurp(out);
     cr_expect_str_eq(o, "", "nothing on stdout");
     free(o);
+    free(msg);
 }
 
 Test(hardening, counts_beyond_64_bits_are_refused)
 {
-    char out[512], err[512];
-    in_root(out, sizeof out, "out");
-    in_root(err, sizeof err, "err");
+    cli_files f;
+    cli_files_init(&f);
     const char *args[] = {"run", "--envs", "4", "--steps", "9223372036854775807", "--backend", "interp", NULL};
-    int status;
-    run_cli(args, NULL, out, err, &status);
-    char *msg = slurp(err);
-    cr_expect_eq(status, 2, "%s", msg);
+    char *o, *msg;
+    cr_expect_eq(run_and_read(args, &f, &o, &msg), 2, "%s", msg);
     cr_expect(strstr(msg, "2^63"), "%s", msg);
+    free(o);
     free(msg);
 
     cs_config cfg;
