@@ -18,6 +18,7 @@
 #include "mathd.h"
 #include "../tests/splitmix.h"
 #include "../tests/ulps.h"
+#include "../tests/float_bits.h"
 
 enum { N = 1 << 22, CHUNK = 4096 };
 
@@ -35,19 +36,6 @@ static double log_uniform(double lo, double hi, int signed_)
     return signed_ && (next_u64() & 1) ? -x : x;
 }
 
-static double bits_double(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
-static uint64_t double_bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
 
 
 typedef struct {

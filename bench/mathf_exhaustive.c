@@ -16,7 +16,7 @@
 
 #include "philox.h"
 #include "mathf.h"
-#include "float_check.h"
+#include "../tests/float_bits.h"
 
 enum { CHUNK = 1 << 16 };
 

@@ -18,6 +18,7 @@
 #define CS_INLINE static inline
 #include "mathf.h"
 #include "../tests/splitmix.h"
+#include "../tests/float_bits.h"
 
 #define CHUNK 4096
 
@@ -37,12 +38,6 @@ static double sample(uint64_t k)
     return (next_u64() & 1) ? -x : x;
 }
 
-static uint64_t bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
 
 int main(int argc, char **argv)
 {
@@ -59,9 +54,9 @@ int main(int argc, char **argv)
             c[i] = cs_cos_near(x[i], &fc[i]);
         }
         for (int i = 0; i < CHUNK; i++) {
-            if (!fs[i] && bits(s[i]) != bits(cs_libm_sin(x[i])))
+            if (!fs[i] && double_bits(s[i]) != double_bits(cs_libm_sin(x[i])))
                 mismatch++, printf("sin(%a): near %a, glibc %a\n", x[i], s[i], cs_libm_sin(x[i]));
-            if (!fc[i] && bits(c[i]) != bits(cs_libm_cos(x[i])))
+            if (!fc[i] && double_bits(c[i]) != double_bits(cs_libm_cos(x[i])))
                 mismatch++, printf("cos(%a): near %a, glibc %a\n", x[i], c[i], cs_libm_cos(x[i]));
             far_sin += fs[i] != 0;
             far_cos += fc[i] != 0;

@@ -12,20 +12,8 @@
 
 #include "philox.h"
 #include "mathf.h"
+#include "float_bits.h"
 
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* Floats in order as integers (-0 and +0 both 0), so ulps are a subtraction. */
 static int64_t ordered(float f)
