@@ -116,16 +116,6 @@ def test_bandits_by_gymnax_id_and_field_names(gym_id):
     check_by_name(gym_id, gym_id, {})
 
 
-@pytest.mark.parametrize("gym_id", ["BernoulliBandit-misc", "GaussianBandit-misc"])
-def test_bandits_pass_check_env(gym_id):
-    from gymnasium.utils.env_checker import check_env
-    env = cartsim.make(gym_id, backend="interp")
-    try:
-        check_env(env, skip_render_check=True)
-    finally:
-        env.close()
-
-
 def test_bandits_draw_their_arms():
     """BernoulliBandit's bars are as tall as the arms' chances (1.5 units of 120 pixels for
     a sure payout, from the line 36 pixels above the bottom); GaussianBandit's second bar

@@ -311,16 +311,6 @@ def test_bsuite_by_gymnax_id_and_field_names(gym_id):
     check_by_name(gym_id, gym_id, {})
 
 
-@pytest.mark.parametrize("gym_id", BSUITE_IDS)
-def test_bsuite_passes_check_env(gym_id):
-    from gymnasium.utils.env_checker import check_env
-    env = cartsim.make(gym_id, backend="interp")
-    try:
-        check_env(env, skip_render_check=True)
-    finally:
-        env.close()
-
-
 def test_deep_sea_options_as_params():
     """gymnax's params.replace(deterministic=False, sample_action_map=True) as params:
     the optimal return of the stochastic chain, and a map of the reset's own draws."""
