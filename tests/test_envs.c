@@ -299,7 +299,6 @@ Test(envs, rollouts_finish_episodes)
     }
 }
 
-/* `cartsim --env NAME` runs each of them. */
 /* Every built-in environment keeps its run-time indices in range: under
  * --strict (on the interpreter, which checks the same roots as every
  * backend) 300 steps of 64 random environments raise no fault. */
@@ -323,6 +322,7 @@ Test(envs, every_builtin_environment_runs_clean_under_strict, .timeout = 600)
     }
 }
 
+/* `cartsim --env NAME` runs each of them. */
 Test(envs, the_command_runs_each, .timeout = 600)
 {
     for (size_t i = 0; i < N_ENVS; i++) {
