@@ -115,6 +115,8 @@ class _One:
             self.action = ffi.from_buffer("float[]", self.action_array)
         self.reward = ffi.new("double[1]")
         self.flags = ffi.new("uint8_t[2]")
+        self.truncated = self.flags + 1      # made once: pointer arithmetic costs a cdata a call
+        self.call = lib.cs_env_step_one      # looked up once: a lib attribute costs a lookup a call
 
 
 def _address(pointer):
@@ -333,10 +335,11 @@ class Batch:
                 raise ValueError("cartsim: the action must have %d components, not %d" % (self.action_dim, a.size))
             one.action_array[:] = a.reshape(self.action_dim)
         with self._lock:
-            code = lib.cs_env_step_one(self._ptr(), one.action, one.obs, one.reward, one.flags, one.flags + 1)
-            if code != lib.CS_OK:
+            code = one.call(self._ptr(), one.action, one.obs, one.reward, one.flags, one.truncated)
+            if code:   # CS_OK is 0
                 self._call(code)
-            return one.obs_array.copy(), one.reward[0], bool(one.flags[0]), bool(one.flags[1])
+            flags = one.flags
+            return one.obs_array.copy(), one.reward[0], flags[0] != 0, flags[1] != 0
 
     def results(self):
         """(obs, rewards, terminated, truncated) after a step, as obs() ... truncated()

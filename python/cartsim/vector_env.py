@@ -387,6 +387,8 @@ class Env(gymnasium.Env):
         self.render_mode = render_mode
         self._renderer = None
         self._action_shape = (1,) + self.action_space.shape
+        # a row of floats, no info: one library call a step (cs_env_step_one)
+        self._step_one = self.batch.step_one if self.batch.flat_obs and not self.batch.info_items else None
 
     # A single environment hands out copies, as Gymnasium's own do: it is used
     # one step at a time, where a copy costs nothing worth saving.
@@ -398,10 +400,10 @@ class Env(gymnasium.Env):
         return _one(self.batch.observation(), 0), _single_info(self.batch.info())
 
     def step(self, action):
-        b = self.batch
-        if b.flat_obs and not b.info_items:   # a row of floats, no info: one library call (cs_env_step_one)
-            obs, reward, terminated, truncated = b.step_one(action)
+        if self._step_one is not None:
+            obs, reward, terminated, truncated = self._step_one(action)
             return obs, reward, terminated, truncated, {}
+        b = self.batch
         b.step(np.asarray(action).reshape(self._action_shape))
         return (_one(b.observation(), 0), float(b.rewards()[0]), bool(b.terminated()[0]), bool(b.truncated()[0]),
                 _single_info(b.info()))
