@@ -2788,36 +2788,30 @@ static bool *alike_nodes(emitter *e)
     return alike;
 }
 
-/* cs_rollout_restarts' stores of the array states' fresh elements to the
- * block's rows, from f_ or fi_ (row[slot]: its rows) or the value every
- * lane shares (alike): dense, where every lane restarts (episodes of one
- * length end together), whole rows a vector at a time, element by element;
- * else the elements of listed lane i = at[j], in the loop over the list. */
-static void emit_restart_rows(emitter *e, const bool *alike, const unsigned *row, bool dense)
+/* cs_rollout_restarts' stores of the array states that every lane starts
+ * alike (a table, a constant) to the block's rows: dense, where every lane
+ * restarts (episodes of one length end together), whole rows a vector at a
+ * time; else listed lane i's elements, in the loop over the list. */
+static void emit_alike_rows(emitter *e, const bool *alike, bool dense)
 {
     const cs_program *p = e->p;
-    const char *ind = dense ? "        " : "            ";
     for (unsigned v = 0; v < p->n_vars; v++) {
         const cs_state_var *sv = &p->vars[v];
-        bool real = slot_is_real(e, sv->slot);
-        if (sv->kept || sv->shape == CS_SCALAR)
+        const char *to = slot_is_real(e, sv->slot) ? "c" : "ci";
+        if (sv->kept || sv->shape == CS_SCALAR || !alike[p->restart[v]])
             continue;
-        out(e, "%sfor (int e_ = 0; e_ < %u; e_++)%s\n", ind, sv->size, dense ? " {" : "");
-        if (dense && alike[p->restart[v]]) {
-            out(e, "            const %s x_ = ", real ? e->real : "int");
+        if (dense) {
+            out(e, "        for (int e_ = 0; e_ < %u; e_++) {\n            const %s x_ = ", sv->size,
+                slot_is_real(e, sv->slot) ? e->real : "int");
             elem(e, p->restart[v], "e_");
-            out(e, ";\n            for (int i = 0; i < n; i++)\n                B->%s[%u + e_][i] = x_;\n        }\n",
-                real ? "c" : "ci", e->slot_index[sv->slot]);
-            continue;
+            out(e, ";\n            for (int i = 0; i < n; i++)\n                B->%s[%u + e_][i] = x_;\n        }\n", to,
+                e->slot_index[sv->slot]);
+        } else {
+            out(e, "            for (int e_ = 0; e_ < %u; e_++)\n                B->%s[%u + e_][i] = ", sv->size, to,
+                e->slot_index[sv->slot]);
+            elem(e, p->restart[v], "e_");
+            out(e, ";\n");
         }
-        if (dense)
-            out(e, "            for (int i = 0; i < n; i++)\n    ");
-        out(e, "%s    B->%s[%u + e_][i] = ", ind, real ? "c" : "ci", e->slot_index[sv->slot]);
-        if (alike[p->restart[v]])
-            elem(e, p->restart[v], "e_");
-        else
-            out(e, "%s[%u + e_][%s]", real ? "f_" : "fi_", row[sv->slot], dense ? "i" : "j");
-        out(e, dense ? ";\n        }\n" : ";\n");
     }
 }
 
@@ -2826,9 +2820,9 @@ static void emit_restart_rows(emitter *e, const bool *alike, const unsigned *row
  * (cs_list_lanes of B->end: a loop per set bit of a word of flags was 40%
  * of this function), the restart words they read (cs_rng_lanes), the
  * values every lane shares computed once, one loop over the list for the
- * others (struct of arrays: f_ for reals, fi_ for i32 and bools, an array
- * state's elements a row each), and the stores to the lanes' rows, an
- * array state's element by element. A kept state keeps its value.
+ * others (scalars into rows of the list, struct of arrays: f_ for reals,
+ * fi_ for i32 and bools; an array's elements straight to the lane's rows),
+ * and the stores to the lanes' rows. A kept state keeps its value.
  * One lane at a time (cs_rollout_restart, cs_fresh), a restart cost about
  * 80 cycles, a third of random-policy CartPole's time. A block of up to 32
  * lanes keeps that: a vector or few whose steps are a chain of latencies,
@@ -2848,9 +2842,16 @@ static void emit_rollout_restarts(emitter *e)
         snprintf(e->err, sizeof e->err, "out of memory");
         goto done;
     }
-    for (unsigned v = 0; v < p->n_vars; v++)
-        for (unsigned k = 0; !p->vars[v].kept && !alike[p->restart[v]] && k < p->vars[v].size; k++)
-            row[p->vars[v].slot + k] = slot_is_real(e, p->vars[v].slot) ? n_real++ : n_int++;
+    bool alike_arrays = false, lane_arrays = false;   /* array states that restart alike; ...that differ between lanes */
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        if (sv->kept)
+            continue;
+        alike_arrays |= sv->shape != CS_SCALAR && alike[p->restart[v]];
+        lane_arrays |= sv->shape != CS_SCALAR && !alike[p->restart[v]];
+        if (sv->shape == CS_SCALAR && !alike[p->restart[v]])
+            row[sv->slot] = slot_is_real(e, sv->slot) ? n_real++ : n_int++;
+    }
     e->scope = SCOPE_RESTARTS;
     e->part = NULL;
     e->blocked = false;
@@ -2879,7 +2880,7 @@ static void emit_rollout_restarts(emitter *e)
         out(e, "    %s f_[%u][CS_BLOCK];\n", e->real, n_real);
     if (n_int)
         out(e, "    int fi_[%u][CS_BLOCK];\n", n_int);
-    if (n_real || n_int) {
+    if (n_real || n_int || lane_arrays) {
         out(e, "    for (int j = 0; j < nr; j++) {\n"
                "        const long long lane = b0 + at[j]; (void)lane;\n");
         for (cs_node n = 1; n < count; n++)
@@ -2894,7 +2895,12 @@ static void emit_rollout_restarts(emitter *e)
                 store(e, p->restart[v], "", "        %s[%u][j]", rows, row[sv->slot]);
                 continue;
             }
-            out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            %s[%u + e_][j] = ", sv->size, rows, row[sv->slot]);
+            /* an array's elements straight to the lane's rows: through rows
+             * of their own, the two sets of strided rows cost Blackjack's
+             * restarts 1.1x their time (its rows a 1 KB stride apart share
+             * a few sets of L1) */
+            out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            B->%s[%u + e_][at[j]] = ", sv->size,
+                slot_is_real(e, sv->slot) ? "c" : "ci", e->slot_index[sv->slot]);
             elem(e, p->restart[v], "e_");
             out(e, ";\n");
         }
@@ -2916,18 +2922,15 @@ static void emit_rollout_restarts(emitter *e)
         else
             out(e, "        B->%s[%u][i] = %s[%u][j];\n", to, e->slot_index[sv->slot], rows, row[sv->slot]);
     }
-    bool arrays = false;
-    for (unsigned v = 0; v < p->n_vars; v++)
-        arrays |= !p->vars[v].kept && p->vars[v].shape != CS_SCALAR;
-    if (arrays) {
+    if (alike_arrays) {
         out(e, "        if (nr < n) {\n");
-        emit_restart_rows(e, alike, row, false);
+        emit_alike_rows(e, alike, false);
         out(e, "        }\n");
     }
     out(e, "        B->ss[i] = 0;\n    }\n");
-    if (arrays) {
+    if (alike_arrays) {
         out(e, "    if (nr == n) {\n");
-        emit_restart_rows(e, alike, row, true);
+        emit_alike_rows(e, alike, true);
         out(e, "    }\n");
     }
     out(e, "}\n\n");
