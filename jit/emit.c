@@ -3509,7 +3509,12 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * resolving it early made the step 11% faster. The ended lanes of a
      * block past 32 lanes restart together (cs_rollout_restarts), a smaller
      * block's (by ended_'s bits, exact there) and the rare non-finite ones
-     * one by one. */
+     * one by one. With integer or array states (slot_tables) a lane's
+     * restart through cs_fresh costs more, and the list wins from blocks of
+     * 8 lanes (Catch-bsuite, Blackjack-v1, DeepSea-bsuite at 8 lanes:
+     * 1.03x, 1.22x, 1.48x; at 32: 1.18x, 1.24x, 1.17x; at 1 lane 0.58x to
+     * 0.92x): only a short block restarts lane by lane. */
+    int one_by_one = e->slot_tables ? CS_SHORT_LANES : 32;
     /* The records, out of the block (where the pad lanes wrote theirs too)
      * into the caller's rows, before a restart changes the state. */
     if (en->rollout && e->p->n_records) {
@@ -3523,7 +3528,7 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended, then the lanes with a non-finite state */\n"
                "    if (only < 0 || only == %u) {\n"
-               "        if (n <= 32)   /* a lane at a time (ended_'s bits are the lanes'): a list and a group of 8 draws cost more */\n"
+               "        if (n <= %d)   /* a lane at a time (ended_'s bits are the lanes'): a list and a group of 8 draws cost more */\n"
                "            for (unsigned m_ = ended_ & (n < 32 ? (1u << n) - 1u : ~0u); m_; m_ &= m_ - 1u) {\n"
                "                const int i = __builtin_ctz(m_);\n"
                "                cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
@@ -3535,7 +3540,7 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
                "                if (!B->end[i] && B->done[i])\n"
                "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
                "    }\n",
-            part->n_kernels - 1);
+            part->n_kernels - 1, one_by_one);
     out(e, "}\n\n");
     /* Blocks of 1 to CS_SHORT lanes run a variant of their own: CS_SHORT
      * lanes, a constant, so that GCC makes the loop one vector of 16 bytes
