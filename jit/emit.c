@@ -1132,7 +1132,7 @@ static void emit_lane_array(emitter *e, cs_node n)
         nest_close(e, ind);
     }
     e->stamp[n] = e->now;
-    if (e->scope != SCOPE_FRESH && e->materialized[n]) {
+    if (e->scope != SCOPE_FRESH && e->scope != SCOPE_RESTARTS && e->materialized[n]) {
         if (d->shape == CS_SCALAR) {
             out(e, "%s", ind);
             mat(e, n, -1);
@@ -2610,32 +2610,91 @@ static void emit_param_restarts(emitter *e, const char *ind, const char *params)
     }
 }
 
-/* Every node the fresh state (and with obs, its observation and info
- * values) needs, in id order. */
-static void emit_fresh_nodes(emitter *e, bool obs)
+/* The nodes a fresh start computes (live[n] = 1, [count], the caller frees
+ * it): the state's fresh values (without the kept ones where auto: an
+ * episode's end keeps them), with obs its observation and info values,
+ * with params the parameters it redraws. NULL when out of memory. */
+static unsigned char *fresh_cone(emitter *e, bool obs, bool params, bool auto_)
 {
     const cs_program *p = e->p;
-    e->now++;
     uint32_t count = cs_graph_count(e->g);
     unsigned char *live = calloc(count, 1);
     if (!live) {
         snprintf(e->err, sizeof e->err, "out of memory");
-        return;
+        return NULL;
     }
     for (unsigned v = 0; v < p->n_vars; v++)
-        live[p->restart[v]] = 1;
+        if (!(auto_ && p->vars[v].kept))
+            live[p->restart[v]] = 1;
     for (unsigned k = 0; obs && k < p->n_obs_items; k++)
         live[p->obs_items[k].restart] = 1;
     for (unsigned k = 0; obs && k < p->n_info_items; k++)
         live[p->info_items[k].restart] = 1;
+    for (unsigned k = 0; params && k < p->n_params; k++)
+        if (p->param_restart[k])
+            live[p->param_restart[k]] = 1;
     for (cs_node n = count - 1; n > 0; n--)
         if (live[n])
             for (unsigned k = 0; k < node(e, n)->n_in; k++)
                 live[cs_graph_input(e->g, n, k)] = 1;
-    for (cs_node n = 1; n < count; n++)
+    live[0] = 0;
+    return live;
+}
+
+/* Every node the fresh state (and with obs, its observation and info
+ * values) needs, in id order. */
+static void emit_fresh_nodes(emitter *e, bool obs)
+{
+    e->now++;
+    unsigned char *live = fresh_cone(e, obs, false, false);
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; live && n < count; n++)
         if (live[n] && !is_const(e, n))
             need(e, n);
     free(live);
+}
+
+/* Which of the restart stream's blocks of four words (used[b], b < nrb =
+ * (n_restart_draws + 3) / 4) the nodes of live read, and how many: a draw
+ * that folding left unread needs no Philox call (DeepSea's 64 draws of an
+ * action map it uses only with sample_action_map: 16 calls a restart). */
+static unsigned restart_blocks_used(const emitter *e, const unsigned char *live, bool *used, unsigned nrb)
+{
+    uint32_t count = cs_graph_count(e->g);
+    unsigned n_used = 0;
+    for (unsigned b = 0; b < nrb; b++)
+        used[b] = false;
+    for (cs_node n = 1; n < count; n++) {
+        const cs_node_data *d = node(e, n);
+        if (!live[n] || !is_draw((cs_op)d->op) || CS_UNIFORM_STREAM(d->imm.i) != CS_STREAM_RESTART)
+            continue;
+        unsigned first = CS_UNIFORM_DRAW(d->imm.i), size = shape(e, n)->size;
+        for (unsigned b = first / 4; b <= (first + size - 1) / 4 && b < nrb; b++)
+            if (!used[b]) {
+                used[b] = true;
+                n_used++;
+            }
+    }
+    return n_used;
+}
+
+/* `call` (a statement of block k) for the used restart blocks: one loop
+ * over each run of them. */
+static void emit_restart_blocks(emitter *e, const bool *used, unsigned nrb, const char *ind, const char *call)
+{
+    for (unsigned b = 0; b < nrb; b++) {
+        if (!used[b])
+            continue;
+        unsigned end = b;
+        while (end < nrb && used[end])
+            end++;
+        if (b == 0)
+            out(e, "%sfor (unsigned int k = 0; k < %uu; k++)\n", ind, end);
+        else
+            out(e, "%sfor (unsigned int k = %uu; k < %uu; k++)\n", ind, b, end);
+        out(e, "%s    %s\n", ind, call);
+        b = end;
+    }
 }
 
 /* cs_fresh: a lane's fresh start at time tau (params, state, observation,
@@ -2652,17 +2711,23 @@ static void emit_fresh(emitter *e)
     /* not inlined where it is long (array states): its callers are rare paths */
     out(e, "%s void cs_fresh(unsigned long long seed, unsigned int key, void *const *params, long long lane, long long tau, const unsigned int *words, long long stride, %s *out, int *outi, float *obs, long long *obsi, double *info)\n{\n",
         e->dialect == CS_DIALECT_CUDA ? "CS_DEVICE" : e->slot_tables ? "static __attribute__((noinline))" : "static", e->real);
-    if (nrb) {
+    bool *used = calloc(nrb + 1, sizeof *used);
+    unsigned char *live = fresh_cone(e, true, true, false);
+    if (!used || !live) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+    } else if (restart_blocks_used(e, live, used, nrb)) {
         out(e, "    unsigned int rw_[%u];\n", 4 * nrb);
         out(e, "    if (words)   /* replayed (lanes.h) */\n"
                "        for (unsigned int j = 0; j < %uu; j++)\n"
                "            rw_[j] = words[(long long)j * stride + lane];\n"
-               "    else\n",
+               "    else {\n",
             p->n_restart_draws);
-        out(e, "    for (unsigned int j = 0; j < %uu; j++)\n"
-               "        cs_rng_block(seed, key, (unsigned long long)tau, (1u << 16) | j, rw_ + 4 * j);\n",
-            nrb);
+        emit_restart_blocks(e, used, nrb, "        ",
+                            "cs_rng_block(seed, key, (unsigned long long)tau, (1u << 16) | k, rw_ + 4 * k);");
+        out(e, "    }\n");
     }
+    free(used);
+    free(live);
     out(e, "    (void)seed; (void)key; (void)params; (void)tau; (void)obs; (void)words; (void)stride; (void)outi; (void)obsi; (void)info;\n");
     if (any_param_restart(p)) {
         out(e, "    {\n");
@@ -2698,23 +2763,95 @@ static void emit_fresh(emitter *e)
     out(e, "    }\n}\n\n");
 }
 
+/* Nodes whose value is the same for every lane at a restart (alike[n],
+ * [count]; the caller frees it): neither a draw nor a per-environment
+ * parameter in their cone (a fresh start reads no state). NULL when out of
+ * memory. */
+static bool *alike_nodes(emitter *e)
+{
+    const cs_program *p = e->p;
+    uint32_t count = cs_graph_count(e->g);
+    bool *alike = calloc(count, sizeof *alike);
+    if (!alike) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+        return NULL;
+    }
+    for (cs_node n = 1; n < count; n++) {
+        const cs_node_data *d = node(e, n);
+        cs_op op = (cs_op)d->op;
+        bool same = !is_draw(op) && op != CS_OP_CARRIED && op != CS_OP_INPUT &&
+                    !(op == CS_OP_PARAM && !p->param_shared[d->imm.i]);
+        for (unsigned k = 0; same && k < d->n_in; k++)
+            same = alike[cs_graph_input(e->g, n, k)];
+        alike[n] = same;
+    }
+    return alike;
+}
+
+/* cs_rollout_restarts' stores of the array states that every lane starts
+ * alike (a table, a constant) to the block's rows: dense, where every lane
+ * restarts (episodes of one length end together), whole rows a vector at a
+ * time; else listed lane i's elements, in the loop over the list. */
+static void emit_alike_rows(emitter *e, const bool *alike, bool dense)
+{
+    const cs_program *p = e->p;
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        const char *to = slot_is_real(e, sv->slot) ? "c" : "ci";
+        if (sv->kept || sv->shape == CS_SCALAR || !alike[p->restart[v]])
+            continue;
+        if (dense) {
+            out(e, "        for (int e_ = 0; e_ < %u; e_++) {\n            const %s x_ = ", sv->size,
+                slot_is_real(e, sv->slot) ? e->real : "int");
+            elem(e, p->restart[v], "e_");
+            out(e, ";\n            for (int i = 0; i < n; i++)\n                B->%s[%u + e_][i] = x_;\n        }\n", to,
+                e->slot_index[sv->slot]);
+        } else {
+            out(e, "            for (int e_ = 0; e_ < %u; e_++)\n                B->%s[%u + e_][i] = ", sv->size, to,
+                e->slot_index[sv->slot]);
+            elem(e, p->restart[v], "e_");
+            out(e, ";\n");
+        }
+    }
+}
+
 /* cs_rollout_restarts: the lanes of a wide block whose episode ended at
  * this step, restarted together, as a step is computed: their list
  * (cs_list_lanes of B->end: a loop per set bit of a word of flags was 40%
- * of this function), their restart words (cs_rng_lanes), one vector loop
- * over the list for the fresh states, and the scalar stores to the lanes.
+ * of this function), the restart words they read (cs_rng_lanes), the
+ * values every lane shares computed once, one loop over the list for the
+ * others (scalars into rows of the list, struct of arrays: f_ for reals,
+ * fi_ for i32 and bools; an array's elements straight to the lane's rows),
+ * and the stores to the lanes' rows. A kept state keeps its value.
  * One lane at a time (cs_rollout_restart, cs_fresh), a restart cost about
  * 80 cycles, a third of random-policy CartPole's time. A block of up to 32
  * lanes keeps that: a vector or few whose steps are a chain of latencies,
  * which a list and a group of 8 draws lengthen more than a call per lane
- * (7 CartPoles went 0.74x as fast through the list, 16 0.95x). Programs of
- * real scalar states only (a kept one keeps its value); the others restart
- * a lane at a time. */
+ * (7 CartPoles went 0.74x as fast through the list, 16 0.95x). */
 static void emit_rollout_restarts(emitter *e)
 {
     const cs_program *p = e->p;
-    const char *R = e->real;
-    unsigned nrb = (p->n_restart_draws + 3) / 4, nc = p->n_carried ? p->n_carried : 1;
+    uint32_t count = cs_graph_count(e->g);
+    unsigned nrb = (p->n_restart_draws + 3) / 4, n_real = 0, n_int = 0;
+    /* the nodes of the fresh state, and with the redrawn parameters (which
+     * emit_param_restarts computes) those that read words */
+    unsigned char *live = fresh_cone(e, false, false, true), *drawn = fresh_cone(e, false, true, true);
+    bool *used = calloc(nrb + 1, sizeof *used), *alike = alike_nodes(e);
+    unsigned *row = calloc(p->n_carried + 1, sizeof *row);   /* a slot's row of f_ or fi_ */
+    if (!live || !drawn || !used || !alike || !row) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+        goto done;
+    }
+    bool alike_arrays = false, lane_arrays = false;   /* array states that restart alike; ...that differ between lanes */
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        if (sv->kept)
+            continue;
+        alike_arrays |= sv->shape != CS_SCALAR && alike[p->restart[v]];
+        lane_arrays |= sv->shape != CS_SCALAR && !alike[p->restart[v]];
+        if (sv->shape == CS_SCALAR && !alike[p->restart[v]])
+            row[sv->slot] = slot_is_real(e, sv->slot) ? n_real++ : n_int++;
+    }
     e->scope = SCOPE_RESTARTS;
     e->part = NULL;
     e->blocked = false;
@@ -2723,33 +2860,86 @@ static void emit_rollout_restarts(emitter *e)
            "    const int nr = cs_list_lanes(B->end, n, at);\n"
            "    for (int j = nr; j < (nr + 7) / 8 * 8; j++)\n"
            "        at[j] = 0;   /* cs_rng_lanes reads whole groups of 8 */\n");
-    if (nrb)
-        out(e, "    unsigned int rw_[%u][CS_BLOCK];\n"
-               "    for (unsigned int k = 0; k < %uu; k++)\n"
-               "        cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), at, nr, (unsigned long long)tau, CS_BLOCK, (1u << 16) | k, &rw_[4 * k][0], CS_BLOCK);\n",
-            4 * nrb, nrb);
+    if (restart_blocks_used(e, drawn, used, nrb)) {
+        out(e, "    unsigned int rw_[%u][CS_BLOCK];\n", 4 * nrb);
+        emit_restart_blocks(e, used, nrb, "    ",
+                            "cs_rng_lanes(L->seed, (unsigned int)(L->key0 + b0), at, nr, (unsigned long long)tau, CS_BLOCK, (1u << 16) | k, &rw_[4 * k][0], CS_BLOCK);");
+    }
     if (any_param_restart(p)) {
         out(e, "    for (int j = 0; j < nr; j++) {\n        const long long lane = b0 + at[j];\n");
         emit_param_restarts(e, "        ", "L->params");
         out(e, "    }\n");
     }
-    out(e, "    %s f_[%u][CS_BLOCK];\n    for (int j = 0; j < nr; j++) {\n"
-           "        const long long lane = b0 + at[j]; (void)lane;\n", R, nc);
-    emit_fresh_nodes(e, false);
-    for (unsigned v = 0; v < p->n_vars; v++)
-        if (!p->vars[v].kept)
-            store(e, p->restart[v], "", "        f_[%u][j]", p->vars[v].slot);
-    out(e, "    }\n"
-           "    for (int j = 0; j < nr; j++) {\n"
+    /* what every lane shares, in this scope, then the loop over the list
+     * (the same stamp: the loop reads the shared values by name) */
+    e->now++;
+    for (cs_node n = 1; n < count; n++)
+        if (live[n] && alike[n] && !is_const(e, n))
+            need(e, n);
+    if (n_real)
+        out(e, "    %s f_[%u][CS_BLOCK];\n", e->real, n_real);
+    if (n_int)
+        out(e, "    int fi_[%u][CS_BLOCK];\n", n_int);
+    if (n_real || n_int || lane_arrays) {
+        out(e, "    for (int j = 0; j < nr; j++) {\n"
+               "        const long long lane = b0 + at[j]; (void)lane;\n");
+        for (cs_node n = 1; n < count; n++)
+            if (live[n] && !alike[n] && !is_const(e, n))
+                need(e, n);
+        for (unsigned v = 0; v < p->n_vars; v++) {
+            const cs_state_var *sv = &p->vars[v];
+            const char *rows = slot_is_real(e, sv->slot) ? "f_" : "fi_";
+            if (sv->kept || alike[p->restart[v]])
+                continue;
+            if (sv->shape == CS_SCALAR) {
+                store(e, p->restart[v], "", "        %s[%u][j]", rows, row[sv->slot]);
+                continue;
+            }
+            /* an array's elements straight to the lane's rows: through rows
+             * of their own, the two sets of strided rows cost Blackjack's
+             * restarts 1.1x their time (its rows a 1 KB stride apart share
+             * a few sets of L1) */
+            out(e, "        for (int e_ = 0; e_ < %u; e_++)\n            B->%s[%u + e_][at[j]] = ", sv->size,
+                slot_is_real(e, sv->slot) ? "c" : "ci", e->slot_index[sv->slot]);
+            elem(e, p->restart[v], "e_");
+            out(e, ";\n");
+        }
+        out(e, "    }\n");
+    }
+    out(e, "    for (int j = 0; j < nr; j++) {\n"
            "        const int i = at[j];\n"
            "        const long long lane = b0 + i;\n"
            "        if (B->done[i] & 2) { L->nonfinite[lane] += 1; }\n"
            "        else { L->segments[lane] += 1; L->return_sum[lane] += B->ret[i]; }\n"
            "        B->ret[i] = 0;\n");
-    for (unsigned v = 0; v < p->n_vars; v++)
-        if (!p->vars[v].kept)
-            out(e, "        B->c[%u][i] = f_[%u][j];\n", p->vars[v].slot, p->vars[v].slot);
-    out(e, "        B->ss[i] = 0;\n    }\n}\n\n");
+    for (unsigned v = 0; v < p->n_vars; v++) {
+        const cs_state_var *sv = &p->vars[v];
+        const char *to = slot_is_real(e, sv->slot) ? "c" : "ci", *rows = slot_is_real(e, sv->slot) ? "f_" : "fi_";
+        if (sv->kept || sv->shape != CS_SCALAR)
+            continue;
+        if (alike[p->restart[v]])
+            store(e, p->restart[v], "", "        B->%s[%u][i]", to, e->slot_index[sv->slot]);
+        else
+            out(e, "        B->%s[%u][i] = %s[%u][j];\n", to, e->slot_index[sv->slot], rows, row[sv->slot]);
+    }
+    if (alike_arrays) {
+        out(e, "        if (nr < n) {\n");
+        emit_alike_rows(e, alike, false);
+        out(e, "        }\n");
+    }
+    out(e, "        B->ss[i] = 0;\n    }\n");
+    if (alike_arrays) {
+        out(e, "    if (nr == n) {\n");
+        emit_alike_rows(e, alike, true);
+        out(e, "    }\n");
+    }
+    out(e, "}\n\n");
+done:
+    free(live);
+    free(drawn);
+    free(used);
+    free(alike);
+    free(row);
 }
 
 /* `name`(flags, n, at): the lanes i < n whose flag (of `type`) is set,
@@ -3000,8 +3190,7 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
             out(e, "    B->c[%u][i] = fresh[%u];\n", at, at);
     }
     out(e, "    B->ss[i] = 0;\n}\n\n");
-    if (!e->slot_tables)
-        emit_rollout_restarts(e);
+    emit_rollout_restarts(e);
     cs_text_append(e->out, step_fn->data ? step_fn->data : "", step_fn->len);
     /* A launch (L->launch > 0) runs one kernel of one step over every block
      * kept in L->blocks, where the values that cross kernels wait for the
@@ -3318,10 +3507,14 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
      * work it ran ahead into is thrown away. Where ended_ is hard to
      * predict (a few lanes: 4 CartPoles end an episode every ~5 steps),
      * resolving it early made the step 11% faster. The ended lanes of a
-     * block past 32 lanes restart together (cs_rollout_restarts, programs of
-     * real scalar states), a smaller block's (by ended_'s bits, exact there)
-     * and the rare non-finite ones one by one; a wider block of other
-     * programs a lane at a time too (by B->end). */
+     * block past 32 lanes restart together (cs_rollout_restarts), a smaller
+     * block's (by ended_'s bits, exact there) and the rare non-finite ones
+     * one by one. With integer or array states (slot_tables) a lane's
+     * restart through cs_fresh costs more, and the list wins from blocks of
+     * 8 lanes (Catch-bsuite, Blackjack-v1, DeepSea-bsuite at 8 lanes:
+     * 1.03x, 1.22x, 1.48x; at 32: 1.18x, 1.24x, 1.17x; at 1 lane 0.58x to
+     * 0.92x): only a short block restarts lane by lane. */
+    int one_by_one = e->slot_tables ? CS_SHORT_LANES : 32;
     /* The records, out of the block (where the pad lanes wrote theirs too)
      * into the caller's rows, before a restart changes the state. */
     if (en->rollout && e->p->n_records) {
@@ -3335,23 +3528,19 @@ static int emit_step_function(emitter *e, const cs_schedule *s, const entry *en,
     if (en->rollout)
         out(e, "    /* restarts: the lanes whose episode ended, then the lanes with a non-finite state */\n"
                "    if (only < 0 || only == %u) {\n"
-               "        if (n <= 32)   /* a lane at a time (ended_'s bits are the lanes'): a list and a group of 8 draws cost more */\n"
+               "        if (n <= %d)   /* a lane at a time (ended_'s bits are the lanes'): a list and a group of 8 draws cost more */\n"
                "            for (unsigned m_ = ended_ & (n < 32 ? (1u << n) - 1u : ~0u); m_; m_ &= m_ - 1u) {\n"
                "                const int i = __builtin_ctz(m_);\n"
                "                cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
                "            }\n"
                "        else if (ended_)\n"
-               "%s"
+               "            cs_rollout_restarts(B, L, n, b0, t + 1);\n"
                "        if (__builtin_expect(bad_any_, 0))\n"
                "            for (int i = 0; i < n; i++)\n"
                "                if (!B->end[i] && B->done[i])\n"
                "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
                "    }\n",
-            part->n_kernels - 1,
-            e->slot_tables ? "            for (int i = 0; i < n; i++)\n"
-                             "                if (B->end[i])\n"
-                             "                    cs_rollout_restart(B, L, i, b0 + i, t + 1);\n"
-                           : "            cs_rollout_restarts(B, L, n, b0, t + 1);\n");
+            part->n_kernels - 1, one_by_one);
     out(e, "}\n\n");
     /* Blocks of 1 to CS_SHORT lanes run a variant of their own: CS_SHORT
      * lanes, a constant, so that GCC makes the loop one vector of 16 bytes
