@@ -3049,10 +3049,15 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     if (e->pads_params) {
         out(e, "        if (b0 + n == L->stride)   /* the pad lanes' parameters past the batch (CS_LANES_PAD) */\n"
                "            for (int i = n; i %% CS_PAD; i++) {\n");
-        for (unsigned k = 0; k < p->n_params; k++)
+        /* a loop per run of them: a policy's weights are thousands */
+        for (unsigned k = 0, end; k < p->n_params; k = end) {
+            for (end = k + 1; end < p->n_params && p->param_shared[end] == p->param_shared[k]; end++)
+                ;
             if (!p->param_shared[k])
-                out(e, "                ((%s *)L->params[%u])[b0 + i] = ((const %s *)L->params[%u])[b0 + n - 1];\n", e->real, k,
-                    e->real, k);
+                out(e, "                for (int k_ = %u; k_ < %u; k_++)\n"
+                       "                    ((%s *)L->params[k_])[b0 + i] = ((const %s *)L->params[k_])[b0 + n - 1];\n",
+                    k, end, e->real, e->real);
+        }
         out(e, "            }\n");
     }
     out(e, "        B->rng_block = ~0ull;\n"
