@@ -5,8 +5,9 @@
  * drive whole-population rollouts live a floor above sim/, in train/.
  *
  * Policies read the observation of the state before the step (p->obs, over
- * CARRIED leaves). A policy's weights are PARAM leaves, one per weight, so
- * every environment of a batch runs its own policy in the same launch.
+ * CARRIED leaves). A dense policy's weights are PARAM arrays, a layer each,
+ * over one parameter slot per weight, so every environment of a batch runs
+ * its own policy in the same launch.
  */
 #ifndef CS_AGENTS_H
 #define CS_AGENTS_H
@@ -22,7 +23,12 @@ int cs_policy_random(cs_program *p);
 typedef enum { CS_AGENT_RANDOM, CS_AGENT_DENSE, CS_AGENT_NAMED } cs_agent_kind;
 
 #define CS_AGENT_HIDDEN_MAX 2      /* hidden layers */
-#define CS_AGENT_WIDTH_MAX 256     /* units per hidden layer */
+#define CS_AGENT_WIDTH_MAX 256     /* units per hidden layer; outputs */
+/* Weights (with the biases) per layer: one PARAM array [units, inputs + 1]
+ * (dense.c), within CS_ARRAY_MAX elements and each axis under 65536. So a
+ * linear policy reads up to 32766 observations for 2 actions, mlp:64 up
+ * to 1022 (Breakout-MinAtar's 400: mlp:163 at most). */
+#define CS_AGENT_LAYER_MAX 65535u
 #define CS_AGENT_TEXT_MAX 64
 
 typedef struct {
@@ -63,6 +69,10 @@ cs_status cs_agent_build(cs_program *p, const char *text, cs_agent_weights *w, c
 unsigned cs_dense_outputs(const cs_program *p);
 unsigned cs_dense_count(const cs_agent *a, unsigned n_in, unsigned n_out);
 int cs_policy_dense(cs_program *p, const cs_agent *a, unsigned *first_weight);
+/* 0 when every layer of a over n_in observations and n_out outputs fits
+ * CS_AGENT_LAYER_MAX, else the first that does not (1 for the first) with
+ * its weight count in *weights. */
+unsigned cs_dense_too_wide(const cs_agent *a, unsigned n_in, unsigned n_out, uint64_t *weights);
 /* The network's n_out outputs z[] before any squashing, over p->obs, its
  * weights new PARAM slots (shared: param_shared) in the file order; their
  * count, or -1. */

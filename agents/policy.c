@@ -149,9 +149,18 @@ cs_status cs_agent_build(cs_program *p, const char *text, cs_agent_weights *w, c
             return CS_ERR_ARGUMENT;
         }
         unsigned n_out = cs_dense_outputs(p);
-        if (n_out > CS_AGENT_WIDTH_MAX || p->n_obs > CS_AGENT_WIDTH_MAX) {
-            snprintf(err, err_size, "policy '%s': %s has %u observations and %u outputs (at most %d each)", text,
-                     p->name, p->n_obs, n_out, CS_AGENT_WIDTH_MAX);
+        if (n_out > CS_AGENT_WIDTH_MAX) {
+            snprintf(err, err_size, "policy '%s': %s has %u outputs (at most %d)", text, p->name, n_out,
+                     CS_AGENT_WIDTH_MAX);
+            return CS_ERR_ARGUMENT;
+        }
+        uint64_t weights = 0;
+        unsigned layer = cs_dense_too_wide(&a, p->n_obs, n_out, &weights);
+        if (layer) {
+            snprintf(err, err_size,
+                     "policy '%s': %s has %u observations; its layer %u would have %llu weights (at most %u a layer: "
+                     "units x (inputs + 1))",
+                     text, p->name, p->n_obs, layer, (unsigned long long)weights, CS_AGENT_LAYER_MAX);
             return CS_ERR_ARGUMENT;
         }
         int n = a.actor_critic ? cs_policy_actor_critic(p, &a, &w->first_weight)

@@ -77,10 +77,14 @@ static void op_detail(cs_text *t, const cs_program *p, const cs_node_data *d)
         break;
     }
     case CS_OP_INPUT: cs_text_printf(t, " %s", slot_name(p->inputs, p->n_inputs, k)); break;
-    case CS_OP_PARAM:
-        cs_text_printf(t, " %s%s", slot_name(p->params, p->n_params, k),
-                       k >= 0 && (uint64_t)k < p->n_params && p->param_shared[k] ? " (shared)" : "");
+    case CS_OP_PARAM: {   /* an array: its first and last slots */
+        unsigned size = cs_shape_of(p->graph, d->shape)->size;
+        cs_text_printf(t, " %s", slot_name(p->params, p->n_params, k));
+        if (size > 1)
+            cs_text_printf(t, "..%s", slot_name(p->params, p->n_params, k + size - 1));
+        cs_text_printf(t, "%s", k >= 0 && (uint64_t)k < p->n_params && p->param_shared[k] ? " (shared)" : "");
         break;
+    }
     case CS_OP_UNIFORM: case CS_OP_RANDBITS:
         cs_text_printf(t, " %s %u", CS_UNIFORM_STREAM(k) == CS_STREAM_RESTART ? "restart" : "step",
                        CS_UNIFORM_DRAW(k));

@@ -433,6 +433,19 @@ static bool aliased(const emitter *e, cs_node n)
     return e->blocked && e->scope == SCOPE_ROLLOUT && e->alias[n] != CS_NO_SLOT;
 }
 
+/* Parameter slot d->imm.i (+ off, an index expression, when not NULL: an
+ * array's element) of the current lane; a shared parameter's element 0,
+ * one value broadcast to every lane. */
+static void param_load(emitter *e, const cs_node_data *d, const char *off)
+{
+    const char *buffers = e->scope == SCOPE_FRESH ? "" : e->scope == SCOPE_RESTARTS ? "L->" : e->L;
+    const char *at = e->p->param_shared[d->imm.i] ? "0" : "lane";
+    out(e, "((const %s *)%sparams[%d", e->real, buffers, (int)d->imm.i);
+    if (off)
+        out(e, " + (%s)", off);
+    out(e, "])[%s]", at);
+}
+
 /* Element `idx` (an index expression) of array n, for the current lane. */
 static void elem(emitter *e, cs_node n, const char *idx)
 {
@@ -470,6 +483,12 @@ static void elem(emitter *e, cs_node n, const char *idx)
         }
         return;
     }
+    case CS_OP_PARAM:   /* an array's elements are read where they are used */
+        if (d->shape != CS_SCALAR) {
+            param_load(e, d, idx);
+            return;
+        }
+        break;
     default:
         break;
     }
@@ -587,8 +606,8 @@ static void need(emitter *e, cs_node n)
         emit_node(e, n);   /* only reached for nodes computed in place (fresh scope) */
         return;
     }
-    if (d->shape != CS_SCALAR && d->op == CS_OP_CARRIED && !fresh)
-        return;   /* an array state: elem reads it where it lives */
+    if (d->shape != CS_SCALAR && ((d->op == CS_OP_CARRIED && !fresh) || d->op == CS_OP_PARAM))
+        return;   /* an array state or of parameters: elem reads it where it lives */
     const char *ind = e->scope == SCOPE_FRESH ? "    " : "        ";
     switch ((cs_op)d->op) {
     case CS_OP_CARRIED: {
@@ -617,17 +636,11 @@ static void need(emitter *e, cs_node n)
         else
             out(e, "%sconst int v%u = 0;\n", ind, n);
         break;
-    case CS_OP_PARAM: {
-        /* a shared parameter: element 0, one value broadcast to every lane */
-        const char *at = e->p->param_shared[d->imm.i] ? "0" : "lane";
-        if (e->scope == SCOPE_FRESH)
-            out(e, "%sconst %s v%u = ((const %s *)params[%d])[%s];\n", ind, T, n, e->real, (int)d->imm.i, at);
-        else if (e->scope == SCOPE_RESTARTS)
-            out(e, "%sconst %s v%u = ((const %s *)L->params[%d])[%s];\n", ind, T, n, e->real, (int)d->imm.i, at);
-        else
-            out(e, "%sconst %s v%u = ((const %s *)%sparams[%d])[%s];\n", ind, T, n, e->real, e->L, (int)d->imm.i, at);
+    case CS_OP_PARAM:
+        out(e, "%sconst %s v%u = ", ind, T, n);
+        param_load(e, d, NULL);
+        out(e, ";\n");
         break;
-    }
     case CS_OP_INPUT:
         if (e->scope != SCOPE_STEP)
             snprintf(e->err, sizeof e->err, "input %d read outside a step", (int)d->imm.i);
@@ -3225,10 +3238,15 @@ static void emit_c_rollout(emitter *e, const cs_schedule *s, const entry *en, co
     if (e->pads_params) {
         out(e, "        if (b0 + n == L->stride)   /* the pad lanes' parameters past the batch (CS_LANES_PAD) */\n"
                "            for (int i = n; i %% CS_PAD; i++) {\n");
-        for (unsigned k = 0; k < p->n_params; k++)
+        /* a loop per run of them: a policy's weights are thousands */
+        for (unsigned k = 0, end; k < p->n_params; k = end) {
+            for (end = k + 1; end < p->n_params && p->param_shared[end] == p->param_shared[k]; end++)
+                ;
             if (!p->param_shared[k])
-                out(e, "                ((%s *)L->params[%u])[b0 + i] = ((const %s *)L->params[%u])[b0 + n - 1];\n", e->real, k,
-                    e->real, k);
+                out(e, "                for (int k_ = %u; k_ < %u; k_++)\n"
+                       "                    ((%s *)L->params[k_])[b0 + i] = ((const %s *)L->params[k_])[b0 + n - 1];\n",
+                    k, end, e->real, e->real);
+        }
         out(e, "            }\n");
     }
     out(e, "        B->rng_block = ~0ull;\n"

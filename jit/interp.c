@@ -102,9 +102,9 @@ static void load_leaf(interp *in, const cs_node_data *d, const cs_shape *s, doub
         case CS_OP_CARRIED:
             v = load_slot(p, l, (unsigned)d->imm.i + e, in->lane);
             break;
-        case CS_OP_PARAM: {
-            void *a = l->params[d->imm.i];
-            long long at = p->param_shared[d->imm.i] ? 0 : in->lane;   /* one value for every lane */
+        case CS_OP_PARAM: {   /* an array's element e: slot imm.i + e */
+            void *a = l->params[d->imm.i + e];
+            long long at = p->param_shared[d->imm.i + e] ? 0 : in->lane;   /* one value for every lane */
             v = f32 ? ((float *)a)[at] : ((double *)a)[at];
             break;
         }

@@ -300,7 +300,9 @@ static bool same_shape(const cs_shape *a, const cs_shape *b)
 static const char *check_leaf(const cs_graph *g, cs_op op, cs_type t, const cs_shape *s, cs_imm imm)
 {
     switch (op) {
-    case CS_OP_CONST: case CS_OP_INPUT: case CS_OP_PARAM: case CS_OP_SEGSTEP:
+    case CS_OP_PARAM:   /* an array of parameters: element e is slot imm.i + e */
+        return imm.i >= 0 && imm.i + s->size <= UINT32_MAX ? NULL : "parameter slots out of range";
+    case CS_OP_CONST: case CS_OP_INPUT: case CS_OP_SEGSTEP:
         if (s->rank)
             return "must be a scalar";
         return op == CS_OP_SEGSTEP && t != CS_I32 ? "segstep is an i32" : NULL;

@@ -172,8 +172,8 @@ uint32_t cs_graph_table_size(const cs_graph *g);
  * graph's error set on a misuse (a type or shape that does not fit). */
 cs_node cs_const(cs_graph *g, cs_type t, double value);
 cs_node cs_leaf(cs_graph *g, cs_op op, cs_type t, int64_t index);
-/* A leaf of any shape: CARRIED, UNIFORM, RANDBITS (imm as cs_leaf's), IOTA
- * (index: the axis). */
+/* A leaf of any shape: CARRIED, PARAM, UNIFORM, RANDBITS (imm as cs_leaf's:
+ * element e is slot, or draw, index + e), IOTA (index: the axis). */
 cs_node cs_leaf_shaped(cs_graph *g, cs_op op, cs_type t, uint32_t shape, int64_t index);
 /* A constant array of shape `shape` (values row-major, exact in type t). */
 cs_node cs_table(cs_graph *g, cs_type t, uint32_t shape, const double *values);

@@ -330,8 +330,8 @@ static bool leaf_elements(scalarizer *s, const cs_node_data *d, const cs_shape *
     cs_type t = (cs_type)d->type;
     for (unsigned e = 0; e < sh->size; e++) {
         switch ((cs_op)d->op) {
-        case CS_OP_CARRIED: case CS_OP_UNIFORM: case CS_OP_RANDBITS:
-            /* a state's slot; the draw numbered e after the first */
+        case CS_OP_CARRIED: case CS_OP_PARAM: case CS_OP_UNIFORM: case CS_OP_RANDBITS:
+            /* a state's or parameter's slot; the draw numbered e after the first */
             out[e] = check(s, cs_leaf(g, (cs_op)d->op, t, d->imm.i + e));
             break;
         case CS_OP_TABLE:
