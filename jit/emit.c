@@ -135,6 +135,8 @@ typedef struct {
     bool slot_tables;       /* array or integer states: slots copied by loops over cs_slot_real/_int */
     bool in_loop_fn;        /* ...emitting one: the step's names (wi<k>) are not in scope */
     bool element_loops;     /* a nest was written: the C source opens with CS_ELEMENT_LOOPS_MARK */
+    bool gather_rows;       /* block code: elem's index is a gather's, read from the rows as one
+                               flat array (block_row) */
     char err[256];
 } emitter;
 
@@ -284,12 +286,26 @@ static const char *slot_store_cast(const emitter *e, unsigned slot)
     return e->p->carried[slot].type == CS_BOOL ? "(unsigned char)" : "";
 }
 
+/* Element `row` (an expression) of the block's rows `rows` (B->c, B->m<id>)
+ * at a gather's index, for lane i: one flat array, ((T *)rows)[row *
+ * CS_BLOCK + i]. GCC 12 vectorizes that as a gather (AVX-512), not
+ * rows[row][i], whose offset is not one index times a scale. */
+static void block_row(emitter *e, const char *type, const char *rows, const char *row)
+{
+    out(e, "((const %s *)%s)[(%s) * CS_BLOCK + i]", type, rows, row);
+}
+
 /* The block's row of slot `slot` (+ off, an index expression, when not
  * NULL): B->c[k][i] for a real, B->ci[k][i] for an integer. */
 static void block_slot(emitter *e, unsigned slot, const char *off)
 {
     const char *row = slot_is_real(e, slot) ? "c" : "ci";
-    if (off)
+    if (off && e->gather_rows) {
+        char rows[8], at[600];
+        snprintf(rows, sizeof rows, "B->%s", row);
+        snprintf(at, sizeof at, "%u + (%s)", e->slot_index[slot], off);
+        block_row(e, slot_is_real(e, slot) ? e->real : "int", rows, at);
+    } else if (off)
         out(e, "B->%s[%u + (%s)][i]", row, e->slot_index[slot], off);
     else
         out(e, "B->%s[%u][i]", row, e->slot_index[slot]);
@@ -400,6 +416,12 @@ static void mat(emitter *e, cs_node n, int component)
 /* The same at an element given by an index expression. */
 static void mat_at(emitter *e, cs_node n, const char *idx)
 {
+    if (e->dialect == CS_DIALECT_C && e->gather_rows) {
+        char rows[24];
+        snprintf(rows, sizeof rows, "B->m%u", n);
+        block_row(e, c_type((cs_type)node(e, n)->type), rows, idx);
+        return;
+    }
     if (e->dialect == CS_DIALECT_C) {
         out(e, "B->m%u[%s][i]", n, idx);
         return;
@@ -838,7 +860,9 @@ static void emit_element(emitter *e, cs_node n)
             snprintf(idx, sizeof idx, "g%u_", n);
         else
             snprintf(idx, sizeof idx, "g%u_ * %u + e_", n, s->size);
+        e->gather_rows = e->blocked;
         elem(e, a, idx);
+        e->gather_rows = false;
         return;
     case CS_OP_SCATTER: {
         /* a with the sub-array at the indices replaced: a select per element */
@@ -2211,6 +2235,20 @@ static void emit_chunked_nest(emitter *e, const entry *en, unsigned k, const cs_
     out(e, "    }\n");
 }
 
+/* Whether the loop being emitted of kernel k gathers (a lane's element at
+ * a run-time index): GCC 12 cannot tell where a gather reads, and without
+ * ivdep does not vectorize it beside the block's stores. Every access of a
+ * lane loop is its own lane's (lanes never mix), so no iteration depends
+ * on another. */
+static bool gathers_in_loop(const emitter *e, unsigned k)
+{
+    uint32_t count = cs_graph_count(e->g);
+    for (cs_node n = 1; n < count; n++)
+        if (e->part->kernel[n] == k && e->loop_of[n] == e->loop && node(e, n)->op == CS_OP_GATHER)
+            return true;
+    return false;
+}
+
 /* Block code: kernel k as its planned loops, in order (more than one lane
  * loop: the kernel has arrays); the last kernel's array states are checked
  * before its lane loop and committed after it. Each loop is a function of
@@ -2257,7 +2295,7 @@ static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
         } else {
             if (dom != CS_SCALAR)
                 nest_open(e, cs_shape_of(e->g, dom), "    ");
-            out(e, "%s    for (int i = 0; i < nv; i++) {\n", ivdep);
+            out(e, "%s    for (int i = 0; i < nv; i++) {\n", gathers_in_loop(e, k) ? "#pragma GCC ivdep\n" : ivdep);
             emit_kernel_body(e, en, k);
             out(e, "    }\n");
             if (dom != CS_SCALAR)
