@@ -242,15 +242,12 @@ static int run_compilers(const char *cc, const cs_build_dir *b, const char *cons
  * kernel, 0.73 at -O2, 0.87 so; -O2 alone ran Freeway-MinAtar at 0.83x
  * and Asterix at 0.90x of -O3, these flags as fast (1.00x, 1.00x, Breakout
  * 1.05x); the same bits everywhere. CartPole runs 0.95x at either: the
- * other programs keep -O3 (bench/RESULTS.md, section 11). -fno-thread-jumps:
- * threading Breakout's selects into paths made its gather a conditional
- * load and left selects of booleans, which GCC 12 does not vectorize: its
- * step's lane loop stayed scalar (tests/test_vectorize.c). */
+ * other programs keep -O3 (bench/RESULTS.md, section 11). */
 static const char *const top_level[] = {"-O3", NULL};
 static const char *const loop_level[] = {"-O2", "-fgcse-after-reload", "-fipa-cp-clone", "-floop-interchange",
                                          "-floop-unroll-and-jam", "-fpredictive-commoning", "-fsplit-loops",
                                          "-fsplit-paths", "-ftree-loop-distribution", "-ftree-partial-pre",
-                                         "-funswitch-loops", "-fversion-loops-for-strides", "-fno-thread-jumps", NULL};
+                                         "-funswitch-loops", "-fversion-loops-for-strides", NULL};
 enum { LEVEL_FLAGS_MAX = sizeof loop_level / sizeof loop_level[0] - 1 };
 
 /* A kernel compiled to run a few hundred steps a call (a training rollout):

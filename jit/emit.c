@@ -2236,10 +2236,16 @@ static void emit_chunked_nest(emitter *e, const entry *en, unsigned k, const cs_
 }
 
 /* Whether the loop being emitted of kernel k gathers (a lane's element at
- * a run-time index): GCC 12 cannot tell where a gather reads, and without
- * ivdep does not vectorize it beside the block's stores. Every access of a
- * lane loop is its own lane's (lanes never mix), so no iteration depends
- * on another. */
+ * a run-time index). Its function, for GCC 12 to vectorize it:
+ *   - `#pragma GCC ivdep` on the lane loop: GCC cannot tell where a gather
+ *     reads, and would not vectorize it beside the block's stores; every
+ *     access of a lane loop is its own lane's (lanes never mix), so no
+ *     iteration depends on another;
+ *   - no jump threading (optimize("no-thread-jumps"), the function alone:
+ *     the backend's other flags stay): threading Breakout's selects into
+ *     paths made its gather a conditional load and left selects of booleans
+ *     (c ? 0 : b), which GCC does not vectorize. For the whole source it
+ *     cost SpaceInvaders-MinAtar 5%, whose scalar code gains from it. */
 static bool gathers_in_loop(const emitter *e, unsigned k)
 {
     uint32_t count = cs_graph_count(e->g);
@@ -2269,6 +2275,7 @@ static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
         bool final = last && e->loop == e->n_loops - 1;
         char name[48];
         snprintf(name, sizeof name, "cs_%s_k%u_loop%u", en->rollout ? "roll" : "step", k, e->loop);
+        bool gathers = gathers_in_loop(e, k);
         if (final && en->rollout)
             out(e, "    { const unsigned long long r_ = %s(B, L, nv, b0, t, %s); ended_ = (unsigned)r_; bad_any_ = (int)(r_ >> 32); }\n",
                 name, e->ahead ? "col_" : "0");
@@ -2276,8 +2283,8 @@ static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
             out(e, "    %s(B, L, nv, b0, t, %s);\n", name, e->ahead ? "col_" : "0");
         e->out = e->loop_fns;
         e->in_loop_fn = true;
-        out(e, "static __attribute__((noinline)) unsigned long long %s(cs_block *restrict B, const cs_lanes *restrict L, int nv, long long b0, long long t, int col_)\n{\n"
-               "    (void)L; (void)b0; (void)t; (void)col_;\n", name);
+        out(e, "static __attribute__((noinline%s)) unsigned long long %s(cs_block *restrict B, const cs_lanes *restrict L, int nv, long long b0, long long t, int col_)\n{\n"
+               "    (void)L; (void)b0; (void)t; (void)col_;\n", gathers ? ", optimize(\"no-thread-jumps\")" : "", name);
         if (D)
             out(e, "    const unsigned long long w0 = (unsigned long long)t * %uu, blk = w0 >> 2; (void)w0; (void)blk;\n", D);
         if (final && en->rollout)
@@ -2295,7 +2302,7 @@ static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
         } else {
             if (dom != CS_SCALAR)
                 nest_open(e, cs_shape_of(e->g, dom), "    ");
-            out(e, "%s    for (int i = 0; i < nv; i++) {\n", gathers_in_loop(e, k) ? "#pragma GCC ivdep\n" : ivdep);
+            out(e, "%s    for (int i = 0; i < nv; i++) {\n", gathers ? "#pragma GCC ivdep\n" : ivdep);
             emit_kernel_body(e, en, k);
             out(e, "    }\n");
             if (dom != CS_SCALAR)

@@ -4,8 +4,9 @@
  * backend with its own flags, has its lane loop, the one with the gather
  * brick_map[new_y, new_x], vectorized whole by GCC, not left scalar beside
  * vectorized pieces. That needs the gather read from the block's rows as
- * one flat array under `#pragma GCC ivdep` (jit/emit.c) and no jump
- * threading (jit/backend_cpu.c): without either the test fails. */
+ * one flat array, `#pragma GCC ivdep` on the loop and no jump threading in
+ * its function (jit/emit.c, gathers_in_loop): without any of them the test
+ * fails. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
