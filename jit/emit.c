@@ -287,12 +287,13 @@ static const char *slot_store_cast(const emitter *e, unsigned slot)
 }
 
 /* Element `row` (an expression) of the block's rows `rows` (B->c, B->m<id>)
- * at a gather's index, for lane i: one flat array, ((T *)rows)[row *
- * CS_BLOCK + i]. GCC 12 vectorizes that as a gather (AVX-512), not
- * rows[row][i], whose offset is not one index times a scale. */
+ * at a gather's or scatter's index, for lane i: one flat array, ((T
+ * *)rows)[row * CS_BLOCK + i]. GCC 12 vectorizes that as a gather or a
+ * scatter (AVX-512), not rows[row][i], whose offset is not one index times
+ * a scale. */
 static void block_row(emitter *e, const char *type, const char *rows, const char *row)
 {
-    out(e, "((const %s *)%s)[(%s) * CS_BLOCK + i]", type, rows, row);
+    out(e, "((%s *)%s)[(%s) * CS_BLOCK + i]", type, rows, row);
 }
 
 /* The block's row of slot `slot` (+ off, an index expression, when not
@@ -2123,7 +2124,7 @@ static void emit_in_place(emitter *e, cs_node n)
         cs_node value = cs_graph_input(e->g, sc, 1);
         char at[32];
         snprintf(at, sizeof at, "g%u_", sc);
-        lane_loop_open(e, "");
+        lane_loop_open(e, "#pragma GCC ivdep\n");   /* gathers_in_loop says why */
         need(e, value);
         if (sc != n)
             need(e, cond);
@@ -2131,6 +2132,7 @@ static void emit_in_place(emitter *e, cs_node n)
         /* a select (emit_in_place's nest says why): out of range, the
          * element g = 0 takes its own value */
         bool real = slot_is_real(e, e->alias[n]);
+        e->gather_rows = true;
         out(e, "        ");
         block_slot(e, e->alias[n], at);
         out(e, " = %s(in%u_", real ? (e->f32 ? "cs_selectf" : "cs_select") : "", sc);
@@ -2142,6 +2144,7 @@ static void emit_in_place(emitter *e, cs_node n)
         ref(e, value);
         out(e, real ? ", " : " : ");
         block_slot(e, e->alias[n], at);
+        e->gather_rows = false;
         out(e, ");\n    }\n");
         return;
     }
@@ -2249,6 +2252,9 @@ static void emit_chunked_nest(emitter *e, const entry *en, unsigned k, const cs_
 static bool gathers_in_loop(const emitter *e, unsigned k)
 {
     uint32_t count = cs_graph_count(e->g);
+    cs_node in_place = e->loop_node[e->loop];
+    if (in_place && node(e, e->in_place[in_place])->op == CS_OP_SCATTER)
+        return true;   /* a store per lane at its index (emit_in_place) */
     for (cs_node n = 1; n < count; n++)
         if (e->part->kernel[n] == k && e->loop_of[n] == e->loop && node(e, n)->op == CS_OP_GATHER)
             return true;

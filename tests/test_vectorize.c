@@ -1,11 +1,12 @@
 /* The cpu backend's step loop vectorizes where a program reads an array at
  * run-time indices (issue 26: Breakout-MinAtar against its hand-written
  * loop, bench/ref_breakout.c). Breakout's rollout step, compiled by the
- * backend with its own flags, has its lane loop, the one with the gather
- * brick_map[new_y, new_x], vectorized whole by GCC, not left scalar beside
- * vectorized pieces. That needs the gather read from the block's rows as
- * one flat array, `#pragma GCC ivdep` on the loop and no jump threading in
- * its function (jit/emit.c, gathers_in_loop): without any of them the test
+ * backend with its own flags, has its lane loops with a run-time index,
+ * the step's gather brick_map[new_y, new_x] and the struck brick's store
+ * into the map's rows, vectorized whole by GCC, not left scalar beside
+ * vectorized pieces. That needs the rows read and written as one flat
+ * array, `#pragma GCC ivdep` on the loop and no jump threading in its
+ * function (jit/emit.c, gathers_in_loop): without any of them the test
  * fails. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -53,23 +54,28 @@ static char *breakout_source(void)
     return src.data;
 }
 
-/* The line (from 1) of the rollout's lane loop that holds its first
- * gather: the last `for (int i = 0; ...` before the first gather's index. */
-static int gather_loop_line(const char *src)
+/* The lines (from 1) of the rollout's lane loops that hold a gather's or a
+ * scatter's index (`int g<id>_`): for each, the last `for (int i = 0; ...`
+ * before it. Returns how many (at most max). */
+static int indexed_loop_lines(const char *src, int *lines, int max)
 {
-    const char *rollout = strstr(src, "#ifndef CS_ONLY_STEP");
-    cr_assert_not_null(rollout);
-    const char *gather = strstr(rollout, "        int g");
-    cr_assert_not_null(gather, "the rollout has no gather");
-    int line = 1, loop = 0;
-    for (const char *c = src; c < gather; c++) {
+    const char *rollout = strstr(src, "#ifndef CS_ONLY_STEP"), *step = strstr(src, "#ifndef CS_ONLY_ROLLOUT");
+    cr_assert(rollout && step && rollout < step);
+    static const char loop_text[] = "for (int i = 0; i < nv; i++)", index_text[] = "\n        int g";
+    int n = 0, line = 1, loop = 0;
+    for (const char *c = src; c < step; c++) {
         if (*c == '\n')
             line++;
-        if (c >= rollout && !strncmp(c, "for (int i = 0; i < nv; i++)", 28))
+        if (c < rollout)
+            continue;
+        if (!strncmp(c, loop_text, strlen(loop_text)))
             loop = line;
+        if (!strncmp(c, index_text, strlen(index_text)) && loop && (n == 0 || lines[n - 1] != loop)) {
+            cr_assert_lt(n, max);
+            lines[n++] = loop;
+        }
     }
-    cr_assert_gt(loop, 0, "no lane loop before the gather");
-    return loop;
+    return n;
 }
 
 /* A compiler that runs cc with the backend's flags and notes, for the
@@ -87,30 +93,36 @@ static void vectorizer_logging_cc(const char *dir, char wrapper[128], char log[1
     cr_assert_eq(chmod(wrapper, 0700), 0);
 }
 
-Test(vectorize, breakouts_step_loop_with_its_gather_is_vectorized_whole)
+Test(vectorize, breakouts_lane_loops_with_a_gather_or_a_scatter_are_vectorized_whole)
 {
     char dir[] = "/tmp/cartsim-vec-XXXXXX", wrapper[128], log[128];
     cli_test_scratch(dir);
     vectorizer_logging_cc(dir, wrapper, log);
     char *src = breakout_source();
-    int line = gather_loop_line(src);
+    int lines[8], n = indexed_loop_lines(src, lines, 8);
+    cr_assert_eq(n, 2, "%d lane loops with an index, not the step's gather and the struck brick's store", n);
     cs_cache cache = {.dir = ""};
     cs_cpu_kernel k;
     char err[1024];
     cr_assert_eq(cs_cpu_compile(src, wrapper, 0, NULL, &cache, &k, err, sizeof err), 0, "%s", err);
     cs_cpu_unload(&k);
     free(src);
-    char *notes = read_all(log), at[32];
-    snprintf(at, sizeof at, ":%d:", line);
-    bool vectorized = false, missed = false;
-    for (char *l = strtok(notes, "\n"); l; l = strtok(NULL, "\n")) {
-        if (!strstr(l, at))
-            continue;
-        vectorized |= strstr(l, "optimized: loop vectorized") != NULL;
-        missed |= strstr(l, "missed: couldn't vectorize loop") != NULL;
+    char *notes = read_all(log);
+    for (int j = 0; j < n; j++) {
+        char at[32];
+        snprintf(at, sizeof at, ":%d:", lines[j]);
+        bool vectorized = false, missed = false;
+        char *copy = strdup(notes), *save = NULL;
+        for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+            if (!strstr(l, at))
+                continue;
+            vectorized |= strstr(l, "optimized: loop vectorized") != NULL;
+            missed |= strstr(l, "missed: couldn't vectorize loop") != NULL;
+        }
+        free(copy);
+        cr_expect(vectorized, "the lane loop at line %d is not vectorized", lines[j]);
+        cr_expect(!missed, "the lane loop at line %d is vectorized only in part (GCC split it)", lines[j]);
     }
     free(notes);
-    cr_expect(vectorized, "the lane loop at line %d is not vectorized", line);
-    cr_expect(!missed, "the lane loop at line %d is vectorized only in part (GCC split it)", line);
     cli_test_remove_tree(dir);
 }
