@@ -135,6 +135,8 @@ typedef struct {
     bool slot_tables;       /* array or integer states: slots copied by loops over cs_slot_real/_int */
     bool in_loop_fn;        /* ...emitting one: the step's names (wi<k>) are not in scope */
     bool element_loops;     /* a nest was written: the C source opens with CS_ELEMENT_LOOPS_MARK */
+    bool gather_rows;       /* block code: elem's index is a gather's, read from the rows as one
+                               flat array (block_row) */
     char err[256];
 } emitter;
 
@@ -284,12 +286,27 @@ static const char *slot_store_cast(const emitter *e, unsigned slot)
     return e->p->carried[slot].type == CS_BOOL ? "(unsigned char)" : "";
 }
 
+/* Element `row` (an expression) of the block's rows `rows` (B->c, B->m<id>)
+ * at a gather's or scatter's index, for lane i: one flat array, ((T
+ * *)rows)[row * CS_BLOCK + i]. GCC 12 vectorizes that as a gather or a
+ * scatter (AVX-512), not rows[row][i], whose offset is not one index times
+ * a scale. */
+static void block_row(emitter *e, const char *type, const char *rows, const char *row)
+{
+    out(e, "((%s *)%s)[(%s) * CS_BLOCK + i]", type, rows, row);
+}
+
 /* The block's row of slot `slot` (+ off, an index expression, when not
  * NULL): B->c[k][i] for a real, B->ci[k][i] for an integer. */
 static void block_slot(emitter *e, unsigned slot, const char *off)
 {
     const char *row = slot_is_real(e, slot) ? "c" : "ci";
-    if (off)
+    if (off && e->gather_rows) {
+        char rows[8], at[600];
+        snprintf(rows, sizeof rows, "B->%s", row);
+        snprintf(at, sizeof at, "%u + (%s)", e->slot_index[slot], off);
+        block_row(e, slot_is_real(e, slot) ? e->real : "int", rows, at);
+    } else if (off)
         out(e, "B->%s[%u + (%s)][i]", row, e->slot_index[slot], off);
     else
         out(e, "B->%s[%u][i]", row, e->slot_index[slot]);
@@ -400,6 +417,12 @@ static void mat(emitter *e, cs_node n, int component)
 /* The same at an element given by an index expression. */
 static void mat_at(emitter *e, cs_node n, const char *idx)
 {
+    if (e->dialect == CS_DIALECT_C && e->gather_rows) {
+        char rows[24];
+        snprintf(rows, sizeof rows, "B->m%u", n);
+        block_row(e, c_type((cs_type)node(e, n)->type), rows, idx);
+        return;
+    }
     if (e->dialect == CS_DIALECT_C) {
         out(e, "B->m%u[%s][i]", n, idx);
         return;
@@ -851,7 +874,9 @@ static void emit_element(emitter *e, cs_node n)
             snprintf(idx, sizeof idx, "g%u_", n);
         else
             snprintf(idx, sizeof idx, "g%u_ * %u + e_", n, s->size);
+        e->gather_rows = e->blocked;
         elem(e, a, idx);
+        e->gather_rows = false;
         return;
     case CS_OP_SCATTER: {
         /* a with the sub-array at the indices replaced: a select per element */
@@ -2112,7 +2137,7 @@ static void emit_in_place(emitter *e, cs_node n)
         cs_node value = cs_graph_input(e->g, sc, 1);
         char at[32];
         snprintf(at, sizeof at, "g%u_", sc);
-        lane_loop_open(e, "");
+        lane_loop_open(e, "#pragma GCC ivdep\n");   /* gathers_in_loop says why */
         need(e, value);
         if (sc != n)
             need(e, cond);
@@ -2120,6 +2145,7 @@ static void emit_in_place(emitter *e, cs_node n)
         /* a select (emit_in_place's nest says why): out of range, the
          * element g = 0 takes its own value */
         bool real = slot_is_real(e, e->alias[n]);
+        e->gather_rows = true;
         out(e, "        ");
         block_slot(e, e->alias[n], at);
         out(e, " = %s(in%u_", real ? (e->f32 ? "cs_selectf" : "cs_select") : "", sc);
@@ -2131,6 +2157,7 @@ static void emit_in_place(emitter *e, cs_node n)
         ref(e, value);
         out(e, real ? ", " : " : ");
         block_slot(e, e->alias[n], at);
+        e->gather_rows = false;
         out(e, ");\n    }\n");
         return;
     }
@@ -2224,6 +2251,29 @@ static void emit_chunked_nest(emitter *e, const entry *en, unsigned k, const cs_
     out(e, "    }\n");
 }
 
+/* Whether the loop being emitted of kernel k gathers (a lane's element at
+ * a run-time index). Its function, for GCC 12 to vectorize it:
+ *   - `#pragma GCC ivdep` on the lane loop: GCC cannot tell where a gather
+ *     reads, and would not vectorize it beside the block's stores; every
+ *     access of a lane loop is its own lane's (lanes never mix), so no
+ *     iteration depends on another;
+ *   - no jump threading (optimize("no-thread-jumps"), the function alone:
+ *     the backend's other flags stay): threading Breakout's selects into
+ *     paths made its gather a conditional load and left selects of booleans
+ *     (c ? 0 : b), which GCC does not vectorize. For the whole source it
+ *     cost SpaceInvaders-MinAtar 5%, whose scalar code gains from it. */
+static bool gathers_in_loop(const emitter *e, unsigned k)
+{
+    uint32_t count = cs_graph_count(e->g);
+    cs_node in_place = e->loop_node[e->loop];
+    if (in_place && node(e, e->in_place[in_place])->op == CS_OP_SCATTER)
+        return true;   /* a store per lane at its index (emit_in_place) */
+    for (cs_node n = 1; n < count; n++)
+        if (e->part->kernel[n] == k && e->loop_of[n] == e->loop && node(e, n)->op == CS_OP_GATHER)
+            return true;
+    return false;
+}
+
 /* Block code: kernel k as its planned loops, in order (more than one lane
  * loop: the kernel has arrays); the last kernel's array states are checked
  * before its lane loop and committed after it. Each loop is a function of
@@ -2244,6 +2294,7 @@ static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
         bool final = last && e->loop == e->n_loops - 1;
         char name[48];
         snprintf(name, sizeof name, "cs_%s_k%u_loop%u", en->rollout ? "roll" : "step", k, e->loop);
+        bool gathers = gathers_in_loop(e, k);
         if (final && en->rollout)
             out(e, "    { const unsigned long long r_ = %s(B, L, nv, b0, t, %s); ended_ = (unsigned)r_; bad_any_ = (int)(r_ >> 32); }\n",
                 name, e->ahead ? "col_" : "0");
@@ -2251,8 +2302,8 @@ static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
             out(e, "    %s(B, L, nv, b0, t, %s);\n", name, e->ahead ? "col_" : "0");
         e->out = e->loop_fns;
         e->in_loop_fn = true;
-        out(e, "static __attribute__((noinline)) unsigned long long %s(cs_block *restrict B, const cs_lanes *restrict L, int nv, long long b0, long long t, int col_)\n{\n"
-               "    (void)L; (void)b0; (void)t; (void)col_;\n", name);
+        out(e, "static __attribute__((noinline%s)) unsigned long long %s(cs_block *restrict B, const cs_lanes *restrict L, int nv, long long b0, long long t, int col_)\n{\n"
+               "    (void)L; (void)b0; (void)t; (void)col_;\n", gathers ? ", optimize(\"no-thread-jumps\")" : "", name);
         if (D)
             out(e, "    const unsigned long long w0 = (unsigned long long)t * %uu, blk = w0 >> 2; (void)w0; (void)blk;\n", D);
         if (final && en->rollout)
@@ -2270,7 +2321,7 @@ static void emit_planned_loops(emitter *e, const entry *en, unsigned k)
         } else {
             if (dom != CS_SCALAR)
                 nest_open(e, cs_shape_of(e->g, dom), "    ");
-            out(e, "%s    for (int i = 0; i < nv; i++) {\n", ivdep);
+            out(e, "%s    for (int i = 0; i < nv; i++) {\n", gathers ? "#pragma GCC ivdep\n" : ivdep);
             emit_kernel_body(e, en, k);
             out(e, "    }\n");
             if (dom != CS_SCALAR)

@@ -164,7 +164,7 @@ Test(grid_state, a_finite_map_is_checked_in_the_first_step_only)
  * and the map's next value is in its rows: no copy after the step. */
 Test(grid_state, a_struck_brick_is_one_store_and_the_map_is_updated_in_place)
 {
-    static const needle nd[] = {{"_)][i] = cs_selectf(in", true, "no store of the struck element"},
+    static const needle nd[] = {{"_)) * CS_BLOCK + i] = cs_selectf(in", true, "no store of the struck element"},
                                 {"if (!any_)\n        return 0;", true, "the respawn is not skipped"},
                                 {"B->c[0 + (e_)][i] = B->m", false, "the map is copied back"}};
     expect_rollout(nd, sizeof nd / sizeof nd[0]);
