@@ -251,13 +251,15 @@ static const char *const loop_level[] = {"-O2", "-fgcse-after-reload", "-fipa-cp
 enum { LEVEL_FLAGS_MAX = sizeof loop_level / sizeof loop_level[0] - 1 };
 
 /* A kernel compiled to run a few hundred steps a call (a training rollout):
- * -O3's register allocation over the actor-critic's thousand products is
- * most of such a run. PPO on CartPole, one idle core, empty cache, time to
- * solve with the compile: -O3 about 4 s of CPU; -O1 0.82-1.32 s; -Og
- * 0.69-1.00 s (its compile 0.47-0.54 s against 0.67-0.81); -O0 compiles in
- * 0.4 s but runs 2.7 s. The bits are the same at every level: none
+ * -O3's compile is most of such a run. Since the policy's dense layers are
+ * loops over their weights (agents/dense.c), -O1 keeps their running sums in
+ * registers where -Og keeps them in memory: PPO on CartPole, one idle core,
+ * an empty cache per seed, seeds 1-10, time to solve with the compile: -O1
+ * 0.51-0.94 s (median 0.77; compile 0.35 s) against -Og 0.46-1.11 s (median
+ * 0.84; compile 0.26 s). With scalar layers before that, -O3 took about 4 s
+ * of CPU and -O0 ran 2.7 s. The bits are the same at every level: none
  * reassociates or contracts (-ffp-contract=off, no -ffast-math). */
-static const char *const compile_level[] = {"-Og", NULL};
+static const char *const compile_level[] = {"-O1", NULL};
 
 static const char *const *opt_level(const char *source, cs_cpu_opt opt)
 {

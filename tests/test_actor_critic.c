@@ -225,7 +225,7 @@ Test(actor_critic, records_agree_on_threads_and_the_interpreter)
 }
 
 /* PPO's recording rollout runs a few hundred steps per iteration, so its
- * kernel is compiled for a short compile (-Og); a plain rollout's for speed
+ * kernel is compiled for a short compile (-O1); a plain rollout's for speed
  * (-O3). A wrapper around cc logs the level each compiler run was given. */
 Test(actor_critic, the_recording_kernel_is_compiled_for_a_short_compile)
 {
@@ -233,7 +233,7 @@ Test(actor_critic, the_recording_kernel_is_compiled_for_a_short_compile)
     cli_test_scratch(dir);
     cli_test_level_logging_cc(dir, wrapper, log);
     const char *policies[2] = {"ppo:mlp:8", "random"};
-    const char *expect[2] = {"-Og\n-Og\n", "-Og\n-Og\n-O3\n-O3\n"};
+    const char *expect[2] = {"-O1\n-O1\n", "-O1\n-O1\n-O3\n-O3\n"};
     for (int k = 0; k < 2; k++) {
         cs_config cfg;
         cs_config_init(&cfg);
