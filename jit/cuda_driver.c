@@ -882,3 +882,127 @@ out:
     leave(c);
     return result;
 }
+
+/* ---- the generic half: modules, memory and launches for other kernels ---- */
+
+int cs_cuda_module_load(cs_cuda *c, const cs_cubin *bin, cs_cuda_module *out, char *err, size_t err_size)
+{
+    *out = NULL;
+    if (!bin->data || !bin->size || (bin->ptx && bin->data[bin->size - 1] != 0)) {
+        cs_cuda_say(err, err_size, "no cubin or NUL-terminated PTX to load");
+        return CS_CUDA_FAIL;
+    }
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    cs_cu_module mod = NULL;
+    CU_IN(c->cu.ModuleLoadData(&mod, bin->data), "loading a module on %s", c->info.name);
+    *out = (cs_cuda_module)mod;
+out:
+    leave(c);
+    return result;
+}
+
+void cs_cuda_module_unload(cs_cuda *c, cs_cuda_module m)
+{
+    char err[8];
+    if (m && enter(c, err, sizeof err) == 0) {
+        c->cu.ModuleUnload((cs_cu_module)m);
+        leave(c);
+    }
+}
+
+int cs_cuda_module_function(cs_cuda *c, cs_cuda_module m, const char *name, cs_cuda_function *out, char *err,
+                            size_t err_size)
+{
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    cs_cu_function fn = NULL;
+    CU_IN(c->cu.ModuleGetFunction(&fn, (cs_cu_module)m, name), "the module lacks %s", name);
+    *out = (cs_cuda_function)fn;
+out:
+    leave(c);
+    return result;
+}
+
+int cs_cuda_mem_alloc(cs_cuda *c, size_t bytes, cs_cuda_ptr *out, char *err, size_t err_size)
+{
+    *out = 0;
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    cs_cu_deviceptr p = 0;
+    CU_IN(c->cu.MemAlloc(&p, bytes ? bytes : 1), "allocating %zu bytes on %s", bytes, c->info.name);
+    *out = p;
+out:
+    leave(c);
+    return result;
+}
+
+void cs_cuda_mem_free(cs_cuda *c, cs_cuda_ptr p)
+{
+    char err[8];
+    if (p && enter(c, err, sizeof err) == 0) {
+        c->cu.MemFree(p);
+        leave(c);
+    }
+}
+
+int cs_cuda_mem_upload(cs_cuda *c, cs_cuda_ptr dst, const void *src, size_t bytes, char *err, size_t err_size)
+{
+    if (!bytes)
+        return 0;
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    CU_IN(c->cu.MemcpyHtoD(dst, src, bytes), "copying %zu bytes to %s", bytes, c->info.name);
+out:
+    leave(c);
+    return result;
+}
+
+int cs_cuda_mem_download(cs_cuda *c, void *dst, cs_cuda_ptr src, size_t bytes, char *err, size_t err_size)
+{
+    if (!bytes)
+        return 0;
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    CU_IN(c->cu.MemcpyDtoH(dst, src, bytes), "copying %zu bytes from %s", bytes, c->info.name);
+out:
+    leave(c);
+    return result;
+}
+
+int cs_cuda_launch_ptr(cs_cuda *c, cs_cuda_function fn, const char *name, long long threads, cs_cuda_ptr arg,
+                       char *err, size_t err_size)
+{
+    if (threads <= 0)
+        return 0;
+    long long grid = (threads + CS_CUDA_LAUNCH_BLOCK - 1) / CS_CUDA_LAUNCH_BLOCK;
+    if (grid > INT_MAX) {
+        cs_cuda_say(err, err_size, "%s: %lld threads are more than one launch runs", name, threads);
+        return CS_CUDA_FAIL;
+    }
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    void *args[1] = {&arg};
+    CU_IN(c->cu.LaunchKernel((cs_cu_function)fn, (unsigned)grid, 1, 1, CS_CUDA_LAUNCH_BLOCK, 1, 1, 0, NULL, args, NULL),
+          "launching %s (%lld blocks of %d threads)", name, grid, CS_CUDA_LAUNCH_BLOCK);
+out:
+    leave(c);
+    return result;
+}
+
+int cs_cuda_synchronize(cs_cuda *c, const char *what, char *err, size_t err_size)
+{
+    int result = enter(c, err, err_size);
+    if (result)
+        return result;
+    CU_IN(c->cu.CtxSynchronize(), "%s on %s", what, c->info.name);
+out:
+    leave(c);
+    return result;
+}

@@ -515,6 +515,32 @@ int cs_cuda_restart(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size);
 int cs_cuda_step(cs_cuda *c, const cs_lanes *l, bool inputs_on_device, char *err, size_t err_size);
 int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *err, size_t err_size);
 
+/* cuda_driver.c's generic half, for kernels of the library's own beside the
+ * environment's (train/ppo_cuda.c, PPO's update): modules loaded from
+ * NVRTC's output (as many as wanted, apart from the environment's), device
+ * memory, and launches of kernels whose one parameter is a pointer (to a
+ * struct in device memory: `extern "C" __global__ void f(const T *args)`).
+ * Each enters the handle's context itself; errors as the functions above. */
+typedef struct cs_cuda_module_st *cs_cuda_module;       /* a CUmodule */
+typedef struct cs_cuda_function_st *cs_cuda_function;   /* a CUfunction */
+typedef unsigned long long cs_cuda_ptr;                 /* a CUdeviceptr */
+int cs_cuda_module_load(cs_cuda *c, const cs_cubin *bin, cs_cuda_module *out, char *err, size_t err_size);
+void cs_cuda_module_unload(cs_cuda *c, cs_cuda_module m);   /* 0 is fine */
+int cs_cuda_module_function(cs_cuda *c, cs_cuda_module m, const char *name, cs_cuda_function *out, char *err,
+                            size_t err_size);
+int cs_cuda_mem_alloc(cs_cuda *c, size_t bytes, cs_cuda_ptr *out, char *err, size_t err_size);
+void cs_cuda_mem_free(cs_cuda *c, cs_cuda_ptr p);   /* 0 is fine */
+int cs_cuda_mem_upload(cs_cuda *c, cs_cuda_ptr dst, const void *src, size_t bytes, char *err, size_t err_size);
+int cs_cuda_mem_download(cs_cuda *c, void *dst, cs_cuda_ptr src, size_t bytes, char *err, size_t err_size);
+/* `threads` threads (one per item: the kernel checks its index against its
+ * count) in blocks of CS_CUDA_LAUNCH_BLOCK, their argument `arg`; returns at
+ * once (launches run in order). `name` is for messages. */
+#define CS_CUDA_LAUNCH_BLOCK 128
+int cs_cuda_launch_ptr(cs_cuda *c, cs_cuda_function fn, const char *name, long long threads, cs_cuda_ptr arg,
+                       char *err, size_t err_size);
+/* Waits for every launch so far; a kernel's fault is reported here. */
+int cs_cuda_synchronize(cs_cuda *c, const char *what, char *err, size_t err_size);
+
 /* compile.c: the driver, every stage once, in order (the picture at the top
  * of this file). It stops after the stage the request names: `cartsim dump`
  * is this driver stopped early. */
