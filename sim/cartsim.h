@@ -604,6 +604,7 @@ const double *cs_env_running_returns(cs_env *env);    /* [num_envs] */
  * the same weights, bit for bit, whatever the thread count. */
 typedef enum { CS_ALGO_ES, CS_ALGO_CEM, CS_ALGO_PPO } cs_algo;
 typedef enum { CS_SWITCH_AUTO, CS_SWITCH_OFF, CS_SWITCH_ON } cs_train_switch;
+typedef enum { CS_UPDATE_CPU, CS_UPDATE_CUDA } cs_train_update;
 
 /* Several processes working as one (MPI ranks, or any framework): process
  * `rank` of `ranks` takes its share of the work, and `exchange` makes every
@@ -679,6 +680,9 @@ typedef struct {
      * the saved policy read raw observations), rewards scaled by the running
      * spread of the discounted return (clipped to +-10). */
     cs_train_switch norm_obs, norm_reward;   /* auto: (off ; on) */
+    /* PPO: where the update runs: the cpu (one core), or a GPU (cs_config.device;
+     * for large batches and networks). No usable GPU: CS_ERR_UNAVAILABLE. */
+    cs_train_update update;
     /* Called after every generation (NULL: not called). */
     void (*progress)(void *user, const cs_train_progress *p);
     void *user;

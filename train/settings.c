@@ -27,6 +27,7 @@ typedef struct {
 static const char *const bool_names[] = {"false", "true"};
 static const char *const switch_names[] = {[CS_SWITCH_AUTO] = "auto", [CS_SWITCH_OFF] = "false",
                                            [CS_SWITCH_ON] = "true"};
+static const char *const update_names[] = {[CS_UPDATE_CPU] = "cpu", [CS_UPDATE_CUDA] = "cuda"};
 #define CHOICES(names) .choices = names, .n_choices = (int)(sizeof names / sizeof names[0])
 #define FIELD(f) .offset = offsetof(cs_train_config, f), .size = sizeof(((cs_train_config *)0)->f)
 #define ROW(name_, kind_, ...) {.name = name_, .section = "train", .field = name_, .kind = kind_, __VA_ARGS__}
@@ -87,6 +88,8 @@ static const train_setting settings[] = {
     {.info = ROW("norm_reward", CS_SETTING_CHOICE, CHOICES(switch_names), .default_value = "auto",
          .default_note = "false discrete, true box",
          .help = "ppo: rewards scaled by the discounted return's running spread"), FIELD(norm_reward)},
+    {.info = ROW("update", CS_SETTING_CHOICE, CHOICES(update_names), .default_value = "cpu",
+         .help = "ppo: where the update runs: cpu, or cuda (a GPU: for large batches and networks)"), FIELD(update)},
 };
 #undef CHOICES
 #undef FIELD
@@ -268,7 +271,8 @@ cs_status cs_train_settings_check(const cs_train_config *tc, char *err, size_t e
         case CS_SETTING_CHOICE: {
             int v = *(const int *)f;
             if (v < 0 || v >= in->n_choices)
-                return cs_say(err, err_size, CS_ERR_ARGUMENT, "%s must be auto, false or true, not %d", in->name, v);
+                return cs_say(err, err_size, CS_ERR_ARGUMENT, "%s must be from 0 to %d (%s ... %s), not %d", in->name,
+                              in->n_choices - 1, in->choices[0], in->choices[in->n_choices - 1], v);
             break;
         }
         default:
