@@ -87,7 +87,7 @@ CLI_LDLIBS = $(MPI_LIBS)
 $(BUILD)/cli/dist.o: CS_CFLAGS += -DCS_HAVE_MPI $(MPI_CFLAGS)
 endif
 
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/builtin_envs.o
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prelude.o $(BUILD)/gen/builtin_envs.o $(BUILD)/gen/ppo_update.o
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 VIEW_OBJ = $(VIEW_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -231,12 +231,24 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/flags
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CS_CFLAGS) $(CFLAGS) -c $< -o $@
 
+# Text as the lines of a C string literal (the embedded sources below).
+C_STRING_LINES = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
+
 # The headers every generated kernel starts with, as one string.
 $(BUILD)/gen/prelude.c: $(PRELUDE)
 	@mkdir -p $(dir $@)
 	$(call say,GEN,$@)
 	@{ echo '/* generated from $(PRELUDE) */'; echo 'const char cs_prelude_text[] ='; \
-	   cat $(PRELUDE) | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; echo ';'; } > $@
+	   cat $(PRELUDE) | $(C_STRING_LINES); echo ';'; } > $@
+
+# PPO's update kernels (train/ppo_cuda.c compiles them with NVRTC): the
+# struct they share with the host, then the kernels, as one string.
+PPO_UPDATE_SRC = train/ppo_update.h train/ppo_update.cu
+$(BUILD)/gen/ppo_update.c: $(PPO_UPDATE_SRC)
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)
+	@{ echo '/* generated from $(PPO_UPDATE_SRC) */'; echo 'const char cs_ppo_update_source[] ='; \
+	   cat $(PPO_UPDATE_SRC) | $(C_STRING_LINES); echo ';'; } > $@
 
 # Every envs/*.env, compiled in so `--env NAME` works from anywhere.
 $(BUILD)/gen/builtin_envs.c: $(wildcard envs/*.env)
@@ -245,7 +257,7 @@ $(BUILD)/gen/builtin_envs.c: $(wildcard envs/*.env)
 	@{ echo '/* generated from the files in envs/ */'; echo '#include "builtin_envs.h"'; \
 	   echo 'const cs_builtin_env cs_builtin_envs[] = {'; \
 	   for f in $^; do n=$$(basename $$f .env); echo "{\"$$n\","; \
-	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo '},'; done; \
+	     $(C_STRING_LINES) $$f; echo '},'; done; \
 	   echo '{0, 0}};'; } > $@
 
 # Rebuilt from scratch: `ar r` would keep the member of a source file since removed.

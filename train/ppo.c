@@ -13,20 +13,19 @@
  * The parameters are one vector in the kernel's order: the actor, the
  * critic, the box's log-stds (the kernel's last weight, the greedy switch,
  * is not trained). Everything here runs on one thread in float, in a fixed
- * order (train/mlp.c), so the weights depend on the seed alone. */
+ * order (train/mlp.c), so the weights depend on the seed alone. With
+ * update = cuda the update's minibatches run on a GPU instead
+ * (train/ppo_cuda.c), in the same order, computing the same values. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "train.h"
+#include "ppo_update.h"
 #include "jit.h"
 #include "status.h"
 
-#define ADAM_BETA1 0.9f
-#define ADAM_BETA2 0.999f
-#define ADAM_EPSILON 1e-5f          /* CleanRL's */
-#define LOG_SQRT_2PI 0.91893853320467274178
 #define NORM_EPSILON 1e-8           /* gymnasium's running statistics */
 #define NORM_CLIP 10.0              /* ...and their clip of normalized rewards */
 
@@ -96,12 +95,14 @@ typedef struct {
     char policy[CS_AGENT_TEXT_MAX];  /* "ppo:ARCH" */
     cs_env *env, *eval_env;
     double *returns;                 /* eval_episodes */
+    cs_ppo_device *gpu;              /* update = cuda: the update's device */
 } ppo;
 
 static void ppo_free(ppo *p)
 {
     cs_env_close(p->env);
     cs_env_close(p->eval_env);
+    cs_ppo_device_close(p->gpu);
     float **nets[2] = {p->a_act, p->c_act};
     for (int k = 0; k < 2; k++) {
         for (unsigned l = 0; nets[k] && l <= CS_AGENT_HIDDEN_MAX + 1; l++)
@@ -427,8 +428,8 @@ static void minibatch_grad(ppo *p, const int64_t *idx, int64_t m, losses *out)
                 double ls = p->params[p->log_std + a], sd_a = exp(ls);
                 double mu = p->low[a] + (p->high[a] - p->low[a]) * (tanh(z[(size_t)a * R + r]) + 1) / 2;
                 eps[a] = (p->act[(size_t)a * B + s] - mu) / sd_a;
-                newlogp += -0.5 * eps[a] * eps[a] - ls - LOG_SQRT_2PI;
-                entropy += 0.5 + LOG_SQRT_2PI + ls;
+                newlogp += -0.5 * eps[a] * eps[a] - ls - PPO_LOG_SQRT_2PI;
+                entropy += 0.5 + PPO_LOG_SQRT_2PI + ls;
             }
         }
         double logratio = newlogp - p->logp[s], ratio = exp(logratio);
@@ -484,6 +485,15 @@ static void minibatch_grad(ppo *p, const int64_t *idx, int64_t m, losses *out)
     out->approx_kl = kl;
 }
 
+/* Adam's bias corrections at step t: its step lr / (1 - beta1^t) and
+ * sqrt(1 - beta2^t), in float (the cpu's and the device's). */
+static void adam_factors(double lr, int64_t t, float *step, float *c2f)
+{
+    double c1 = 1 - pow(PPO_ADAM_BETA1, (double)t), c2 = sqrt(1 - pow(PPO_ADAM_BETA2, (double)t));
+    *step = (float)(lr / c1);
+    *c2f = (float)c2;
+}
+
 /* Clips the gradient's global norm, then one Adam step (PyTorch's: the
  * bias corrections folded into the step and the denominator). false when
  * the gradient is not finite (nothing changed then). */
@@ -496,13 +506,13 @@ static bool adam_step(ppo *p, double lr, int64_t t)
     if (!isfinite(norm))
         return false;
     float scale = norm > p->max_norm ? (float)(p->max_norm / (norm + 1e-6)) : 1.0f;
-    double c1 = 1 - pow(ADAM_BETA1, (double)t), c2 = sqrt(1 - pow(ADAM_BETA2, (double)t));
-    float step = (float)(lr / c1), c2f = (float)c2;
+    float step, c2f;
+    adam_factors(lr, t, &step, &c2f);
     for (unsigned k = 0; k < p->n_params; k++) {
         float g = p->grad[k] * scale;
-        p->m[k] = ADAM_BETA1 * p->m[k] + (1 - ADAM_BETA1) * g;
-        p->v[k] = ADAM_BETA2 * p->v[k] + (1 - ADAM_BETA2) * g * g;
-        p->params[k] -= step * p->m[k] / (sqrtf(p->v[k]) / c2f + ADAM_EPSILON);
+        p->m[k] = PPO_ADAM_BETA1 * p->m[k] + (1 - PPO_ADAM_BETA1) * g;
+        p->v[k] = PPO_ADAM_BETA2 * p->v[k] + (1 - PPO_ADAM_BETA2) * g * g;
+        p->params[k] -= step * p->m[k] / (sqrtf(p->v[k]) / c2f + PPO_ADAM_EPSILON);
     }
     return true;
 }
@@ -513,6 +523,63 @@ static bool finite_params(const ppo *p)
         if (!isfinite(p->params[k]))
             return false;
     return true;
+}
+
+/* update = cuda: the device for the update, the parameters uploaded. */
+static cs_status open_device(ppo *p, int device, char *err, size_t size)
+{
+    cs_ppo_device_shape sh = {
+        .batch = p->batch, .rows = p->rows, .n_obs = p->n_obs, .n_act = p->n_act, .n_params = p->n_params,
+        .log_std = p->log_std, .box = p->box, .norm_adv = p->norm_adv, .clip_vloss = p->clip_vloss,
+        .clip = p->clip, .ent = p->ent, .vf = p->vf, .max_norm = p->max_norm, .actor = &p->actor,
+        .critic = &p->critic, .low = p->low, .high = p->high,
+    };
+    return cs_ppo_device_open(&p->gpu, &sh, device, p->params, err, size);
+}
+
+/* One minibatch, perm[at .. at + m), with Adam's step t: on the cpu or the
+ * device. *finite false: the losses, the gradient or the parameters are
+ * no longer finite. */
+static cs_status minibatch_step(ppo *p, int64_t at, int64_t m, double lr, int64_t t, losses *l, bool *finite)
+{
+    if (!p->gpu) {
+        minibatch_grad(p, p->perm + at, m, l);
+        *finite = isfinite(l->policy_loss) && isfinite(l->value_loss) && adam_step(p, lr, t) && finite_params(p);
+        return CS_OK;
+    }
+    float step, c2f;
+    adam_factors(lr, t, &step, &c2f);
+    cs_ppo_device_result r;
+    cs_status s = cs_ppo_device_minibatch(p->gpu, at, m, step, c2f, &r);
+    if (s != CS_OK)
+        return s;
+    *l = (losses){r.policy_loss, r.value_loss, r.entropy, r.approx_kl};
+    *finite = isfinite(l->policy_loss) && isfinite(l->value_loss) && r.stepped && r.params_finite;
+    return CS_OK;
+}
+
+/* The iteration's update: update_epochs passes of num_minibatches Adam
+ * steps, each epoch's shuffle from the seed. On the device the batch goes
+ * up once and the parameters come down once, at the end. */
+static cs_status update_iteration(ppo *p, uint64_t seed, int64_t it, double lr, int64_t *adam_t, losses *l,
+                                  bool *finite)
+{
+    cs_status s = CS_OK;
+    *finite = true;
+    if (p->gpu && (s = cs_ppo_device_batch(p->gpu, p->obs, p->box ? (const void *)p->act : (const void *)p->act_i,
+                                           p->logp, p->value, p->adv, p->ret)) != CS_OK)
+        return s;
+    for (int64_t e = 0; e < p->epochs && *finite; e++) {
+        shuffle(p->perm, p->batch, cs_seed_mix(seed, CS_NOISE_PPO, (uint64_t)(it * p->epochs + e)));
+        if (p->gpu && (s = cs_ppo_device_epoch(p->gpu, p->perm)) != CS_OK)
+            return s;
+        for (int64_t at = 0; at + p->minibatch <= p->batch && *finite; at += p->minibatch)
+            if ((s = minibatch_step(p, at, p->minibatch, lr, ++*adam_t, l, finite)) != CS_OK)
+                return s;
+        if (p->target_kl > 0 && l->approx_kl > p->target_kl)
+            break;
+    }
+    return p->gpu && *finite ? cs_ppo_device_download(p->gpu, p->params, NULL) : CS_OK;
 }
 
 static int alloc_all(ppo *p, const cs_train_config *tc)
@@ -679,6 +746,8 @@ cs_status cs_ppo_train(const cs_config *cfg, const cs_train_config *tc, cs_train
         p->low[k] = info.action_low[k];
         p->high[k] = info.action_high[k];
     }
+    if (tc->update == CS_UPDATE_CUDA && (s = open_device(p, cfg->device, err, size)) != CS_OK)
+        goto done;
     if ((s = cs_env_reset(p->env, cs_seed_mix(tc->seed, CS_NOISE_RESET, 0))) != CS_OK) {
         s = env_error(p->env, s, err, size);
         goto done;
@@ -704,17 +773,9 @@ cs_status cs_ppo_train(const cs_config *cfg, const cs_train_config *tc, cs_train
         double lr = p->anneal ? (1.0 - (double)it / (double)p->iterations) * p->lr : p->lr;
         memcpy(p->good, p->params, p->n_params * sizeof *p->params);
         losses l = {NAN, NAN, NAN, NAN};
-        bool finite = true;
-        for (int64_t e = 0; e < p->epochs && finite; e++) {
-            shuffle(p->perm, p->batch, cs_seed_mix(tc->seed, CS_NOISE_PPO, (uint64_t)(it * p->epochs + e)));
-            for (int64_t at = 0; at + p->minibatch <= p->batch && finite; at += p->minibatch) {
-                minibatch_grad(p, p->perm + at, p->minibatch, &l);
-                finite = isfinite(l.policy_loss) && isfinite(l.value_loss) && adam_step(p, lr, ++adam_t) &&
-                         finite_params(p);
-            }
-            if (p->target_kl > 0 && l.approx_kl > p->target_kl)
-                break;
-        }
+        bool finite;
+        if ((s = update_iteration(p, tc->seed, it, lr, &adam_t, &l, &finite)) != CS_OK)
+            goto done;
         out->env_steps += st.env_steps;
         out->generations = it + 1;
         if (!finite) {
@@ -773,7 +834,8 @@ done:
  * approximate KL), the gradient before clipping, and the parameters after
  * one Adam step (clipping included) at learning_rate. The reference test
  * (tests/test_ppo.c, tests/ppo_reference.py) compares them with PyTorch's.
- * obs [n_obs][rows]; actions int32 [rows] (discrete) or float [n_act][rows]. */
+ * obs [n_obs][rows]; actions int32 [rows] (discrete) or float [n_act][rows].
+ * tc->update picks the cpu or the device (tests/test_cuda.c compares them). */
 cs_status cs_ppo_update_rows(const cs_train_config *tc, const char *arch, bool box, unsigned n_obs, unsigned n_act,
                              const double *low, const double *high, int64_t rows, const float *obs,
                              const void *actions, const float *logprob, const float *value, const float *adv,
@@ -821,14 +883,31 @@ cs_status cs_ppo_update_rows(const cs_train_config *tc, const char *arch, bool b
     for (int64_t r = 0; r < rows; r++)
         p->perm[r] = r;
     losses l;
-    minibatch_grad(p, p->perm, rows, &l);
+    if (tc->update == CS_UPDATE_CUDA) {
+        /* the same on the device: the minibatch through update_iteration's calls */
+        char err[1024];
+        cs_ppo_device_result r;
+        float step, c2f;
+        adam_factors(p->lr, 1, &step, &c2f);
+        if ((s = open_device(p, 0, err, sizeof err)) != CS_OK ||
+            (s = cs_ppo_device_batch(p->gpu, p->obs, actions, p->logp, p->value, p->adv, p->ret)) != CS_OK ||
+            (s = cs_ppo_device_epoch(p->gpu, p->perm)) != CS_OK ||
+            (s = cs_ppo_device_minibatch(p->gpu, 0, rows, step, c2f, &r)) != CS_OK ||
+            (s = cs_ppo_device_download(p->gpu, p->params, p->grad)) != CS_OK)
+            goto done;
+        l = (losses){r.policy_loss, r.value_loss, r.entropy, r.approx_kl};
+        if (!r.stepped)
+            s = CS_ERR_NUMERIC;
+    } else {
+        minibatch_grad(p, p->perm, rows, &l);
+        if (!adam_step(p, p->lr, 1))
+            s = CS_ERR_NUMERIC;
+    }
     memcpy(grad_out, p->grad, p->n_params * sizeof *grad_out);
     losses_out[0] = l.policy_loss;
     losses_out[1] = l.value_loss;
     losses_out[2] = l.entropy;
     losses_out[3] = l.approx_kl;
-    if (!adam_step(p, p->lr, 1))
-        s = CS_ERR_NUMERIC;
     memcpy(params, p->params, p->n_params * sizeof *params);
 done:
     ppo_free(p);

@@ -77,6 +77,41 @@ void cs_mlp_forward(const cs_mlp *m, const float *params, float *const *act, siz
 void cs_mlp_backward(const cs_mlp *m, const float *params, float *const *act, float *delta, float *scratch,
                      size_t rows, float *grad);
 
+/* ppo_cuda.c: PPO's update on a GPU (update = cuda), minibatch by
+ * minibatch as ppo.c's on the cpu, the parameters and Adam's moments kept
+ * on the device. Messages go to the err given to open, for the handle's
+ * life. */
+typedef struct cs_ppo_device cs_ppo_device;
+typedef struct {
+    int64_t batch, rows;               /* an iteration's steps; a minibatch's rows padded (CS_MLP_ROWS_ALIGN) */
+    unsigned n_obs, n_act, n_params, log_std;
+    bool box, norm_adv, clip_vloss;
+    double clip, ent, vf, max_norm;
+    const cs_mlp *actor, *critic;      /* kept by the caller while open */
+    const double *low, *high;          /* box: the action space */
+} cs_ppo_device_shape;
+typedef struct {
+    double policy_loss, value_loss, entropy, approx_kl;
+    bool stepped;                      /* the gradient's norm was finite: Adam stepped */
+    bool params_finite;                /* after the step */
+} cs_ppo_device_result;
+/* CS_ERR_UNAVAILABLE without a usable device (or NVRTC), CS_ERR_COMPILE,
+ * CS_ERR_LIMIT without the memory. params: the starting parameters. */
+cs_status cs_ppo_device_open(cs_ppo_device **out, const cs_ppo_device_shape *shape, int device, const float *params,
+                             char *err, size_t err_size);
+void cs_ppo_device_close(cs_ppo_device *d);   /* NULL is fine */
+/* The iteration's batch (ppo.c's layout; actions int32 [batch] or float [n_act][batch]). */
+cs_status cs_ppo_device_batch(cs_ppo_device *d, const float *obs, const void *actions, const float *logp,
+                              const float *value, const float *adv, const float *ret);
+/* The epoch's shuffle of the batch. */
+cs_status cs_ppo_device_epoch(cs_ppo_device *d, const int64_t *perm);
+/* One minibatch, perm[first .. first + m): losses, gradient, clipping, one
+ * Adam step of step = lr / (1 - beta1^t), c2 = sqrt(1 - beta2^t). */
+cs_status cs_ppo_device_minibatch(cs_ppo_device *d, int64_t first, int64_t m, float step, float c2,
+                                  cs_ppo_device_result *out);
+/* The parameters and the last minibatch's gradient (either NULL: not read). */
+cs_status cs_ppo_device_download(cs_ppo_device *d, float *params, float *grad);
+
 /* ppo.c */
 cs_status cs_ppo_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, double start_ms,
                        char *err, size_t err_size);
