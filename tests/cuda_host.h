@@ -118,17 +118,27 @@ static void host_unload(host_module *m)
 typedef void (*kernel_lanes)(cs_lanes);
 typedef void (*kernel_scratch)(cs_lanes, char *);
 
+/* The module's launch coordinates, set for a grid; NULL when it has none. */
+static host_dim3 *host_grid(const host_module *m, unsigned grid, unsigned block, host_dim3 **thread)
+{
+    host_dim3 *bi = dlsym(m->handle, "blockIdx"), *ti = dlsym(m->handle, "threadIdx");
+    host_dim3 *bd = dlsym(m->handle, "blockDim"), *gd = dlsym(m->handle, "gridDim");
+    if (!bi || !ti || !bd || !gd)
+        return NULL;
+    *gd = (host_dim3){grid, 1, 1};
+    *bd = (host_dim3){block, 1, 1};
+    *bi = *ti = (host_dim3){0, 0, 0};
+    *thread = ti;
+    return bi;
+}
+
 /* One "launch": every thread of the grid in turn. */
 static int host_launch(const host_module *m, void *fn, bool with_scratch, unsigned grid, unsigned block,
                        const cs_lanes *l, char *scratch)
 {
-    host_dim3 *bi = dlsym(m->handle, "blockIdx"), *ti = dlsym(m->handle, "threadIdx");
-    host_dim3 *bd = dlsym(m->handle, "blockDim"), *gd = dlsym(m->handle, "gridDim");
-    if (!bi || !ti || !bd || !gd || !fn)
+    host_dim3 *ti, *bi = host_grid(m, grid, block, &ti);
+    if (!bi || !fn)
         return -1;
-    *gd = (host_dim3){grid, 1, 1};
-    *bd = (host_dim3){block, 1, 1};
-    *bi = *ti = (host_dim3){0, 0, 0};
     for (unsigned b = 0; b < grid; b++)
         for (unsigned t = 0; t < block; t++) {
             bi->x = b;

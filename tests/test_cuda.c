@@ -175,6 +175,7 @@ typedef struct {
     char name[64];
     void *fn;
     bool scratch;
+    bool pointer_arg;        /* not the environment's: one pointer (cs_cuda_launch_ptr) */
     fake_module *mod;
 } fake_fn;
 
@@ -259,6 +260,7 @@ cs_cu_result cuModuleGetFunction(cs_cu_function *fn, cs_cu_module mod, const cha
     snprintf(k->name, sizeof k->name, "%s", name);
     k->fn = f;
     k->scratch = !strncmp(name, "cs_rollout_k", 12);
+    k->pointer_arg = strncmp(name, "cs_kernel_", 10) && strncmp(name, "cs_rollout_k", 12);
     k->mod = m;
     *fn = (cs_cu_function)k;
     return 0;
@@ -397,6 +399,27 @@ static bool device_lanes_ok(const cs_lanes *l)
     return true;
 }
 
+/* A kernel of the generic launches: its argument must point into device memory. */
+static cs_cu_result launch_pointer(const fake_fn *k, unsigned gx, unsigned bx, void **params)
+{
+    const void *arg = (const void *)(uintptr_t) * (cs_cu_deviceptr *)params[0];
+    if (!inside(arg, 1)) {
+        counters[C_BAD]++;
+        return 700;   /* CUDA_ERROR_ILLEGAL_ADDRESS */
+    }
+    host_dim3 *ti, *bi = host_grid(&k->mod->hm, gx, bx, &ti);
+    if (!bi)
+        return 1;
+    for (unsigned b = 0; b < gx; b++)
+        for (unsigned t = 0; t < bx; t++) {
+            bi->x = b;
+            ti->x = t;
+            ((void (*)(const void *))k->fn)(arg);
+        }
+    counters[C_LAUNCHES]++;
+    return 0;
+}
+
 cs_cu_result cuLaunchKernel(cs_cu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                             unsigned bz, unsigned smem, cs_cu_stream stream, void **params, void **extra)
 {
@@ -405,6 +428,8 @@ cs_cu_result cuLaunchKernel(cs_cu_function fn, unsigned gx, unsigned gy, unsigne
     const fake_fn *k = (const fake_fn *)fn;
     if (gx == 0 || bx == 0 || bx > 1024 || gy != 1 || gz != 1 || by != 1 || bz != 1 || !params || extra)
         return 1;
+    if (k->pointer_arg)
+        return launch_pointer(k, gx, bx, params);
     const cs_lanes *l = params[0];
     if (!device_lanes_ok(l)) {
         counters[C_BAD]++;
@@ -549,6 +574,7 @@ cs_nvrtc_result nvrtcDestroyProgram(cs_nvrtc_program *p)
 #include "jit.h"
 #include "lanes_any.h"
 #include "random_env.h"
+#include "train.h"
 
 #ifdef CS_HAVE_CUDA_HEADERS
 #include <cuda.h>
@@ -2764,6 +2790,208 @@ Test(cuda_device, device_buffers_serve_a_cuda_caller)
     cs_env_close(cpu);
     cs_env_close(gpu);
     dlclose(lib);
+}
+
+/* ---- PPO's update on the device (train/ppo_cuda.c, train/ppo_update.cu) ---- */
+
+/* One update on a fixed batch, the cpu's and the device's (cs_ppo_update_rows,
+ * as tests/test_ppo.c drives it against PyTorch): the losses, the gradient
+ * before clipping and the parameters after one Adam step. 100 rows (pad rows
+ * in the last block of 16), the entropy's gradient and clipping in play.
+ * tol 0 asks for every bit (the shim, whose exp, log and tanh are glibc's as
+ * the cpu's); otherwise tol is the losses' relative error, and the gradient
+ * may differ by tol times its largest entry. */
+static void update_matches_the_cpu(const char *arch, bool box, double tol)
+{
+    const unsigned n_obs = box ? 3 : 4, n_act = box ? 1 : 2;
+    const int64_t rows = 100;
+    const double low[1] = {-2}, high[1] = {2};
+    cs_agent a;
+    char why[256];
+    cr_assert_eq(cs_agent_parse(arch, &a, why, sizeof why), 0);
+    cs_mlp actor, critic;
+    cs_mlp_shape(&actor, &a, n_obs, n_act, 0);
+    cs_mlp_shape(&critic, &a, n_obs, 1, actor.count);
+    unsigned n_params = actor.count + critic.count + (box ? n_act : 0);
+    float *params[2], *grad[2];
+    uint64_t rng = 29;
+    for (int k = 0; k < 2; k++) {
+        params[k] = malloc(n_params * sizeof(float));
+        grad[k] = malloc(n_params * sizeof(float));
+    }
+    for (unsigned k = 0; k < n_params; k++)
+        params[0][k] = params[1][k] = (float)splitmix_uniform(&rng, -0.5, 0.5);
+    float obs[4 * 100], act[100], logp[100], value[100], adv[100], ret[100];
+    int32_t act_i[100];
+    for (int64_t k = 0; k < n_obs * rows; k++)
+        obs[k] = (float)splitmix_uniform(&rng, -1, 1);
+    for (int64_t r = 0; r < rows; r++) {
+        act_i[r] = (int32_t)(splitmix_next(&rng) % n_act);
+        act[r] = (float)splitmix_uniform(&rng, low[0], high[0]);
+        logp[r] = (float)splitmix_uniform(&rng, -1.5, -0.5);   /* ratios around e^0.3 .. e^-0.7: some clipped */
+        value[r] = (float)splitmix_uniform(&rng, -0.5, 0.5);
+        adv[r] = (float)splitmix_uniform(&rng, -1, 1);
+        ret[r] = value[r] + (float)splitmix_uniform(&rng, -0.3, 0.3);   /* some value steps clipped */
+    }
+    cs_train_config tc;
+    cs_train_config_init(&tc);
+    tc.algo = CS_ALGO_PPO;
+    tc.learning_rate = 1e-3;
+    tc.ent_coef = 0.05;
+    tc.max_grad_norm = 0.2;
+    double losses[2][4];
+    for (int k = 0; k < 2; k++) {
+        tc.update = k ? CS_UPDATE_CUDA : CS_UPDATE_CPU;
+        cs_status st = cs_ppo_update_rows(&tc, arch, box, n_obs, n_act, low, high, rows, obs,
+                                          box ? (const void *)act : (const void *)act_i, logp, value, adv, ret,
+                                          params[k], losses[k], grad[k]);
+        cr_assert_eq(st, CS_OK, "%s %s, update %s: %s", arch, box ? "box" : "discrete", k ? "cuda" : "cpu",
+                     cs_status_string(st));
+    }
+    const char *what = box ? "box" : "discrete";
+    for (int q = 0; q < 4; q++)
+        cr_assert(tol ? fabs(losses[1][q] - losses[0][q]) <= tol * fabs(losses[0][q]) : losses[1][q] == losses[0][q],
+                  "%s %s: loss %d: cuda %.17g, cpu %.17g", arch, what, q, losses[1][q], losses[0][q]);
+    double gmax = 0, lr = tc.learning_rate;
+    for (unsigned k = 0; k < n_params; k++)
+        gmax = fabs(grad[0][k]) > gmax ? fabs(grad[0][k]) : gmax;
+    cr_assert(gmax > 0);
+    for (unsigned k = 0; k < n_params; k++) {
+        if (!tol) {
+            cr_assert(!memcmp(&grad[1][k], &grad[0][k], sizeof(float)) &&
+                          !memcmp(&params[1][k], &params[0][k], sizeof(float)),
+                      "%s %s: parameter %u: gradient cuda %.9g cpu %.9g, after the step cuda %.9g cpu %.9g", arch,
+                      what, k, grad[1][k], grad[0][k], params[1][k], params[0][k]);
+            continue;
+        }
+        /* Adam's first step moves a weight by about lr g / (|g| + 1e-5):
+         * a gradient within tol * gmax (gmax <= 1 here) moves it within a
+         * tenth of lr */
+        cr_assert(fabs(grad[1][k] - grad[0][k]) <= tol * gmax, "%s %s: gradient %u: cuda %.9g, cpu %.9g", arch, what, k,
+                  grad[1][k], grad[0][k]);
+        cr_assert(fabs(params[1][k] - params[0][k]) <= 0.1 * lr, "%s %s: parameter %u: cuda %.9g, cpu %.9g", arch,
+                  what, k, params[1][k], params[0][k]);
+    }
+    for (int k = 0; k < 2; k++) {
+        free(params[k]);
+        free(grad[k]);
+    }
+}
+
+/* The update's kernels are CUDA for NVRTC as they are C for the shim: they
+ * compile for sm_80 and sm_90 with --fmad=false (NVRTC 13.0 here: ptxas
+ * reported no stack frame and no spills for any of them). */
+Test(cuda_nvrtc, compiles_the_ppo_update_kernels)
+{
+    cs_nvrtc *nv = nvrtc_or_skip();
+    char *source = cs_ppo_update_kernels();
+    cr_assert(source);
+    static const int archs[] = {80, 90};
+    for (size_t k = 0; k < sizeof archs / sizeof archs[0]; k++) {
+        cs_cubin bin;
+        char err[4096];
+        cr_assert_eq(cs_cuda_compile(nv, source, archs[k], CS_CUDA_FMAD, NULL, &bin, err, sizeof err), 0,
+                     "sm_%d: %s", archs[k], err);
+        cr_assert(bin.size > 0 && !bin.ptx);
+        cs_cubin_free(&bin);
+    }
+    free(source);
+    cs_nvrtc_close(nv);
+}
+
+/* Through the shim the update is the cpu's, bit for bit: the same
+ * operations in the same order, and the same libm. */
+Test(cuda_fake, ppo_update_is_the_cpus_bit_for_bit)
+{
+    use_fake_driver();
+    static const char *const archs[] = {"mlp:16", "mlp:8x8", "linear"};
+    for (size_t k = 0; k < sizeof archs / sizeof archs[0]; k++) {
+        update_matches_the_cpu(archs[k], false, 0);   /* CartPole's shape */
+        update_matches_the_cpu(archs[k], true, 0);    /* Pendulum's */
+    }
+    check_clean();
+}
+
+/* `--update cuda` trains CartPole as the cpu does: the same iterations, the
+ * same policy file, byte for byte, solved in the same budget. */
+Test(cuda_fake, ppo_trains_cartpole_with_the_update_on_the_device, .timeout = 600)
+{
+    use_fake_driver();
+    char dir[] = "/tmp/cartsim-ppo-cuda-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char *json[2], pol[2][700], args[1600];
+    for (int k = 0; k < 2; k++) {
+        snprintf(pol[k], sizeof pol[k], "%s/%s.pol", dir, k ? "cuda" : "cpu");
+        snprintf(args, sizeof args, "train --env cartpole --algo ppo --seed 1 --update %s --out '%s' --json",
+                 k ? "cuda" : "cpu", pol[k]);
+        int status;
+        json[k] = run_cli(args, &status);
+        cr_assert_eq(status, 0, "%s", json[k]);
+        const char *result = strstr(json[k], "\"type\": \"result\"");
+        cr_assert(result && strstr(result, "\"solved\": true"), "%s", json[k]);
+    }
+    const char *steps[2] = {strstr(strstr(json[0], "\"type\": \"result\""), "\"env_steps\""),
+                            strstr(strstr(json[1], "\"type\": \"result\""), "\"env_steps\"")};
+    cr_assert(steps[0] && steps[1] && atol(steps[0] + 13) == atol(steps[1] + 13), "cpu %s / cuda %s", steps[0], steps[1]);
+    size_t n[2];
+    char *bytes[2] = {read_text(pol[0], &n[0]), read_text(pol[1], &n[1])};
+    cr_assert(bytes[0] && bytes[1] && n[0] == n[1] && !memcmp(bytes[0], bytes[1], n[0]),
+              "the policies trained on the cpu and through the fake device differ");
+    for (int k = 0; k < 2; k++) {
+        free(json[k]);
+        free(bytes[k]);
+        unlink(pol[k]);
+    }
+    rmdir(dir);
+}
+
+/* The project's convention for an explicit cuda (a backend's too): no
+ * device is an error that says why, exit 2, not a silent cpu run. */
+Test(cuda_fake, update_cuda_without_a_device_is_refused)
+{
+    use_fake_driver();
+    setenv("FAKE_CUDA_DEVICES", "0", 1);
+    int status;
+    char *out = run_cli("train --env cartpole --algo ppo --update cuda --total-timesteps 2048 --out /tmp/never.pol",
+                        &status);
+    cr_assert_eq(status, 2, "%s", out);
+    cr_assert(strstr(out, "the update on cuda: no CUDA device"), "%s", out);
+    cr_assert(access("/tmp/never.pol", F_OK) != 0, "a policy was written");
+    free(out);
+    unsetenv("FAKE_CUDA_DEVICES");
+}
+
+/* On a GPU: one update against the cpu's within tolerance (CUDA's double
+ * exp, log and tanh may differ from glibc's in the last bits, through the
+ * loss's deltas rounded to float: 1e-5 of the gradient's largest entry),
+ * and the same seed trains the same weights, bit for bit, run to run. */
+Test(cuda_device, ppo_update_matches_the_cpu_and_repeats_bit_for_bit, .timeout = 600)
+{
+    device_or_skip();
+    update_matches_the_cpu("mlp:64", false, 1e-5);
+    update_matches_the_cpu("mlp:64", true, 1e-5);
+    update_matches_the_cpu("mlp:8x8", false, 1e-5);
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "cartpole";
+    cs_train_config tc;
+    cs_train_config_init(&tc);
+    tc.algo = CS_ALGO_PPO;
+    tc.policy = "mlp:64";
+    tc.seed = 3;
+    tc.total_timesteps = 20480;
+    tc.update = CS_UPDATE_CUDA;
+    cs_train_result r[2];
+    char err[1024];
+    for (int k = 0; k < 2; k++) {
+        memset(&r[k], 0, sizeof r[k]);
+        cr_assert_eq(cs_train(&cfg, &tc, &r[k], err, sizeof err), CS_OK, "%s", err);
+    }
+    cr_assert_eq(r[0].n_weights, r[1].n_weights);
+    cr_assert(!memcmp(r[0].weights, r[1].weights, r[0].n_weights * sizeof *r[0].weights),
+              "two runs of the same seed trained different weights on the GPU");
+    for (int k = 0; k < 2; k++)
+        free(r[k].weights);
 }
 
 /* ---- every op: folded, interpreted, generated C, CUDA dialect as host C ---- */

@@ -168,15 +168,23 @@ static cs_status alloc_all(cs_ppo_device *d, const float *params)
     return CS_OK;
 }
 
-/* The kernels' source (the prelude for cs_tanhf, then the update's), through NVRTC for the device. */
-static cs_status build(cs_ppo_device *d)
+char *cs_ppo_update_kernels(void)
 {
     size_t a = strlen(cs_prelude_text), b = strlen(cs_ppo_update_source);
     char *source = malloc(a + b + 1);
+    if (source) {
+        memcpy(source, cs_prelude_text, a);
+        memcpy(source + a, cs_ppo_update_source, b + 1);
+    }
+    return source;
+}
+
+/* The kernels through NVRTC for the device, loaded. */
+static cs_status build(cs_ppo_device *d)
+{
+    char *source = cs_ppo_update_kernels();
     if (!source)
         return cs_say(d->err, d->err_size, CS_ERR_NOMEM, "out of memory");
-    memcpy(source, cs_prelude_text, a);
-    memcpy(source + a, cs_ppo_update_source, b + 1);
     cs_cubin bin;
     char why[2048];
     int rc = cs_cuda_compile_or_ptx(cs_cuda_nvrtc(d->cuda), source, cs_cuda_device_info(d->cuda)->arch, CS_CUDA_FMAD,

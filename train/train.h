@@ -81,6 +81,9 @@ void cs_mlp_backward(const cs_mlp *m, const float *params, float *const *act, fl
  * minibatch as ppo.c's on the cpu, the parameters and Adam's moments kept
  * on the device. Messages go to the err given to open, for the handle's
  * life. */
+/* The kernels' CUDA source (the kernels' prelude, for cs_tanhf, then
+ * train/ppo_update.h and .cu), malloc'ed; NULL when out of memory. */
+char *cs_ppo_update_kernels(void);
 typedef struct cs_ppo_device cs_ppo_device;
 typedef struct {
     int64_t batch, rows;               /* an iteration's steps; a minibatch's rows padded (CS_MLP_ROWS_ALIGN) */
