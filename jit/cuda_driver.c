@@ -949,30 +949,28 @@ void cs_cuda_mem_free(cs_cuda *c, cs_cuda_ptr p)
     }
 }
 
-int cs_cuda_mem_upload(cs_cuda *c, cs_cuda_ptr dst, const void *src, size_t bytes, char *err, size_t err_size)
+static int mem_copy(cs_cuda *c, bool up, cs_cu_deviceptr dev, void *host, size_t bytes, char *err, size_t err_size)
 {
     if (!bytes)
         return 0;
     int result = enter(c, err, err_size);
     if (result)
         return result;
-    CU_IN(c->cu.MemcpyHtoD(dst, src, bytes), "copying %zu bytes to %s", bytes, c->info.name);
+    CU_IN(up ? c->cu.MemcpyHtoD(dev, host, bytes) : c->cu.MemcpyDtoH(host, dev, bytes), "copying %zu bytes %s %s",
+          bytes, up ? "to" : "from", c->info.name);
 out:
     leave(c);
     return result;
 }
 
+int cs_cuda_mem_upload(cs_cuda *c, cs_cuda_ptr dst, const void *src, size_t bytes, char *err, size_t err_size)
+{
+    return mem_copy(c, true, dst, (void *)(uintptr_t)src, bytes, err, err_size);
+}
+
 int cs_cuda_mem_download(cs_cuda *c, void *dst, cs_cuda_ptr src, size_t bytes, char *err, size_t err_size)
 {
-    if (!bytes)
-        return 0;
-    int result = enter(c, err, err_size);
-    if (result)
-        return result;
-    CU_IN(c->cu.MemcpyDtoH(dst, src, bytes), "copying %zu bytes from %s", bytes, c->info.name);
-out:
-    leave(c);
-    return result;
+    return mem_copy(c, false, src, dst, bytes, err, err_size);
 }
 
 int cs_cuda_launch_ptr(cs_cuda *c, cs_cuda_function fn, const char *name, long long threads, cs_cuda_ptr arg,
