@@ -2810,9 +2810,7 @@ static void update_matches_the_cpu(const char *arch, bool box, double tol)
     char why[256];
     cr_assert_eq(cs_agent_parse(arch, &a, why, sizeof why), 0);
     cs_mlp actor, critic;
-    cs_mlp_shape(&actor, &a, n_obs, n_act, 0);
-    cs_mlp_shape(&critic, &a, n_obs, 1, actor.count);
-    unsigned n_params = actor.count + critic.count + (box ? n_act : 0);
+    unsigned n_params = cs_ppo_shape(&a, box, n_obs, n_act, &actor, &critic);
     float *params[2], *grad[2];
     uint64_t rng = 29;
     for (int k = 0; k < 2; k++) {

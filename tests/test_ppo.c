@@ -164,9 +164,7 @@ static void against_torch(const char *arch, bool box)
     char err[256];
     cr_assert_eq(cs_agent_parse(arch, &a, err, sizeof err), 0);
     cs_mlp actor, critic;
-    cs_mlp_shape(&actor, &a, n_obs, n_act, 0);
-    cs_mlp_shape(&critic, &a, n_obs, 1, actor.count);
-    unsigned n_params = actor.count + critic.count + (box ? n_act : 0);
+    unsigned n_params = cs_ppo_shape(&a, box, n_obs, n_act, &actor, &critic);
     float *params = malloc(n_params * sizeof *params), *grad = malloc(n_params * sizeof *grad);
     for (unsigned k = 0; k < n_params; k++)
         params[k] = (float)(uniform() - 0.5);

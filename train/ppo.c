@@ -116,6 +116,13 @@ static void ppo_free(ppo *p)
         free(blocks[k]);
 }
 
+unsigned cs_ppo_shape(const cs_agent *a, bool box, unsigned n_obs, unsigned n_act, cs_mlp *actor, cs_mlp *critic)
+{
+    cs_mlp_shape(actor, a, n_obs, n_act, 0);
+    cs_mlp_shape(critic, a, n_obs, 1, actor->count);
+    return actor->count + critic->count + (box ? n_act : 0);
+}
+
 /* CleanRL's defaults for the action space where the setting says 0. */
 static void resolve(ppo *p, const cs_train_config *tc)
 {
@@ -727,10 +734,8 @@ cs_status cs_ppo_train(const cs_config *cfg, const cs_train_config *tc, cs_train
 
     p->n_obs = info.obs_dim;
     p->n_act = p->box ? info.action_dim : info.n_actions;
-    cs_mlp_shape(&p->actor, &agent, p->n_obs, p->n_act, 0);
-    cs_mlp_shape(&p->critic, &agent, p->n_obs, 1, p->actor.count);
+    p->n_params = cs_ppo_shape(&agent, p->box, p->n_obs, p->n_act, &p->actor, &p->critic);
     p->log_std = p->actor.count + p->critic.count;
-    p->n_params = p->log_std + (p->box ? p->n_act : 0);
     if (p->n_params + 1 != cs_env_num_weights(p->env)) {
         s = cs_say(err, size, CS_ERR_STATE, "the actor-critic has %u weights, the trainer counts %u",
                    cs_env_num_weights(p->env), p->n_params + 1);
@@ -854,10 +859,8 @@ cs_status cs_ppo_update_rows(const cs_train_config *tc, const char *arch, bool b
     p->rows = (rows + CS_MLP_ROWS_ALIGN - 1) / CS_MLP_ROWS_ALIGN * CS_MLP_ROWS_ALIGN;
     p->n_obs = n_obs;
     p->n_act = n_act;
-    cs_mlp_shape(&p->actor, &agent, n_obs, n_act, 0);
-    cs_mlp_shape(&p->critic, &agent, n_obs, 1, p->actor.count);
+    p->n_params = cs_ppo_shape(&agent, box, n_obs, n_act, &p->actor, &p->critic);
     p->log_std = p->actor.count + p->critic.count;
-    p->n_params = p->log_std + (box ? n_act : 0);
     cs_train_config t = *tc;
     t.eval_episodes = 1;
     cs_status s = CS_OK;

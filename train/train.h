@@ -116,6 +116,10 @@ cs_status cs_ppo_device_minibatch(cs_ppo_device *d, int64_t first, int64_t m, fl
 cs_status cs_ppo_device_download(cs_ppo_device *d, float *params, float *grad);
 
 /* ppo.c */
+/* PPO's networks for the dense agent `a`: the actor (n_act outputs), the
+ * critic (1) after it; returns the parameters, the box's n_act log-stds
+ * last. */
+unsigned cs_ppo_shape(const cs_agent *a, bool box, unsigned n_obs, unsigned n_act, cs_mlp *actor, cs_mlp *critic);
 cs_status cs_ppo_train(const cs_config *cfg, const cs_train_config *tc, cs_train_result *out, double start_ms,
                        char *err, size_t err_size);
 /* One update on given rows (the PyTorch reference test's way in): see ppo.c. */
