@@ -162,6 +162,9 @@ def test_ppo_trains_from_python_with_cleanrl_names(tmp_path):
         cartsim.train("CartPole-v1", algo="ppo", gamme=0.9)
     with pytest.raises(ValueError, match="gamma"):
         cartsim.train("CartPole-v1", algo="ppo", gamma=2.0)
+    assert {"update"} <= names
+    with pytest.raises(ValueError, match="'gpu' is not one of cpu, cuda"):
+        cartsim.train("CartPole-v1", algo="ppo", update="gpu")
     with pytest.raises(cartsim.CartsimError) as e:
         cartsim.train("CartPole-v1", algo="ppo", policy="mlp:8", learning_rate=1e30, max_grad_norm=1e30)
     assert e.value.status == "CS_ERR_NUMERIC" and np.isfinite(e.value.policy.weights).all()
