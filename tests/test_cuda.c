@@ -2943,11 +2943,49 @@ Test(cuda_fake, ppo_trains_cartpole_with_the_update_on_the_device, .timeout = 60
     rmdir(dir);
 }
 
+/* A loss gone NaN on the device stops training as on the cpu: the same
+ * iteration named, the policy before it kept (the same weights). */
+Test(cuda_fake, ppo_update_gone_nan_stops_as_on_the_cpu, .timeout = 300)
+{
+    use_fake_driver();
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "cartpole";
+    cfg.backend = CS_BACKEND_CPU;
+    cs_train_config tc;
+    cs_train_config_init(&tc);
+    tc.algo = CS_ALGO_PPO;
+    tc.policy = "mlp:8";
+    tc.learning_rate = 1e30;
+    tc.max_grad_norm = 1e30;
+    cs_train_result r[2];
+    char err[2][1024];
+    for (int k = 0; k < 2; k++) {
+        tc.update = k ? CS_UPDATE_CUDA : CS_UPDATE_CPU;
+        cr_assert_eq(cs_train(&cfg, &tc, &r[k], err[k], sizeof err[k]), CS_ERR_NUMERIC, "%s", err[k]);
+        cr_assert_not_null(r[k].weights);
+    }
+    cr_assert_str_eq(err[1], err[0]);
+    cr_assert_eq(r[1].n_weights, r[0].n_weights);
+    cr_assert(!memcmp(r[1].weights, r[0].weights, r[0].n_weights * sizeof *r[0].weights));
+    for (unsigned k = 0; k < r[1].n_weights; k++)
+        cr_assert(isfinite(r[1].weights[k]));
+    free(r[0].weights);
+    free(r[1].weights);
+    check_clean();
+}
+
 /* The project's convention for an explicit cuda (a backend's too): no
- * device is an error that says why, exit 2, not a silent cpu run. */
+ * device is an error that says why, exit 2, not a silent cpu run. A value
+ * that is no choice is the table's one-line error. */
 Test(cuda_fake, update_cuda_without_a_device_is_refused)
 {
     use_fake_driver();
+    int bad;
+    char *msg = run_cli("train --env cartpole --algo ppo --update gpu --out /tmp/never.pol", &bad);
+    cr_assert_eq(bad, 2, "%s", msg);
+    cr_assert_str_eq(msg, "cartsim: --update: 'gpu' is not one of cpu, cuda\n");
+    free(msg);
     setenv("FAKE_CUDA_DEVICES", "0", 1);
     int status;
     char *out = run_cli("train --env cartpole --algo ppo --update cuda --total-timesteps 2048 --out /tmp/never.pol",
