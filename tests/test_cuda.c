@@ -2943,6 +2943,44 @@ Test(cuda_fake, ppo_trains_cartpole_with_the_update_on_the_device, .timeout = 60
     rmdir(dir);
 }
 
+/* The update's cubin goes to the kernel cache with the environment's: a
+ * second training finds it there (NVRTC, made to fail, is not asked); with
+ * the cache off, NVRTC's failure is a compile error with its log. */
+Test(cuda_fake, ppo_update_kernels_come_from_the_kernel_cache, .timeout = 300)
+{
+    use_fake_driver();
+    char dir[] = "/tmp/cartsim-ppo-cache-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    cs_config cfg;
+    cs_config_init(&cfg);
+    cfg.env = "cartpole";
+    cfg.backend = CS_BACKEND_CPU;
+    cfg.cache_dir = dir;
+    cs_train_config tc;
+    cs_train_config_init(&tc);
+    tc.algo = CS_ALGO_PPO;
+    tc.policy = "mlp:8";
+    tc.total_timesteps = 1024;
+    tc.target = 1e9;
+    tc.update = CS_UPDATE_CUDA;
+    cs_train_result r;
+    char err[2048];
+    cr_assert_eq(cs_train(&cfg, &tc, &r, err, sizeof err), CS_OK, "%s", err);
+    free(r.weights);
+    cr_assert_eq(count_files(dir, ".cubin"), 1);
+    setenv("FAKE_NVRTC_FAIL", "1", 1);
+    cr_assert_eq(cs_train(&cfg, &tc, &r, err, sizeof err), CS_OK, "%s", err);
+    free(r.weights);
+    cfg.no_cache = true;
+    cr_assert_eq(cs_train(&cfg, &tc, &r, err, sizeof err), CS_ERR_COMPILE);
+    cr_assert(strstr(err, "the update on cuda: ") && strstr(err, "fake.cu(1): error: fake"), "%s", err);
+    unsetenv("FAKE_NVRTC_FAIL");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    check_clean();
+}
+
 /* A loss gone NaN on the device stops training as on the cpu: the same
  * iteration named, the policy before it kept (the same weights). */
 Test(cuda_fake, ppo_update_gone_nan_stops_as_on_the_cpu, .timeout = 300)

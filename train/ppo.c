@@ -532,8 +532,9 @@ static bool finite_params(const ppo *p)
     return true;
 }
 
-/* update = cuda: the device for the update, the parameters uploaded. */
-static cs_status open_device(ppo *p, int device, char *err, size_t size)
+/* update = cuda: the device for the update (cfg's, and its kernel cache;
+ * NULL: device 0, uncached), the parameters uploaded. */
+static cs_status open_device(ppo *p, const cs_config *cfg, char *err, size_t size)
 {
     cs_ppo_device_shape sh = {
         .batch = p->batch, .rows = p->rows, .n_obs = p->n_obs, .n_act = p->n_act, .n_params = p->n_params,
@@ -541,7 +542,7 @@ static cs_status open_device(ppo *p, int device, char *err, size_t size)
         .clip = p->clip, .ent = p->ent, .vf = p->vf, .max_norm = p->max_norm, .actor = &p->actor,
         .critic = &p->critic, .low = p->low, .high = p->high,
     };
-    return cs_ppo_device_open(&p->gpu, &sh, device, p->params, err, size);
+    return cs_ppo_device_open(&p->gpu, &sh, cfg, p->params, err, size);
 }
 
 /* One minibatch, perm[at .. at + m), with Adam's step t: on the cpu or the
@@ -751,7 +752,7 @@ cs_status cs_ppo_train(const cs_config *cfg, const cs_train_config *tc, cs_train
         p->low[k] = info.action_low[k];
         p->high[k] = info.action_high[k];
     }
-    if (tc->update == CS_UPDATE_CUDA && (s = open_device(p, cfg->device, err, size)) != CS_OK)
+    if (tc->update == CS_UPDATE_CUDA && (s = open_device(p, cfg, err, size)) != CS_OK)
         goto done;
     if ((s = cs_env_reset(p->env, cs_seed_mix(tc->seed, CS_NOISE_RESET, 0))) != CS_OK) {
         s = env_error(p->env, s, err, size);
@@ -892,7 +893,7 @@ cs_status cs_ppo_update_rows(const cs_train_config *tc, const char *arch, bool b
         cs_ppo_device_result r;
         float step, c2f;
         adam_factors(p->lr, 1, &step, &c2f);
-        if ((s = open_device(p, 0, err, sizeof err)) != CS_OK ||
+        if ((s = open_device(p, NULL, err, sizeof err)) != CS_OK ||
             (s = cs_ppo_device_batch(p->gpu, p->obs, actions, p->logp, p->value, p->adv, p->ret)) != CS_OK ||
             (s = cs_ppo_device_epoch(p->gpu, p->perm)) != CS_OK ||
             (s = cs_ppo_device_minibatch(p->gpu, 0, rows, step, c2f, &r)) != CS_OK ||

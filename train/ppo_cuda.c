@@ -1,6 +1,7 @@
 /* PPO's update on a GPU (`update = cuda`): the kernels of
- * train/ppo_update.cu, compiled once per training run by NVRTC (after the
- * kernels' prelude, for mathf.h's tanh) and launched through the device
+ * train/ppo_update.cu, compiled by NVRTC (after the kernels' prelude, for
+ * mathf.h's tanh; kept in the kernel cache as the environment's cubins) and
+ * launched through the device
  * runtime's generic half (jit/cuda_driver.c). The parameters and Adam's
  * moments stay on the device for the whole run; each iteration uploads
  * its batch once and each epoch its shuffle (the cpu's), each minibatch a
@@ -179,16 +180,27 @@ char *cs_ppo_update_kernels(void)
     return source;
 }
 
-/* The kernels through NVRTC for the device, loaded. */
-static cs_status build(cs_ppo_device *d)
+/* The kernels through NVRTC for the device (from the kernel cache when the
+ * environment's kernels use one: cfg's), loaded. */
+static cs_status build(cs_ppo_device *d, const cs_config *cfg)
 {
     char *source = cs_ppo_update_kernels();
     if (!source)
         return cs_say(d->err, d->err_size, CS_ERR_NOMEM, "out of memory");
+    cs_cache cache;
+    memset(&cache, 0, sizeof cache);
+    bool cached = cfg && !cfg->no_cache;
+    if (cached) {
+        cs_cache_open(&cache, cfg->cache_dir);
+        if (cfg->cache_max_mb > 0)
+            cache.max_bytes = cfg->cache_max_mb * 1048576LL;
+    }
     cs_cubin bin;
     char why[2048];
     int rc = cs_cuda_compile_or_ptx(cs_cuda_nvrtc(d->cuda), source, cs_cuda_device_info(d->cuda)->arch, CS_CUDA_FMAD,
-                                    NULL, &bin, why, sizeof why);
+                                    cached ? &cache : NULL, &bin, why, sizeof why);
+    if (cached)
+        cs_cache_close(&cache);
     free(source);
     if (rc)
         return cs_say(d->err, d->err_size, rc == CS_CUDA_ARCH ? CS_ERR_UNAVAILABLE : CS_ERR_COMPILE,
@@ -202,8 +214,8 @@ static cs_status build(cs_ppo_device *d)
     return CS_OK;
 }
 
-cs_status cs_ppo_device_open(cs_ppo_device **out, const cs_ppo_device_shape *shape, int device, const float *params,
-                             char *err, size_t err_size)
+cs_status cs_ppo_device_open(cs_ppo_device **out, const cs_ppo_device_shape *shape, const cs_config *cfg,
+                             const float *params, char *err, size_t err_size)
 {
     *out = NULL;
     cs_ppo_device *d = calloc(1, sizeof *d);
@@ -215,8 +227,8 @@ cs_status cs_ppo_device_open(cs_ppo_device **out, const cs_ppo_device_shape *sha
     d->err = err;
     d->err_size = err_size;
     char why[1024];
-    int rc = cs_cuda_open(&d->cuda, device, why, sizeof why);
-    cs_status s = rc ? cs_say(err, err_size, CS_ERR_UNAVAILABLE, "the update on cuda: %s", why) : build(d);
+    int rc = cs_cuda_open(&d->cuda, cfg ? cfg->device : 0, why, sizeof why);
+    cs_status s = rc ? cs_say(err, err_size, CS_ERR_UNAVAILABLE, "the update on cuda: %s", why) : build(d, cfg);
     if (s == CS_OK)
         s = alloc_all(d, params);
     if (s != CS_OK) {

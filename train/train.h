@@ -99,9 +99,10 @@ typedef struct {
     bool params_finite;                /* after the step */
 } cs_ppo_device_result;
 /* CS_ERR_UNAVAILABLE without a usable device (or NVRTC), CS_ERR_COMPILE,
- * CS_ERR_LIMIT without the memory. params: the starting parameters. */
-cs_status cs_ppo_device_open(cs_ppo_device **out, const cs_ppo_device_shape *shape, int device, const float *params,
-                             char *err, size_t err_size);
+ * CS_ERR_LIMIT without the memory. cfg: the device and the kernel cache
+ * (NULL: device 0, no cache). params: the starting parameters. */
+cs_status cs_ppo_device_open(cs_ppo_device **out, const cs_ppo_device_shape *shape, const cs_config *cfg,
+                             const float *params, char *err, size_t err_size);
 void cs_ppo_device_close(cs_ppo_device *d);   /* NULL is fine */
 /* The iteration's batch (ppo.c's layout; actions int32 [batch] or float [n_act][batch]). */
 cs_status cs_ppo_device_batch(cs_ppo_device *d, const float *obs, const void *actions, const float *logp,
