@@ -2943,6 +2943,17 @@ Test(cuda_fake, ppo_trains_cartpole_with_the_update_on_the_device, .timeout = 60
     rmdir(dir);
 }
 
+/* PPO on CartPole with the rollout on the cpu. */
+static void ppo_cartpole(cs_config *cfg, cs_train_config *tc, const char *policy)
+{
+    cs_config_init(cfg);
+    cfg->env = "cartpole";
+    cfg->backend = CS_BACKEND_CPU;
+    cs_train_config_init(tc);
+    tc->algo = CS_ALGO_PPO;
+    tc->policy = policy;
+}
+
 /* The update's cubin goes to the kernel cache with the environment's: a
  * second training finds it there (NVRTC, made to fail, is not asked); with
  * the cache off, NVRTC's failure is a compile error with its log. */
@@ -2952,14 +2963,9 @@ Test(cuda_fake, ppo_update_kernels_come_from_the_kernel_cache, .timeout = 300)
     char dir[] = "/tmp/cartsim-ppo-cache-XXXXXX";
     cr_assert(mkdtemp(dir));
     cs_config cfg;
-    cs_config_init(&cfg);
-    cfg.env = "cartpole";
-    cfg.backend = CS_BACKEND_CPU;
-    cfg.cache_dir = dir;
     cs_train_config tc;
-    cs_train_config_init(&tc);
-    tc.algo = CS_ALGO_PPO;
-    tc.policy = "mlp:8";
+    ppo_cartpole(&cfg, &tc, "mlp:8");
+    cfg.cache_dir = dir;
     tc.total_timesteps = 1024;
     tc.target = 1e9;
     tc.update = CS_UPDATE_CUDA;
@@ -2987,13 +2993,8 @@ Test(cuda_fake, ppo_update_gone_nan_stops_as_on_the_cpu, .timeout = 300)
 {
     use_fake_driver();
     cs_config cfg;
-    cs_config_init(&cfg);
-    cfg.env = "cartpole";
-    cfg.backend = CS_BACKEND_CPU;
     cs_train_config tc;
-    cs_train_config_init(&tc);
-    tc.algo = CS_ALGO_PPO;
-    tc.policy = "mlp:8";
+    ppo_cartpole(&cfg, &tc, "mlp:8");
     tc.learning_rate = 1e30;
     tc.max_grad_norm = 1e30;
     cs_train_result r[2];
@@ -3046,12 +3047,8 @@ Test(cuda_device, ppo_update_matches_the_cpu_and_repeats_bit_for_bit, .timeout =
     update_matches_the_cpu("mlp:64", true, 1e-5);
     update_matches_the_cpu("mlp:8x8", false, 1e-5);
     cs_config cfg;
-    cs_config_init(&cfg);
-    cfg.env = "cartpole";
     cs_train_config tc;
-    cs_train_config_init(&tc);
-    tc.algo = CS_ALGO_PPO;
-    tc.policy = "mlp:64";
+    ppo_cartpole(&cfg, &tc, "mlp:64");
     tc.seed = 3;
     tc.total_timesteps = 20480;
     tc.update = CS_UPDATE_CUDA;
