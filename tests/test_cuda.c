@@ -379,26 +379,6 @@ cs_cu_result cuMemsetD8_v2(cs_cu_deviceptr dst, unsigned char v, size_t n)
     return 0;
 }
 
-/* Every buffer of the lanes must be fake device memory. */
-static bool device_lanes_ok(const cs_lanes *l)
-{
-    const void *single[] = {l->segstep, l->obs, l->final_obs, l->reward, l->terminated, l->truncated, l->pending,
-                            l->seg_return, l->segments, l->return_sum, l->nonfinite};
-    for (size_t k = 0; k < sizeof single / sizeof single[0]; k++)
-        if (!inside(single[k], 1))
-            return false;
-    /* absent (0) where the program has none, else the device's */
-    const void *optional[] = {l->obs_int, l->final_obs_int, l->info, l->final_info, l->step_words, l->restart_words};
-    for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++)
-        if (optional[k] && !inside(optional[k], 1))
-            return false;
-    void **tables[] = {l->carried, l->params, l->inputs};
-    for (int t = 0; t < 3; t++)
-        if (!inside(tables[t], sizeof(void *)))
-            return false;
-    return true;
-}
-
 /* A kernel of the generic launches: its argument must point into device memory. */
 static cs_cu_result launch_pointer(const fake_fn *k, unsigned gx, unsigned bx, void **params)
 {
@@ -418,6 +398,26 @@ static cs_cu_result launch_pointer(const fake_fn *k, unsigned gx, unsigned bx, v
         }
     counters[C_LAUNCHES]++;
     return 0;
+}
+
+/* Every buffer of the lanes must be fake device memory. */
+static bool device_lanes_ok(const cs_lanes *l)
+{
+    const void *single[] = {l->segstep, l->obs, l->final_obs, l->reward, l->terminated, l->truncated, l->pending,
+                            l->seg_return, l->segments, l->return_sum, l->nonfinite};
+    for (size_t k = 0; k < sizeof single / sizeof single[0]; k++)
+        if (!inside(single[k], 1))
+            return false;
+    /* absent (0) where the program has none, else the device's */
+    const void *optional[] = {l->obs_int, l->final_obs_int, l->info, l->final_info, l->step_words, l->restart_words};
+    for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++)
+        if (optional[k] && !inside(optional[k], 1))
+            return false;
+    void **tables[] = {l->carried, l->params, l->inputs};
+    for (int t = 0; t < 3; t++)
+        if (!inside(tables[t], sizeof(void *)))
+            return false;
+    return true;
 }
 
 cs_cu_result cuLaunchKernel(cs_cu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
