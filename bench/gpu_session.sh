@@ -49,20 +49,21 @@ if want gpu; then
 el gpu.sh
 CARTSIM_BIN=.gpu/cartsim RUN_TIMEOUT=60 timeout "${T_GPU:-240}" bench/gpu.sh 2>&1 | tee "$OUT/gpu_sh.log"
 fi
-# PPO with its rollouts on each backend: the CartPole config (seeds 1-3, one
-# thread) and a large batch (4096 environments x 32 steps, 10 iterations).
+# PPO with its rollouts on each backend: configs/ppo_cartpole.ini's settings as
+# flags (the carried build has no inih), seeds 1-5, one thread, and a large batch
+# (4096 environments x 32 steps, 10 iterations). UPDATE=cuda adds --update cuda.
 if want ppo; then
 el ppo
-for seed in 1 2 3; do
+PPO="--env cartpole --algo ppo --agent mlp:64 --out /tmp/ppo.pol --json ${UPDATE:+--update $UPDATE}"
+for seed in 1 2 3 4 5; do
     for b in cpu cuda; do
-        echo "cartpole config seed $seed $b: $(timeout 60 .gpu/cartsim train --config configs/ppo_cartpole.ini \
-            --backend $b --seed $seed --threads 1 --out /tmp/ppo.pol --json 2>&1 | tail -1)"
+        echo "cartpole config seed $seed $b: $(timeout 60 .gpu/cartsim train $PPO --num-envs 16 --num-steps 32 \
+            --learning-rate 0.002 --update-epochs 2 --episodes 100 --backend $b --seed $seed --threads 1 2>&1 | tail -1)"
     done
 done 2>&1 | tee "$OUT/ppo.log"
 for b in cpu cuda; do
-    echo "cartpole 4096x32 $b: $(timeout 120 .gpu/cartsim train --env cartpole --algo ppo --agent mlp:64 \
-        --num-envs 4096 --num-steps 32 --total-timesteps 1310720 --target 1e9 --backend $b --seed 1 \
-        --out /tmp/ppo.pol --json 2>&1 | tail -1)"
+    echo "cartpole 4096x32 $b: $(timeout 120 .gpu/cartsim train $PPO --num-envs 4096 --num-steps 32 \
+        --total-timesteps 1310720 --target 1e9 --backend $b --seed 1 2>&1 | tail -1)"
 done 2>&1 | tee -a "$OUT/ppo.log"
 fi
 el done
