@@ -3,7 +3,7 @@
 # from the binaries `make gpu-carry` gathers in .gpu/ (as bench/gpu_session.sh):
 #   1. the device tests of the update: one update against the cpu's within
 #      tolerance, and two trainings of one seed equal bit for bit
-#      (test_suite --filter 'cuda_device/ppo*');
+#      (test_suite --filter 'cuda_device/ppo_update*');
 #   2. CartPole with the update on the cpu and on the GPU (twice): solved or
 #      not, env-steps, seconds, and whether the two GPU policies are the same
 #      file byte for byte;
@@ -23,7 +23,7 @@ mkdir -p -m 700 "$XDG_CACHE_HOME"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$OUT/facts.log"
 
 echo "== 1. device tests"
-timeout 150 .gpu/test_suite --filter 'cuda_device/ppo*' --verbose 2>&1 | tee "$OUT/device_tests.log" |
+timeout 150 .gpu/test_suite --filter 'cuda_device/ppo_update*' --verbose 2>&1 | tee "$OUT/device_tests.log" |
     grep -v 'Test is disabled' | grep -E '^\[(PASS|FAIL|SKIP)\]|Assertion|Synthesis|SKIPPED'
 
 summary() { grep '"type": "result"' "$1" | sed -E 's/.*"solved": ([a-z]+).*"env_steps": ([0-9]+), "elapsed_s": ([0-9.]+).*/solved \1, env_steps \2, \3 s/'; }

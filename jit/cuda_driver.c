@@ -69,6 +69,10 @@ struct cs_cuda {
     cs_cu_deviceptr *carried, *params, *inputs;   /* each slot's [n] array, inside buf[CARRIED] etc. */
     cs_cu_deviceptr carried_ptrs, params_ptrs, inputs_ptrs;   /* device arrays of those pointers */
     cs_cu_deviceptr scratch;
+    /* A recording policy's rows of one rollout call: [n_records][rec_rows][n]
+     * 4-byte values, and the device array of the records' addresses. */
+    cs_cu_deviceptr rec, rec_ptrs;
+    long long rec_rows;
     unsigned dirty;
 };
 
@@ -220,7 +224,7 @@ static void free_buffers(cs_cuda *c)
         if (c->extra[b])
             c->cu.MemFree(c->extra[b]);
     memset(c->extra, 0, sizeof c->extra);
-    cs_cu_deviceptr more[] = {c->carried_ptrs, c->params_ptrs, c->inputs_ptrs, c->scratch};
+    cs_cu_deviceptr more[] = {c->carried_ptrs, c->params_ptrs, c->inputs_ptrs, c->scratch, c->rec, c->rec_ptrs};
     for (size_t k = 0; k < sizeof more / sizeof more[0]; k++)
         if (more[k])
             c->cu.MemFree(more[k]);
@@ -231,7 +235,8 @@ static void free_buffers(cs_cuda *c)
     free(c->inputs);
     memset(c->buf, 0, sizeof c->buf);
     c->carried = c->params = c->inputs = NULL;
-    c->carried_ptrs = c->params_ptrs = c->inputs_ptrs = c->scratch = 0;
+    c->carried_ptrs = c->params_ptrs = c->inputs_ptrs = c->scratch = c->rec = c->rec_ptrs = 0;
+    c->rec_rows = 0;
     c->allocated = false;
     c->dirty = 0;
 }
@@ -753,6 +758,7 @@ static cs_lanes device_lanes(const cs_cuda *c, const cs_lanes *l)
     d.info = (double *)(uintptr_t)c->extra[EXTRA_INFO];
     d.final_info = (double *)(uintptr_t)c->extra[EXTRA_FINAL_INFO];
     d.step_words = d.restart_words = NULL;   /* replays: run_fixed's, once uploaded */
+    d.record = NULL;                          /* records: cs_cuda_rollout's device rows */
     return d;
 }
 
@@ -841,6 +847,53 @@ int cs_cuda_step(cs_cuda *c, const cs_lanes *l, bool inputs_on_device, char *err
     return rc ? rc : run_fixed(c, FN_STEP, l, err, err_size);
 }
 
+/* Device rows for `rows` steps of every record (the context entered), kept
+ * between calls and grown as needed. */
+static int record_rows(cs_cuda *c, long long rows, char *err, size_t err_size)
+{
+    if (rows <= c->rec_rows)
+        return 0;
+    const unsigned nr = c->lay.n_records;
+    if ((size_t)rows > SIZE_MAX / 4 / (size_t)c->lay.n / nr) {
+        cs_cuda_say(err, err_size, "recording %lld steps of %lld environments overflows a size", rows, c->lay.n);
+        return CS_CUDA_LIMIT;
+    }
+    size_t per = (size_t)rows * (size_t)c->lay.n * 4, free_bytes = 0, total_bytes = 0;
+    cs_cu_deviceptr old[2] = {c->rec, c->rec_ptrs};
+    for (int k = 0; k < 2; k++)
+        if (old[k])
+            c->cu.MemFree(old[k]);
+    c->rec = c->rec_ptrs = 0;
+    c->rec_rows = 0;
+    CU(c->cu.MemGetInfo(&free_bytes, &total_bytes), "reading the free memory of %s", c->info.name);
+    if (per * nr > free_bytes) {
+        cs_cuda_say(err, err_size, "recording %u values of %lld environments for %lld steps needs %zu bytes, more than "
+                    "the %zu free on %s", nr, c->lay.n, rows, per * nr, free_bytes, c->info.name);
+        return CS_CUDA_LIMIT;
+    }
+    cs_cu_deviceptr ptrs[nr];
+    int rc = alloc_zero(c, &c->rec, per * nr, err, err_size);
+    for (unsigned k = 0; k < nr; k++)
+        ptrs[k] = c->rec + k * per;
+    if (rc || (rc = alloc_zero(c, &c->rec_ptrs, sizeof ptrs, err, err_size)))
+        return rc;
+    CU(c->cu.MemcpyHtoD(c->rec_ptrs, ptrs, sizeof ptrs), "copying record addresses to %s", c->info.name);
+    c->rec_rows = rows;
+    return 0;
+}
+
+/* A rollout call's records, from the device rows (row 0: the call's first
+ * step) to the caller's (row 0: l->record_t0). */
+static int copy_records(cs_cuda *c, const cs_lanes *l, char *err, size_t err_size)
+{
+    size_t rows = (size_t)l->steps * (size_t)c->lay.n * 4, per = (size_t)c->rec_rows * (size_t)c->lay.n * 4;
+    size_t at = (size_t)(l->t - l->record_t0) * (size_t)c->lay.n * 4;
+    for (unsigned r = 0; r < c->lay.n_records; r++)
+        CU(c->cu.MemcpyDtoH((char *)l->record[r] + at, c->rec + r * per, rows), "copying the records from %s",
+           c->info.name);
+    return 0;
+}
+
 int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *err, size_t err_size)
 {
     int result = check_lanes(c, l, err, err_size);
@@ -848,11 +901,23 @@ int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *er
         return result;
     if (l->steps <= 0 || l->end == l->begin)
         return 0;
+    bool records = l->record && c->lay.n_records;
+    if (records && (l->begin != 0 || l->end != c->lay.n || l->stride != c->lay.n || l->t < l->record_t0)) {
+        cs_cuda_say(err, err_size, "records are kept for whole batches from their first step, not lanes [%lld, %lld)",
+                    l->begin, l->end);
+        return CS_CUDA_FAIL;
+    }
     if ((result = enter(c, err, err_size)))
         return result;
     cs_lanes d = device_lanes(c, l);
-    c->dirty |= WRITTEN;
     long long count = 0;
+    if (records) {
+        if ((result = record_rows(c, l->steps, err, err_size)))
+            goto out;
+        d.record = (void **)(uintptr_t)c->rec_ptrs;
+        d.record_t0 = l->t;
+    }
+    c->dirty |= WRITTEN;
     if (c->sched.fusion == CS_FUSION_FULL) {
         long long chunk = c->sched.persistent ? l->steps : c->sched.unroll;
         for (long long s = 0; s < l->steps; s += chunk) {
@@ -876,6 +941,8 @@ int cs_cuda_rollout(cs_cuda *c, const cs_lanes *l, long long *launches, char *er
         }
     }
     CU_IN(c->cu.CtxSynchronize(), "running the rollout on %s", c->info.name);
+    if (records)
+        result = copy_records(c, l, err, err_size);
 out:
     if (launches)
         *launches += count;

@@ -473,6 +473,7 @@ typedef struct {
     unsigned n_info;       /* info rows (doubles) */
     unsigned n_step_draws, n_restart_draws;   /* rows of replayed words a step or restart may upload
                                                  (lanes.h's step_words, restart_words); 0: none */
+    unsigned n_records;    /* a recording policy's values per step (lanes.h's record); 0: none */
 } cs_lanes_layout;
 
 /* Device bytes a layout needs with the loaded module's scratch. */

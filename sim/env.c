@@ -476,7 +476,8 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->block = cfg->block;
     rq->persistent = cfg->persistent;
     rq->backend = cfg->backend;
-    /* A recording policy runs where records can be kept (see cs_env_open). */
+    /* A recording policy (the PPO trainer's) runs on the cpu unless cuda is
+     * asked for: its batches are a few environments (docs/train.md). */
     cs_agent agent;
     char why[256];
     if (cfg->backend == CS_BACKEND_AUTO && cs_agent_parse(cfg->policy, &agent, why, sizeof why) == 0 &&
@@ -523,11 +524,6 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
     if ((s = compile(env, cfg, &rq, &env->k)) != CS_OK)
         return s;
     env->prog = env->k.prog;
-    /* The device runtime (jit/cuda_driver.c) keeps no record buffers yet. */
-    if (env->prog->n_records && env->k.backend == CS_BACKEND_CUDA)
-        return fail(env, CS_ERR_UNAVAILABLE,
-                    "policy '%s' records its rollouts, which the cuda backend cannot do yet: use the cpu backend",
-                    cfg->policy);
     env->backend = env->k.backend;
     env->unroll = env->k.unroll;
     if ((s = allocate(env)) != CS_OK)
@@ -536,7 +532,8 @@ cs_status cs_env_open(const cs_config *cfg, cs_env **out)
         cs_lanes_layout lay = {.n = env->n, .n_carried = env->prog->n_carried, .n_params = env->prog->n_params,
                                .n_obs = env->prog->n_obs, .n_inputs = env->prog->n_inputs, .real_size = real_size(env),
                                .slot_size = env->slot_size, .n_obs_int = env->prog->n_obs_int, .n_info = env->prog->n_info,
-                               .n_step_draws = env->prog->n_step_draws, .n_restart_draws = env->prog->n_restart_draws};
+                               .n_step_draws = env->prog->n_step_draws, .n_restart_draws = env->prog->n_restart_draws,
+                               .n_records = env->prog->n_records};
         char msg[1024];
         int rc = cs_cuda_alloc(env->k.cuda, &lay, msg, sizeof msg);
         if (rc)
