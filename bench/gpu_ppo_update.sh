@@ -4,9 +4,9 @@
 #   1. the device tests of the update: one update against the cpu's within
 #      tolerance, and two trainings of one seed equal bit for bit
 #      (test_suite --filter 'cuda_device/ppo_update*');
-#   2. CartPole with the update on the cpu and on the GPU (twice): solved or
-#      not, env-steps, seconds, and whether the two GPU policies are the same
-#      file byte for byte;
+#   2. CartPole with the update on the cpu and on the GPU (twice), then the
+#      rollout on the GPU too: solved or not, env-steps, seconds, and whether
+#      the GPU policies are the same file byte for byte;
 #   3. a large batch and network (256 envs x 256 steps, minibatches of
 #      16,384 steps, mlp:128x128, 2 iterations), cpu then cuda: seconds each.
 # Every log under $OUT. About 1 to 2 minutes (a dry run through the fake driver
@@ -34,6 +34,11 @@ for run in cpu cuda cuda2; do
         --json >"$OUT/cartpole_$run.json" 2>&1
     echo "$run (exit $?): $(summary "$OUT/cartpole_$run.json")"
 done
+timeout 60 .gpu/cartsim train --env cartpole --algo ppo --seed 1 --backend cuda --update cuda \
+    --out "$OUT/cartpole_all_cuda.pol" --json >"$OUT/cartpole_all_cuda.json" 2>&1
+echo "rollout and update on cuda (exit $?): $(summary "$OUT/cartpole_all_cuda.json")"
+cmp -s "$OUT/cartpole_cuda.pol" "$OUT/cartpole_all_cuda.pol" && echo "with the rollout on the GPU too: the same bytes" ||
+    echo "with the rollout on the GPU too: the policy DIFFERS"
 cmp -s "$OUT/cartpole_cuda.pol" "$OUT/cartpole_cuda2.pol" && echo "the two GPU policies: the same bytes" ||
     echo "the two GPU policies DIFFER"
 cmp -s "$OUT/cartpole_cpu.pol" "$OUT/cartpole_cuda.pol" && echo "cpu and GPU policies: the same bytes" ||

@@ -2972,31 +2972,41 @@ Test(cuda_fake, ppo_update_is_the_cpus_bit_for_bit)
 }
 
 /* `--update cuda` trains CartPole as the cpu does: the same iterations, the
- * same policy file, byte for byte, solved in the same budget. */
+ * same policy file, byte for byte, solved in the same budget; and so with
+ * the rollout on the device too (two device handles in one process: the
+ * environment's and the update's). */
 Test(cuda_fake, ppo_trains_cartpole_with_the_update_on_the_device, .timeout = 600)
 {
     use_fake_driver();
     char dir[] = "/tmp/cartsim-ppo-cuda-XXXXXX";
     cr_assert(mkdtemp(dir));
-    char *json[2], pol[2][700], args[1600];
-    for (int k = 0; k < 2; k++) {
-        snprintf(pol[k], sizeof pol[k], "%s/%s.pol", dir, k ? "cuda" : "cpu");
-        snprintf(args, sizeof args, "train --env cartpole --algo ppo --seed 1 --update %s --out '%s' --json",
-                 k ? "cuda" : "cpu", pol[k]);
+    static const char *const runs[3][2] = {{"cpu", "cpu"}, {"cpu", "cuda"}, {"cuda", "cuda"}};   /* backend, update */
+    char *json[3], pol[3][700], *bytes[3], args[2400];
+    long steps[3];
+    size_t n[3];
+    for (int k = 0; k < 3; k++) {
+        snprintf(pol[k], sizeof pol[k], "%s/%s-%s.pol", dir, runs[k][0], runs[k][1]);
+        snprintf(args, sizeof args,
+                 "train --env cartpole --algo ppo --seed 1 --backend %s --update %s --out '%s' --json", runs[k][0],
+                 runs[k][1], pol[k]);
         int status;
         json[k] = run_cli(args, &status);
         cr_assert_eq(status, 0, "%s", json[k]);
         const char *result = strstr(json[k], "\"type\": \"result\"");
         cr_assert(result && strstr(result, "\"solved\": true"), "%s", json[k]);
+        const char *at = strstr(result, "\"env_steps\": ");
+        cr_assert(at);
+        steps[k] = atol(at + 13);
+        bytes[k] = read_text(pol[k], &n[k]);
+        cr_assert(bytes[k]);
     }
-    const char *steps[2] = {strstr(strstr(json[0], "\"type\": \"result\""), "\"env_steps\""),
-                            strstr(strstr(json[1], "\"type\": \"result\""), "\"env_steps\"")};
-    cr_assert(steps[0] && steps[1] && atol(steps[0] + 13) == atol(steps[1] + 13), "cpu %s / cuda %s", steps[0], steps[1]);
-    size_t n[2];
-    char *bytes[2] = {read_text(pol[0], &n[0]), read_text(pol[1], &n[1])};
-    cr_assert(bytes[0] && bytes[1] && n[0] == n[1] && !memcmp(bytes[0], bytes[1], n[0]),
-              "the policies trained on the cpu and through the fake device differ");
-    for (int k = 0; k < 2; k++) {
+    for (int k = 1; k < 3; k++) {
+        cr_assert_eq(steps[k], steps[0], "backend %s, update %s: %ld env-steps, the cpu %ld", runs[k][0], runs[k][1],
+                     steps[k], steps[0]);
+        cr_assert(n[k] == n[0] && !memcmp(bytes[k], bytes[0], n[0]),
+                  "backend %s, update %s: another policy than the cpu's", runs[k][0], runs[k][1]);
+    }
+    for (int k = 0; k < 3; k++) {
         free(json[k]);
         free(bytes[k]);
         unlink(pol[k]);
