@@ -489,6 +489,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->cache_max_mb = cfg->cache_max_mb;
     rq->cache_dir = cfg->cache_dir;
     rq->no_cache = cfg->no_cache;
+    rq->tier = cfg->tier;
     cs_compile_error e = cs_compile(rq, out, msg, sizeof msg);
     cs_env_source_free(&src);
     rq->source = rq->filename = NULL;   /* the kernel keeps nothing of the source */
@@ -612,6 +613,7 @@ static cs_status usable(cs_env *env)
     if (env->failed)
         return fail(env, CS_ERR_STATE, "this handle failed to open: close it");
     env->error[0] = 0;
+    cs_kernel_tier_up(&env->k);   /* between calls, on the calling thread: jit/tier.c */
     return CS_OK;
 }
 
@@ -651,6 +653,7 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->notice = env->k.notice;
     info->shared_weights = env->shared_weights;
     info->n_records = p->n_records;
+    info->optimizing = env->k.optimizing != NULL;
     if (env->backend == CS_BACKEND_CUDA) {
         const cs_cuda_device *dev = cs_cuda_device_info(env->k.cuda);
         info->device = dev->name;
