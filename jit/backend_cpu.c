@@ -266,7 +266,7 @@ static const char *const compile_level[] = {"-O1", NULL};
  * unroll-10 kernels pinned to one core (load 3.5): -Og 278+202 and 440+273
  * ms, -O0 332+438 and 729+200 (no inlining: far more code to emit), -O1
  * 489+297 and 915+555, -O3 1153+648 and 2301+2538. The bits are the same
- * (see above); never cached. */
+ * (see above); cached under a key of its own (the level is hashed). */
 static const char *const quick_level[] = {"-Og", NULL};
 
 static const char *const *opt_level(const char *source, cs_cpu_opt opt)
@@ -519,8 +519,8 @@ static int kernel_key(const char *source, const char *cc, cs_cpu_opt opt, char c
     return 0;
 }
 
-/* 0 and the cached kernel of source at opt; 1 when there is none (never
- * for a quick kernel), with cc_path and key for the build; CS_CPU_NO_CC. */
+/* 0 and the cached kernel of source at opt; 1 when there is none, with
+ * cc_path and key for the build; CS_CPU_NO_CC. */
 static int look_up(const char *source, const char *cc, cs_cpu_opt opt, cs_cache *cache, cs_cpu_kernel *out,
                    char cc_path[PATH_MAX], char key[33], char *err, size_t err_size)
 {
@@ -529,7 +529,7 @@ static int look_up(const char *source, const char *cc, cs_cpu_opt opt, cs_cache 
     int rc = kernel_key(source, cc, opt, cc_path, key, err, err_size);
     if (rc)
         return rc;
-    if (opt == CS_CPU_OPT_QUICK || !cache->dir[0] || load_cached(cache, key, out, err, err_size) != 0) {
+    if (!cache->dir[0] || load_cached(cache, key, out, err, err_size) != 0) {
         err[0] = 0;
         return 1;
     }
@@ -554,7 +554,6 @@ int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, doubl
     int rc = look_up(source, cc, opt, cache, out, cc_path, key, err, err_size);
     if (rc <= 0)
         return rc;
-    bool stores = opt != CS_CPU_OPT_QUICK;   /* a quick kernel is never cached: see jit/tier.c */
 
     /* Inside the cache, where the next run removes it if this one is killed;
      * without a cache, or when the cache's file system is full, in $TMPDIR. */
@@ -576,12 +575,12 @@ int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, doubl
     /* Only what loaded is stored; a failed store runs what was built, uncached. */
     char path[PATH_MAX], obj[sizeof build.path + 16];
     snprintf(obj, sizeof obj, "%s/kernel.so", build.path);
-    cs_cache_describe(cache, source, "cpu");
-    bool stored = rc == 0 && stores && cache->dir[0] && cs_cache_store(cache, key, ".so", obj, path, sizeof path) == 0;
+    cs_cache_describe(cache, source, opt == CS_CPU_OPT_QUICK ? "cpu, quick -Og (tiered)" : "cpu");
+    bool stored = rc == 0 && cache->dir[0] && cs_cache_store(cache, key, ".so", obj, path, sizeof path) == 0;
     if (rc == 0 && elsewhere)
         snprintf(cache->warning, sizeof cache->warning,
                  "no room to build in the kernel cache %.200s (%.200s): built in a temporary directory%s", cache->dir,
-                 said, stored || !stores ? "" : ", running uncached");
+                 said, stored ? "" : ", running uncached");
     cs_build_dir_remove(&build);
     out->compile_ms = cs_now_ms() - start;
     return rc;

@@ -341,7 +341,7 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
  * (-O1) is for a kernel that runs a few hundred steps per compile, PPO's
  * recording rollout: a fraction of the compile, the same bits. QUICK (-Og)
  * is a tiered compile's first kernel (tier.c): the fastest to build, the
- * same bits again, and never looked up in or stored to the cache. */
+ * same bits again, cached under a key of its own. */
 typedef enum { CS_CPU_OPT_SPEED, CS_CPU_OPT_COMPILE, CS_CPU_OPT_QUICK } cs_cpu_opt;
 int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s,
                        const volatile sig_atomic_t *interrupt, cs_cache *cache, cs_cpu_kernel *out, char *err,

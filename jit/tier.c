@@ -1,10 +1,16 @@
-/* The tiered compile (cs_config.tier): a kernel missing from the cache is
- * first built quickly (-Og, backend_cpu.c's QUICK level), and its optimized
- * build (SPEED, stored in the cache) goes on here, in a thread of the
- * handle's own, while the quick one runs:
+/* The tiered compile (cs_config.tier): a kernel whose optimized build is
+ * missing from the cache is first built quickly (-Og, backend_cpu.c's QUICK
+ * level, cached under a key of its own), and its optimized build (SPEED,
+ * stored in the cache) goes on here, in a thread of the handle's own, while
+ * the quick one runs:
  *
- *   cs_compile: quick build ──▶ kernel runs ...... swap ──▶ optimized runs
- *                   └─▶ thread: optimized build ───▶ done ─┘
+ *   cs_compile: quick build (or its cache entry) ──▶ runs ...... swap ──▶ optimized runs
+ *                   └─▶ thread: optimized build ──────────────▶ done ─┘
+ *
+ * Caching the quick kernel too keeps a run shorter than the optimized build
+ * (which closing the handle stops) from compiling again every time: the
+ * next run starts from the quick entry, and the first run that lasts long
+ * enough stores the optimized one, which every later run uses at once.
  *
  * The levels change no bit (neither contracts nor reassociates), so the
  * swap may come between any two calls. It comes only there and only on the
