@@ -361,9 +361,10 @@ typedef struct cs_cpu_background cs_cpu_background;
 /* 0 and *out, or -1 (no thread or no memory: err says why). */
 int cs_cpu_background_start(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s, cs_cache *cache,
                             cs_cpu_background **out, char *err, size_t err_size);
-/* Never waits: 0 while it builds; 1 once it is over, *b freed and NULL, with
- * the kernel in *out (its compile_ms the build's), or -1 with why in err. */
-int cs_cpu_background_take(cs_cpu_background **b, cs_cpu_kernel *out, char *err, size_t err_size);
+/* 0 while it builds (never, with wait: then it waits for the end); 1 once it
+ * is over, *b freed and NULL, with the kernel in *out (its compile_ms the
+ * build's), or -1 with why in err. */
+int cs_cpu_background_take(cs_cpu_background **b, bool wait, cs_cpu_kernel *out, char *err, size_t err_size);
 /* Stops it: the compiler's processes ended and reaped, the thread joined,
  * what it built unloaded, *b freed. NULL is fine. */
 void cs_cpu_background_stop(cs_cpu_background *b);
@@ -635,8 +636,14 @@ cs_compile_error cs_compile(const cs_compile_request *rq, cs_kernel *out, char *
 void cs_kernel_free(cs_kernel *k);
 /* tier.c: once the optimized build is over, its kernel replaces the quick
  * one (or, if it failed, the notice says so); meanwhile nothing. Called
- * between two calls of the kernel, on the thread that makes them. */
+ * between two calls of the kernel, on the thread that makes them. _wait
+ * waits for the build's end first. */
 void cs_kernel_tier_up(cs_kernel *k);
+void cs_kernel_tier_wait(cs_kernel *k);
+/* Whether work that would take the quick kernel quick_ms_left more is
+ * better done by waiting for the optimized build (its time left estimated
+ * from the quick compile's) and running it: false when there is none. */
+bool cs_kernel_tier_worth_waiting(const cs_kernel *k, double quick_ms_left);
 
 /* The pass stage alone: the passes a fusion mode calls for (concat only under
  * `full`), stopping after the pass named `after` (NULL: all; "parse": none).

@@ -41,6 +41,7 @@ struct cs_cpu_background {
     int rc;
     cs_cpu_kernel kernel;
     char err[1024];
+    double started_ms;            /* cs_now_ms */
 };
 
 static void *build(void *arg)
@@ -74,6 +75,7 @@ int cs_cpu_background_start(const char *source, const char *cc, cs_cpu_opt opt, 
     b->timeout_s = timeout_s;
     b->cache = cache;
     atomic_init(&b->done, false);
+    b->started_ms = cs_now_ms();
     /* Every signal blocked in the thread: the program's handlers run on its
      * own threads, and a signal meant to interrupt its calls interrupts them. */
     sigset_t all, old;
@@ -90,10 +92,10 @@ int cs_cpu_background_start(const char *source, const char *cc, cs_cpu_opt opt, 
     return 0;
 }
 
-int cs_cpu_background_take(cs_cpu_background **bp, cs_cpu_kernel *out, char *err, size_t err_size)
+int cs_cpu_background_take(cs_cpu_background **bp, bool wait, cs_cpu_kernel *out, char *err, size_t err_size)
 {
     cs_cpu_background *b = *bp;
-    if (!atomic_load_explicit(&b->done, memory_order_acquire))
+    if (!wait && !atomic_load_explicit(&b->done, memory_order_acquire))
         return 0;
     pthread_join(b->thread, NULL);
     int rc = b->rc ? -1 : 1;
@@ -117,13 +119,32 @@ void cs_cpu_background_stop(cs_cpu_background *b)
     free_background(b);
 }
 
-void cs_kernel_tier_up(cs_kernel *k)
+/* The optimized build takes about this many times the quick one (gcc 12,
+ * the classic environments at unroll 10: 2.3 to 8, bench/RESULTS.md
+ * section 11), and at least BUILD_MIN_MS: a quick kernel from the cache
+ * took a millisecond, which says nothing of the build. */
+#define BUILD_OVER_QUICK 4.0
+#define BUILD_MIN_MS 1000.0
+
+bool cs_kernel_tier_worth_waiting(const cs_kernel *k, double quick_ms_left)
+{
+    if (!k->optimizing || quick_ms_left <= 0)
+        return false;
+    double ran = cs_now_ms() - k->optimizing->started_ms;
+    double expected = BUILD_OVER_QUICK * k->compile_ms;
+    double build_left = (expected > BUILD_MIN_MS ? expected : BUILD_MIN_MS) - ran;
+    if (build_left < ran / 4)   /* past the estimate: a quarter of its time again, say */
+        build_left = ran / 4;
+    return quick_ms_left > build_left;
+}
+
+static void swap(cs_kernel *k, bool wait)
 {
     if (!k->optimizing)
         return;
     cs_cpu_kernel fast;
     char why[1024];
-    int rc = cs_cpu_background_take(&k->optimizing, &fast, why, sizeof why);
+    int rc = cs_cpu_background_take(&k->optimizing, wait, &fast, why, sizeof why);
     if (rc == 0)
         return;
     if (rc == 1 && fast.block_bytes != k->cpu.block_bytes) {   /* one source: never expected */
@@ -141,3 +162,6 @@ void cs_kernel_tier_up(cs_kernel *k)
     snprintf(k->notice, sizeof k->notice, "the optimized build failed (%.300s): running the quick kernel%s%.150s",
              why, rest[0] ? "; " : "", rest);
 }
+
+void cs_kernel_tier_up(cs_kernel *k) { swap(k, false); }
+void cs_kernel_tier_wait(cs_kernel *k) { swap(k, true); }

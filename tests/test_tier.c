@@ -89,23 +89,26 @@ static cs_env_info info_of(cs_env *env)
     return i;
 }
 
-/* Calls until the optimized build is over (each call may swap). */
-static cs_env_info wait_optimized(cs_env *env)
-{
-    cs_env_info i = info_of(env);
-    for (int k = 0; k < 12000 && i.optimizing; k++) {
-        nanosleep(&(struct timespec){0, 10000000}, NULL);
-        i = info_of(env);
-    }
-    cr_assert(!i.optimizing, "the optimized build is still running after 120 s");
-    return i;
-}
-
 static uint64_t roll(cs_env *env, int64_t steps)
 {
     cs_rollout_stats st;
     cr_assert_eq(cs_env_rollout(env, steps, &st), CS_OK, "%s", cs_env_error(env));
     return st.checksum;
+}
+
+/* One-step rollouts (a call into the kernel may swap; cs_env_get_info does
+ * not) until the optimized kernel runs or its build failed, at most
+ * max_steps of them; *steps counts them. */
+static cs_env_info wait_optimized(cs_env *env, int64_t max_steps, int64_t *steps)
+{
+    cs_env_info i = info_of(env);
+    for (*steps = 0; i.optimizing && *steps < max_steps; ++*steps) {
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+        roll(env, 1);
+        i = info_of(env);
+    }
+    cr_assert(!i.optimizing, "the optimized build is still running after %lld polls", (long long)*steps);
+    return i;
 }
 
 static size_t cache_entries(void)
@@ -140,7 +143,7 @@ static int count_lines(const char *name, const char *line)
  * once. */
 static void same_bits(const char *name)
 {
-    enum { STEPS = 120 };
+    enum { STEPS = 300 };   /* short: a longer quick rollout would wait for the build the test holds */
     cs_env *quick, *split, *cached;
     open_env(name, true, &quick);
     cs_env_info i = info_of(quick);
@@ -157,9 +160,10 @@ static void same_bits(const char *name)
     roll(split, STEPS / 3);
     cr_assert(info_of(split).optimizing);
     touch("go");
-    i = wait_optimized(split);
+    int64_t polled;
+    i = wait_optimized(split, STEPS - STEPS / 3, &polled);
     cr_assert_str_empty(i.notice, "%s: %s", name, i.notice);
-    uint64_t split_sum = roll(split, STEPS - STEPS / 3);
+    uint64_t split_sum = roll(split, STEPS - STEPS / 3 - polled);
     cr_assert_eq(split_sum, quick_sum, "%s: split across the swap %016llx, quick %016llx", name,
                  (unsigned long long)split_sum, (unsigned long long)quick_sum);
     cr_assert_eq(cache_entries(), 2, "%s: the quick and the optimized kernel, keyed apart", name);
@@ -183,6 +187,27 @@ Test(tier, pendulum_same_bits) { same_bits("pendulum"); }
 Test(tier, mountain_car_same_bits) { same_bits("mountain_car"); }
 Test(tier, mountain_car_continuous_same_bits) { same_bits("mountain_car_continuous"); }
 Test(tier, breakout_arrays_same_bits) { same_bits("breakout"); }
+
+/* One long rollout call during which the optimized build is over ends on
+ * the optimized kernel (it runs in pieces while the build goes on), with the
+ * checksum of an untiered rollout. */
+Test(tier, a_long_call_swaps_within_itself)
+{
+    enum { STEPS = 400000 };   /* about 2 s on the optimized kernel, 20x that on the quick one */
+    cs_env *env, *off;
+    open_env("cartpole", true, &env);
+    cr_assert_eq(cs_env_reset(env, 5), CS_OK);
+    touch("go");
+    cr_assert(info_of(env).optimizing);
+    uint64_t sum = roll(env, STEPS);
+    cr_assert_not(info_of(env).optimizing, "the rollout ended on the quick kernel");
+    open_env("cartpole", false, &off);
+    cr_assert(info_of(off).cache_hit);
+    cr_assert_eq(cs_env_reset(off, 5), CS_OK);
+    cr_assert_eq(roll(off, STEPS), sum);
+    cs_env_close(off);
+    cs_env_close(env);
+}
 
 /* Closing mid-build returns at once: the compiler is ended and reaped, and
  * nothing is left (ASan's leak check, `make asan`). */
@@ -223,7 +248,8 @@ Test(tier, failed_optimized_build_keeps_the_quick_kernel)
     cr_assert_eq(cs_env_reset(env, 3), CS_OK);
     uint64_t before = roll(env, 50);
     touch("fail");
-    cs_env_info i = wait_optimized(env);
+    int64_t polled;
+    cs_env_info i = wait_optimized(env, 12000, &polled);
     cr_assert(strstr(i.notice, "the optimized build failed") && strstr(i.notice, "held back by the test"), "%s",
               i.notice);
     roll(env, 50);
