@@ -96,8 +96,8 @@ static cs_compile_error compile_cpu(cs_kernel *k, const cs_compile_request *rq, 
         /* No thread to be had: the quick kernel runs on, as the notice says. */
         char why[256];
         if (rc == 0 && opt == CS_CPU_OPT_QUICK &&
-            cs_cpu_background_start(src.data, rq->cc, CS_CPU_OPT_SPEED, rq->cc_timeout_s, &k->cache, &k->optimizing,
-                                    why, sizeof why))
+            cs_cpu_background_start(src.data, rq->cc, CS_CPU_OPT_SPEED, rq->cc_timeout_s, &k->cache,
+                                    k->cpu.cache_hit, &k->optimizing, why, sizeof why))
             snprintf(k->notice, sizeof k->notice, "no optimized build (%s): running the quick kernel", why);
         e = rc == CS_CPU_NO_CC            ? CS_COMPILE_NO_CC
           : rc == CS_CPU_TIMEOUT          ? CS_COMPILE_CC_TIMEOUT

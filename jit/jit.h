@@ -358,12 +358,13 @@ void cs_cpu_unload(cs_cpu_kernel *k);
  * uses `cache` alone until it is taken or stopped: the caller leaves the
  * cache be meanwhile. */
 typedef struct cs_cpu_background cs_cpu_background;
-/* 0 and *out, or -1 (no thread or no memory: err says why). */
+/* 0 and *out, or -1 (no thread or no memory: err says why). defer: the
+ * thread starts a moment later (tier.c's DEFER_MS), at a take. */
 int cs_cpu_background_start(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s, cs_cache *cache,
-                            cs_cpu_background **out, char *err, size_t err_size);
+                            bool defer, cs_cpu_background **out, char *err, size_t err_size);
 /* 0 while it builds (never, with wait: then it waits for the end); 1 once it
  * is over, *b freed and NULL, with the kernel in *out (its compile_ms the
- * build's), or -1 with why in err. */
+ * build's), or -1 with why in err. A deferred build due starts here. */
 int cs_cpu_background_take(cs_cpu_background **b, bool wait, cs_cpu_kernel *out, char *err, size_t err_size);
 /* Stops it: the compiler's processes ended and reaped, the thread joined,
  * what it built unloaded, *b freed. NULL is fine. */

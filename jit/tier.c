@@ -41,8 +41,15 @@ struct cs_cpu_background {
     int rc;
     cs_cpu_kernel kernel;
     char err[1024];
+    bool launched, joinable;      /* the thread was started (or failed to), and is there to join */
+    double not_before_ms;         /* deferred: started by the first take from then on */
     double started_ms;            /* cs_now_ms */
 };
+
+/* A quick kernel that came from the cache starts its optimized build only
+ * this long after (at a call into the kernel): a handle closed sooner, a
+ * short script's or a test's, spends nothing on compilers it would stop. */
+#define DEFER_MS 100.0
 
 static void *build(void *arg)
 {
@@ -60,8 +67,28 @@ static void free_background(cs_cpu_background *b)
     free(b);
 }
 
+/* The thread, started now; on failure the build is over, failed. */
+static void launch(cs_cpu_background *b)
+{
+    b->launched = true;
+    b->started_ms = cs_now_ms();
+    /* Every signal blocked in the thread: the program's handlers run on its
+     * own threads, and a signal meant to interrupt its calls interrupts them. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(&b->thread, NULL, build, b);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    b->joinable = e == 0;
+    if (e) {
+        b->rc = CS_CPU_FAIL;
+        snprintf(b->err, sizeof b->err, "cannot start a thread: %s", strerror(e));
+        atomic_store(&b->done, true);
+    }
+}
+
 int cs_cpu_background_start(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s, cs_cache *cache,
-                            cs_cpu_background **out, char *err, size_t err_size)
+                            bool defer, cs_cpu_background **out, char *err, size_t err_size)
 {
     *out = NULL;
     cs_cpu_background *b = calloc(1, sizeof *b);
@@ -75,18 +102,14 @@ int cs_cpu_background_start(const char *source, const char *cc, cs_cpu_opt opt, 
     b->timeout_s = timeout_s;
     b->cache = cache;
     atomic_init(&b->done, false);
-    b->started_ms = cs_now_ms();
-    /* Every signal blocked in the thread: the program's handlers run on its
-     * own threads, and a signal meant to interrupt its calls interrupts them. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int e = pthread_create(&b->thread, NULL, build, b);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (e) {
-        free_background(b);
-        snprintf(err, err_size, "cannot start a thread: %s", strerror(e));
-        return -1;
+    b->not_before_ms = cs_now_ms() + (defer ? DEFER_MS : 0);
+    if (!defer) {
+        launch(b);
+        if (!b->joinable) {
+            snprintf(err, err_size, "%s", b->err);
+            free_background(b);
+            return -1;
+        }
     }
     *out = b;
     return 0;
@@ -95,9 +118,12 @@ int cs_cpu_background_start(const char *source, const char *cc, cs_cpu_opt opt, 
 int cs_cpu_background_take(cs_cpu_background **bp, bool wait, cs_cpu_kernel *out, char *err, size_t err_size)
 {
     cs_cpu_background *b = *bp;
+    if (!b->launched && (wait || cs_now_ms() >= b->not_before_ms))
+        launch(b);
     if (!wait && !atomic_load_explicit(&b->done, memory_order_acquire))
         return 0;
-    pthread_join(b->thread, NULL);
+    if (b->joinable)
+        pthread_join(b->thread, NULL);
     int rc = b->rc ? -1 : 1;
     if (rc == 1)
         *out = b->kernel;
@@ -113,8 +139,9 @@ void cs_cpu_background_stop(cs_cpu_background *b)
     if (!b)
         return;
     b->stop = 1;
-    pthread_join(b->thread, NULL);
-    if (b->rc == 0)
+    if (b->joinable)
+        pthread_join(b->thread, NULL);
+    if (b->launched && b->rc == 0)
         cs_cpu_unload(&b->kernel);
     free_background(b);
 }
@@ -130,7 +157,7 @@ bool cs_kernel_tier_worth_waiting(const cs_kernel *k, double quick_ms_left)
 {
     if (!k->optimizing || quick_ms_left <= 0)
         return false;
-    double ran = cs_now_ms() - k->optimizing->started_ms;
+    double ran = k->optimizing->launched ? cs_now_ms() - k->optimizing->started_ms : 0;
     double expected = BUILD_OVER_QUICK * k->compile_ms;
     double build_left = (expected > BUILD_MIN_MS ? expected : BUILD_MIN_MS) - ran;
     if (build_left < ran / 4)   /* past the estimate: a quarter of its time again, say */

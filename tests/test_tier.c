@@ -240,6 +240,26 @@ Test(tier, close_mid_build_stops_the_compiler)
     cr_assert_eq(cache_entries(), 1, "the quick kernel alone");
 }
 
+/* A handle that starts from a cached quick kernel and is closed at once (a
+ * test's, a short script's) starts no compiler: its build is deferred. */
+Test(tier, a_short_handle_of_a_cached_quick_kernel_starts_no_compiler)
+{
+    cs_env *env;
+    open_env("cartpole", true, &env);   /* the quick kernel built and cached */
+    for (int k = 0; k < 3000 && count_lines("levels.log", "-O3") < 2; k++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    cs_env_close(env);
+    cr_assert_eq(count_lines("levels.log", "-O3"), 2);
+    open_env("cartpole", true, &env);
+    cs_env_info i = info_of(env);
+    cr_assert(i.cache_hit && i.optimizing);
+    cr_assert_eq(cs_env_reset(env, 1), CS_OK);
+    roll(env, 10);
+    cs_env_close(env);
+    cr_assert_eq(count_lines("levels.log", "-O3"), 2, "a compiler was started for a handle closed at once");
+    cr_assert_eq(count_lines("levels.log", "-Og"), 2);
+}
+
 /* A failed optimized build leaves the quick kernel running, and says so. */
 Test(tier, failed_optimized_build_keeps_the_quick_kernel)
 {
