@@ -27,11 +27,7 @@ static char root[256], cache_dir[300], cc[300];
 static void setup(void)
 {
     snprintf(root, sizeof root, "/tmp/cartsim-tier-XXXXXX");
-    cli_test_scratch(root);
-    char tmp[300];
-    snprintf(tmp, sizeof tmp, "%s/tmp", root);
-    cr_assert_eq(mkdir(tmp, 0700), 0);
-    setenv("TMPDIR", tmp, 1);
+    cli_test_scratch_tmpdir(root);
     snprintf(cache_dir, sizeof cache_dir, "%s/cache", root);
     snprintf(cc, sizeof cc, "%s/cc", root);
     char script[2048];
