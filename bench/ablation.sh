@@ -31,11 +31,11 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 run_cartsim() {   # fusion unroll -> "rate compile_ms kernels launches"
     local json rates="" compile
     json=$("$bin" --env "$env" --envs "$envs" --steps "$steps" --threads "$threads" --dtype "$dtype" \
-                  --fusion "$1" --unroll "$2" --json --seed 1 --no-cache)
+                  --fusion "$1" --unroll "$2" --json --seed 1 --no-cache --no-tier)
     compile=$(echo "$json" | tr -d '\n' | field compile_ms)
     for _ in $(seq "$repeat"); do
         rates="$rates $("$bin" --env "$env" --envs "$envs" --steps "$steps" --threads "$threads" --dtype "$dtype" \
-                           --fusion "$1" --unroll "$2" --json --seed 1 | tr -d '\n' | field env_steps_per_sec)"
+                           --fusion "$1" --unroll "$2" --json --seed 1 --no-tier | tr -d '\n' | field env_steps_per_sec)"
     done
     local rate; rate=$(echo $rates | tr ' ' '\n' | median)
     echo "$rate $compile $(echo "$json" | tr -d '\n' | field kernels_per_step) $(echo "$json" | tr -d '\n' | field launches)"

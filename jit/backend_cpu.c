@@ -261,10 +261,20 @@ enum { LEVEL_FLAGS_MAX = sizeof loop_level / sizeof loop_level[0] - 1 };
  * reassociates or contracts (-ffp-contract=off, no -ffast-math). */
 static const char *const compile_level[] = {"-O1", NULL};
 
+/* A tiered compile's first kernel (jit/tier.c): the level that reaches a
+ * usable kernel first. GCC 12, the halves of CartPole's and Acrobot's
+ * unroll-10 kernels pinned to one core (load 3.5): -Og 278+202 and 440+273
+ * ms, -O0 332+438 and 729+200 (no inlining: far more code to emit), -O1
+ * 489+297 and 915+555, -O3 1153+648 and 2301+2538. The bits are the same
+ * (see above); cached under a key of its own (the level is hashed). */
+static const char *const quick_level[] = {"-Og", NULL};
+
 static const char *const *opt_level(const char *source, cs_cpu_opt opt)
 {
     if (opt == CS_CPU_OPT_COMPILE)
         return compile_level;
+    if (opt == CS_CPU_OPT_QUICK)
+        return quick_level;
     return strncmp(source, CS_ELEMENT_LOOPS_MARK, strlen(CS_ELEMENT_LOOPS_MARK)) == 0 ? loop_level : top_level;
 }
 
@@ -480,21 +490,19 @@ int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const v
     return cs_cpu_compile_opt(source, cc, CS_CPU_OPT_SPEED, timeout_s, interrupt, cache, out, err, err_size);
 }
 
-int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s,
-                       const volatile sig_atomic_t *interrupt, cs_cache *cache, cs_cpu_kernel *out, char *err,
-                       size_t err_size)
+/* The compiler's path (cc, else $CC, else "cc", found on PATH) and the
+ * cache key of source built at opt by it: everything that can change the
+ * object. */
+static int kernel_key(const char *source, const char *cc, cs_cpu_opt opt, char cc_path[PATH_MAX], char key[33],
+                      char *err, size_t err_size)
 {
-    double start = cs_now_ms();
-    memset(out, 0, sizeof *out);
     if (!cc || !*cc)
         cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
-    char cc_path[PATH_MAX];
     struct stat st;
-    if (!find_program(cc, cc_path, sizeof cc_path) || stat(cc_path, &st) != 0) {
+    if (!find_program(cc, cc_path, PATH_MAX) || stat(cc_path, &st) != 0) {
         snprintf(err, err_size, "no C compiler: '%s' was not found on PATH", cc);
         return CS_CPU_NO_CC;
     }
-
     cs_hash128 h = {0x63617274u, CS_LANES_ABI};
     char ident[PATH_MAX + 64];
     snprintf(ident, sizeof ident, "%s %lld %lld", cc_path, (long long)st.st_size, (long long)st.st_mtime);
@@ -507,14 +515,45 @@ int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, doubl
         h = hash_str(h, half_define[half]);
     h = hash_cpu(h);
     h = hash_str(h, source);
-    char key[33];
     cs_hash_hex(h, key);
+    return 0;
+}
 
-    if (cache->dir[0] && load_cached(cache, key, out, err, err_size) == 0) {
-        out->cache_hit = true;
-        out->compile_ms = cs_now_ms() - start;
-        return 0;
+/* 0 and the cached kernel of source at opt; 1 when there is none, with
+ * cc_path and key for the build; CS_CPU_NO_CC. */
+static int look_up(const char *source, const char *cc, cs_cpu_opt opt, cs_cache *cache, cs_cpu_kernel *out,
+                   char cc_path[PATH_MAX], char key[33], char *err, size_t err_size)
+{
+    double start = cs_now_ms();
+    memset(out, 0, sizeof *out);
+    int rc = kernel_key(source, cc, opt, cc_path, key, err, err_size);
+    if (rc)
+        return rc;
+    if (!cache->dir[0] || load_cached(cache, key, out, err, err_size) != 0) {
+        err[0] = 0;
+        return 1;
     }
+    out->cache_hit = true;
+    out->compile_ms = cs_now_ms() - start;
+    return 0;
+}
+
+int cs_cpu_load_cached(const char *source, const char *cc, cs_cpu_opt opt, cs_cache *cache, cs_cpu_kernel *out,
+                       char *err, size_t err_size)
+{
+    char cc_path[PATH_MAX], key[33];
+    return look_up(source, cc, opt, cache, out, cc_path, key, err, err_size);
+}
+
+int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s,
+                       const volatile sig_atomic_t *interrupt, cs_cache *cache, cs_cpu_kernel *out, char *err,
+                       size_t err_size)
+{
+    double start = cs_now_ms();
+    char cc_path[PATH_MAX], key[33];
+    int rc = look_up(source, cc, opt, cache, out, cc_path, key, err, err_size);
+    if (rc <= 0)
+        return rc;
 
     /* Inside the cache, where the next run removes it if this one is killed;
      * without a cache, or when the cache's file system is full, in $TMPDIR. */
@@ -524,7 +563,7 @@ int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, doubl
         return -1;
     bool no_space, elsewhere = false;
     char said[512] = "";
-    int rc = build_in(&build, source, cc_path, opt, timeout_s, interrupt, out, err, err_size, &no_space);
+    rc = build_in(&build, source, cc_path, opt, timeout_s, interrupt, out, err, err_size, &no_space);
     if (rc == CS_CPU_FAIL && in_cache && no_space) {
         snprintf(said, sizeof said, "%s", err);
         cs_build_dir_remove(&build);
@@ -536,7 +575,7 @@ int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, doubl
     /* Only what loaded is stored; a failed store runs what was built, uncached. */
     char path[PATH_MAX], obj[sizeof build.path + 16];
     snprintf(obj, sizeof obj, "%s/kernel.so", build.path);
-    cs_cache_describe(cache, source, "cpu");
+    cs_cache_describe(cache, source, opt == CS_CPU_OPT_QUICK ? "cpu, quick -Og (tiered)" : "cpu");
     bool stored = rc == 0 && cache->dir[0] && cs_cache_store(cache, key, ".so", obj, path, sizeof path) == 0;
     if (rc == 0 && elsewhere)
         snprintf(cache->warning, sizeof cache->warning,

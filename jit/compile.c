@@ -82,8 +82,23 @@ static cs_compile_error compile_cpu(cs_kernel *k, const cs_compile_request *rq, 
         /* a kernel that records (PPO's rollout) runs a few hundred steps per
          * iteration: its compile, not its speed, is what a run waits for */
         cs_cpu_opt opt = k->prog->n_records ? CS_CPU_OPT_COMPILE : CS_CPU_OPT_SPEED;
-        int rc = cs_cpu_compile_opt(src.data, rq->cc, opt, rq->cc_timeout_s, rq->interrupt, &k->cache, &k->cpu, err,
+        int rc = 1;
+        if (rq->tier && opt == CS_CPU_OPT_SPEED) {   /* tier.c */
+            rc = cs_cpu_load_cached(src.data, rq->cc, opt, &k->cache, &k->cpu, err, err_size);
+            if (rc == 1)
+                opt = CS_CPU_OPT_QUICK;
+        }
+        if (rc == 1)
+            rc = cs_cpu_compile_opt(src.data, rq->cc, opt, rq->cc_timeout_s, rq->interrupt, &k->cache, &k->cpu, err,
                                     err_size);
+        if (rc == 0 && k->cache.warning[0])   /* read before a build in the background uses the cache */
+            snprintf(k->notice, sizeof k->notice, "%s", k->cache.warning);
+        /* No thread to be had: the quick kernel runs on, as the notice says. */
+        char why[256];
+        if (rc == 0 && opt == CS_CPU_OPT_QUICK &&
+            cs_cpu_background_start(src.data, rq->cc, CS_CPU_OPT_SPEED, rq->cc_timeout_s, &k->cache,
+                                    k->cpu.cache_hit, &k->optimizing, why, sizeof why))
+            snprintf(k->notice, sizeof k->notice, "no optimized build (%s): running the quick kernel", why);
         e = rc == CS_CPU_NO_CC            ? CS_COMPILE_NO_CC
           : rc == CS_CPU_TIMEOUT          ? CS_COMPILE_CC_TIMEOUT
           : rc == CS_CPU_INTERRUPTED      ? CS_COMPILE_INTERRUPTED
@@ -95,8 +110,6 @@ static cs_compile_error compile_cpu(cs_kernel *k, const cs_compile_request *rq, 
         return e;
     k->compile_ms = k->cpu.compile_ms;
     k->cache_hit = k->cpu.cache_hit;
-    if (k->cache.warning[0])
-        snprintf(k->notice, sizeof k->notice, "%s", k->cache.warning);
     return CS_COMPILE_OK;
 }
 
@@ -323,6 +336,7 @@ cs_compile_error cs_compile(const cs_compile_request *rq, cs_kernel *out, char *
 
 void cs_kernel_free(cs_kernel *k)
 {
+    cs_cpu_background_stop(k->optimizing);   /* before the cache it uses */
     cs_cpu_unload(&k->cpu);
     cs_cuda_close(k->cuda);
     cs_cache_close(&k->cache);

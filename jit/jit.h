@@ -338,13 +338,37 @@ typedef struct {
 int cs_cpu_compile(const char *source, const char *cc, double timeout_s, const volatile sig_atomic_t *interrupt,
                    cs_cache *cache, cs_cpu_kernel *out, char *err, size_t err_size);
 /* The same at a chosen optimization level (cs_cpu_compile: SPEED). COMPILE
- * (-Og) is for a kernel that runs a few hundred steps per compile, PPO's
- * recording rollout: a fraction of the compile, the same bits. */
-typedef enum { CS_CPU_OPT_SPEED, CS_CPU_OPT_COMPILE } cs_cpu_opt;
+ * (-O1) is for a kernel that runs a few hundred steps per compile, PPO's
+ * recording rollout: a fraction of the compile, the same bits. QUICK (-Og)
+ * is a tiered compile's first kernel (tier.c): the fastest to build, the
+ * same bits again, cached under a key of its own. */
+typedef enum { CS_CPU_OPT_SPEED, CS_CPU_OPT_COMPILE, CS_CPU_OPT_QUICK } cs_cpu_opt;
 int cs_cpu_compile_opt(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s,
                        const volatile sig_atomic_t *interrupt, cs_cache *cache, cs_cpu_kernel *out, char *err,
                        size_t err_size);
+/* The cache's kernel of source at opt, without compiling: 0 and the kernel,
+ * 1 when the cache has none, or CS_CPU_NO_CC. */
+int cs_cpu_load_cached(const char *source, const char *cc, cs_cpu_opt opt, cs_cache *cache, cs_cpu_kernel *out,
+                       char *err, size_t err_size);
 void cs_cpu_unload(cs_cpu_kernel *k);
+
+/* tier.c: a tiered compile's optimized build, in a thread of its own while
+ * the quick kernel runs. It builds as cs_cpu_compile_opt does (the cache
+ * stores its kernel) with a copy of the source and the compiler's name, and
+ * uses `cache` alone until it is taken or stopped: the caller leaves the
+ * cache be meanwhile. */
+typedef struct cs_cpu_background cs_cpu_background;
+/* 0 and *out, or -1 (no thread or no memory: err says why). defer: the
+ * thread starts a moment later (tier.c's DEFER_MS), at a take. */
+int cs_cpu_background_start(const char *source, const char *cc, cs_cpu_opt opt, double timeout_s, cs_cache *cache,
+                            bool defer, cs_cpu_background **out, char *err, size_t err_size);
+/* 0 while it builds (never, with wait: then it waits for the end); 1 once it
+ * is over, *b freed and NULL, with the kernel in *out (its compile_ms the
+ * build's), or -1 with why in err. A deferred build due starts here. */
+int cs_cpu_background_take(cs_cpu_background **b, bool wait, cs_cpu_kernel *out, char *err, size_t err_size);
+/* Stops it: the compiler's processes ended and reaped, the thread joined,
+ * what it built unloaded, *b freed. NULL is fine. */
+void cs_cpu_background_stop(cs_cpu_background *b);
 
 /* The cuda backend in two halves: nvrtc.c, CUDA C -> NVRTC -> cubin (cached
  * like the cpu objects, suffix ".cubin"; PTX, when NVRTC is older than the
@@ -610,6 +634,8 @@ typedef struct {
     int64_t cache_max_mb;             /* the cache's size bound (0: $CARTSIM_CACHE_MAX_MB, else its default) */
     const char *cache_dir;            /* NULL: the default chain (cs_cache_open) */
     bool no_cache;
+    bool tier;                        /* cpu, a kernel not in the cache: run a quick one while the optimized
+                                         one builds (cs_config.tier, tier.c) */
 } cs_compile_request;
 
 /* What the runtime needs of a compiled environment. */
@@ -620,8 +646,9 @@ typedef struct {
     cs_text source;                   /* stop EMIT */
     cs_cubin cubin;                   /* cubin */
     cs_backend backend;               /* what runs it: cpu, cuda or interp (never auto) */
-    cs_cache cache;
+    cs_cache cache;                   /* the optimizing build's alone while it runs */
     cs_cpu_kernel cpu;
+    cs_cpu_background *optimizing;    /* tier: the optimized build of cpu's quick kernel, or NULL */
     cs_cuda *cuda;                    /* the device, its module (buffers are the runtime's to allocate) */
     cs_cuda_kernel_info cuda_kernel;
     int unroll;                       /* cuda may lower it (spills) */
@@ -635,6 +662,16 @@ typedef struct {
  * nothing to free). */
 cs_compile_error cs_compile(const cs_compile_request *rq, cs_kernel *out, char *err, size_t err_size);
 void cs_kernel_free(cs_kernel *k);
+/* tier.c: once the optimized build is over, its kernel replaces the quick
+ * one (or, if it failed, the notice says so); meanwhile nothing. Called
+ * between two calls of the kernel, on the thread that makes them. _wait
+ * waits for the build's end first. */
+void cs_kernel_tier_up(cs_kernel *k);
+void cs_kernel_tier_wait(cs_kernel *k);
+/* Whether work that would take the quick kernel quick_ms_left more is
+ * better done by waiting for the optimized build (its time left estimated
+ * from the quick compile's) and running it: false when there is none. */
+bool cs_kernel_tier_worth_waiting(const cs_kernel *k, double quick_ms_left);
 
 /* The pass stage alone: the passes a fusion mode calls for (concat only under
  * `full`), stopping after the pass named `after` (NULL: all; "parse": none).

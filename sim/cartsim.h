@@ -147,6 +147,11 @@ typedef struct {
     int n_params;
     const char *cache_dir;      /* NULL: $XDG_CACHE_HOME/cartsim, else ~/.cache/cartsim */
     bool no_cache;
+    /* cpu, a kernel not in the cache: run a quick (-Og) build at once while
+     * the optimized one builds in the background, swapped in between two
+     * calls once ready (the same results: cs_env_info.optimizing). false:
+     * wait for the optimized build. */
+    bool tier;
     const char *cc;             /* C compiler for the cpu backend; NULL: $CC, else "cc" */
     /* The C compiler's time limit in seconds (0 too means CS_CC_TIMEOUT_S_DEFAULT);
      * past it its whole process group is killed and opening fails with
@@ -249,6 +254,7 @@ typedef struct {
     unsigned info_dim;          /* their elements (cs_env_info_values) */
     bool shared_weights;        /* the policy's weights are one set for the whole batch ("ppo:" policies) */
     unsigned n_records;         /* values its rollouts record at every step (cs_env_record); 0: none */
+    bool optimizing;            /* cs_config.tier: the quick kernel runs while the optimized one builds */
 } cs_env_info;
 
 cs_status cs_env_get_info(cs_env *env, cs_env_info *out);

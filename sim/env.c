@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -165,9 +166,14 @@ static cs_lanes lanes_template(cs_env *env)
  * several wake-ups. Given threads still split every rollout. */
 #define MIN_WORK_PER_THREAD 65536
 
-/* Split [begin, end) into contiguous chunks of whole 256-lane blocks. */
+/* Split [begin, end) into contiguous chunks of whole 256-lane blocks. A
+ * tiered compile's optimized kernel replaces the quick one here once built
+ * (jit/tier.c): on the calling thread, before a call into the kernel (never
+ * between two kernels of one step), while no worker runs. */
 static void run_entry(cs_env *env, const cs_lanes *tmpl, entry which)
 {
+    if (tmpl->launch <= 1)
+        cs_kernel_tier_up(&env->k);
     int64_t lanes = tmpl->end - tmpl->begin;
     if (lanes <= 0)
         return;
@@ -241,6 +247,39 @@ static cs_status launch_kernels(cs_env *env, const cs_lanes *l, long long *launc
     return CS_OK;
 }
 
+/* A piece of a tiered compile's quick kernel's rollout lasts about this
+ * long at most: the optimized kernel takes over within it of being built. */
+#define QUICK_PIECE_MS 20.0
+
+/* One launch's rollout entry; while the optimized build of a tiered compile
+ * runs, in pieces of growing length (from one unroll, doubled while a piece
+ * takes under QUICK_PIECE_MS), so that a long rollout is swapped to the
+ * optimized kernel (run_entry) a moment after it is built, not at the next
+ * call. The quick kernel runs 10-20x slower and takes cores from the build:
+ * once the rest would take it longer than the build has left, the rollout
+ * waits for the build instead (jit/tier.c). The pieces are not launches of
+ * the schedule (*launches counts those), and the random numbers count the
+ * global step, so they change no result. */
+static void run_in_pieces(cs_env *env, const cs_lanes *l)
+{
+    long long piece = env->unroll;
+    for (long long s = 0; s < l->steps;) {
+        cs_lanes part = *l;
+        part.t = l->t + s;
+        part.steps = env->k.optimizing && piece < l->steps - s ? piece : l->steps - s;
+        double start = env->k.optimizing ? cs_now_ms() : 0;
+        run_entry(env, &part, ENTRY_ROLLOUT);
+        s += part.steps;
+        if (!env->k.optimizing)
+            continue;
+        double took = cs_now_ms() - start;
+        if (cs_kernel_tier_worth_waiting(&env->k, took / (double)part.steps * (double)(l->steps - s)))
+            cs_kernel_tier_wait(&env->k);
+        else if (took < QUICK_PIECE_MS && piece < LLONG_MAX / 2)
+            piece *= 2;
+    }
+}
+
 /* A rollout of l->steps steps, launched as the schedule says and counted into
  * *launches: fusion full once (persistent) or once per `unroll` steps, where
  * the cpu and the interpreter call their rollout entry as often as cuda
@@ -260,7 +299,7 @@ static cs_status run_rollout(cs_env *env, const cs_lanes *l, long long *launches
         cs_lanes part = *l;
         part.t = l->t + s;
         part.steps = l->steps - s < chunk ? l->steps - s : chunk;
-        run_entry(env, &part, ENTRY_ROLLOUT);
+        run_in_pieces(env, &part);
         if (launches)
             *launches += full ? 1 : part.steps * env->k.kernels_per_step;
     }
@@ -490,6 +529,7 @@ static cs_status compile(cs_env *env, const cs_config *cfg, cs_compile_request *
     rq->cache_max_mb = cfg->cache_max_mb;
     rq->cache_dir = cfg->cache_dir;
     rq->no_cache = cfg->no_cache;
+    rq->tier = cfg->tier;
     cs_compile_error e = cs_compile(rq, out, msg, sizeof msg);
     cs_env_source_free(&src);
     rq->source = rq->filename = NULL;   /* the kernel keeps nothing of the source */
@@ -648,6 +688,7 @@ cs_status cs_env_get_info(cs_env *env, cs_env_info *info)
     info->notice = env->k.notice;
     info->shared_weights = env->shared_weights;
     info->n_records = p->n_records;
+    info->optimizing = env->k.optimizing != NULL;
     if (env->backend == CS_BACKEND_CUDA) {
         const cs_cuda_device *dev = cs_cuda_device_info(env->k.cuda);
         info->device = dev->name;

@@ -24,6 +24,9 @@ void cli_result_free(cli_result *r);
  * X's replaced in place); everything under a directory removed with it,
  * links removed, never followed; a file of n bytes. Each asserts. */
 void cli_test_scratch(char *dir_template);
+/* The same, with TMPDIR pointed at a tmp/ folder inside it (the compiler's
+ * temporaries and any fallback cache land there). */
+void cli_test_scratch_tmpdir(char *dir_template);
 void cli_test_remove_tree(const char *dir);
 void cli_test_write_file(const char *path, const void *data, size_t n);
 /* A whole small file as text (at most size - 1 bytes). */

@@ -243,6 +243,7 @@ Test(actor_critic, the_recording_kernel_is_compiled_for_a_short_compile)
         cfg.policy = policies[k];
         cfg.cc = wrapper;
         cfg.no_cache = true;
+        cfg.tier = false;   /* the plain rollout's own level, not a quick one before it (tests/test_tier.c) */
         cs_env *env;
         cr_assert_eq(cs_env_open(&cfg, &env), CS_OK, "%s: %s", policies[k], cs_env_error(env));
         cs_env_close(env);

@@ -36,11 +36,7 @@ static int make_writable(const char *path, const struct stat *st, int flag, stru
 static void setup(void)
 {
     snprintf(root, sizeof root, "/tmp/cartsim-test-XXXXXX");
-    cli_test_scratch(root);
-    char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s/tmp", root);
-    cr_assert_eq(mkdir(tmp, 0700), 0);
-    setenv("TMPDIR", tmp, 1);
+    cli_test_scratch_tmpdir(root);
 }
 
 static void teardown(void)

@@ -64,6 +64,15 @@ void cli_test_scratch(char *dir_template)
     cr_assert_not_null(mkdtemp(dir_template), "mkdtemp %s: %s", dir_template, strerror(errno));
 }
 
+void cli_test_scratch_tmpdir(char *dir_template)
+{
+    cli_test_scratch(dir_template);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir_template);
+    cr_assert_eq(mkdir(tmp, 0700), 0, "mkdir %s: %s", tmp, strerror(errno));
+    setenv("TMPDIR", tmp, 1);
+}
+
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
