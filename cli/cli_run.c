@@ -300,6 +300,12 @@ int cli_run(cli_args *a)
         return rc;
     }
 
+    /* again: a tiered compile's wait for its optimized kernel counts as compile time */
+    if ((st = cs_env_get_info(env, &info)) != CS_OK) {
+        int rc = cli_lib_error(st, cs_env_error(env));
+        cs_env_close(env);
+        return rc;
+    }
     if (cli_dist_ranks() > 1 && stats.steps < a->steps) {
         cs_env_close(env);
         return cli_error(128 + cli_stop_signal, "interrupted after %" PRId64 " of %" PRId64 " steps", stats.steps,

@@ -230,7 +230,8 @@ typedef struct {
     int unroll, threads;
     int kernels_per_step;       /* fused kernels (loops on the cpu) per step */
     bool persistent;            /* fusion full and cs_config.persistent: a rollout is one launch */
-    double compile_ms;
+    double compile_ms;          /* tiered (cs_config.tier): the quick build's, and the time rollouts
+                                   have waited for the optimized one since */
     bool cache_hit;
     const char *notice;         /* one line worth telling, or "": why AUTO fell back, a lowered unroll,
                                    PTX for a GPU newer than NVRTC, an unusable kernel cache */
@@ -391,7 +392,7 @@ typedef struct {
     int64_t launches;           /* kernel launches, counted alike on every backend: fusion full,
                                    1 (persistent) or one per `unroll` steps; rules and none, each
                                    kernel every step (on the cpu, loops inside one call) */
-    double run_ms;
+    double run_ms;              /* less any wait for a tiered compile's optimized kernel (compile_ms) */
     uint64_t checksum;          /* hash of the final state's bits, episode steps and running returns */
 } cs_rollout_stats;
 

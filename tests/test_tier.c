@@ -10,6 +10,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +203,49 @@ Test(tier, a_long_call_swaps_within_itself)
     cr_assert_eq(cs_env_reset(off, 5), CS_OK);
     cr_assert_eq(roll(off, STEPS), sum);
     cs_env_close(off);
+    cs_env_close(env);
+}
+
+static void *go_later(void *ms)
+{
+    nanosleep(&(struct timespec){0, *(long *)ms * 1000000L}, NULL);
+    touch("go");
+    return NULL;
+}
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return 1e3 * (double)(t1.tv_sec - t0->tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+/* A long call waits for the optimized kernel (held here until `go`, 600 ms
+ * in): that wait is reported as compile time (cs_env_info.compile_ms), not
+ * as the rollout's run_ms, so a cold run's throughput is its kernels'. */
+Test(tier, a_rollouts_wait_for_the_build_counts_as_compile_time)
+{
+    cs_env *env;
+    open_env("cartpole", true, &env);
+    cr_assert_eq(cs_env_reset(env, 5), CS_OK);
+    double quick = info_of(env).compile_ms;
+    long delay_ms = 600;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, go_later, &delay_ms), 0);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cs_rollout_stats st;
+    cr_assert_eq(cs_env_rollout(env, 400000, &st), CS_OK, "%s", cs_env_error(env));
+    double wall = since(&t0);
+    pthread_join(th, NULL);
+    cs_env_info after = info_of(env);
+    cr_assert_not(after.optimizing, "the rollout ended on the quick kernel");
+    double waited = after.compile_ms - quick;
+    cr_assert_geq(waited, 300, "the rollout waited %.0f ms of its %.0f (the build was held 600 ms)", waited, wall);
+    cr_assert_leq(st.run_ms + waited, wall + 1, "run %.0f ms + wait %.0f ms > the call's %.0f ms", st.run_ms, waited,
+                  wall);
+    cr_assert_geq(st.run_ms + waited, wall * 0.9, "run %.0f ms + wait %.0f ms, the call %.0f ms", st.run_ms, waited,
+                  wall);
     cs_env_close(env);
 }
 
