@@ -142,13 +142,18 @@ int cli_config_apply(const cli_command *cmd, const char *path, cli_args *a)
         snprintf(where, sizeof where, "%s:%d", path, e->line);
         const char *value = e->value;
         if (!cli_option_takes_value(k->id)) {
-            /* A switch: true turns it on, false leaves it off. */
-            if (strcmp(value, "false") == 0)
-                continue;
-            if (strcmp(value, "true") != 0)
+            /* A switch: true turns it on, false leaves the program's off. A
+             * setting's boolean takes either value: its default may be true
+             * (anneal_lr = false must turn annealing off). */
+            bool setting = cli_setting(k->id) != NULL;
+            if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0)
                 return cli_error(CLI_EXIT_USAGE, "%s: %s: '%s' is not true or false", where, e->key, value);
-            switch_on[k->id] = true;
-            value = NULL;
+            if (!setting && strcmp(value, "false") == 0)
+                continue;
+            if (!setting) {
+                switch_on[k->id] = true;
+                value = NULL;
+            }
         }
         int rc = cli_set_option(k->id, value, a, where, e->key);
         if (rc)

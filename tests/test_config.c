@@ -568,6 +568,58 @@ Test(config_cli, persistent_from_file_and_flags)
     tmp_close(&t);
 }
 
+/* The trainers' booleans that default to true (anneal_lr, norm_adv,
+ * clip_vloss) turn off from a file's false, as their --no- flags do, and
+ * training obeys: a constant learning rate. A file's false used to be
+ * skipped, leaving them on. */
+Test(config_cli, train_switches_from_file_turn_off, .timeout = 300)
+{
+    tmp_files t;
+    tmp_open(&t);
+    const char *path = tmp_write(&t, "off.ini",
+                                 "[train]\n"               /* 1 */
+                                 "algo = ppo\n"            /* 2 */
+                                 "anneal_lr = false\n"     /* 3 */
+                                 "norm_adv = false\n"      /* 4 */
+                                 "clip_vloss = false\n"    /* 5 */
+                                 "num_envs = 4\n"          /* 6 */
+                                 "num_steps = 64\n"        /* 7 */
+                                 "total_timesteps = 768\n" /* 8 */
+                                 "[agent]\n"
+                                 "agent = mlp:8\n");
+    char at[3][300];
+    for (int k = 0; k < 3; k++)
+        snprintf(at[k], sizeof at[k], "%s:%d", path, 3 + k);
+    cli_result r;
+    const char *print[] = {"train", "--config", path, "--print-config", NULL};
+    run_ok(print, &r);
+    expect_printed(r.out, "anneal_lr", "false", at[0]);
+    expect_printed(r.out, "norm_adv", "false", at[1]);
+    expect_printed(r.out, "clip_vloss", "false", at[2]);
+    cli_result_free(&r);
+    /* the flag still wins over the file */
+    const char *on[] = {"train", "--config", path, "--anneal-lr", "--print-config", NULL};
+    run_ok(on, &r);
+    expect_printed(r.out, "anneal_lr", "true", "flag");
+    cli_result_free(&r);
+
+    const char *job[] = {"train", "--config", path, "--env", "cartpole", "--episodes", "2", "--json", NULL};
+    run_ok(job, &r);
+    cr_expect(strstr(r.out, "\"anneal_lr\": false") && strstr(r.out, "\"norm_adv\": false") &&
+                  strstr(r.out, "\"clip_vloss\": false"),
+              "%s", r.out);
+    int iterations = 0;
+    for (const char *p = strstr(r.out, "\"learning_rate\": "); p; p = strstr(p + 1, "\"learning_rate\": ")) {
+        if (strstr(p, "\"type\": \"result\"") == NULL)
+            break;   /* the result's own train object */
+        cr_expect(strncmp(p, "\"learning_rate\": 0.00025}", 25) == 0, "a constant rate: %.40s", p);
+        iterations++;
+    }
+    cr_expect_eq(iterations, 3, "%s", r.out);
+    cli_result_free(&r);
+    tmp_close(&t);
+}
+
 /* A file and the same flags run the same experiment (the file's [env]
  * autoreset, which run's fused rollout has no use for, changes nothing). */
 Test(config_cli, file_equals_flags)
@@ -712,7 +764,8 @@ Test(config_cli, shipped_configs_run, .timeout = 900)
             snprintf(pol, sizeof pol, "%s/p.pol", t.dir);
             const char *job[] = {"train", "--config", path, "--generations", "1", "--pop", "8", "--episodes", "2",
                                  "--out", pol, NULL};
-            const char *ppo_job[] = {"train", "--config", path, "--total-timesteps", "2048", "--episodes", "2", "--out",
+            /* 8192: configs/ppo_breakout.ini's one iteration (64 x 128) */
+            const char *ppo_job[] = {"train", "--config", path, "--total-timesteps", "8192", "--episodes", "2", "--out",
                                      pol, NULL};
             run_ok(ppo ? ppo_job : job, &r);
             cli_result_free(&r);
