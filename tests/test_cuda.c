@@ -2091,9 +2091,6 @@ Test(cuda_fake, a_spilling_kernel_is_rebuilt_at_a_lower_unroll)
     check_clean();
 }
 
-/* A recording policy ("ppo:", records and shared weights) on a device: the
- * device runtime keeps no record buffers yet, so cuda is refused with the
- * reason and auto runs it on the cpu without trying the device. */
 /* PPO's weights after `steps` env-steps of 4 environments x 32 steps an
  * iteration, from a rollout on `backend`. */
 static double *ppo_weights(cs_backend backend, int64_t steps, unsigned *n)
