@@ -154,7 +154,8 @@ def test_ctrl_c_while_compiling_raises_keyboard_interrupt_at_once(tmp_path):
     import subprocess
     import sys
     cc = tmp_path / "sleepy-cc"
-    cc.write_text("#!/bin/sh\nsleep 60\n")
+    started = tmp_path / "cc-started"
+    cc.write_text("#!/bin/sh\ntouch '%s'\nsleep 60\n" % started)
     cc.chmod(0o700)
     script = ("import sys, time, cartsim\nprint('compiling', flush=True)\nt0 = time.time()\n"
               "try:\n    cartsim.make_vec('CartPole-v1', 4, backend='cpu')\n"
@@ -163,7 +164,14 @@ def test_ctrl_c_while_compiling_raises_keyboard_interrupt_at_once(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     assert child.stdout.readline() == "compiling\n"
-    time.sleep(0.5)                                   # the compiler started
+    # the signal must come while the compile waits (cs_config.interrupt's
+    # contract when NULL): once the compiler has started, however slow the
+    # machine (a fixed 0.5 s once fell before it, under load)
+    deadline = time.time() + 30
+    while not started.exists() and time.time() < deadline:
+        time.sleep(0.01)
+    assert started.exists(), "the compiler never started"
+    time.sleep(0.1)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=20)
     assert out.startswith("KeyboardInterrupt after "), (out, err)
